@@ -1,0 +1,60 @@
+/*
+ * core/device.h: a raw device (block device or regular file) held open.
+ *
+ * Each device keeps two descriptors: a buffered one that serves every
+ * request, and, where the device accepts it, an O_DIRECT one that the io
+ * engine uses for requests whose offset, length and buffer are aligned to
+ * dio_align.  Direct I/O keeps the backing's page cache out of the way;
+ * the buffered descriptor keeps unaligned requests (512-byte guests)
+ * working.  Linux keeps the two coherent for one file.
+ */
+#ifndef MAPPERFS_DEVICE_H
+#define MAPPERFS_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "label.h"
+
+struct device {
+	int64_t id;			/* the pool's id for it; 0 if none */
+	char *path;
+	int fd;				/* buffered, read-write */
+	int fd_direct;			/* O_DIRECT, or -1 */
+	unsigned int dio_align;		/* bytes: alignment fd_direct needs */
+	uint64_t size;			/* bytes, as found at open */
+};
+
+/*
+ * Opens @path read-write.  Blocks (open, fstat).  Returns 0, -ENOENT if it
+ * does not exist, -ENOTBLK if it is neither a block device nor a regular
+ * file, or another -errno.
+ */
+int device_open(const char *path, int64_t id, struct device **out);
+void device_close(struct device *dev);
+
+/* Reads the label.  Returns 0, -ENODATA, -EBADMSG or -EIO. */
+int device_label_read(struct device *dev, struct device_label *out);
+/* Writes and syncs the label.  Returns 0 or -errno. */
+int device_label_write(struct device *dev, const struct device_label *l);
+
+/*
+ * Checks that @dev is the device @expect describes: its label names the
+ * same pool and device, and it is not smaller than recorded.  Returns 0,
+ * or -EINVAL and a reason in @why (a phrase such as "carries the label of
+ * another device").  Reads only.
+ */
+int device_verify(struct device *dev, const struct device_label *expect,
+		  char *why, size_t why_len);
+
+/* fdatasync.  Blocks.  Returns 0 or -errno. */
+int device_sync(struct device *dev);
+
+/*
+ * Makes [off, off + len) of @dev read as zeros: fallocate(PUNCH_HOLE) when
+ * @punch (space goes back to the file system), ZERO_RANGE otherwise, and
+ * written zeros where the device supports neither.  Blocks.  0 or -errno.
+ */
+int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch);
+
+#endif

@@ -1,0 +1,163 @@
+#include "engine.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "device.h"
+#include "log.h"
+
+int engine_init(struct engine *e, unsigned int depth)
+{
+	int r;
+
+	e->depth = depth;
+	r = io_uring_queue_init(depth, &e->ring,
+				IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
+	if (r == -EINVAL)
+		r = io_uring_queue_init(depth, &e->ring, 0);
+	return r;
+}
+
+void engine_exit(struct engine *e)
+{
+	io_uring_queue_exit(&e->ring);
+}
+
+static bool seg_direct_ok(const struct device *dev, uint64_t off, uint32_t len,
+			  const void *p)
+{
+	uint64_t mask = dev->dio_align - 1;
+
+	return dev->fd_direct >= 0 &&
+	       ((off | len | (uint64_t)(uintptr_t)p) & mask) == 0;
+}
+
+/* Queues what remains of segment @i.  The ring always has room: see rw(). */
+static void queue_seg(struct engine *e, struct seg *g, unsigned int i,
+		      char *buf, bool write)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+	uint64_t off = g->dev_off + g->done;
+	uint32_t len = g->len - g->done;
+	char *p = buf + g->buf_off + g->done;
+	int fd = seg_direct_ok(g->dev, off, len, p) ? g->dev->fd_direct : g->dev->fd;
+
+	if (write)
+		io_uring_prep_write(sqe, fd, p, len, off);
+	else
+		io_uring_prep_read(sqe, fd, p, len, off);
+	io_uring_sqe_set_data64(sqe, i);
+}
+
+static void report(const struct seg *g, bool write, int res)
+{
+	log_error("%s of %u bytes at offset %llu of '%s' failed: %s",
+		  write ? "write" : "read", g->len, (unsigned long long)g->dev_off,
+		  g->dev->path, res ? strerror(-res) : "unexpected end of device");
+}
+
+/*
+ * At most e->depth SQEs are in flight, and each completion frees the slot
+ * its segment may need again, so io_uring_get_sqe() never fails.
+ */
+static int rw(struct engine *e, struct segs *s, char *buf, bool write)
+{
+	unsigned int next = 0, inflight = 0;
+	int err = 0;
+
+	for (unsigned int i = 0; i < s->nr; i++)
+		s->v[i].done = 0;
+	while (next < s->nr || inflight) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int r;
+
+		for (; next < s->nr && inflight < e->depth; next++) {
+			struct seg *g = &s->v[next];
+
+			if (!g->dev) {
+				memset(buf + g->buf_off, 0, g->len);
+				continue;
+			}
+			queue_seg(e, g, next, buf, write);
+			inflight++;
+		}
+		if (!inflight)
+			break;
+		r = io_uring_submit_and_wait(&e->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN) {
+			log_error("io_uring_submit_and_wait: %s", strerror(-r));
+			return -EIO;	/* the ring is unusable; nothing to drain */
+		}
+		io_uring_for_each_cqe(&e->ring, head, cqe) {
+			struct seg *g = &s->v[cqe->user_data];
+			int res = cqe->res;
+
+			seen++;
+			if (res == -EAGAIN || res == -EINTR) {
+				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
+				continue;
+			}
+			if (res <= 0) {
+				if (!err)
+					report(g, write, res);
+				err = -EIO;
+				inflight--;
+				continue;
+			}
+			g->done += (uint32_t)res;
+			if (g->done < g->len)
+				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
+			else
+				inflight--;
+		}
+		io_uring_cq_advance(&e->ring, seen);
+	}
+	return err;
+}
+
+int engine_read(struct engine *e, struct segs *s, void *buf)
+{
+	return rw(e, s, buf, false);
+}
+
+int engine_write(struct engine *e, struct segs *s, const void *buf)
+{
+	return rw(e, s, (char *)buf, true);
+}
+
+int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
+{
+	unsigned int done = 0;
+	int err = 0;
+
+	while (done < nr) {
+		unsigned int batch = nr - done < e->depth ? nr - done : e->depth;
+		struct io_uring_cqe *cqe;
+
+		for (unsigned int i = 0; i < batch; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+
+			io_uring_prep_fsync(sqe, devs[done + i]->fd, IORING_FSYNC_DATASYNC);
+			io_uring_sqe_set_data64(sqe, done + i);
+		}
+		io_uring_submit(&e->ring);
+		for (unsigned int i = 0; i < batch; i++) {
+			int r = io_uring_wait_cqe(&e->ring, &cqe);
+
+			if (r < 0) {
+				log_error("io_uring_wait_cqe: %s", strerror(-r));
+				return -EIO;
+			}
+			if (cqe->res < 0) {
+				log_error("fdatasync of '%s' failed: %s",
+					  devs[cqe->user_data]->path, strerror(-cqe->res));
+				err = -EIO;
+			}
+			io_uring_cqe_seen(&e->ring, cqe);
+		}
+		done += batch;
+	}
+	return err;
+}

@@ -1,0 +1,42 @@
+/*
+ * core/engine.h: the io engine, one io_uring per thread that does I/O.
+ *
+ * A request that the target mapped to N segments becomes N SQEs submitted
+ * together and waited for together: the cost of a spanning request is one
+ * io_uring_enter, not N syscalls.  Short transfers and EAGAIN are queued
+ * again for the remainder; any other failure of a segment fails the whole
+ * request with -EIO (logged once, naming the device), and only that
+ * request.
+ *
+ * An engine belongs to one thread; it takes no lock.
+ */
+#ifndef MAPPERFS_ENGINE_H
+#define MAPPERFS_ENGINE_H
+
+#include <liburing.h>
+
+#include "segs.h"
+
+struct device;
+
+struct engine {
+	struct io_uring ring;
+	unsigned int depth;		/* SQEs in flight at most */
+};
+
+int engine_init(struct engine *e, unsigned int depth);	/* 0 or -errno */
+void engine_exit(struct engine *e);
+
+/*
+ * Reads every segment of @s into @buf + seg.buf_off; holes are zeroed.
+ * Blocks until all complete.  Returns 0 or -EIO.
+ */
+int engine_read(struct engine *e, struct segs *s, void *buf);
+
+/* Writes @buf + seg.buf_off to every segment of @s (no holes allowed). */
+int engine_write(struct engine *e, struct segs *s, const void *buf);
+
+/* fdatasync of @nr devices at once.  Blocks.  Returns 0 or -EIO. */
+int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr);
+
+#endif

@@ -1,0 +1,208 @@
+#include "linear.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "engine.h"
+#include "rcu.h"
+
+struct linear_table {
+	unsigned int nr;
+	uint64_t *start;		/* volume offset of each segment */
+	struct linear_seg *seg;
+	unsigned int nr_devs;
+	struct device **devs;		/* distinct devices, for flush */
+};
+
+struct linear {
+	struct target target;
+	struct linear_table *_Atomic table;
+};
+
+static struct linear *to_linear(struct target *t)
+{
+	return (struct linear *)t;
+}
+
+static void table_free(struct linear_table *tb)
+{
+	if (!tb)
+		return;
+	free(tb->start);
+	free(tb->seg);
+	free(tb->devs);
+	free(tb);
+}
+
+static struct linear_table *table_build(const struct linear_seg *v, unsigned int nr)
+{
+	struct linear_table *tb = calloc(1, sizeof(*tb));
+	uint64_t at = 0;
+
+	if (!tb)
+		return NULL;
+	tb->nr = nr;
+	tb->start = calloc(nr, sizeof(*tb->start));
+	tb->seg = calloc(nr, sizeof(*tb->seg));
+	tb->devs = calloc(nr, sizeof(*tb->devs));
+	if (!tb->start || !tb->seg || !tb->devs) {
+		table_free(tb);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		unsigned int d = 0;
+
+		tb->start[i] = at;
+		tb->seg[i] = v[i];
+		at += v[i].len;
+		while (d < tb->nr_devs && tb->devs[d] != v[i].dev)
+			d++;
+		if (d == tb->nr_devs)
+			tb->devs[tb->nr_devs++] = v[i].dev;
+	}
+	return tb;
+}
+
+/* The segment holding @off: the last whose start is <= off. */
+static unsigned int table_find(const struct linear_table *tb, uint64_t off)
+{
+	unsigned int lo = 0, hi = tb->nr;
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (tb->start[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int linear_map(struct target *t, enum io_dir dir, uint64_t off,
+		      uint32_t len, struct segs *out)
+{
+	struct linear_table *tb = rcu_dereference(to_linear(t)->table);
+	unsigned int i = table_find(tb, off);
+	uint32_t buf_off = 0;
+
+	(void)dir;
+	while (len) {
+		const struct linear_seg *s;
+		uint64_t in_seg, n;
+
+		if (i >= tb->nr)
+			return -EIO;	/* size and table disagree */
+		s = &tb->seg[i];
+		in_seg = off - tb->start[i];
+		n = s->len - in_seg < len ? s->len - in_seg : len;
+		if (segs_push(out, s->dev, s->dev_off + in_seg, (uint32_t)n, buf_off))
+			return -ENOMEM;
+		off += n;
+		buf_off += (uint32_t)n;
+		len -= (uint32_t)n;
+		i++;
+	}
+	return MAP_REMAPPED;
+}
+
+static int linear_write_deferred(struct target *t, struct engine *e, uint64_t off,
+				 uint32_t len, const void *buf)
+{
+	(void)t, (void)e, (void)off, (void)len, (void)buf;
+	return -EIO;	/* linear never defers */
+}
+
+static int linear_flush(struct target *t, struct engine *e)
+{
+	struct device *devs[64];
+	struct linear_table *tb;
+	unsigned int nr;
+
+	urcu_memb_read_lock();
+	tb = rcu_dereference(to_linear(t)->table);
+	nr = tb->nr_devs < 64 ? tb->nr_devs : 64;
+	memcpy(devs, tb->devs, nr * sizeof(*devs));
+	urcu_memb_read_unlock();
+	return engine_sync(e, devs, nr);
+}
+
+static int linear_discard(struct target *t, struct engine *e, uint64_t off,
+			  uint64_t len, enum discard_mode mode)
+{
+	struct linear_table *tb;
+	int r = 0;
+
+	(void)e;
+	/* Devices outlive every table, and segments never move: copy out. */
+	while (len && !r) {
+		struct linear_seg s;
+		uint64_t in_seg, n;
+		unsigned int i;
+
+		urcu_memb_read_lock();
+		tb = rcu_dereference(to_linear(t)->table);
+		i = table_find(tb, off);
+		s = tb->seg[i];
+		in_seg = off - tb->start[i];
+		urcu_memb_read_unlock();
+		if (in_seg >= s.len)
+			return -EINVAL;
+		n = s.len - in_seg < len ? s.len - in_seg : len;
+		r = device_zero(s.dev, s.dev_off + in_seg, n, mode == DISCARD_PUNCH);
+		off += n;
+		len -= n;
+	}
+	return r;
+}
+
+static void linear_destroy(struct target *t)
+{
+	table_free(atomic_load(&to_linear(t)->table));
+	free(t);
+}
+
+static const struct target_ops linear_ops = {
+	.name = "linear",
+	.map = linear_map,
+	.write_deferred = linear_write_deferred,
+	.flush = linear_flush,
+	.discard = linear_discard,
+	.destroy = linear_destroy,
+};
+
+int linear_create(const struct linear_seg *v, unsigned int nr, struct target **out)
+{
+	struct linear *l;
+
+	if (!nr)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->target.ops = &linear_ops;
+	atomic_init(&l->table, table_build(v, nr));
+	if (!atomic_load(&l->table)) {
+		free(l);
+		return -ENOMEM;
+	}
+	*out = &l->target;
+	return 0;
+}
+
+int linear_replace(struct target *t, const struct linear_seg *v, unsigned int nr)
+{
+	struct linear_table *tb, *old;
+
+	if (!nr)
+		return -EINVAL;
+	tb = table_build(v, nr);
+	if (!tb)
+		return -ENOMEM;
+	old = rcu_xchg_pointer(&to_linear(t)->table, tb);
+	urcu_memb_synchronize_rcu();
+	table_free(old);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * core/target.h: the interface every target (linear, thin, switch)
+ * implements, in the manner of a device-mapper target_type.
+ *
+ * map() is the fast path.  It runs inside an RCU read-side section, does
+ * atomic loads only, never blocks, never allocates more than segs_push
+ * needs and never calls SQLite; what it cannot answer that way it returns
+ * as MAP_DEFER, and volume.c calls the target's write_deferred(), which
+ * may block.  Every other op is a slow path and may block.
+ */
+#ifndef MAPPERFS_TARGET_H
+#define MAPPERFS_TARGET_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "segs.h"
+
+struct engine;
+
+enum io_dir {
+	IO_READ,
+	IO_WRITE,
+};
+
+enum map_result {
+	MAP_REMAPPED = 0,	/* @out covers the whole range */
+	MAP_DEFER = 1,		/* hand the request to write_deferred() */
+};
+
+enum discard_mode {
+	DISCARD_PUNCH,		/* fallocate(PUNCH_HOLE): reads zeros after */
+	DISCARD_ZERO,		/* fallocate(ZERO_RANGE): reads zeros after */
+};
+
+struct target;
+
+struct target_ops {
+	const char *name;
+
+	/*
+	 * Maps [off, off + len) of the volume, which the caller has checked
+	 * lies inside it, onto segments appended to @out.  Returns a
+	 * map_result or -errno (-ENOMEM).
+	 */
+	int (*map)(struct target *t, enum io_dir dir, uint64_t off,
+		   uint32_t len, struct segs *out);
+
+	/* Writes what map() deferred.  May block.  0 or -errno. */
+	int (*write_deferred)(struct target *t, struct engine *e, uint64_t off,
+			      uint32_t len, const void *buf);
+
+	/* Makes every completed write durable.  Blocks.  0 or -EIO. */
+	int (*flush)(struct target *t, struct engine *e);
+
+	/* Discards [off, off + len).  Blocks.  0 or -errno. */
+	int (*discard)(struct target *t, struct engine *e, uint64_t off,
+		       uint64_t len, enum discard_mode mode);
+
+	/*
+	 * Optional: the next offset >= @off that is data (SEEK_DATA) or a
+	 * hole (SEEK_HOLE), given the volume's @size.  -ENXIO past the end.
+	 * Without it, the whole volume is data.
+	 */
+	int (*seek)(struct target *t, uint64_t off, uint64_t size, int whence,
+		    uint64_t *out);
+
+	/* Optional: bytes mapped (st_blocks).  Without it, the volume size. */
+	uint64_t (*mapped_bytes)(struct target *t);
+
+	void (*destroy)(struct target *t);
+};
+
+struct target {
+	const struct target_ops *ops;
+};
+
+#endif

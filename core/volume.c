@@ -1,0 +1,173 @@
+#include "volume.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "rcu.h"
+
+int volume_create(int64_t id, const char *name, uint64_t size,
+		  struct target *t, struct volume **out)
+{
+	struct volume *v = calloc(1, sizeof(*v));
+
+	if (!v || !(v->name = strdup(name))) {
+		free(v);
+		t->ops->destroy(t);
+		return -ENOMEM;
+	}
+	v->id = id;
+	v->target = t;
+	atomic_init(&v->size, size);
+	*out = v;
+	return 0;
+}
+
+void volume_destroy(struct volume *v)
+{
+	if (!v)
+		return;
+	v->target->ops->destroy(v->target);
+	free(v->name);
+	free(v);
+}
+
+/*
+ * hold and retire order their two stores against each other's loads
+ * (sequentially consistent atomics): either the holder sees the volume
+ * retired, or the retirer sees the holder.
+ */
+int volume_hold(struct volume *v)
+{
+	atomic_fetch_add(&v->holders, 1);
+	if (atomic_load(&v->retired)) {
+		atomic_fetch_sub(&v->holders, 1);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+void volume_unhold(struct volume *v)
+{
+	atomic_fetch_sub(&v->holders, 1);
+}
+
+int volume_retire(struct volume *v)
+{
+	atomic_store(&v->retired, true);
+	if (atomic_load(&v->holders)) {
+		atomic_store(&v->retired, false);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
+		     uint32_t len, struct segs *segs)
+{
+	int r;
+
+	urcu_memb_read_lock();
+	r = v->target->ops->map(v->target, dir, off, len, segs);
+	urcu_memb_read_unlock();
+	return r;
+}
+
+static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
+{
+	if (r < 0) {
+		atomic_fetch_add_explicit(&v->stats.errors, 1, memory_order_relaxed);
+		return;
+	}
+	if (dir == IO_READ) {
+		atomic_fetch_add_explicit(&v->stats.reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->stats.read_bytes, len, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&v->stats.writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->stats.write_bytes, len, memory_order_relaxed);
+	}
+}
+
+ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
+		    uint64_t off, uint32_t len)
+{
+	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
+	struct segs segs;
+	int r;
+
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (uint32_t)(size - off);
+	segs_init(&segs);
+	r = map_range(v, IO_READ, off, len, &segs);
+	if (r == MAP_REMAPPED)
+		r = engine_read(e, &segs, buf);
+	else if (r > 0)
+		r = -EIO;	/* reads are never deferred */
+	segs_release(&segs);
+	count(v, IO_READ, len, r);
+	return r < 0 ? r : (ssize_t)len;
+}
+
+ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
+		     uint64_t off, uint32_t len)
+{
+	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
+	struct segs segs;
+	int r;
+
+	if (off >= size)
+		return len ? -ENOSPC : 0;
+	if (len > size - off)
+		len = (uint32_t)(size - off);
+	segs_init(&segs);
+	r = map_range(v, IO_WRITE, off, len, &segs);
+	if (r == MAP_REMAPPED)
+		r = engine_write(e, &segs, buf);
+	else if (r == MAP_DEFER)
+		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
+	segs_release(&segs);
+	count(v, IO_WRITE, len, r);
+	return r < 0 ? r : (ssize_t)len;
+}
+
+int volume_flush(struct volume *v, struct engine *e)
+{
+	return v->target->ops->flush(v->target, e);
+}
+
+int volume_discard(struct volume *v, struct engine *e, uint64_t off,
+		   uint64_t len, enum discard_mode mode)
+{
+	uint64_t size = atomic_load(&v->size);
+
+	if (off > size || len > size - off)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	return v->target->ops->discard(v->target, e, off, len, mode);
+}
+
+int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)
+{
+	uint64_t size = atomic_load(&v->size);
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off >= size)
+		return -ENXIO;
+	if (v->target->ops->seek)
+		return v->target->ops->seek(v->target, off, size, whence, out);
+	*out = whence == SEEK_DATA ? off : size;
+	return 0;
+}
+
+uint64_t volume_mapped_bytes(struct volume *v)
+{
+	if (v->target->ops->mapped_bytes)
+		return v->target->ops->mapped_bytes(v->target);
+	return atomic_load(&v->size);
+}

@@ -1,0 +1,74 @@
+/*
+ * core/volume.h: a volume served by the daemon, and its I/O entry points.
+ *
+ * A volume is a name, a size and a target.  Requests arrive here from the
+ * FUSE glue: volume_read/volume_write clip them to the volume, let the
+ * target map them inside an RCU read-side section, and hand the segments
+ * to the calling thread's io engine.  Nothing here takes a lock.
+ *
+ * Lifetime: the glue holds a volume while a file on it is open
+ * (volume_hold); volume_retire refuses a volume that is held, so a volume
+ * is destroyed only after the last holder let go and an RCU grace period
+ * passed.  Threads that call in must be registered with liburcu.
+ */
+#ifndef MAPPERFS_VOLUME_H
+#define MAPPERFS_VOLUME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "target.h"
+
+struct engine;
+
+struct volume_stats {
+	_Atomic uint64_t reads, writes;			/* requests */
+	_Atomic uint64_t read_bytes, write_bytes;	/* bytes */
+	_Atomic uint64_t errors;			/* requests failed */
+};
+
+struct volume {
+	int64_t id;			/* the pool's id; also the inode - 1 */
+	char *name;
+	_Atomic uint64_t size;		/* bytes */
+	struct target *target;
+	_Atomic int holders;		/* open files */
+	_Atomic bool retired;		/* removed: no new holders */
+	struct volume_stats stats;
+};
+
+/* Takes ownership of @t, also on failure.  0 or -ENOMEM. */
+int volume_create(int64_t id, const char *name, uint64_t size,
+		  struct target *t, struct volume **out);
+/* Destroys the volume and its target.  Only once nobody can reach it. */
+void volume_destroy(struct volume *v);
+
+/* 0, or -ENOENT if the volume was retired. */
+int volume_hold(struct volume *v);
+void volume_unhold(struct volume *v);
+/* Marks the volume retired.  0, or -EBUSY if it is held (then unchanged). */
+int volume_retire(struct volume *v);
+
+/*
+ * Reads up to @len bytes at @off into @buf.  Returns the bytes read (short
+ * or 0 at the end of the volume) or -errno.  Blocks on the backing I/O.
+ */
+ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
+		    uint64_t off, uint32_t len);
+/*
+ * Writes up to @len bytes.  Returns the bytes written (short at the end of
+ * the volume), -ENOSPC at or past the end, or -errno.
+ */
+ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
+		     uint64_t off, uint32_t len);
+int volume_flush(struct volume *v, struct engine *e);
+/* -EINVAL if the range leaves the volume. */
+int volume_discard(struct volume *v, struct engine *e, uint64_t off,
+		   uint64_t len, enum discard_mode mode);
+/* lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL. */
+int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out);
+uint64_t volume_mapped_bytes(struct volume *v);
+
+#endif
