@@ -1,0 +1,383 @@
+# tests/lib/functions.sh: sourced by every tests/cases/*.sh.
+#
+# A shell test runs against the real daemon and the real CLI, so what it
+# leaves behind is real too: FUSE mounts, loop devices, file systems
+# mounted on them, a detached daemon.  Everything a test sets up therefore
+# registers its own undo step in one list as it goes, and a single EXIT
+# trap runs that list in reverse order whether the test passed, failed
+# midway, or was stopped by its watchdog.  The undo steps are idempotent and
+# check what they are about to undo (a loop device is detached only if it
+# still points at our file, a daemon is killed only if that PID is still
+# ours), so a test may also undo things itself (stop_daemon, detach_loop)
+# and the trap does not trip over it.
+#
+# The list lives in a file in the test's scratch directory, not in a shell
+# array, so helpers called inside $(...) (attach_loop) can register too.
+#
+# Exit codes follow automake and ctest: 0 pass, 77 skip, anything else fail.
+# A failing undo step turns a passing test into a failing one: leaving a
+# mount behind, or a daemon that would not exit, is a bug worth seeing.
+
+set -euo pipefail
+
+T_NAME=$(basename "$0" .sh)
+T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${MAPPERFS_BUILD:=$T_SRC/build}"
+export MAPPERFS_BUILD
+
+# ---- reporting -------------------------------------------------------------
+
+log() { printf '%s: %s\n' "$T_NAME" "$*" >&2; }
+
+fail()
+{
+	printf '%s: FAIL: %s\n' "$T_NAME" "$*" >&2
+	exit 1
+}
+
+skip()
+{
+	printf '%s: SKIP: %s\n' "$T_NAME" "$*" >&2
+	exit 77
+}
+
+# requires PROG...: skip unless every PROG is on PATH.
+requires()
+{
+	local p
+
+	for p; do
+		command -v "$p" >/dev/null 2>&1 || skip "'$p' is not installed"
+	done
+}
+
+# requires_that CMD [ARGS...]: skip unless CMD succeeds (nbdkit's `requires`).
+requires_that()
+{
+	"$@" </dev/null >/dev/null 2>&1 || skip "needs: $*"
+}
+
+requires_root()
+{
+	[ "$(id -u)" -eq 0 ] || skip "must run as root"
+}
+
+# What every test needs: the binaries and a usable /dev/fuse.
+requires_mapperfs()
+{
+	[ -x "$MAPPERFS_BUILD/bin/mapperfs" ] || fail "no $MAPPERFS_BUILD/bin/mapperfs (build first)"
+	[ -x "$MAPPERFS_BUILD/bin/mapperctl" ] || fail "no $MAPPERFS_BUILD/bin/mapperctl (build first)"
+	requires fusermount3 findmnt
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	requires_root
+}
+
+requires_loop()
+{
+	requires losetup
+	requires_root
+	[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control)"
+}
+
+# ---- scratch directory and cleanup -------------------------------------------
+
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mapperfs-$T_NAME.XXXXXX")
+_T_UNDO=$T_DIR/.undo		# one shell-quoted command per line
+: >"$_T_UNDO"
+
+# cleanup_fn CMD [ARGS...]: run CMD ARGS at exit, after everything that is
+# registered later.  Each step runs in a subshell, so one that fails (or
+# calls fail) is reported and the others still run.
+cleanup_fn()
+{
+	printf '%q ' "$@" >>"$_T_UNDO"
+	printf '\n' >>"$_T_UNDO"
+}
+
+_t_exit()
+{
+	local rc=$1 cmd i st
+	local -a steps=()
+
+	trap - EXIT INT TERM
+	set +e
+	[ -n "${_T_WATCHDOG:-}" ] && kill "$_T_WATCHDOG" 2>/dev/null && wait "$_T_WATCHDOG" 2>/dev/null
+	cd /
+	mapfile -t steps <"$_T_UNDO"
+	for ((i = ${#steps[@]} - 1; i >= 0; i--)); do
+		cmd=${steps[i]}
+		(set -e; eval "$cmd")
+		st=$?
+		if [ "$st" -ne 0 ]; then
+			printf '%s: cleanup step failed: %s\n' "$T_NAME" "$cmd" >&2
+			[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] && rc=1
+		fi
+	done
+	# Never recurse into something still mounted below the scratch dir.
+	if findmnt -rn -o TARGET | grep -q "^$T_DIR/"; then
+		printf '%s: left %s in place: something is still mounted in it\n' "$T_NAME" "$T_DIR" >&2
+		rc=1
+	elif [ -n "${MAPPERFS_KEEP:-}" ]; then
+		printf '%s: kept %s\n' "$T_NAME" "$T_DIR" >&2
+	else
+		rm -rf --one-file-system "$T_DIR"
+	fi
+	exit "$rc"
+}
+trap '_t_exit $?' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The watchdog stops a hung test before ctest's TIMEOUT would SIGKILL it
+# (and skip the cleanup).  A test blocked in I/O on a hung FUSE mount would
+# not see a signal until the I/O returns, so it first kills the daemons the
+# test started: that aborts the FUSE connection and unblocks the I/O.
+_t_watchdog()
+{
+	local pid sleeper
+
+	trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+	sleep "${MAPPERFS_TEST_TIMEOUT:-270}" </dev/null >/dev/null 2>&1 &
+	sleeper=$!
+	wait "$sleeper"
+	printf '%s: watchdog: no result after %ss, stopping the test\n' \
+		"$T_NAME" "${MAPPERFS_TEST_TIMEOUT:-270}" >&2
+	for pid in $(cat "$T_DIR/.daemons" 2>/dev/null); do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	kill -TERM $$
+}
+_t_watchdog </dev/null >/dev/null &	# stderr stays: it reports the timeout
+_T_WATCHDOG=$!
+
+cd "$T_DIR"
+
+# ---- the binaries ------------------------------------------------------------
+
+mapperctl() { "$MAPPERFS_BUILD/bin/mapperctl" "$@"; }
+mapperfs() { "$MAPPERFS_BUILD/bin/mapperfs" "$@"; }
+
+# ---- pools and raw devices ------------------------------------------------------
+
+# make_pool [DIR]: creates a pool (default $T_DIR/pool) and makes it the
+# pool of every later mapperctl call (MAPPERFS_POOL) and of start_daemon.
+make_pool()
+{
+	POOL=$(realpath -m "${1:-$T_DIR/pool}")
+	mapperctl --pool "$POOL" init >/dev/null || fail "mapperctl init $POOL failed"
+	export MAPPERFS_POOL=$POOL
+}
+
+# add_file_device NAME SIZE: registers a new sparse file-backed raw device
+# of SIZE bytes (K/M/G suffixes) and prints the backing file's path.
+add_file_device()
+{
+	local name=$1 size=$2 file
+
+	mkdir -p "$T_DIR/devices"
+	file=$T_DIR/devices/$name.img
+	mapperctl device add "$file" --create "$size" --name "$name" >/dev/null ||
+		fail "cannot add device $name ($size)"
+	echo "$file"
+}
+
+# ---- the daemon ------------------------------------------------------------------
+
+# start_daemon [POOL [MNT]]: mounts POOL (default $POOL) at MNT (default
+# $T_DIR/mnt, exported as MNT) and registers the unmount.  mapperfs returns
+# only once the mount is ready, so nothing here waits or polls.
+start_daemon()
+{
+	local pool=${1:-$POOL} mnt=${2:-$T_DIR/mnt} pid
+
+	pool=$(realpath -m "$pool")
+	mnt=$(realpath -m "$mnt")
+	mkdir -p "$mnt"
+	mapperfs --pool "$pool" "$mnt" || fail "mapperfs --pool $pool $mnt failed (exit $?)"
+	[ -s "$pool/mapperfs.pid" ] || fail "mapperfs did not write $pool/mapperfs.pid"
+	pid=$(cat "$pool/mapperfs.pid")
+	echo "$pid" >>"$T_DIR/.daemons"
+	cleanup_fn _t_undo_daemon "$mnt" "$pid"
+	[ "$(findmnt -n -o FSTYPE --mountpoint "$mnt")" = fuse.mapperfs ] ||
+		fail "mapperfs returned but $mnt is not a fuse.mapperfs mount"
+	kill -0 "$pid" 2>/dev/null || fail "daemon $pid is not running after start"
+	MNT=$mnt
+	export MNT
+}
+
+# daemon_pid [POOL]: the PID the running daemon of POOL wrote.
+daemon_pid()
+{
+	cat "${1:-$POOL}/mapperfs.pid"
+}
+
+# wait_pid PID: waits (up to 30 s) for a process that is not our child to
+# exit.  tail --pid sleeps on the process, it does not poll our state.
+wait_pid()
+{
+	timeout 30 tail --pid="$1" -f /dev/null
+}
+
+# stop_daemon [MNT [POOL]]: unmounts MNT the normal way and waits for the
+# daemon to exit.  Fails if the unmount fails (something still open) or the
+# daemon does not exit.  The daemon is not our child, so its exit status
+# is not ours to read; its log must not report an error at exit instead.
+stop_daemon()
+{
+	local mnt=${1:-$MNT} pool=${2:-$POOL} pid
+
+	mnt=$(realpath -m "$mnt")
+	pid=$(cat "$pool/mapperfs.pid") || fail "no pid file in $pool"
+	fusermount3 -u "$mnt" || fail "fusermount3 -u $mnt failed"
+	wait_pid "$pid" || fail "daemon $pid did not exit within 30 s of the unmount"
+	! mountpoint -q "$mnt" || fail "$mnt is still mounted after the daemon exited"
+}
+
+# The undo step start_daemon registers: a normal unmount if possible, a
+# lazy one otherwise, then make sure the daemon is gone.
+_t_undo_daemon()
+{
+	local mnt=$1 pid=$2 rc=0
+
+	if findmnt -n --mountpoint "$mnt" >/dev/null; then
+		if ! fusermount3 -u "$mnt" 2>/dev/null; then
+			echo "$T_NAME: $mnt busy, unmounting lazily" >&2
+			fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt"
+			rc=1
+		fi
+	fi
+	if kill -0 "$pid" 2>/dev/null && _t_is_daemon "$pid"; then
+		if ! wait_pid "$pid"; then
+			echo "$T_NAME: daemon $pid did not exit, killing it" >&2
+			kill -KILL "$pid" 2>/dev/null
+			wait_pid "$pid"
+			rc=1
+		fi
+	fi
+	return "$rc"
+}
+
+_t_is_daemon()
+{
+	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(realpath "$MAPPERFS_BUILD/bin/mapperfs")" ]
+}
+
+# ---- loop devices and file systems -----------------------------------------------
+
+# attach_loop FILE: attaches FILE to a free loop device with direct I/O and
+# 4 KiB sectors (as users are told to), prints /dev/loopN, registers the
+# detach.  Safe inside $(...).
+attach_loop()
+{
+	local file dev
+
+	file=$(realpath "$1")
+	dev=$(losetup --find --show --direct-io=on --sector-size 4096 "$file") ||
+		fail "losetup of $file failed"
+	cleanup_fn _t_undo_loop "$dev" "$file"
+	echo "$dev"
+}
+
+# loop_dio DEV: prints 1 if the loop device really does direct I/O.
+loop_dio()
+{
+	cat "/sys/block/${1#/dev/}/loop/dio"
+}
+
+# detach_loop DEV: detaches DEV now (its undo step then does nothing).
+detach_loop()
+{
+	losetup -d "$1" || fail "losetup -d $1 failed"
+}
+
+_t_undo_loop()
+{
+	local dev=$1 file=$2 back
+
+	back=$(losetup -n -O BACK-FILE "$dev" 2>/dev/null) || return 0
+	# The kernel may append " (deleted)"; anything else is not ours.
+	case $back in
+	"$file" | "$file (deleted)") losetup -d "$dev" ;;
+	esac
+}
+
+# mount_fs DEV DIR [MOUNT_ARGS...]: mounts DEV on DIR (created) and
+# registers the unmount.
+mount_fs()
+{
+	local dev=$1 dir=$2
+
+	shift 2
+	mkdir -p "$dir"
+	dir=$(realpath "$dir")
+	mount "$@" "$dev" "$dir" || fail "mount $dev $dir failed"
+	cleanup_fn _t_undo_mount "$dir"
+}
+
+_t_undo_mount()
+{
+	if mountpoint -q "$1"; then
+		umount "$1" || { umount -l "$1"; return 1; }
+	fi
+}
+
+# ---- assertions ------------------------------------------------------------------------
+
+# expect_fail [-s STATUS] [-m REGEX] CMD [ARGS...]: CMD must fail (with
+# exit STATUS, if given) and say why in exactly one non-empty line on
+# stderr (matching the extended REGEX, if given).  The message is echoed to
+# the test log so a reader sees what users would see.
+expect_fail()
+{
+	local want_status='' regex='' rc=0 err lines
+
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-s) want_status=$2; shift 2 ;;
+		-m) regex=$2; shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	err=$T_DIR/.stderr
+	"$@" >"$T_DIR/.stdout" 2>"$err" || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "'$*' succeeded; expected it to fail"
+	fi
+	[ -z "$want_status" ] || [ "$rc" -eq "$want_status" ] ||
+		fail "'$*' exited $rc, expected $want_status (stderr: $(head -c 300 "$err"))"
+	lines=$(wc -l <"$err")
+	[ "$lines" -eq 1 ] && [ -n "$(tr -d '[:space:]' <"$err")" ] ||
+		fail "'$*' should explain its failure in one line, wrote $lines lines: $(head -c 300 "$err")"
+	[ -z "$regex" ] || grep -Eq -- "$regex" "$err" ||
+		fail "'$*' said '$(cat "$err")', which does not match /$regex/"
+	printf '%s: ok, %s -> %s' "$T_NAME" "$*" "$(cat "$err")" >&2
+	printf '\n' >&2
+}
+
+# json_get FILTER [FILE]: jq -r FILTER on FILE or stdin; fails (not just
+# prints "null") when the value is absent.
+json_get()
+{
+	local out
+
+	out=$(jq -r "$1" ${2:+"$2"}) || fail "invalid JSON for '$1'"
+	[ "$out" != null ] || fail "JSON has no value for '$1'"
+	printf '%s\n' "$out"
+}
+
+# size_of FILE: bytes, as stat reports them.
+size_of()
+{
+	stat -c %s "$1"
+}
+
+# sha FILE: the sha256 of FILE (or of stdin with -).
+sha()
+{
+	sha256sum "$1" | cut -d' ' -f1
+}
+
+MiB=$((1024 * 1024))
+GiB=$((1024 * MiB))
+LABEL_SIZE=$MiB			# data area starts here on every raw device
