@@ -1,0 +1,407 @@
+/*
+ * fs/main.c: mapperfs, the daemon, and the composition root.
+ *
+ *   mapperfs [--pool DIR] MOUNTPOINT [-f] [-o opt[,opt...]]
+ *
+ * Start-up is ordered so that a problem is reported before anything is
+ * mounted: take the pool lock, open the store, open and verify every raw
+ * device (label, size), build every volume; only then mount, start the
+ * workers and the control socket.  Without -f the process forks first and
+ * the parent waits for the child to say "ready" (or to fail), so when
+ * mapperfs returns 0 the mount is usable and POOL/mapperfs.pid is written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "log.h"
+#include "ops.h"
+#include "rcu.h"
+#include "store.h"
+#include "workers.h"
+
+#define DEFAULT_POOL	"/var/lib/mapperfs"
+#define DEFAULT_WORKERS	32
+
+#ifndef PR_SET_IO_FLUSHER
+#define PR_SET_IO_FLUSHER 57
+#endif
+
+struct options {
+	const char *pool_dir;
+	const char *mountpoint;
+	int foreground;
+	unsigned int workers;
+	char *fuse_opts;		/* passed to libfuse as -o */
+};
+
+static const char usage_text[] =
+	"usage: mapperfs [--pool DIR] MOUNTPOINT [-f] [-o opt[,opt...]]\n"
+	"\n"
+	"Serves every volume of the pool DIR (default $MAPPERFS_POOL, else\n"
+	DEFAULT_POOL ") as a regular file MOUNTPOINT/<name>.\n"
+	"\n"
+	"  --pool DIR     the pool directory (made by 'mapperctl init')\n"
+	"  -f             stay in the foreground, log to stderr\n"
+	"  -o threads=N   worker threads (default 32)\n"
+	"  -o OPT         any FUSE mount option, e.g. allow_other\n"
+	"  -h, --help     this text\n"
+	"\n"
+	"Stop it with 'fusermount3 -u MOUNTPOINT'.\n";
+
+static int add_fuse_opt(struct options *o, const char *opt)
+{
+	size_t old = o->fuse_opts ? strlen(o->fuse_opts) : 0;
+	char *s = realloc(o->fuse_opts, old + strlen(opt) + 2);
+
+	if (!s)
+		return -ENOMEM;
+	if (old)
+		s[old++] = ',';
+	strcpy(s + old, opt);
+	o->fuse_opts = s;
+	return 0;
+}
+
+/* Splits -o lists: ours (threads=N) are kept, the rest go to libfuse. */
+static int parse_o(struct options *o, char *list)
+{
+	for (char *save, *opt = strtok_r(list, ",", &save); opt;
+	     opt = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(opt, "threads=", 8)) {
+			char *end;
+			unsigned long n = strtoul(opt + 8, &end, 10);
+
+			if (*end || n < 1 || n > 1024) {
+				log_error("invalid -o %s: use threads=1..1024", opt);
+				return -EINVAL;
+			}
+			o->workers = (unsigned int)n;
+		} else if (add_fuse_opt(o, opt)) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "pool", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ 0 }
+	};
+	int c;
+
+	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
+	o->workers = DEFAULT_WORKERS;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "fho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->pool_dir = optarg;
+			break;
+		case 'f':
+			o->foreground = 1;
+			break;
+		case 'o':
+			if (parse_o(o, optarg))
+				return 2;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			log_error("unknown option '%s' (see mapperfs --help)", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		log_error(optind < argc ? "more than one mount point given (see mapperfs --help)"
+					: "no mount point given (see mapperfs --help)");
+		return 2;
+	}
+	o->mountpoint = argv[optind];
+	return 0;
+}
+
+/* Holds the pool lock for the life of the process (and its child). */
+static int lock_pool(const char *pool_dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", pool_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
+			  strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		log_error("pool '%s' is in use by another process", pool_dir);
+		close(fd);
+		return -EBUSY;
+	}
+	return fd;
+}
+
+static int open_store(struct daemon *d)
+{
+	char path[PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/pool.db", d->pool_dir);
+	r = store_open(path, 0, &d->store);
+	if (r == -ENOENT)
+		log_error("no pool database at '%s' (run 'mapperctl init')", path);
+	else if (r == -EUCLEAN)
+		log_error("pool database '%s' is corrupt or not a mapperfs pool", path);
+	else if (r == -EPROTONOSUPPORT)
+		log_error("pool database '%s' was written by a newer mapperfs", path);
+	else if (r)
+		log_error("cannot open pool database '%s': %s", path, strerror(-r));
+	if (!r)
+		r = store_pool_uuid(d->store, &d->pool_uuid);
+	return r;
+}
+
+static void ask_for_io_flusher(void)
+{
+	/*
+	 * A loop device over one of our files sends its writeback through
+	 * us; without PF_IO_FLUSHER our own allocations under memory
+	 * pressure could wait on that writeback: a deadlock.
+	 */
+	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0)
+		log_warn("PR_SET_IO_FLUSHER refused (%s): a loop device on this mount "
+			 "may deadlock under memory pressure", strerror(errno));
+}
+
+static int mount_session(struct daemon *d, const struct options *o)
+{
+	char *args[4] = { "mapperfs", NULL, NULL, NULL };
+	struct fuse_args fargs;
+	char base[] = "fsname=mapperfs,subtype=mapperfs,default_permissions";
+	char *opts;
+	int r;
+
+	if (asprintf(&opts, "%s%s%s", base, o->fuse_opts ? "," : "",
+		     o->fuse_opts ? o->fuse_opts : "") < 0)
+		return -ENOMEM;
+	args[1] = "-o";
+	args[2] = opts;
+	fargs = (struct fuse_args)FUSE_ARGS_INIT(3, args);
+	d->se = fuse_session_new(&fargs, &mapperfs_ops, sizeof(mapperfs_ops), d);
+	fuse_opt_free_args(&fargs);
+	free(opts);
+	if (!d->se) {
+		log_error("cannot start a FUSE session (bad -o option?)");
+		return -EINVAL;
+	}
+	r = fuse_session_mount(d->se, d->mountpoint);
+	if (r) {
+		log_error("cannot mount on '%s'", d->mountpoint);
+		fuse_session_destroy(d->se);
+		d->se = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Ends the session on SIGTERM/SIGINT/SIGHUP, as fusermount3 -u would. */
+static void *signal_main(void *arg)
+{
+	struct daemon *d = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigwait(&set, &sig);
+	if (sig != SIGUSR1) {	/* USR1: main() asks us to return */
+		log_info("signal %d: unmounting '%s'", sig, d->mountpoint);
+		fuse_session_exit(d->se);
+		fuse_session_unmount(d->se);
+	}
+	return NULL;
+}
+
+static int write_pidfile(const char *pool_dir)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mapperfs.pid", pool_dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", (int)getpid());
+	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * Forks; the parent waits on a pipe for the child's "ready" byte and exits
+ * 0, or exits with the child's status if the pipe closes first.  Returns
+ * the write end in the child.
+ */
+static int detach(void)
+{
+	int fds[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(fds[0]);
+		setsid();
+		return fds[1];
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) == 1)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1);
+}
+
+static void tell_ready(int ready_fd, const char *pool_dir)
+{
+	char path[PATH_MAX];
+	int null_fd;
+
+	if (ready_fd < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/mapperfs.log", pool_dir);
+	if (log_to_file(path))
+		log_warn("cannot log to '%s'", path);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		dup2(null_fd, STDIN_FILENO);
+		dup2(null_fd, STDOUT_FILENO);
+		dup2(null_fd, STDERR_FILENO);
+		close(null_fd);
+	}
+	if (write(ready_fd, "r", 1) != 1)
+		log_warn("the starting process went away");
+	close(ready_fd);
+}
+
+static int serve(struct daemon *d, const struct options *o, int ready_fd)
+{
+	struct control *control;
+	struct workers *workers;
+	pthread_t signal_thread;
+	int r;
+
+	r = mount_session(d, o);
+	if (r)
+		return r;
+	r = workers_start(d->se, o->workers, &workers);
+	if (!r)
+		r = control_start(d, &control);
+	if (r) {
+		fuse_session_exit(d->se);
+		fuse_session_unmount(d->se);
+		workers_join(workers);
+		return r;
+	}
+	pthread_create(&signal_thread, NULL, signal_main, d);
+	r = write_pidfile(d->pool_dir);
+	if (r)
+		log_warn("cannot write the pid file: %s", strerror(-r));
+	log_info("serving pool '%s' on '%s' with %u workers", d->pool_dir,
+		 d->mountpoint, o->workers);
+	tell_ready(ready_fd, d->pool_dir);
+
+	workers_join(workers);		/* returns once the mount is gone */
+	pthread_kill(signal_thread, SIGUSR1);
+	pthread_join(signal_thread, NULL);
+	control_stop(control);
+	fuse_session_unmount(d->se);
+	fuse_session_destroy(d->se);
+	d->se = NULL;
+	log_info("unmounted '%s'", d->mountpoint);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct daemon d = { 0 };
+	int ready_fd = -1, lock_fd, r;
+	sigset_t set;
+
+	log_init("mapperfs");
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r;
+	d.pool_dir = realpath(o.pool_dir, NULL);
+	d.mountpoint = realpath(o.mountpoint, NULL);
+	if (!d.pool_dir) {
+		log_error("no pool at '%s': %s", o.pool_dir, strerror(errno));
+		return 1;
+	}
+	if (!d.mountpoint) {
+		log_error("mount point '%s': %s", o.mountpoint, strerror(errno));
+		return 1;
+	}
+	if (!o.foreground) {
+		ready_fd = detach();
+		if (ready_fd < 0) {
+			log_error("cannot detach: %s", strerror(-ready_fd));
+			return 1;
+		}
+	}
+	/* Every thread inherits this mask; signal_main() takes them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	lock_fd = lock_pool(d.pool_dir);
+	if (lock_fd < 0)
+		return 1;
+	ask_for_io_flusher();
+	d.uid = geteuid();
+	d.gid = getegid();
+	urcu_memb_register_thread();
+	r = volset_init(&d.vols);
+	if (!r)
+		r = open_store(&d);
+	if (!r)
+		r = daemon_open_devices(&d);
+	if (!r)
+		r = daemon_load_volumes(&d);
+	if (!r)
+		r = serve(&d, &o, ready_fd);
+	volset_release(&d.vols);
+	daemon_close_devices(&d);
+	store_close(d.store);
+	urcu_memb_unregister_thread();
+	close(lock_fd);
+	return r ? 1 : 0;
+}

@@ -1,0 +1,108 @@
+#include "workers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "rcu.h"
+
+/* Header (40 bytes) + fuse_write_in (40 bytes) before a WRITE payload. */
+#define WRITE_PAYLOAD_OFFSET	80
+#define PAGE			4096
+/* libfuse reads up to 256 pages + one header page per request. */
+#define RECV_SIZE		((256 + 1) * PAGE)
+
+struct workers {
+	unsigned int nr;
+	struct worker w[];
+};
+
+static __thread struct worker *self;
+
+struct worker *worker_self(void)
+{
+	return self;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	self = w;
+	urcu_memb_register_thread();
+	while (!fuse_session_exited(w->se)) {
+		int r = fuse_session_receive_buf(w->se, &w->fbuf);
+
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		fuse_session_process_buf(w->se, &w->fbuf);
+		/* libfuse sets size to the bytes read; give the room back. */
+		w->fbuf.size = RECV_SIZE;
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static int worker_init(struct worker *w, struct fuse_session *se)
+{
+	int r;
+
+	w->se = se;
+	if (posix_memalign((void **)&w->recv_mem, PAGE, RECV_SIZE + PAGE))
+		return -ENOMEM;
+	w->fbuf.mem = w->recv_mem + PAGE - WRITE_PAYLOAD_OFFSET;
+	w->fbuf.size = RECV_SIZE;
+	if (posix_memalign(&w->read_buf, PAGE, WORKER_MAX_IO)) {
+		free(w->recv_mem);
+		return -ENOMEM;
+	}
+	r = engine_init(&w->engine, WORKER_RING_DEPTH);
+	if (r) {
+		log_error("cannot set up io_uring: %s", strerror(-r));
+		free(w->read_buf);
+		free(w->recv_mem);
+	}
+	return r;
+}
+
+static void worker_release(struct worker *w)
+{
+	engine_exit(&w->engine);
+	free(w->read_buf);
+	free(w->recv_mem);
+}
+
+int workers_start(struct fuse_session *se, unsigned int nr, struct workers **out)
+{
+	struct workers *ws = calloc(1, sizeof(*ws) + nr * sizeof(ws->w[0]));
+	int r = 0;
+
+	if (!ws)
+		return -ENOMEM;
+	for (ws->nr = 0; ws->nr < nr; ws->nr++) {
+		struct worker *w = &ws->w[ws->nr];
+
+		r = worker_init(w, se);
+		if (r)
+			break;
+		r = -pthread_create(&w->thread, NULL, worker_main, w);
+		if (r) {
+			worker_release(w);
+			break;
+		}
+	}
+	*out = ws;
+	return r;
+}
+
+void workers_join(struct workers *ws)
+{
+	for (unsigned int i = 0; i < ws->nr; i++) {
+		pthread_join(ws->w[i].thread, NULL);
+		worker_release(&ws->w[i]);
+	}
+	free(ws);
+}
