@@ -103,6 +103,7 @@ _t_exit()
 	set +e
 	[ -n "${_T_WATCHDOG:-}" ] && kill "$_T_WATCHDOG" 2>/dev/null && wait "$_T_WATCHDOG" 2>/dev/null
 	cd /
+	exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-	# a test's open volume would keep the mount busy
 	mapfile -t steps <"$_T_UNDO"
 	for ((i = ${#steps[@]} - 1; i >= 0; i--)); do
 		cmd=${steps[i]}
@@ -355,14 +356,14 @@ expect_fail()
 	printf '\n' >&2
 }
 
-# json_get FILTER [FILE]: jq -r FILTER on FILE or stdin; fails (not just
-# prints "null") when the value is absent.
+# json_get [JQ_OPTIONS...] FILTER: jq -r FILTER on stdin; fails (instead
+# of printing "null" or nothing) when the value is absent.
 json_get()
 {
 	local out
 
-	out=$(jq -r "$1" ${2:+"$2"}) || fail "invalid JSON for '$1'"
-	[ "$out" != null ] || fail "JSON has no value for '$1'"
+	out=$(jq -r "$@") || fail "invalid JSON, or jq $* failed"
+	[ -n "$out" ] && [ "$out" != null ] || fail "JSON has no value for: ${*: -1}"
 	printf '%s\n' "$out"
 }
 
@@ -381,3 +382,35 @@ sha()
 MiB=$((1024 * 1024))
 GiB=$((1024 * MiB))
 LABEL_SIZE=$MiB			# data area starts here on every raw device
+
+# ---- where a volume's bytes are -----------------------------------------------------
+
+# device_path NAME: the backing path of raw device NAME, from `device list --json`.
+device_path()
+{
+	mapperctl device list --json |
+		json_get --arg d "$1" '.[] | select(.name == $d) | .path'
+}
+
+# read_raw FILE OFFSET LENGTH: LENGTH bytes of the data area of raw device
+# file FILE at OFFSET (so from file offset LABEL_SIZE + OFFSET) on stdout.
+read_raw()
+{
+	dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$((LABEL_SIZE + $2)) \
+		count="$3" status=none
+}
+
+# vol_from_devices NAME: volume NAME reassembled on stdout from its raw
+# devices, segment by segment as `mapperctl status NAME --json` lists them.
+# Comparing it with what was written through the mount proves the bytes
+# went where the metadata says, not merely somewhere that reads back.
+vol_from_devices()
+{
+	local dev off len
+
+	mapperctl status "$1" --json |
+		json_get '.segments[] | "\(.device) \(.offset) \(.length)"' >"$T_DIR/.segs"
+	while read -r dev off len; do
+		read_raw "$(device_path "$dev")" "$off" "$len"
+	done <"$T_DIR/.segs"
+}
