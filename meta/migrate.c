@@ -1,0 +1,143 @@
+/*
+ * meta/migrate.c: the schema, one step per version.
+ *
+ * PRAGMA user_version is the schema version; 0 is an empty file.  Step N
+ * takes a database at version N - 1 to version N, and runs in one
+ * transaction together with the user_version update, so a database is
+ * always at a version that some step produced, never in between.  Steps
+ * are never edited once released: a change to the schema is a new step
+ * appended to steps[], and that one line is all the runner needs.
+ *
+ * Step 1 also inserts the pool row, with a fresh uuid: "version >= 1" then
+ * means "this is a mapperfs pool", which store_open() checks.  Since a
+ * database only starts from version 0 when the pool is being created,
+ * no step ever finds an older pool without its row.
+ *
+ * The runner re-reads user_version inside each step's write transaction,
+ * so two processes opening an old pool at once apply each step once.
+ */
+#include "migrate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "store_int.h"
+#include "uuid.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Version 1: the pool, its raw devices, linear volumes and their extents. */
+static int step1_pool_devices_volumes(struct store *s)
+{
+	static const char schema[] =
+		"CREATE TABLE pool ("
+		" id INTEGER PRIMARY KEY CHECK (id = 1),"
+		" uuid TEXT NOT NULL,"
+		" created INTEGER NOT NULL);"
+		/* AUTOINCREMENT: ids become inode numbers, never reused. */
+		"CREATE TABLE device ("
+		" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		" name TEXT NOT NULL UNIQUE,"
+		" path TEXT NOT NULL UNIQUE,"
+		" uuid TEXT NOT NULL,"
+		" size INTEGER NOT NULL);"
+		"CREATE TABLE volume ("
+		" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		" name TEXT NOT NULL UNIQUE,"
+		" kind TEXT NOT NULL"
+		"  CHECK (kind IN ('linear', 'thin', 'thin-pool', 'switch')),"
+		" size INTEGER NOT NULL,"
+		" created INTEGER NOT NULL);"
+		"CREATE TABLE extent ("
+		" volume INTEGER NOT NULL REFERENCES volume(id) ON DELETE CASCADE,"
+		" seq INTEGER NOT NULL,"
+		" device INTEGER NOT NULL REFERENCES device(id),"
+		" dev_offset INTEGER NOT NULL,"
+		" length INTEGER NOT NULL,"
+		" PRIMARY KEY (volume, seq));"
+		"CREATE INDEX extent_by_device ON extent(device, dev_offset);";
+	char text[UUID_STR_LEN];
+	struct uuid uuid;
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_exec(s, schema);
+	if (r)
+		return r;
+	r = uuid_generate(&uuid);
+	if (r)
+		return r;
+	uuid_format(&uuid, text);
+	r = store_stmt(s, "INSERT INTO pool (id, uuid, created) VALUES (1, ?, ?)",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)time(NULL));
+	return store_step_done(s, st);
+}
+
+/* steps[i] takes the schema from version i to version i + 1. */
+static int (*const steps[])(struct store *s) = {
+	step1_pool_devices_volumes,
+};
+
+int migrate_latest(void)
+{
+	return (int)ARRAY_SIZE(steps);
+}
+
+/* Runs step @to (from @to - 1) unless someone else did it already. */
+static int migrate_step(struct store *s, int to)
+{
+	char sql[64];
+	int version;
+	int r;
+
+	r = store_exec(s, "BEGIN IMMEDIATE");
+	if (r)
+		return r;
+	r = store_user_version(s, &version);
+	if (r)
+		goto err_rollback;
+	if (version >= to)
+		return store_exec(s, "COMMIT");
+	r = steps[to - 1](s);
+	if (r)
+		goto err_rollback;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", to);
+	r = store_exec(s, sql);
+	if (r)
+		goto err_rollback;
+	r = store_exec(s, "COMMIT");
+	if (r)
+		goto err_rollback;
+	return 0;
+
+err_rollback:
+	store_rollback(s);
+	log_error("cannot migrate the pool schema to version %d: %s", to,
+		  strerror(-r));
+	return r;
+}
+
+int migrate_run(struct store *s)
+{
+	int version;
+	int r;
+
+	r = store_user_version(s, &version);
+	if (r)
+		return r;
+	if (version > migrate_latest())
+		return -EPROTONOSUPPORT;
+	for (int to = version + 1; to <= migrate_latest(); to++) {
+		r = migrate_step(s, to);
+		if (r)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * meta/store_extent.c: the pieces of raw devices that volumes own.
+ *
+ * An extent names its volume and device by id; foreign keys make sure
+ * both exist, so an insert that names a missing one is -ENOENT.  Free
+ * space is whatever no extent covers (space.c), so the index on
+ * (device, dev_offset) serves both the free-space walk and the check that
+ * a device is unused.
+ */
+#include "store_int.h"
+
+#include <errno.h>
+
+#define EXTENT_COLUMNS	"volume, seq, device, dev_offset, length"
+
+static int extent_row(sqlite3_stmt *st, void *rec)
+{
+	struct extent_rec *e = rec;
+
+	e->volume = sqlite3_column_int64(st, 0);
+	e->seq = (uint32_t)sqlite3_column_int64(st, 1);
+	e->device = sqlite3_column_int64(st, 2);
+	e->dev_offset = (uint64_t)sqlite3_column_int64(st, 3);
+	e->length = (uint64_t)sqlite3_column_int64(st, 4);
+	return 0;
+}
+
+int store_extent_insert(struct store *s, const struct extent_rec *e)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "INSERT INTO extent (" EXTENT_COLUMNS ")"
+			  " VALUES (?, ?, ?, ?, ?)", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, e->volume);
+	sqlite3_bind_int64(st, 2, e->seq);
+	sqlite3_bind_int64(st, 3, e->device);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)e->dev_offset);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)e->length);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		r = -ENOENT;		/* no such volume or device */
+	else
+		r = rc == SQLITE_DONE ? 0 : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
+int store_extents_of_volume(struct store *s, int64_t volume,
+			    struct extent_rec **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT " EXTENT_COLUMNS " FROM extent"
+			  " WHERE volume = ? ORDER BY seq", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	return store_collect(s, st, sizeof(**out), extent_row, (void **)out, nr);
+}
+
+int store_extents_on_device(struct store *s, int64_t device,
+			    struct extent_rec **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT " EXTENT_COLUMNS " FROM extent"
+			  " WHERE device = ? ORDER BY dev_offset", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, device);
+	return store_collect(s, st, sizeof(**out), extent_row, (void **)out, nr);
+}

@@ -1,0 +1,131 @@
+/*
+ * meta/store_volume.c: volumes and thin pools.
+ *
+ * Volume ids come from AUTOINCREMENT, so a deleted volume's id is never
+ * handed out again: the daemon derives inode numbers from them.  Deleting
+ * a volume deletes what belongs to it through ON DELETE CASCADE.
+ */
+#include "store_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define VOLUME_COLUMNS	"id, name, kind, size"
+
+static int volume_row(sqlite3_stmt *st, void *rec)
+{
+	struct volume_rec *v = rec;
+
+	v->id = sqlite3_column_int64(st, 0);
+	store_column_text(st, 1, v->name, sizeof(v->name));
+	store_column_text(st, 2, v->kind, sizeof(v->kind));
+	v->size = (uint64_t)sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+/* Steps a bound single-row query into @out and resets it. */
+static int volume_fetch(struct store *s, sqlite3_stmt *st, struct volume_rec *out)
+{
+	int rc = sqlite3_step(st);
+	int r = rc == SQLITE_ROW ? volume_row(st, out) : store_error(s, rc);
+
+	store_stmt_done(st);
+	return r;
+}
+
+/* Steps a bound UPDATE or DELETE of one row; -ENOENT if it matched none. */
+static int volume_change(struct store *s, sqlite3_stmt *st)
+{
+	int r = store_step_done(s, st);
+
+	if (!r && sqlite3_changes(s->db) == 0)
+		return -ENOENT;
+	return r;
+}
+
+int store_volume_insert(struct store *s, struct volume_rec *v)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
+		return -ENAMETOOLONG;
+	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
+		return -EINVAL;
+	r = store_stmt(s, "INSERT INTO volume (name, kind, size, created)"
+			  " VALUES (?, ?, ?, ?)", &st);
+	if (r)
+		return r;
+	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, v->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)v->size);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL));
+	r = store_step_done(s, st);
+	if (!r)
+		v->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int store_volume_get(struct store *s, const char *name, struct volume_rec *out)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT " VOLUME_COLUMNS " FROM volume WHERE name = ?",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	return volume_fetch(s, st, out);
+}
+
+int store_volume_get_by_id(struct store *s, int64_t id, struct volume_rec *out)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT " VOLUME_COLUMNS " FROM volume WHERE id = ?",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	return volume_fetch(s, st, out);
+}
+
+int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT " VOLUME_COLUMNS " FROM volume ORDER BY id",
+		       &st);
+	if (r)
+		return r;
+	return store_collect(s, st, sizeof(**out), volume_row, (void **)out, nr);
+}
+
+int store_volume_set_size(struct store *s, int64_t id, uint64_t size)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE volume SET size = ? WHERE id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
+	sqlite3_bind_int64(st, 2, id);
+	return volume_change(s, st);
+}
+
+int store_volume_delete(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "DELETE FROM volume WHERE id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	return volume_change(s, st);
+}
