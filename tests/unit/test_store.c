@@ -1,0 +1,546 @@
+/*
+ * tests/unit/test_store.c: the pool database, opened, migrated and used
+ * through store.h only (SQLite directly only to forge foreign files).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define MiB (1ull << 20)
+
+/*
+ * Each test case gets a root directory, made and removed by the parent
+ * (so it goes even when a test dies), and each test a directory in it.
+ */
+static char root[] = "/tmp/test_store.XXXXXX";
+static char dir[64];
+static char db_path[PATH_MAX];
+static struct store *s;
+
+static int remove_entry(const char *path, const struct stat *sb, int type,
+			struct FTW *ftw)
+{
+	(void)sb, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void make_root(void)
+{
+	strcpy(root, "/tmp/test_store.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+}
+
+static void remove_root(void)
+{
+	nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "%s/XXXXXX", root);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(db_path, sizeof(db_path), "%s/pool.db", dir);
+	s = NULL;
+}
+
+static void close_store(void)
+{
+	store_close(s);
+}
+
+/* A fresh pool in the test's directory. */
+static void make_pool(void)
+{
+	make_dir();
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Runs @sql on the file at db_path with SQLite itself. */
+static void forge(const char *sql)
+{
+	sqlite3 *db;
+
+	ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static struct device_rec device(const char *name, const char *path,
+				uint64_t size)
+{
+	struct device_rec d = { .size = size };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	snprintf(d.path, sizeof(d.path), "%s", path);
+	ck_assert_int_eq(uuid_generate(&d.uuid), 0);
+	return d;
+}
+
+static struct volume_rec volume(const char *name, const char *kind,
+				uint64_t size)
+{
+	struct volume_rec v = { .size = size };
+
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	snprintf(v.kind, sizeof(v.kind), "%s", kind);
+	return v;
+}
+
+static void reopen(void)
+{
+	store_close(s);
+	s = NULL;
+	ck_assert_int_eq(store_open(db_path, 0, &s), 0);
+}
+
+/* Opening */
+
+START_TEST(opening_a_missing_database_fails_with_enoent)
+{
+	ck_assert_int_eq(store_open(db_path, 0, &s), -ENOENT);
+	ck_assert_int_eq(access(db_path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(creating_a_pool_makes_a_file_only_its_owner_can_read)
+{
+	mode_t old = umask(0);
+	struct stat sb;
+
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+	umask(old);
+	ck_assert_int_eq(stat(db_path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0600);
+}
+END_TEST
+
+START_TEST(creating_over_an_existing_file_fails_with_eexist_and_keeps_it)
+{
+	struct stat sb;
+
+	write_file(db_path, "precious");
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), -EEXIST);
+	ck_assert_int_eq(stat(db_path, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 8);
+}
+END_TEST
+
+START_TEST(schema_migrates_from_an_empty_file_to_the_latest_version)
+{
+	int version = -1;
+
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+	ck_assert_int_eq(store_schema_version(s, &version), 0);
+	ck_assert_int_eq(version, 1);
+	reopen();
+	ck_assert_int_eq(store_schema_version(s, &version), 0);
+	ck_assert_int_eq(version, 1);
+}
+END_TEST
+
+START_TEST(pool_uuid_is_kept_across_opens)
+{
+	struct uuid a, b;
+
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+	ck_assert_int_eq(store_pool_uuid(s, &a), 0);
+	reopen();
+	ck_assert_int_eq(store_pool_uuid(s, &b), 0);
+	ck_assert(uuid_equal(&a, &b));
+}
+END_TEST
+
+START_TEST(garbage_file_is_refused_as_corrupt)
+{
+	char junk[4096];
+
+	memset(junk, 'x', sizeof(junk) - 1);
+	junk[sizeof(junk) - 1] = '\0';
+	write_file(db_path, junk);
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EUCLEAN);
+}
+END_TEST
+
+START_TEST(empty_file_is_refused_as_not_a_pool)
+{
+	write_file(db_path, "");
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EUCLEAN);
+}
+END_TEST
+
+START_TEST(foreign_sqlite_database_is_refused_and_left_alone)
+{
+	struct stat before, after;
+
+	forge("CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+	ck_assert_int_eq(stat(db_path, &before), 0);
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EUCLEAN);
+	ck_assert_int_eq(stat(db_path, &after), 0);
+	ck_assert_int_eq(before.st_size, after.st_size);
+	ck_assert_int_eq(before.st_mtime, after.st_mtime);
+}
+END_TEST
+
+START_TEST(foreign_database_with_a_user_version_is_refused)
+{
+	forge("CREATE TABLE t (x); PRAGMA user_version = 1;");
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EUCLEAN);
+}
+END_TEST
+
+START_TEST(newer_schema_is_refused_with_eprotonosupport)
+{
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+	store_close(s);
+	s = NULL;
+	forge("PRAGMA user_version = 99;");
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EPROTONOSUPPORT);
+}
+END_TEST
+
+START_TEST(pool_without_its_pool_row_is_refused)
+{
+	ck_assert_int_eq(store_open(db_path, STORE_CREATE, &s), 0);
+	store_close(s);
+	s = NULL;
+	forge("DELETE FROM pool;");
+	ck_assert_int_eq(store_open(db_path, 0, &s), -EUCLEAN);
+}
+END_TEST
+
+/* Devices */
+
+START_TEST(device_reads_back_as_inserted)
+{
+	struct device_rec d = device("d0", "/dev/sdz", 64 * MiB), got;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_gt(d.id, 0);
+	ck_assert_int_eq(store_device_get(s, "d0", &got), 0);
+	ck_assert_int_eq(got.id, d.id);
+	ck_assert_str_eq(got.path, "/dev/sdz");
+	ck_assert(uuid_equal(&got.uuid, &d.uuid));
+	ck_assert_uint_eq(got.size, 64 * MiB);
+	memset(&got, 0, sizeof(got));
+	ck_assert_int_eq(store_device_get_by_id(s, d.id, &got), 0);
+	ck_assert_str_eq(got.name, "d0");
+}
+END_TEST
+
+START_TEST(duplicate_device_name_is_refused)
+{
+	struct device_rec a = device("d0", "/a", MiB), b = device("d0", "/b", MiB);
+
+	ck_assert_int_eq(store_device_insert(s, &a), 0);
+	ck_assert_int_eq(store_device_insert(s, &b), -EEXIST);
+}
+END_TEST
+
+START_TEST(duplicate_device_path_is_refused)
+{
+	struct device_rec a = device("d0", "/a", MiB), b = device("d1", "/a", MiB);
+
+	ck_assert_int_eq(store_device_insert(s, &a), 0);
+	ck_assert_int_eq(store_device_insert(s, &b), -EEXIST);
+}
+END_TEST
+
+START_TEST(unknown_device_is_enoent)
+{
+	struct device_rec got;
+
+	ck_assert_int_eq(store_device_get(s, "nope", &got), -ENOENT);
+	ck_assert_int_eq(store_device_get_by_id(s, 42, &got), -ENOENT);
+	ck_assert_int_eq(store_device_delete(s, 42), -ENOENT);
+}
+END_TEST
+
+START_TEST(devices_are_listed_by_id)
+{
+	struct device_rec a = device("b", "/b", MiB), b = device("a", "/a", MiB);
+	struct device_rec *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &a), 0);
+	ck_assert_int_eq(store_device_insert(s, &b), 0);
+	ck_assert_int_eq(store_device_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_str_eq(list[0].name, "b");
+	ck_assert_str_eq(list[1].name, "a");
+	free(list);
+}
+END_TEST
+
+START_TEST(deleting_a_used_device_is_refused)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", MiB);
+	struct extent_rec e;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	e = (struct extent_rec){ v.id, 0, d.id, MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), 0);
+	ck_assert_int_eq(store_device_delete(s, d.id), -EBUSY);
+	ck_assert_int_eq(store_volume_delete(s, v.id), 0);
+	ck_assert_int_eq(store_device_delete(s, d.id), 0);
+}
+END_TEST
+
+/* Volumes */
+
+START_TEST(volume_reads_back_as_inserted)
+{
+	struct volume_rec v = volume("vm1", "thin", 40 * MiB), got;
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(store_volume_get(s, "vm1", &got), 0);
+	ck_assert_int_eq(got.id, v.id);
+	ck_assert_str_eq(got.kind, "thin");
+	ck_assert_uint_eq(got.size, 40 * MiB);
+	ck_assert_int_eq(store_volume_set_size(s, v.id, 80 * MiB), 0);
+	ck_assert_int_eq(store_volume_get_by_id(s, v.id, &got), 0);
+	ck_assert_uint_eq(got.size, 80 * MiB);
+}
+END_TEST
+
+START_TEST(duplicate_volume_name_is_refused)
+{
+	struct volume_rec a = volume("v", "linear", MiB);
+	struct volume_rec b = volume("v", "thin", MiB);
+
+	ck_assert_int_eq(store_volume_insert(s, &a), 0);
+	ck_assert_int_eq(store_volume_insert(s, &b), -EEXIST);
+}
+END_TEST
+
+START_TEST(volume_of_unknown_kind_is_refused)
+{
+	struct volume_rec v = volume("v", "mirror", MiB);
+
+	ck_assert_int_eq(store_volume_insert(s, &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(changing_an_unknown_volume_is_enoent)
+{
+	struct volume_rec got;
+
+	ck_assert_int_eq(store_volume_get(s, "nope", &got), -ENOENT);
+	ck_assert_int_eq(store_volume_set_size(s, 7, MiB), -ENOENT);
+	ck_assert_int_eq(store_volume_delete(s, 7), -ENOENT);
+}
+END_TEST
+
+START_TEST(volume_ids_are_never_reused)
+{
+	struct volume_rec a = volume("a", "linear", MiB);
+	struct volume_rec b = volume("b", "linear", MiB);
+	int64_t first;
+
+	ck_assert_int_eq(store_volume_insert(s, &a), 0);
+	first = a.id;
+	ck_assert_int_eq(store_volume_delete(s, a.id), 0);
+	reopen();
+	ck_assert_int_eq(store_volume_insert(s, &b), 0);
+	ck_assert_int_gt(b.id, first);
+}
+END_TEST
+
+START_TEST(empty_pool_lists_nothing)
+{
+	struct device_rec *d = (void *)1;
+	struct volume_rec *v = (void *)1;
+	struct extent_rec *e = (void *)1;
+	size_t nr = 1;
+
+	ck_assert_int_eq(store_device_list(s, &d, &nr), 0);
+	ck_assert_ptr_null(d);
+	ck_assert_uint_eq(nr, 0);
+	ck_assert_int_eq(store_volume_list(s, &v, &nr), 0);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(store_extents_on_device(s, 1, &e, &nr), 0);
+	ck_assert_ptr_null(e);
+}
+END_TEST
+
+/* Extents */
+
+START_TEST(extents_are_listed_by_seq_and_by_device_offset)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", 3 * MiB);
+	struct extent_rec *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	/* seq 0 lies after seq 1 on the device */
+	for (uint32_t seq = 0; seq < 3; seq++) {
+		struct extent_rec e = { v.id, seq, d.id, (8 - 3 * seq) * MiB, MiB };
+
+		ck_assert_int_eq(store_extent_insert(s, &e), 0);
+	}
+	ck_assert_int_eq(store_extents_of_volume(s, v.id, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(list[i].seq, i);
+	ck_assert_uint_eq(list[0].dev_offset, 8 * MiB);
+	free(list);
+	ck_assert_int_eq(store_extents_on_device(s, d.id, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 3);
+	ck_assert_uint_eq(list[0].dev_offset, 2 * MiB);
+	ck_assert_uint_eq(list[2].dev_offset, 8 * MiB);
+	ck_assert_uint_eq(list[2].seq, 0);
+	ck_assert_uint_eq(list[2].length, MiB);
+	free(list);
+}
+END_TEST
+
+START_TEST(duplicate_extent_seq_is_refused)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", 2 * MiB);
+	struct extent_rec e;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	e = (struct extent_rec){ v.id, 0, d.id, MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), 0);
+	e.dev_offset = 2 * MiB;
+	ck_assert_int_eq(store_extent_insert(s, &e), -EEXIST);
+}
+END_TEST
+
+START_TEST(extent_naming_a_missing_volume_or_device_is_enoent)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", MiB);
+	struct extent_rec e;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	e = (struct extent_rec){ v.id + 1, 0, d.id, MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), -ENOENT);
+	e = (struct extent_rec){ v.id, 0, d.id + 1, MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), -ENOENT);
+}
+END_TEST
+
+START_TEST(deleting_a_volume_deletes_its_extents)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", MiB);
+	struct extent_rec e, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	e = (struct extent_rec){ v.id, 0, d.id, MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), 0);
+	ck_assert_int_eq(store_volume_delete(s, v.id), 0);
+	ck_assert_int_eq(store_extents_on_device(s, d.id, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 0);
+}
+END_TEST
+
+/* Transactions */
+
+START_TEST(rolled_back_transaction_leaves_nothing)
+{
+	struct volume_rec v = volume("v", "linear", MiB), got;
+
+	ck_assert_int_eq(store_begin(s), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	store_rollback(s);
+	ck_assert_int_eq(store_volume_get(s, "v", &got), -ENOENT);
+	store_rollback(s);	/* outside a transaction: nothing happens */
+}
+END_TEST
+
+START_TEST(committed_transaction_survives_reopening)
+{
+	struct volume_rec v = volume("v", "linear", MiB), got;
+
+	ck_assert_int_eq(store_begin(s), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(store_commit(s), 0);
+	reopen();
+	ck_assert_int_eq(store_volume_get(s, "v", &got), 0);
+	ck_assert_int_eq(got.id, v.id);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *suite = suite_create("store");
+	TCase *open = tcase_create("open");
+	TCase *rows = tcase_create("rows");
+
+	tcase_add_unchecked_fixture(open, make_root, remove_root);
+	tcase_add_checked_fixture(open, make_dir, close_store);
+	tcase_add_test(open, opening_a_missing_database_fails_with_enoent);
+	tcase_add_test(open, creating_a_pool_makes_a_file_only_its_owner_can_read);
+	tcase_add_test(open, creating_over_an_existing_file_fails_with_eexist_and_keeps_it);
+	tcase_add_test(open, schema_migrates_from_an_empty_file_to_the_latest_version);
+	tcase_add_test(open, pool_uuid_is_kept_across_opens);
+	tcase_add_test(open, garbage_file_is_refused_as_corrupt);
+	tcase_add_test(open, empty_file_is_refused_as_not_a_pool);
+	tcase_add_test(open, foreign_sqlite_database_is_refused_and_left_alone);
+	tcase_add_test(open, foreign_database_with_a_user_version_is_refused);
+	tcase_add_test(open, newer_schema_is_refused_with_eprotonosupport);
+	tcase_add_test(open, pool_without_its_pool_row_is_refused);
+	suite_add_tcase(suite, open);
+
+	tcase_add_unchecked_fixture(rows, make_root, remove_root);
+	tcase_add_checked_fixture(rows, make_pool, close_store);
+	tcase_add_test(rows, device_reads_back_as_inserted);
+	tcase_add_test(rows, duplicate_device_name_is_refused);
+	tcase_add_test(rows, duplicate_device_path_is_refused);
+	tcase_add_test(rows, unknown_device_is_enoent);
+	tcase_add_test(rows, devices_are_listed_by_id);
+	tcase_add_test(rows, deleting_a_used_device_is_refused);
+	tcase_add_test(rows, volume_reads_back_as_inserted);
+	tcase_add_test(rows, duplicate_volume_name_is_refused);
+	tcase_add_test(rows, volume_of_unknown_kind_is_refused);
+	tcase_add_test(rows, changing_an_unknown_volume_is_enoent);
+	tcase_add_test(rows, volume_ids_are_never_reused);
+	tcase_add_test(rows, empty_pool_lists_nothing);
+	tcase_add_test(rows, extents_are_listed_by_seq_and_by_device_offset);
+	tcase_add_test(rows, duplicate_extent_seq_is_refused);
+	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
+	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);
+	tcase_add_test(rows, rolled_back_transaction_leaves_nothing);
+	tcase_add_test(rows, committed_transaction_survives_reopening);
+	suite_add_tcase(suite, rows);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(store_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
