@@ -73,6 +73,12 @@ struct cmd {
  */
 const struct cmd *cmd_find(int argc, char **argv, int *words);
 
+/* 1 if argv asks for help (-h or --help before any "--"). */
+int cmd_help_requested(int argc, char **argv);
+
+/* Lists every command's synopsis, one per line, for `mapperctl --help`. */
+void cmd_print_commands(FILE *f);
+
 /*
  * Runs a whole command line (without "mapperctl" and the global options)
  * against ctx: finds the command, answers --help, runs it.  Returns the

@@ -1,0 +1,93 @@
+/*
+ * list: the volumes, one line each (or a JSON array of {"name", "kind",
+ * "size"}, size in bytes).  `status` has the details.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "json.h"
+#include "opts.h"
+#include "size.h"
+#include "store.h"
+
+#define WHAT "list"
+
+static void print_text(struct cmd_ctx *ctx, const struct volume_rec *v,
+		       size_t nr)
+{
+	char size[SIZE_STR_LEN];
+	int wn = 4, wk = 4;
+
+	if (!nr)
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		if ((int)strlen(v[i].name) > wn)
+			wn = (int)strlen(v[i].name);
+		if ((int)strlen(v[i].kind) > wk)
+			wk = (int)strlen(v[i].kind);
+	}
+	fprintf(ctx->out, "%-*s  %-*s  %10s\n", wn, "NAME", wk, "KIND", "SIZE");
+	for (size_t i = 0; i < nr; i++)
+		fprintf(ctx->out, "%-*s  %-*s  %10s\n", wn, v[i].name, wk,
+			v[i].kind, format_size(v[i].size, size));
+}
+
+static void print_json(struct cmd_ctx *ctx, const struct volume_rec *v,
+		       size_t nr)
+{
+	struct json j;
+
+	json_init(&j, ctx->out, JSON_PRETTY);
+	json_array_begin(&j, NULL);
+	for (size_t i = 0; i < nr; i++) {
+		json_object_begin(&j, NULL);
+		json_string(&j, "name", v[i].name);
+		json_string(&j, "kind", v[i].kind);
+		json_u64(&j, "size", v[i].size);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+}
+
+static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 }
+	};
+	struct volume_rec *v = NULL;
+	int as_json = 0, c, r;
+	size_t nr = 0;
+
+	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
+	     first = 0) {
+		if (c != 'j')
+			return CMD_USAGE;
+		as_json = 1;
+	}
+	r = opts_args(ctx, WHAT, argc, argv, 0, 0, "");
+	if (r)
+		return r;
+	r = store_volume_list(ctx->store, &v, &nr);
+	if (r)
+		return opts_store_error(ctx, WHAT, "list volumes", r);
+	if (as_json)
+		print_json(ctx, v, nr);
+	else
+		print_text(ctx, v, nr);
+	free(v);
+	return CMD_OK;
+}
+
+const struct cmd cmd_list = {
+	.name = "list",
+	.usage =
+		"list [--json]\n"
+		"\n"
+		"Lists the volumes: name, kind and size.\n"
+		"\n"
+		"  --json  print a JSON array of {\"name\", \"kind\", \"size\"}, size in bytes\n",
+	.run = list_run,
+	.needs_store = 1,
+};

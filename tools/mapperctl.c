@@ -1,0 +1,197 @@
+/*
+ * mapperctl: the admin CLI.
+ *
+ * It parses only the global options.  While a daemon serves the pool, the
+ * command line goes to it over the control socket and the daemon runs the
+ * command (it is the only writer then, and its volumes follow the change
+ * at once); otherwise mapperctl runs the same command itself, holding the
+ * pool's lock so that a daemon starting meanwhile, or a second mapperctl,
+ * waits its turn.  `init` and --help need no pool.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "log.h"
+#include "store.h"
+#include "wire.h"
+
+#define DEFAULT_POOL	"/var/lib/mapperfs"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mapperctl [--pool DIR] COMMAND [ARGS...]\n\ncommands:\n");
+	cmd_print_commands(f);
+	fprintf(f, "\nThe pool is DIR, else $MAPPERFS_POOL, else %s.\n"
+		"Run 'mapperctl COMMAND --help' for a command's options.\n",
+		DEFAULT_POOL);
+}
+
+/* Parses the options before COMMAND; returns the index of COMMAND. */
+static int parse_global(int argc, char **argv, const char **pool)
+{
+	static const struct option longopts[] = {
+		{ "pool", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			*pool = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(CMD_OK);
+		case ':':
+			fprintf(stderr, "mapperctl: option '%s' needs a value\n",
+				argv[optind - 1]);
+			exit(CMD_USAGE);
+		default:
+			fprintf(stderr, "mapperctl: unknown option '%s' (see 'mapperctl --help')\n",
+				argv[optind - 1]);
+			exit(CMD_USAGE);
+		}
+	}
+	if (optind == argc) {
+		fprintf(stderr, "mapperctl: no command given (see 'mapperctl --help')\n");
+		exit(CMD_USAGE);
+	}
+	return optind;
+}
+
+/* The daemon runs the command; we print what it said. */
+static int run_remote(int fd, const char *pool, int argc, char **argv)
+{
+	char *out = NULL, *err = NULL;
+	int status, r;
+
+	r = wire_send_request(fd, argc, argv);
+	if (!r)
+		r = wire_recv_response(fd, &status, &out, &err);
+	close(fd);
+	if (r) {
+		fprintf(stderr, "mapperctl: lost the daemon of pool '%s': %s\n", pool,
+			strerror(-r));
+		return CMD_FAIL;
+	}
+	fputs(out, stdout);
+	fputs(err, stderr);
+	free(out);
+	free(err);
+	return status;
+}
+
+/* Takes the pool's lock; returns its descriptor or -1 after a message. */
+static int lock_pool(const char *pool)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", pool);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "mapperctl: cannot open '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			fprintf(stderr, "mapperctl: pool '%s' is in use by another process\n",
+				pool);
+		else
+			fprintf(stderr, "mapperctl: cannot lock '%s': %s\n", path,
+				strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int open_store(const char *pool, struct store **s)
+{
+	char db[PATH_MAX];
+	int r;
+
+	snprintf(db, sizeof(db), "%s/pool.db", pool);
+	r = store_open(db, 0, s);
+	if (r == -ENOENT)
+		fprintf(stderr, "mapperctl: no pool at '%s' (run 'mapperctl init')\n", pool);
+	else if (r == -EUCLEAN)
+		fprintf(stderr, "mapperctl: pool database '%s' is corrupt or not a mapperfs pool\n",
+			db);
+	else if (r == -EPROTONOSUPPORT)
+		fprintf(stderr, "mapperctl: pool database '%s' was written by a newer mapperfs\n",
+			db);
+	else if (r)
+		fprintf(stderr, "mapperctl: cannot open pool database '%s': %s\n", db,
+			strerror(-r));
+	return r;
+}
+
+/* No daemon: run the command here, under the pool's lock. */
+static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	char db[PATH_MAX];
+	struct stat st;
+	int lock, status;
+
+	if (snprintf(db, sizeof(db), "%s/pool.db", ctx->pool_dir) >= (int)sizeof(db)) {
+		fprintf(stderr, "mapperctl: pool path '%s' is too long\n", ctx->pool_dir);
+		return CMD_FAIL;
+	}
+	if (stat(db, &st) < 0 && errno == ENOENT) {
+		fprintf(stderr, "mapperctl: no pool at '%s' (run 'mapperctl init')\n",
+			ctx->pool_dir);
+		return CMD_FAIL;
+	}
+	lock = lock_pool(ctx->pool_dir);
+	if (lock < 0)
+		return CMD_FAIL;
+	if (open_store(ctx->pool_dir, &ctx->store)) {
+		close(lock);
+		return CMD_FAIL;
+	}
+	status = cmd_dispatch(ctx, argc, argv);
+	store_close(ctx->store);
+	close(lock);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *pool = getenv("MAPPERFS_POOL");
+	struct cmd_ctx ctx = { .out = stdout, .err = stderr };
+	const struct cmd *c;
+	int first, words, fd;
+
+	log_init("mapperctl");
+	if (!pool || !*pool)
+		pool = DEFAULT_POOL;
+	first = parse_global(argc, argv, &pool);
+	argc -= first;
+	argv += first;
+	ctx.pool_dir = pool;
+	c = cmd_find(argc, argv, &words);
+	if (!c || !c->needs_store || cmd_help_requested(argc - words, argv + words))
+		return cmd_dispatch(&ctx, argc, argv);
+	fd = wire_connect(pool);
+	if (fd >= 0)
+		return run_remote(fd, pool, argc, argv);
+	if (fd != -ENOENT && fd != -ECONNREFUSED) {
+		fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n", pool,
+			strerror(-fd));
+		return CMD_FAIL;
+	}
+	return run_local(&ctx, argc, argv);
+}

@@ -1,0 +1,271 @@
+/*
+ * The control channel carries a command line one way and its result the
+ * other, one exchange per connection, so neither side needs a parser
+ * beyond this framing.  The request's strings carry no lengths: the
+ * receiver reads until it has seen argc NULs, and since the client sends
+ * nothing more before the reply, anything after them is a protocol error.
+ */
+#include "wire.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define WIRE_MAGIC	"MPFS"
+#define WIRE_HDR	8		/* bytes: magic and argc */
+
+/* send() spares the daemon a SIGPIPE when a client went away. */
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Short read at end of stream: -EPROTO, the peer broke off mid-message. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EPROTO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_u32(int fd, uint32_t v)
+{
+	uint32_t le = htole32(v);
+
+	return write_all(fd, &le, sizeof(le));
+}
+
+static int read_u32(int fd, uint32_t *v)
+{
+	uint32_t le;
+	int r = read_all(fd, &le, sizeof(le));
+
+	if (!r)
+		*v = le32toh(le);
+	return r;
+}
+
+int wire_send_request(int fd, int argc, char *const *argv)
+{
+	size_t total = WIRE_HDR;
+	int r;
+
+	if (argc < 0)
+		return -EINVAL;
+	for (int i = 0; i < argc; i++) {
+		total += strlen(argv[i]) + 1;
+		if (total > WIRE_MAX)
+			return -EMSGSIZE;
+	}
+	r = write_all(fd, WIRE_MAGIC, 4);
+	if (!r)
+		r = write_u32(fd, (uint32_t)argc);
+	for (int i = 0; !r && i < argc; i++)
+		r = write_all(fd, argv[i], strlen(argv[i]) + 1);
+	return r;
+}
+
+/*
+ * Reads the @argc strings of a request into *data, *len bytes, malloc'ed.
+ * The buffer grows by doubling up to the WIRE_MAX the header leaves.
+ */
+static int read_strings(int fd, uint32_t argc, char **data, size_t *len)
+{
+	const size_t max = WIRE_MAX - WIRE_HDR;
+	size_t cap = 0, used = 0, nuls = 0;
+	char *buf = NULL, *tmp;
+	ssize_t n;
+	int r = 0;
+
+	while (!r && nuls < argc) {
+		if (used == cap) {
+			if (cap == max) {
+				r = -EMSGSIZE;
+				break;
+			}
+			cap = cap ? (2 * cap < max ? 2 * cap : max) : 4096;
+			tmp = realloc(buf, cap);
+			if (!tmp) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = tmp;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n ? -errno : -EPROTO;
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			nuls += buf[used + (size_t)i] == '\0';
+		used += (size_t)n;
+	}
+	if (!r && (nuls > argc || buf[used - 1]))
+		r = -EPROTO;
+	if (r) {
+		free(buf);
+		return r;
+	}
+	*data = buf;
+	*len = used;
+	return 0;
+}
+
+int wire_recv_request(int fd, int *argc, char ***argv)
+{
+	char hdr[WIRE_HDR], *data = NULL, *s;
+	size_t len = 0;
+	uint32_t n;
+	char **v;
+	int r;
+
+	r = read_all(fd, hdr, sizeof(hdr));
+	if (r)
+		return r;
+	if (memcmp(hdr, WIRE_MAGIC, 4))
+		return -EPROTO;
+	memcpy(&n, hdr + 4, 4);
+	n = le32toh(n);
+	if (n > WIRE_MAX - WIRE_HDR)
+		return -EMSGSIZE;
+	if (n) {
+		r = read_strings(fd, n, &data, &len);
+		if (r)
+			return r;
+	}
+	v = malloc((n + 1) * sizeof(*v) + len);
+	if (!v) {
+		free(data);
+		return -ENOMEM;
+	}
+	s = (char *)(v + n + 1);
+	if (len)
+		memcpy(s, data, len);
+	free(data);
+	for (uint32_t i = 0; i < n; i++) {
+		v[i] = s;
+		s += strlen(s) + 1;
+	}
+	v[n] = NULL;
+	*argc = (int)n;
+	*argv = v;
+	return 0;
+}
+
+int wire_send_response(int fd, int status, const char *out, size_t out_len,
+		       const char *err, size_t err_len)
+{
+	int r;
+
+	if (out_len > UINT32_MAX || err_len > UINT32_MAX)
+		return -EMSGSIZE;
+	r = write_u32(fd, (uint32_t)status);
+	if (!r)
+		r = write_u32(fd, (uint32_t)out_len);
+	if (!r)
+		r = write_all(fd, out, out_len);
+	if (!r)
+		r = write_u32(fd, (uint32_t)err_len);
+	if (!r)
+		r = write_all(fd, err, err_len);
+	return r;
+}
+
+static int read_blob(int fd, char **out)
+{
+	uint32_t len;
+	char *buf;
+	int r;
+
+	r = read_u32(fd, &len);
+	if (r)
+		return r;
+	buf = malloc((size_t)len + 1);
+	if (!buf)
+		return -ENOMEM;
+	r = read_all(fd, buf, len);
+	if (r) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int wire_recv_response(int fd, int *status, char **out, char **err)
+{
+	uint32_t st;
+	int r;
+
+	r = read_u32(fd, &st);
+	if (r)
+		return r;
+	r = read_blob(fd, out);
+	if (r)
+		return r;
+	r = read_blob(fd, err);
+	if (r) {
+		free(*out);
+		return r;
+	}
+	*status = (int32_t)st;
+	return 0;
+}
+
+int wire_connect(const char *pool_dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, n;
+
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", pool_dir,
+		     CONTROL_SOCKET);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
