@@ -1,0 +1,676 @@
+/*
+ * tests/unit/test_cli.c: the commands as both transports run them,
+ * through cmd_dispatch() on a real pool database, with the output caught
+ * in memory; and the control channel's framing over a socketpair.
+ */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "device.h"
+#include "json.h"
+#include "store.h"
+#include "wire.h"
+
+#define MiB (1ull << 20)
+
+static char root[] = "/tmp/test_cli.XXXXXX";
+static char pool_dir[64];
+static struct store *s;
+static char *out, *err;
+
+/* What the fake daemon was told, and what it answers. */
+static struct {
+	int removing, changed, device_changed, status;
+	int removing_result;
+	int64_t last;
+} calls;
+
+static const struct live_ops *live;
+
+static int remove_entry(const char *path, const struct stat *sb, int type,
+			struct FTW *ftw)
+{
+	(void)sb, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void make_root(void)
+{
+	strcpy(root, "/tmp/test_cli.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+}
+
+static void remove_root(void)
+{
+	nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static int run_words(const char **words)
+{
+	struct cmd_ctx ctx = {
+		.store = s,
+		.pool_dir = pool_dir,
+		.live = live,
+	};
+	size_t out_len, err_len;
+	char *argv[64];
+	int argc = 0, status;
+
+	while (words[argc]) {
+		argv[argc] = (char *)words[argc];
+		argc++;
+	}
+	free(out);
+	free(err);
+	ctx.out = open_memstream(&out, &out_len);
+	ctx.err = open_memstream(&err, &err_len);
+	status = cmd_dispatch(&ctx, argc, argv);
+	fclose(ctx.out);
+	fclose(ctx.err);
+	return status;
+}
+
+#define RUN(...) run_words((const char *[]){ __VA_ARGS__, NULL })
+
+/* The last command failed with @status and said so in one line. */
+#define ck_failed(status, want)						\
+	do {								\
+		ck_assert_int_eq((status), (want));			\
+		ck_assert_msg(!strncmp(err, "mapperctl: ", 11), "err: %s", err); \
+		ck_assert_ptr_eq(strchr(err, '\n'), err + strlen(err) - 1); \
+	} while (0)
+
+#define ck_err_has(text) \
+	ck_assert_msg(strstr(err, (text)) != NULL, "err '%s' lacks '%s'", err, (text))
+
+static const char *file_in_pool(const char *name)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", pool_dir, name);
+	return path;
+}
+
+static void add_device(const char *name, const char *size)
+{
+	char file[64];
+
+	snprintf(file, sizeof(file), "%s.img", name);
+	ck_assert_int_eq(RUN("device", "add", file_in_pool(file), "--create", size,
+			     "--name", name), 0);
+}
+
+static void make_pool(void)
+{
+	char db[PATH_MAX];
+
+	snprintf(pool_dir, sizeof(pool_dir), "%s/XXXXXX", root);
+	ck_assert_ptr_nonnull(mkdtemp(pool_dir));
+	snprintf(db, sizeof(db), "%s/pool.db", pool_dir);
+	ck_assert_int_eq(store_open(db, STORE_CREATE, &s), 0);
+	memset(&calls, 0, sizeof(calls));
+	live = NULL;
+	add_device("d0", "32M");
+	add_device("d1", "32M");
+}
+
+static void close_pool(void)
+{
+	store_close(s);
+	free(out);
+	free(err);
+	out = err = NULL;
+}
+
+static size_t nr_volumes(void)
+{
+	struct volume_rec *v;
+	size_t nr;
+
+	ck_assert_int_eq(store_volume_list(s, &v, &nr), 0);
+	free(v);
+	return nr;
+}
+
+/* ---- usage ------------------------------------------------------------- */
+
+START_TEST(unknown_command_is_a_usage_error)
+{
+	ck_failed(RUN("frobnicate"), CMD_USAGE);
+	ck_err_has("'frobnicate'");
+	ck_failed(RUN("create", "wobbly", "x"), CMD_USAGE);
+	ck_failed(RUN("device"), CMD_USAGE);
+}
+END_TEST
+
+START_TEST(unknown_option_is_a_usage_error)
+{
+	ck_failed(RUN("list", "--frobnicate"), CMD_USAGE);
+	ck_err_has("unknown option '--frobnicate'");
+	ck_failed(RUN("create", "linear", "x", "--size", "8M", "-q"), CMD_USAGE);
+	ck_failed(RUN("create", "linear", "x", "--size"), CMD_USAGE);
+	ck_err_has("needs a value");
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(missing_or_extra_arguments_are_usage_errors)
+{
+	ck_failed(RUN("create", "linear", "x"), CMD_USAGE);
+	ck_failed(RUN("create", "linear", "--size", "1M"), CMD_USAGE);
+	ck_failed(RUN("remove"), CMD_USAGE);
+	ck_failed(RUN("remove", "a", "b"), CMD_USAGE);
+	ck_failed(RUN("create", "linear", "x", "--size", "1M", "--segment", "d0:0:1M"),
+		  CMD_USAGE);
+}
+END_TEST
+
+START_TEST(help_on_every_command_exits_0_and_prints_usage)
+{
+	static const char *cmds[][2] = {
+		{ "init", NULL }, { "device", "add" }, { "device", "list" },
+		{ "device", "remove" }, { "create", "linear" }, { "extend", NULL },
+		{ "remove", NULL }, { "list", NULL }, { "status", NULL },
+	};
+
+	store_close(s);
+	s = NULL;			/* help needs no pool */
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		int st = cmds[i][1] ? RUN(cmds[i][0], cmds[i][1], "--help")
+				    : RUN(cmds[i][0], "x", "-h");
+
+		ck_assert_int_eq(st, 0);
+		ck_assert_msg(!strncmp(out, "usage: mapperctl ", 17), "out: %s", out);
+		ck_assert_str_eq(err, "");
+	}
+	ck_assert_int_eq(RUN("device", "--help"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "device add PATH"));
+	s = NULL;
+}
+END_TEST
+
+/* ---- names and sizes --------------------------------------------------- */
+
+START_TEST(bad_names_are_refused_and_nothing_is_created)
+{
+	static const char *names[] = { "a/b", "..", ".", "", ".hidden", "a b", "a\nb",
+		"a:b", "x1234567890123456789012345678901234567890123456789012345678901234" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_failed(RUN("create", "linear", names[i], "--size", "1M"), CMD_FAIL);
+		ck_err_has("invalid name");
+	}
+	ck_failed(RUN("device", "add", file_in_pool("d9.img"), "--create", "4M",
+		      "--name", "a/b"), CMD_FAIL);
+	ck_assert_int_eq(access(file_in_pool("d9.img"), F_OK), -1);
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(longest_name_is_accepted)
+{
+	const char *name = "x123456789012345678901234567890123456789012345678901234567890123";
+
+	ck_assert_int_eq(RUN("create", "linear", name, "--size", "1M"), 0);
+}
+END_TEST
+
+START_TEST(duplicate_volume_name_is_refused)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v1", "--size", "1M"), 0);
+	ck_failed(RUN("create", "linear", "v1", "--size", "1M"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: create linear: volume 'v1' exists\n");
+	ck_assert_uint_eq(nr_volumes(), 1);
+}
+END_TEST
+
+START_TEST(zero_junk_unaligned_and_too_large_sizes_are_refused)
+{
+	static const char *sizes[] = { "0", "-1", "abc", "1Q", "1.5M", "", "1000",
+		"99999999T" };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		ck_failed(RUN("create", "linear", "x", "--size", sizes[i]), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: create linear: size '99999999T' is too large\n");
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+/* ---- linear volumes ------------------------------------------------------ */
+
+START_TEST(segments_are_stored_after_the_label_in_order)
+{
+	struct extent_rec *e;
+	struct volume_rec v;
+	size_t nr;
+
+	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:6M",
+			     "--segment", "d0:0:8M"), 0);
+	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	ck_assert_uint_eq(v.size, 14 * MiB);
+	ck_assert_str_eq(v.kind, "linear");
+	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_uint_eq(e[0].dev_offset, DEVICE_DATA_OFFSET + 4 * MiB);
+	ck_assert_uint_eq(e[0].length, 6 * MiB);
+	ck_assert_uint_eq(e[1].dev_offset, DEVICE_DATA_OFFSET);
+	free(e);
+}
+END_TEST
+
+START_TEST(segment_past_the_end_of_a_device_is_refused)
+{
+	ck_failed(RUN("create", "linear", "x", "--segment", "d0:28M:8M"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: create linear: segment 'd0:28M:8M' runs past the end of device 'd0'\n");
+	ck_failed(RUN("create", "linear", "x", "--segment", "d0:31M:4K"), CMD_FAIL);
+	ck_failed(RUN("create", "linear", "x", "--segment", "d9:0:4K"), CMD_FAIL);
+	ck_err_has("no device 'd9'");
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(segment_overlapping_another_volume_is_refused)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v1", "--segment", "d0:0:8M"), 0);
+	ck_failed(RUN("create", "linear", "x", "--segment", "d0:4M:8M"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: create linear: segment 'd0:4M:8M' overlaps volume 'v1'\n");
+	ck_assert_uint_eq(nr_volumes(), 1);
+}
+END_TEST
+
+START_TEST(segments_of_one_command_must_not_overlap)
+{
+	ck_failed(RUN("create", "linear", "x", "--segment", "d0:10M:2M", "--segment",
+		      "d0:11M:2M"), CMD_FAIL);
+	ck_err_has("overlaps segment 'd0:10M:2M'");
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(not_enough_free_space_is_refused_saying_what_is_free)
+{
+	ck_failed(RUN("create", "linear", "x", "--size", "70M"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: create linear: not enough free space for 70.00 MiB on device(s) d0, d1 (62.00 MiB free)\n");
+	ck_failed(RUN("create", "linear", "x", "--size", "40M", "--on", "d1"), CMD_FAIL);
+	ck_err_has("on device(s) d1 (31.00 MiB free)");
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(allocation_spans_the_devices_named_with_on)
+{
+	struct extent_rec *e;
+	struct volume_rec v;
+	size_t nr;
+
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "40M", "--on", "d1,d0"), 0);
+	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_uint_eq(e[0].length + e[1].length, 40 * MiB);
+	free(e);
+}
+END_TEST
+
+START_TEST(extend_appends_extents_and_grows_the_volume)
+{
+	struct extent_rec *e;
+	struct volume_rec v;
+	size_t nr;
+
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "8M", "--on", "d0"), 0);
+	ck_assert_int_eq(RUN("extend", "v", "--size", "12M", "--on", "d1"), 0);
+	ck_assert_int_eq(RUN("extend", "v", "--size", "+4M"), 0);
+	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	ck_assert_uint_eq(v.size, 16 * MiB);
+	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
+	ck_assert_uint_ge(nr, 3);
+	ck_assert_uint_eq(e[1].seq, 1);
+	free(e);
+}
+END_TEST
+
+START_TEST(extend_to_a_smaller_or_equal_size_is_refused)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "8M"), 0);
+	ck_failed(RUN("extend", "v", "--size", "4M"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: extend: new size must be larger than 8.00 MiB\n");
+	ck_failed(RUN("extend", "v", "--size", "8M"), CMD_FAIL);
+	ck_failed(RUN("extend", "v", "--size", "100M"), CMD_FAIL);
+	ck_err_has("not enough free space");
+	ck_failed(RUN("extend", "nosuch", "--size", "100M"), CMD_FAIL);
+	ck_err_has("no volume 'nosuch'");
+}
+END_TEST
+
+START_TEST(remove_frees_the_space)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "30M", "--on", "d0"), 0);
+	ck_failed(RUN("create", "linear", "w", "--size", "30M", "--on", "d0"), CMD_FAIL);
+	ck_assert_int_eq(RUN("remove", "v"), 0);
+	ck_assert_int_eq(RUN("create", "linear", "w", "--size", "30M", "--on", "d0"), 0);
+	ck_failed(RUN("remove", "v"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: remove: no volume 'v'\n");
+}
+END_TEST
+
+/* ---- devices ---------------------------------------------------------------- */
+
+START_TEST(device_in_use_cannot_be_removed)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:0:4M"), 0);
+	ck_failed(RUN("device", "remove", "d1"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: device remove: device 'd1' is in use by volume 'v'\n");
+	ck_assert_int_eq(RUN("remove", "v"), 0);
+	ck_assert_int_eq(RUN("device", "remove", "d1"), 0);
+}
+END_TEST
+
+START_TEST(labelled_device_is_refused_until_removed_or_forced)
+{
+	const char *d0 = strdup(file_in_pool("d0.img"));
+
+	ck_failed(RUN("device", "add", d0, "--name", "again"), CMD_FAIL);
+	ck_err_has("registered already as device 'd0'");
+	ck_assert_int_eq(RUN("device", "remove", "d0"), 0);
+	/* removing wiped the label: it may come back without --force */
+	ck_assert_int_eq(RUN("device", "add", d0, "--name", "d0"), 0);
+	free((void *)d0);
+}
+END_TEST
+
+START_TEST(device_carrying_another_pools_label_needs_force)
+{
+	const char *path = strdup(file_in_pool("foreign.img"));
+	struct device_label l = { .size = 8 * MiB };
+	struct device *dev;
+	FILE *f = fopen(path, "w");
+
+	ck_assert_int_eq(ftruncate(fileno(f), 8 * MiB), 0);
+	fclose(f);
+	ck_assert_int_eq(device_open(path, 0, &dev), 0);
+	ck_assert_int_eq(device_label_write(dev, &l), 0);
+	device_close(dev);
+	ck_failed(RUN("device", "add", path), CMD_FAIL);
+	ck_err_has("already belongs to a pool");
+	ck_assert_int_eq(RUN("device", "add", path, "--force"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "added device 'foreign.img'"));
+	free((void *)path);
+}
+END_TEST
+
+START_TEST(device_add_refuses_small_devices_and_existing_files_to_create)
+{
+	ck_failed(RUN("device", "add", file_in_pool("small.img"), "--create", "512K"),
+		  CMD_FAIL);
+	ck_err_has("too small");
+	ck_assert_int_eq(access(file_in_pool("small.img"), F_OK), -1);
+	ck_failed(RUN("device", "add", file_in_pool("d0.img"), "--create", "32M",
+		      "--name", "x"), CMD_FAIL);
+	ck_err_has("exists");
+	ck_assert_int_eq(access(file_in_pool("d0.img"), F_OK), 0);
+	ck_failed(RUN("device", "add", file_in_pool("nosuch.img")), CMD_FAIL);
+}
+END_TEST
+
+/* ---- listings -------------------------------------------------------------- */
+
+START_TEST(list_json_is_an_array_of_name_kind_size)
+{
+	ck_assert_int_eq(RUN("list", "--json"), 0);
+	ck_assert_str_eq(out, "[]\n");
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
+	ck_assert_int_eq(RUN("list", "--json"), 0);
+	ck_assert_str_eq(out, "[\n  {\n    \"name\": \"v\",\n    \"kind\": \"linear\",\n"
+			      "    \"size\": 1048576\n  }\n]\n");
+	ck_assert_int_eq(RUN("list"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "1.00 MiB"));
+}
+END_TEST
+
+START_TEST(status_json_shows_segments_relative_to_the_data_area)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:4K"), 0);
+	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
+	ck_assert_str_eq(out,
+		"{\n  \"name\": \"v\",\n  \"kind\": \"linear\",\n  \"size\": 4096,\n"
+		"  \"segments\": [\n    {\n      \"device\": \"d1\",\n"
+		"      \"offset\": 4194304,\n      \"length\": 4096\n    }\n  ],\n"
+		"  \"daemon\": false\n}\n");
+	ck_assert_int_eq(RUN("status"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "volumes:\n  - name: v\n"));
+	ck_failed(RUN("status", "nosuch"), CMD_FAIL);
+}
+END_TEST
+
+/* ---- the live hooks ----------------------------------------------------------- */
+
+static int fake_removing(void *arg, int64_t id)
+{
+	(void)arg;
+	calls.removing++;
+	calls.last = id;
+	return calls.removing_result;
+}
+
+static int fake_changed(void *arg, int64_t id)
+{
+	(void)arg;
+	calls.changed++;
+	calls.last = id;
+	return 0;
+}
+
+static int fake_device_changed(void *arg, int64_t id)
+{
+	(void)arg, (void)id;
+	calls.device_changed++;
+	return 0;
+}
+
+static void fake_status(void *arg, int64_t id, struct json *j)
+{
+	(void)arg, (void)id;
+	calls.status++;
+	json_u64(j, "open", 3);
+}
+
+static const struct live_ops fake_live = {
+	.volume_removing = fake_removing,
+	.volume_changed = fake_changed,
+	.device_changed = fake_device_changed,
+	.volume_status = fake_status,
+};
+
+START_TEST(daemon_hears_of_every_change_after_the_commit)
+{
+	struct volume_rec v;
+
+	live = &fake_live;
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
+	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	ck_assert_int_eq(calls.changed, 1);
+	ck_assert_int_eq(calls.last, v.id);
+	ck_assert_int_eq(RUN("extend", "v", "--size", "2M"), 0);
+	ck_assert_int_eq(calls.changed, 2);
+	add_device("d2", "4M");
+	ck_assert_int_eq(calls.device_changed, 1);
+	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"daemon\": true,\n  \"open\": 3\n}"));
+	ck_assert_int_eq(RUN("remove", "v"), 0);
+	ck_assert_int_eq(calls.removing, 1);
+	ck_assert_int_eq(calls.changed, 3);
+}
+END_TEST
+
+START_TEST(busy_volume_is_not_removed)
+{
+	live = &fake_live;
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
+	calls.removing_result = -EBUSY;
+	ck_failed(RUN("remove", "v"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: remove: volume 'v' is busy (open)\n");
+	ck_assert_uint_eq(nr_volumes(), 1);
+}
+END_TEST
+
+/* ---- the wire ------------------------------------------------------------------ */
+
+START_TEST(request_crosses_the_wire_intact)
+{
+	char *argv[] = { "create", "linear", "", "v\n1", NULL }, **got;
+	int sv[2], argc;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(wire_send_request(sv[0], 4, argv), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), 0);
+	ck_assert_int_eq(argc, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(got[i], argv[i]);
+	ck_assert_ptr_null(got[4]);
+	free(got);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(response_crosses_the_wire_intact)
+{
+	char *o, *e;
+	int sv[2], st;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(wire_send_response(sv[0], 2, "out\n", 4, "", 0), 0);
+	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e), 0);
+	ck_assert_int_eq(st, 2);
+	ck_assert_str_eq(o, "out\n");
+	ck_assert_str_eq(e, "");
+	free(o);
+	free(e);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(truncated_or_foreign_request_is_a_protocol_error)
+{
+	char **got;
+	int sv[2], argc;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[0], "MPFS\2\0\0\0list\0li", 15), 15);
+	close(sv[0]);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), -EPROTO);
+	close(sv[1]);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[0], "HTTP/1.1", 8), 8);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), -EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(oversize_request_is_refused_before_sending)
+{
+	char *big = malloc(WIRE_MAX);
+	char *argv[] = { big };
+
+	memset(big, 'x', WIRE_MAX - 1);
+	big[WIRE_MAX - 1] = '\0';
+	ck_assert_int_eq(wire_send_request(-1, 1, argv), -EMSGSIZE);
+	free(big);
+}
+END_TEST
+
+START_TEST(connect_without_a_daemon_is_enoent)
+{
+	ck_assert_int_eq(wire_connect("/nonexistent"), -ENOENT);
+}
+END_TEST
+
+/* ---- json -------------------------------------------------------------------- */
+
+START_TEST(json_escapes_quotes_backslashes_and_control_characters)
+{
+	char *buf = NULL;
+	size_t len;
+	struct json j;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_init(&j, f, JSON_COMPACT);
+	json_object_begin(&j, NULL);
+	json_string(&j, "a\"b", "x\\y\n\x01");
+	json_array_begin(&j, "e");
+	json_array_end(&j);
+	json_bool(&j, "t", 1);
+	json_object_end(&j);
+	fclose(f);
+	ck_assert_str_eq(buf, "{\"a\\\"b\":\"x\\\\y\\n\\u0001\",\"e\":[],\"t\":true}\n");
+	free(buf);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+	Suite *suite = suite_create("cli");
+	TCase *tc = tcase_create("commands");
+	TCase *wire = tcase_create("wire and json");
+
+	tcase_add_unchecked_fixture(tc, make_root, remove_root);
+	tcase_add_checked_fixture(tc, make_pool, close_pool);
+	tcase_add_test(tc, unknown_command_is_a_usage_error);
+	tcase_add_test(tc, unknown_option_is_a_usage_error);
+	tcase_add_test(tc, missing_or_extra_arguments_are_usage_errors);
+	tcase_add_test(tc, help_on_every_command_exits_0_and_prints_usage);
+	tcase_add_test(tc, bad_names_are_refused_and_nothing_is_created);
+	tcase_add_test(tc, longest_name_is_accepted);
+	tcase_add_test(tc, duplicate_volume_name_is_refused);
+	tcase_add_test(tc, zero_junk_unaligned_and_too_large_sizes_are_refused);
+	tcase_add_test(tc, segments_are_stored_after_the_label_in_order);
+	tcase_add_test(tc, segment_past_the_end_of_a_device_is_refused);
+	tcase_add_test(tc, segment_overlapping_another_volume_is_refused);
+	tcase_add_test(tc, segments_of_one_command_must_not_overlap);
+	tcase_add_test(tc, not_enough_free_space_is_refused_saying_what_is_free);
+	tcase_add_test(tc, allocation_spans_the_devices_named_with_on);
+	tcase_add_test(tc, extend_appends_extents_and_grows_the_volume);
+	tcase_add_test(tc, extend_to_a_smaller_or_equal_size_is_refused);
+	tcase_add_test(tc, remove_frees_the_space);
+	tcase_add_test(tc, device_in_use_cannot_be_removed);
+	tcase_add_test(tc, labelled_device_is_refused_until_removed_or_forced);
+	tcase_add_test(tc, device_carrying_another_pools_label_needs_force);
+	tcase_add_test(tc, device_add_refuses_small_devices_and_existing_files_to_create);
+	tcase_add_test(tc, list_json_is_an_array_of_name_kind_size);
+	tcase_add_test(tc, status_json_shows_segments_relative_to_the_data_area);
+	tcase_add_test(tc, daemon_hears_of_every_change_after_the_commit);
+	tcase_add_test(tc, busy_volume_is_not_removed);
+	suite_add_tcase(suite, tc);
+
+	tcase_add_test(wire, request_crosses_the_wire_intact);
+	tcase_add_test(wire, response_crosses_the_wire_intact);
+	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);
+	tcase_add_test(wire, oversize_request_is_refused_before_sending);
+	tcase_add_test(wire, connect_without_a_daemon_is_enoent);
+	tcase_add_test(wire, json_escapes_quotes_backslashes_and_control_characters);
+	suite_add_tcase(suite, wire);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(cli_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,136 @@
+/*
+ * tests/unit/test_size.c: sizes as typed on the command line and as
+ * printed back.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "size.h"
+
+static uint64_t parsed(const char *s)
+{
+	uint64_t v = 12345;
+
+	ck_assert_int_eq(parse_size(s, &v), 0);
+	return v;
+}
+
+static int refused(const char *s)
+{
+	uint64_t v = 12345;
+	int r = parse_size(s, &v);
+
+	ck_assert_uint_eq(v, 12345);	/* untouched on failure */
+	return r;
+}
+
+START_TEST(plain_number_is_bytes)
+{
+	ck_assert_uint_eq(parsed("4096"), 4096);
+	ck_assert_uint_eq(parsed("1"), 1);
+	ck_assert_uint_eq(parsed("007"), 7);
+}
+END_TEST
+
+START_TEST(suffixes_are_powers_of_1024)
+{
+	ck_assert_uint_eq(parsed("64K"), 64ull << 10);
+	ck_assert_uint_eq(parsed("3M"), 3ull << 20);
+	ck_assert_uint_eq(parsed("2G"), 2ull << 30);
+	ck_assert_uint_eq(parsed("5T"), 5ull << 40);
+}
+END_TEST
+
+START_TEST(suffixes_take_any_case_and_an_optional_ib)
+{
+	ck_assert_uint_eq(parsed("64k"), 64ull << 10);
+	ck_assert_uint_eq(parsed("1g"), 1ull << 30);
+	ck_assert_uint_eq(parsed("1GiB"), 1ull << 30);
+	ck_assert_uint_eq(parsed("1mib"), 1ull << 20);
+}
+END_TEST
+
+START_TEST(zero_parses_and_callers_judge_it)
+{
+	ck_assert_uint_eq(parsed("0"), 0);
+	ck_assert_uint_eq(parsed("0G"), 0);
+}
+END_TEST
+
+START_TEST(negative_decimal_empty_and_junk_are_invalid)
+{
+	ck_assert_int_eq(refused("-1"), -EINVAL);
+	ck_assert_int_eq(refused("1.5G"), -EINVAL);
+	ck_assert_int_eq(refused(""), -EINVAL);
+	ck_assert_int_eq(refused("abc"), -EINVAL);
+	ck_assert_int_eq(refused("1Q"), -EINVAL);
+	ck_assert_int_eq(refused("1GB"), -EINVAL);
+	ck_assert_int_eq(refused("1 G"), -EINVAL);
+	ck_assert_int_eq(refused(" 1"), -EINVAL);
+	ck_assert_int_eq(refused("1P"), -EINVAL);
+	ck_assert_int_eq(refused("G"), -EINVAL);
+	ck_assert_int_eq(refused("+1"), -EINVAL);
+}
+END_TEST
+
+START_TEST(sizes_from_2_to_the_63_are_too_large)
+{
+	ck_assert_uint_eq(parsed("9223372036854775807"), (uint64_t)INT64_MAX);
+	ck_assert_int_eq(refused("9223372036854775808"), -ERANGE);
+	ck_assert_int_eq(refused("99999999999999999999999"), -ERANGE);
+	ck_assert_uint_eq(parsed("8388607T"), 8388607ull << 40);
+	ck_assert_int_eq(refused("8388608T"), -ERANGE);
+	ck_assert_int_eq(refused("99999999T"), -ERANGE);
+}
+END_TEST
+
+START_TEST(format_prints_bytes_below_1k)
+{
+	char buf[SIZE_STR_LEN];
+
+	ck_assert_str_eq(format_size(0, buf), "0 B");
+	ck_assert_str_eq(format_size(1023, buf), "1023 B");
+}
+END_TEST
+
+START_TEST(format_picks_the_largest_unit_with_two_decimals)
+{
+	char buf[SIZE_STR_LEN];
+
+	ck_assert_str_eq(format_size(1024, buf), "1.00 KiB");
+	ck_assert_str_eq(format_size(3ull << 29, buf), "1.50 GiB");
+	ck_assert_str_eq(format_size(100ull << 20, buf), "100.00 MiB");
+	ck_assert_str_eq(format_size(1ull << 40, buf), "1.00 TiB");
+	ck_assert_str_eq(format_size(UINT64_MAX, buf), "16.00 EiB");
+}
+END_TEST
+
+static Suite *size_suite(void)
+{
+	Suite *suite = suite_create("size");
+	TCase *tc = tcase_create("parse and format");
+
+	tcase_add_test(tc, plain_number_is_bytes);
+	tcase_add_test(tc, suffixes_are_powers_of_1024);
+	tcase_add_test(tc, suffixes_take_any_case_and_an_optional_ib);
+	tcase_add_test(tc, zero_parses_and_callers_judge_it);
+	tcase_add_test(tc, negative_decimal_empty_and_junk_are_invalid);
+	tcase_add_test(tc, sizes_from_2_to_the_63_are_too_large);
+	tcase_add_test(tc, format_prints_bytes_below_1k);
+	tcase_add_test(tc, format_picks_the_largest_unit_with_two_decimals);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(size_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
