@@ -175,13 +175,6 @@ void json_u64(struct json *j, const char *key, uint64_t value)
 	scalar_end(j);
 }
 
-void json_i64(struct json *j, const char *key, int64_t value)
-{
-	scalar(j, key);
-	fprintf(j->f, "%" PRId64, value);
-	scalar_end(j);
-}
-
 void json_bool(struct json *j, const char *key, int value)
 {
 	scalar(j, key);

@@ -49,7 +49,6 @@ void json_array_end(struct json *j);
 
 void json_string(struct json *j, const char *key, const char *value);
 void json_u64(struct json *j, const char *key, uint64_t value);
-void json_i64(struct json *j, const char *key, int64_t value);
 void json_bool(struct json *j, const char *key, int value);
 /* Bytes: a number in JSON, "1.00 GiB" in JSON_TEXT. */
 void json_size(struct json *j, const char *key, uint64_t bytes);
