@@ -15,47 +15,48 @@ mapperctl create linear w --size 8M --on d1
 snapshot() { { mapperctl list --json; mapperctl device list --json; } | jq -S . ; }
 snapshot >before
 
-# rejects [-s STATUS] ARGS...: mapperctl ARGS must fail cleanly, changing nothing.
+# rejects [-s STATUS] [-m REGEX] ARGS...: mapperctl ARGS must fail cleanly,
+# with a message matching REGEX (after "mapperctl: "), changing nothing.
 rejects()
 {
-	local opts=()
+	local status=() regex=''
 
-	[ "$1" != -s ] || { opts=(-s "$2"); shift 2; }
-	expect_fail "${opts[@]}" -m '^mapperctl: ' mapperctl "$@"
+	[ "$1" != -s ] || { status=(-s "$2"); shift 2; }
+	[ "$1" != -m ] || { regex=$2; shift 2; }
+	expect_fail "${status[@]}" -m "^mapperctl: .*$regex" mapperctl "$@"
 	snapshot | cmp -s before - || fail "'mapperctl $*' failed but changed the pool"
 }
 
-rejects -s 2 frobnicate
-rejects -s 2 list --frobnicate
-rejects -s 2 create linear x --size 8M --frobnicate
-rejects -s 2 create linear x			# no size, no segment
-rejects -s 2 create wobbly x --size 8M	# unknown kind
+rejects -s 2 -m frobnicate frobnicate
+rejects -s 2 -m frobnicate list --frobnicate
+rejects -s 2 -m frobnicate create linear x --size 8M --frobnicate
+rejects -s 2 create linear x				# no size, no segment
+rejects -s 2 -m wobbly create wobbly x --size 8M	# unknown kind
 for size in 0 -1 abc 1Q 99999999999T 1.5M ''; do
-	rejects create linear x --size "$size"
+	rejects -m size create linear x --size "$size"
 done
 for name in a/b .. . '' "$(printf 'a\nb')"; do
-	rejects create linear "$name" --size 1M
+	rejects -m name create linear "$name" --size 1M
 done
-rejects create linear v --size 1M				# duplicate name
-rejects create linear x --segment d0:28M:8M			# past the end (31M data)
-rejects create linear x --segment d0:31M:1M			# starts at the end
-rejects create linear x --segment d0:4M:8M			# overlaps v
-rejects create linear x --segment d0:10M:2M --segment d0:11M:2M	# overlaps itself
-rejects create linear x --segment nosuchdev:0:1M
-rejects create linear x --size 60M				# 46M free in all
-rejects create linear x --size 30M --on d1			# 23M free on d1
+rejects -m "'v'" create linear v --size 1M			# duplicate name
+rejects -m d0 create linear x --segment d0:28M:8M		# past the end (31M data)
+rejects -m d0 create linear x --segment d0:31M:1M		# starts at the end
+rejects -m "'v'" create linear x --segment d0:4M:8M		# overlaps v
+rejects -m overlap create linear x --segment d0:10M:2M --segment d0:11M:2M
+rejects -m nosuchdev create linear x --segment nosuchdev:0:1M
+rejects -m space create linear x --size 60M			# 46M free in all
+rejects -m space create linear x --size 30M --on d1		# 23M free on d1
 rejects extend v --size 4M					# shrinking is not extending
-rejects extend v --size 100M					# no room
-rejects extend nosuchvol --size 100M
-rejects remove nosuchvol
-rejects status nosuchvol
-rejects device add "$T_DIR/devices/d0.img"			# already registered
-rejects device add "$T_DIR/devices/d9.img" --create 512K	# smaller than its label
-rejects device add "$T_DIR/nosuchfile"
-rejects device remove d0					# v lives on it
+rejects -m space extend v --size 100M
+rejects -m nosuchvol extend nosuchvol --size 100M
+rejects -m nosuchvol remove nosuchvol
+rejects -m nosuchvol status nosuchvol
+rejects -m d0 device add "$T_DIR/devices/d0.img"		# already registered
+rejects -m d9 device add "$T_DIR/devices/d9.img" --create 512K	# smaller than its label
+rejects -m nosuchfile device add "$T_DIR/nosuchfile"
+rejects -m "'v'" device remove d0				# v lives on it
 
 expect_fail -m "^mapperctl: .*$T_DIR/nosuchpool" mapperctl --pool "$T_DIR/nosuchpool" list
-expect_fail -m '^mapperctl: ' env -u MAPPERFS_POOL "$MAPPERFS_BUILD/bin/mapperctl" list
 expect_fail -m '^mapperctl: ' mapperctl init			# pool exists already
 snapshot | cmp -s before - || fail "a failed init changed the pool"
 
