@@ -19,6 +19,7 @@
 # mount behind, or a daemon that would not exit, is a bug worth seeing.
 
 set -euo pipefail
+shopt -s inherit_errexit		# helpers also stop at the first error inside $(...)
 
 T_NAME=$(basename "$0" .sh)
 T_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
