@@ -17,7 +17,7 @@ out=$(xfs_io -c "pwrite -q -S 0x5a 0 1m" -c fsync -c "pwrite -q -S 0xa5 1m 1m" -
 sync -f "$MNT/v" || fail "syncfs on the mount failed"
 sync -d "$MNT/v" || fail "fdatasync via sync -d failed"
 { head -c "$MiB" /dev/zero | tr '\0' '\132'; head -c "$MiB" /dev/zero | tr '\0' '\245'; } >want
-vol_from_devices v | head -c $((2 * MiB)) | cmp want - ||
+cmp -n $((2 * MiB)) want <(vol_from_devices v) ||
 	fail "fsynced data is not on the raw device"
 
 df -P "$MNT" >df.out || fail "df on the mount failed"
