@@ -12,6 +12,7 @@ int engine_init(struct engine *e, unsigned int depth)
 	int r;
 
 	e->depth = depth;
+	e->broken = false;
 	r = io_uring_queue_init(depth, &e->ring,
 				IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
 	if (r == -EINVAL)
@@ -50,6 +51,18 @@ static void queue_seg(struct engine *e, struct seg *g, unsigned int i,
 	io_uring_sqe_set_data64(sqe, i);
 }
 
+/*
+ * io_uring_enter failed for a reason that is no passing condition: SQEs
+ * may be left in the ring pointing at buffers about to be reused, so the
+ * engine refuses all further work instead of submitting them later.
+ */
+static int engine_break(struct engine *e, int r)
+{
+	log_error("io_uring_enter failed: %s; this thread's io engine stops", strerror(-r));
+	e->broken = true;
+	return -EIO;
+}
+
 static void report(const struct seg *g, bool write, int res)
 {
 	log_error("%s of %u bytes at offset %llu of '%s' failed: %s",
@@ -65,6 +78,9 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 {
 	unsigned int next = 0, inflight = 0;
 	int err = 0;
+
+	if (e->broken)
+		return -EIO;
 
 	for (unsigned int i = 0; i < s->nr; i++)
 		s->v[i].done = 0;
@@ -86,10 +102,8 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 		if (!inflight)
 			break;
 		r = io_uring_submit_and_wait(&e->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN) {
-			log_error("io_uring_submit_and_wait: %s", strerror(-r));
-			return -EIO;	/* the ring is unusable; nothing to drain */
-		}
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			return engine_break(e, r);
 		io_uring_for_each_cqe(&e->ring, head, cqe) {
 			struct seg *g = &s->v[cqe->user_data];
 			int res = cqe->res;
@@ -132,9 +146,12 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 	unsigned int done = 0;
 	int err = 0;
 
+	if (e->broken)
+		return -EIO;
 	while (done < nr) {
 		unsigned int batch = nr - done < e->depth ? nr - done : e->depth;
 		struct io_uring_cqe *cqe;
+		int r;
 
 		for (unsigned int i = 0; i < batch; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
@@ -142,14 +159,13 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 			io_uring_prep_fsync(sqe, devs[done + i]->fd, IORING_FSYNC_DATASYNC);
 			io_uring_sqe_set_data64(sqe, done + i);
 		}
-		io_uring_submit(&e->ring);
+		r = io_uring_submit(&e->ring);
+		if (r < 0)
+			return engine_break(e, r);
 		for (unsigned int i = 0; i < batch; i++) {
-			int r = io_uring_wait_cqe(&e->ring, &cqe);
-
-			if (r < 0) {
-				log_error("io_uring_wait_cqe: %s", strerror(-r));
-				return -EIO;
-			}
+			r = io_uring_wait_cqe(&e->ring, &cqe);
+			if (r < 0)
+				return engine_break(e, r);
 			if (cqe->res < 0) {
 				log_error("fdatasync of '%s' failed: %s",
 					  devs[cqe->user_data]->path, strerror(-cqe->res));

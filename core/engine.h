@@ -14,6 +14,7 @@
 #define MAPPERFS_ENGINE_H
 
 #include <liburing.h>
+#include <stdbool.h>
 
 #include "segs.h"
 
@@ -22,6 +23,7 @@ struct device;
 struct engine {
 	struct io_uring ring;
 	unsigned int depth;		/* SQEs in flight at most */
+	bool broken;			/* a ring failure: every call is -EIO */
 };
 
 int engine_init(struct engine *e, unsigned int depth);	/* 0 or -errno */

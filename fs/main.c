@@ -180,16 +180,25 @@ static int open_store(struct daemon *d)
 	return r;
 }
 
-static void ask_for_io_flusher(void)
+/*
+ * A loop device over one of our files sends its writeback through us;
+ * without PF_IO_FLUSHER our own allocations under memory pressure could
+ * wait on that writeback: a deadlock.  Asked for before any thread starts
+ * (threads inherit it); the answer is logged once serving, in the log.
+ * Returns 0 or the errno of the refusal.
+ */
+static int ask_for_io_flusher(void)
 {
-	/*
-	 * A loop device over one of our files sends its writeback through
-	 * us; without PF_IO_FLUSHER our own allocations under memory
-	 * pressure could wait on that writeback: a deadlock.
-	 */
-	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0)
+	return prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0 ? errno : 0;
+}
+
+static void log_io_flusher(int refused)
+{
+	if (refused)
 		log_warn("PR_SET_IO_FLUSHER refused (%s): a loop device on this mount "
-			 "may deadlock under memory pressure", strerror(errno));
+			 "may deadlock under memory pressure", strerror(refused));
+	else
+		log_info("running as an I/O flusher (PR_SET_IO_FLUSHER)");
 }
 
 static int mount_session(struct daemon *d, const struct options *o)
@@ -307,7 +316,8 @@ static void tell_ready(int ready_fd, const char *pool_dir)
 	close(ready_fd);
 }
 
-static int serve(struct daemon *d, const struct options *o, int ready_fd)
+static int serve(struct daemon *d, const struct options *o, int ready_fd,
+		 int io_flusher_refused)
 {
 	struct control *control;
 	struct workers *workers;
@@ -333,6 +343,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd)
 	log_info("serving pool '%s' on '%s' with %u workers", d->pool_dir,
 		 d->mountpoint, o->workers);
 	tell_ready(ready_fd, d->pool_dir);
+	log_io_flusher(io_flusher_refused);
 
 	workers_join(workers);		/* returns once the mount is gone */
 	pthread_kill(signal_thread, SIGUSR1);
@@ -349,7 +360,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct daemon d = { 0 };
-	int ready_fd = -1, lock_fd, r;
+	int ready_fd = -1, lock_fd, io_flusher_refused, r;
 	sigset_t set;
 
 	log_init("mapperfs");
@@ -385,7 +396,7 @@ int main(int argc, char **argv)
 	lock_fd = lock_pool(d.pool_dir);
 	if (lock_fd < 0)
 		return 1;
-	ask_for_io_flusher();
+	io_flusher_refused = ask_for_io_flusher();
 	d.uid = geteuid();
 	d.gid = getegid();
 	urcu_memb_register_thread();
@@ -397,7 +408,7 @@ int main(int argc, char **argv)
 	if (!r)
 		r = daemon_load_volumes(&d);
 	if (!r)
-		r = serve(&d, &o, ready_fd);
+		r = serve(&d, &o, ready_fd, io_flusher_refused);
 	volset_release(&d.vols);
 	daemon_close_devices(&d);
 	store_close(d.store);

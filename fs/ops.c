@@ -53,7 +53,6 @@ static void mfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
 	conn->max_write = WORKER_MAX_IO;
-	conn->max_read = WORKER_MAX_IO;
 	conn->max_readahead = WORKER_MAX_IO;
 	conn->max_background = OPS_MAX_BACKGROUND;
 	conn->congestion_threshold = OPS_MAX_BACKGROUND * 3 / 4;

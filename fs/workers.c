@@ -31,6 +31,13 @@ static void *worker_main(void *arg)
 
 	self = w;
 	urcu_memb_register_thread();
+	/* The ring is made here: IORING_SETUP_SINGLE_ISSUER binds it to us. */
+	w->engine_ok = engine_init(&w->engine, WORKER_RING_DEPTH) == 0;
+	if (!w->engine_ok) {
+		log_error("cannot set up io_uring for a worker; it will not serve");
+		urcu_memb_unregister_thread();
+		return NULL;
+	}
 	while (!fuse_session_exited(w->se)) {
 		int r = fuse_session_receive_buf(w->se, &w->fbuf);
 
@@ -48,8 +55,6 @@ static void *worker_main(void *arg)
 
 static int worker_init(struct worker *w, struct fuse_session *se)
 {
-	int r;
-
 	w->se = se;
 	if (posix_memalign((void **)&w->recv_mem, PAGE, RECV_SIZE + PAGE))
 		return -ENOMEM;
@@ -59,18 +64,13 @@ static int worker_init(struct worker *w, struct fuse_session *se)
 		free(w->recv_mem);
 		return -ENOMEM;
 	}
-	r = engine_init(&w->engine, WORKER_RING_DEPTH);
-	if (r) {
-		log_error("cannot set up io_uring: %s", strerror(-r));
-		free(w->read_buf);
-		free(w->recv_mem);
-	}
-	return r;
+	return 0;
 }
 
 static void worker_release(struct worker *w)
 {
-	engine_exit(&w->engine);
+	if (w->engine_ok)
+		engine_exit(&w->engine);
 	free(w->read_buf);
 	free(w->recv_mem);
 }

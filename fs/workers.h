@@ -25,7 +25,8 @@
 struct worker {
 	pthread_t thread;
 	struct fuse_session *se;
-	struct engine engine;
+	struct engine engine;		/* made by the worker's own thread */
+	int engine_ok;
 	char *recv_mem;			/* allocation behind fbuf.mem */
 	struct fuse_buf fbuf;
 	void *read_buf;			/* WORKER_MAX_IO bytes, page aligned */
