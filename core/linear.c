@@ -84,7 +84,7 @@ static unsigned int table_find(const struct linear_table *tb, uint64_t off)
 static int linear_map(struct target *t, enum io_dir dir, uint64_t off,
 		      uint32_t len, struct segs *out)
 {
-	struct linear_table *tb = rcu_dereference(to_linear(t)->table);
+	struct linear_table *tb = rcu_load(to_linear(t)->table);
 	unsigned int i = table_find(tb, off);
 	uint32_t buf_off = 0;
 
@@ -121,11 +121,11 @@ static int linear_flush(struct target *t, struct engine *e)
 	struct linear_table *tb;
 	unsigned int nr;
 
-	urcu_memb_read_lock();
-	tb = rcu_dereference(to_linear(t)->table);
+	rcu_read_begin();
+	tb = rcu_load(to_linear(t)->table);
 	nr = tb->nr_devs < 64 ? tb->nr_devs : 64;
 	memcpy(devs, tb->devs, nr * sizeof(*devs));
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	return engine_sync(e, devs, nr);
 }
 
@@ -142,12 +142,12 @@ static int linear_discard(struct target *t, struct engine *e, uint64_t off,
 		uint64_t in_seg, n;
 		unsigned int i;
 
-		urcu_memb_read_lock();
-		tb = rcu_dereference(to_linear(t)->table);
+		rcu_read_begin();
+		tb = rcu_load(to_linear(t)->table);
 		i = table_find(tb, off);
 		s = tb->seg[i];
 		in_seg = off - tb->start[i];
-		urcu_memb_read_unlock();
+		rcu_read_end();
 		if (in_seg >= s.len)
 			return -EINVAL;
 		n = s.len - in_seg < len ? s.len - in_seg : len;
@@ -201,8 +201,8 @@ int linear_replace(struct target *t, const struct linear_seg *v, unsigned int nr
 	tb = table_build(v, nr);
 	if (!tb)
 		return -ENOMEM;
-	old = rcu_xchg_pointer(&to_linear(t)->table, tb);
-	urcu_memb_synchronize_rcu();
+	old = rcu_publish(to_linear(t)->table, tb);
+	rcu_wait_readers();
 	table_free(old);
 	return 0;
 }

@@ -7,6 +7,51 @@
 #define MAPPERFS_RCU_H
 
 #define _LGPL_SOURCE
+#include <stdatomic.h>
 #include <urcu/urcu-memb.h>
+
+/*
+ * Pointers that RCU protects are C11 _Atomic: readers load them with
+ * acquire, the writer publishes with an acq_rel exchange.  On x86 these
+ * cost what rcu_dereference/rcu_xchg_pointer cost, and ThreadSanitizer
+ * understands them, so the unit tests can check the protocol.
+ */
+#define rcu_load(ptr)		atomic_load_explicit(&(ptr), memory_order_acquire)
+#define rcu_publish(ptr, val)	atomic_exchange_explicit(&(ptr), (val), memory_order_acq_rel)
+
+/*
+ * ThreadSanitizer cannot see that a grace period orders every reader's
+ * section before the writer's free.  Under TSan each section end releases
+ * a token and each grace period acquires it, which tells it so.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char rcu_tsan_token;
+#define RCU_TSAN_RELEASE()	__tsan_release(&rcu_tsan_token)
+#define RCU_TSAN_ACQUIRE()	__tsan_acquire(&rcu_tsan_token)
+#else
+#define RCU_TSAN_RELEASE()	do { } while (0)
+#define RCU_TSAN_ACQUIRE()	do { } while (0)
+#endif
+
+/* A read-side section: never blocks, may nest. */
+static inline void rcu_read_begin(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void rcu_read_end(void)
+{
+	RCU_TSAN_RELEASE();
+	urcu_memb_read_unlock();
+}
+
+/* Waits until every section that began before the call has ended.  Blocks. */
+static inline void rcu_wait_readers(void)
+{
+	urcu_memb_synchronize_rcu();
+	RCU_TSAN_ACQUIRE();
+}
 
 #endif

@@ -69,9 +69,9 @@ static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 {
 	int r;
 
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	r = v->target->ops->map(v->target, dir, off, len, segs);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	return r;
 }
 

@@ -31,11 +31,11 @@ static int live_volume_removing(void *arg, int64_t id)
 	struct volume *v;
 	int r = 0;
 
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), id);
 	if (v)
 		r = volume_retire(v);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	return r;
 }
 
@@ -54,7 +54,7 @@ static void live_volume_status(void *arg, int64_t id, struct json *j)
 	struct daemon *d = arg;
 	struct volume *v;
 
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), id);
 	if (v) {
 		json_u64(j, "open", (uint64_t)atomic_load(&v->holders));
@@ -64,7 +64,7 @@ static void live_volume_status(void *arg, int64_t id, struct json *j)
 		json_u64(j, "write_bytes", atomic_load(&v->stats.write_bytes));
 		json_u64(j, "io_errors", atomic_load(&v->stats.errors));
 	}
-	urcu_memb_read_unlock();
+	rcu_read_end();
 }
 
 static const struct live_ops live_ops = {

@@ -228,9 +228,9 @@ static struct volume *served(struct daemon *d, int64_t id)
 	struct volume *v;
 
 	/* Only this thread changes the set, so @v outlives the section. */
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), id);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	return v;
 }
 

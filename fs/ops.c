@@ -74,13 +74,13 @@ static void mfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_name(volset_read(&d->vols), name);
 	if (v) {
 		e.ino = (fuse_ino_t)v->id + 1;
 		fill_volume_attr(d, v, &e.attr);
 	}
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	if (!v) {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -100,11 +100,11 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, 0);
 		return;
 	}
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
 	if (v)
 		fill_volume_attr(d, v, &st);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	if (!v)
 		fuse_reply_err(req, ENOENT);
 	else
@@ -125,7 +125,7 @@ static void mfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = 0;
 
 	(void)fi;
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
 	if (!v)
 		err = ino == ROOT_INO ? EPERM : ENOENT;
@@ -136,7 +136,7 @@ static void mfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		err = EPERM;
 	else
 		fill_volume_attr(d, v, &st);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -162,7 +162,7 @@ static void mfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	/* Offsets: 1 ".", 2 "..", then 3 + index of the volume. */
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	a = volset_read(&d->vols);
 	for (off_t i = off; i < (off_t)a->nr + 2; i++) {
 		struct stat st = { .st_mode = S_IFREG };
@@ -186,7 +186,7 @@ static void mfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		used += n;
 	}
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	fuse_reply_buf(req, buf, used);
 	free(buf);
 }
@@ -201,10 +201,10 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
 	err = v ? -volume_hold(v) : ENOENT;
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -280,9 +280,9 @@ static void mfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_blocks = atomic_load(&d->space_total) / bsize;
 	sv.f_bfree = atomic_load(&d->space_free) / bsize;
 	sv.f_bavail = sv.f_bfree;
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	sv.f_files = volset_read(&d->vols)->nr;
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	sv.f_namemax = NAME_MAX_LEN;
 	fuse_reply_statfs(req, &sv);
 }

@@ -37,7 +37,7 @@ void volset_release(struct volset *s)
 
 struct volset_array *volset_read(struct volset *s)
 {
-	return rcu_dereference(s->cur);
+	return rcu_load(s->cur);
 }
 
 struct volume *volset_find_id(struct volset_array *a, int64_t id)
@@ -67,9 +67,9 @@ struct volume *volset_find_name(struct volset_array *a, const char *name)
 
 static void publish(struct volset *s, struct volset_array *next)
 {
-	struct volset_array *old = rcu_xchg_pointer(&s->cur, next);
+	struct volset_array *old = rcu_publish(s->cur, next);
 
-	urcu_memb_synchronize_rcu();
+	rcu_wait_readers();
 	free(old);
 }
 

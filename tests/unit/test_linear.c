@@ -39,9 +39,9 @@ static int map(struct target *t, uint64_t off, uint32_t len, struct segs *out)
 {
 	int r;
 
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	r = t->ops->map(t, IO_READ, off, len, out);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	return r;
 }
 
