@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int device_size(int fd, const struct stat *st, uint64_t *size)
@@ -31,6 +32,19 @@ static void device_open_direct(struct device *dev, const struct stat *st)
 	if (dev->fd_direct >= 0 && S_ISBLK(st->st_mode) &&
 	    ioctl(dev->fd_direct, BLKSSZGET, &lbs) == 0 && lbs > 0)
 		dev->dio_align = (unsigned int)lbs;
+}
+
+/*
+ * io_uring runs a read inline only on files that take RWF_NOWAIT; on the
+ * others (tmpfs) it hands every request to a kernel worker thread, one
+ * more context switch per request.  The engine needs to know.
+ */
+static bool device_probe_nowait(int fd)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+
+	return preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
 }
 
 int device_open(const char *path, int64_t id, struct device **out)
@@ -66,6 +80,7 @@ int device_open(const char *path, int64_t id, struct device **out)
 	if (r)
 		goto err_close;
 	device_open_direct(dev, &st);
+	dev->nowait = device_probe_nowait(dev->fd);
 	*out = dev;
 	return 0;
 

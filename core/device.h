@@ -11,6 +11,7 @@
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,7 @@ struct device {
 	int fd;				/* buffered, read-write */
 	int fd_direct;			/* O_DIRECT, or -1 */
 	unsigned int dio_align;		/* bytes: alignment fd_direct needs */
+	bool nowait;			/* takes RWF_NOWAIT: io_uring runs it inline */
 	uint64_t size;			/* bytes, as found at open */
 };
 

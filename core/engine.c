@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "log.h"
@@ -71,6 +72,30 @@ static void report(const struct seg *g, bool write, int res)
 }
 
 /*
+ * One segment on a device io_uring would hand to a kernel worker anyway:
+ * doing the syscall here saves that thread hop (half the latency on tmpfs).
+ */
+static int rw_inline(struct seg *g, char *buf, bool write)
+{
+	while (g->done < g->len) {
+		uint64_t off = g->dev_off + g->done;
+		uint32_t len = g->len - g->done;
+		char *p = buf + g->buf_off + g->done;
+		int fd = seg_direct_ok(g->dev, off, len, p) ? g->dev->fd_direct : g->dev->fd;
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			report(g, write, n < 0 ? -errno : 0);
+			return -EIO;
+		}
+		g->done += (uint32_t)n;
+	}
+	return 0;
+}
+
+/*
  * At most e->depth SQEs are in flight, and each completion frees the slot
  * its segment may need again, so io_uring_get_sqe() never fails.
  */
@@ -84,6 +109,8 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 
 	for (unsigned int i = 0; i < s->nr; i++)
 		s->v[i].done = 0;
+	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait)
+		return rw_inline(&s->v[0], buf, write);
 	while (next < s->nr || inflight) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
