@@ -31,6 +31,7 @@
 #include "ops.h"
 #include "rcu.h"
 #include "store.h"
+#include "transport.h"
 #include "workers.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -223,6 +224,10 @@ static int mount_session(struct daemon *d, const struct options *o)
 		return -EINVAL;
 	}
 	r = fuse_session_mount(d->se, d->mountpoint);
+	if (!r && transport_install(d->se)) {
+		fuse_session_unmount(d->se);
+		r = -1;
+	}
 	if (r) {
 		log_error("cannot mount on '%s'", d->mountpoint);
 		fuse_session_destroy(d->se);

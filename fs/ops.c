@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "rcu.h"
+#include "transport.h"
 #include "volume.h"
 #include "workers.h"
 
@@ -213,6 +214,7 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
 	fi->noflush = 1;
+	transport_mark_parallel_open();
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		volume_unhold(v);	/* the opener was interrupted */
 }
