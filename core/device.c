@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -47,6 +50,19 @@ static bool device_probe_nowait(int fd)
 	return preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
 }
 
+static void device_map_if_in_memory(struct device *dev, const struct stat *st)
+{
+	struct statfs sfs;
+	void *p;
+
+	if (!S_ISREG(st->st_mode) || !dev->size || fstatfs(dev->fd, &sfs) < 0 ||
+	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC))
+		return;
+	p = mmap(NULL, dev->size, PROT_READ, MAP_SHARED, dev->fd, 0);
+	if (p != MAP_FAILED)
+		dev->mem = p;
+}
+
 int device_open(const char *path, int64_t id, struct device **out)
 {
 	struct device *dev;
@@ -81,6 +97,7 @@ int device_open(const char *path, int64_t id, struct device **out)
 		goto err_close;
 	device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
+	device_map_if_in_memory(dev, &st);
 	*out = dev;
 	return 0;
 
@@ -97,6 +114,8 @@ void device_close(struct device *dev)
 {
 	if (!dev)
 		return;
+	if (dev->mem)
+		munmap((void *)dev->mem, dev->size);
 	if (dev->fd_direct >= 0)
 		close(dev->fd_direct);
 	close(dev->fd);

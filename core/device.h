@@ -7,6 +7,13 @@
  * dio_align.  Direct I/O keeps the backing's page cache out of the way;
  * the buffered descriptor keeps unaligned requests (512-byte guests)
  * working.  Linux keeps the two coherent for one file.
+ *
+ * A regular file on tmpfs or ramfs is also mapped read-only: its page
+ * cache is the data, so a read reply can be written to /dev/fuse straight
+ * from the mapping with one copy, where reading it into a buffer first
+ * would cost two (on a real device, DMA fills the buffer and the reply is
+ * the one copy).  A fault on the mapping surfaces as EFAULT/EIO in the
+ * kernel's copy, never as a signal in the daemon.
  */
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
@@ -25,6 +32,7 @@ struct device {
 	unsigned int dio_align;		/* bytes: alignment fd_direct needs */
 	bool nowait;			/* takes RWF_NOWAIT: io_uring runs it inline */
 	uint64_t size;			/* bytes, as found at open */
+	const char *mem;		/* memory-backed file mapped read-only, or NULL */
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "engine.h"
 #include "rcu.h"
 
@@ -107,6 +108,66 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		r = engine_read(e, &segs, buf);
 	else if (r > 0)
 		r = -EIO;	/* reads are never deferred */
+	segs_release(&segs);
+	count(v, IO_READ, len, r);
+	return r < 0 ? r : (ssize_t)len;
+}
+
+/* Points @iov at the pieces; reads the ones not in memory into @buf. */
+static int read_described(struct engine *e, struct segs *segs, char *buf,
+			  struct iovec *iov, unsigned int *nr_iov)
+{
+	struct segs copied;
+	unsigned int n = 0;
+	int r;
+
+	segs_init(&copied);
+	for (unsigned int i = 0; i < segs->nr; i++) {
+		const struct seg *g = &segs->v[i];
+		const char *p = buf + g->buf_off;
+
+		if (g->dev && g->dev->mem)
+			p = g->dev->mem + g->dev_off;
+		else if (segs_push(&copied, g->dev, g->dev_off, g->len, g->buf_off))
+			return -ENOMEM;
+		if (n && (char *)iov[n - 1].iov_base + iov[n - 1].iov_len == p)
+			iov[n - 1].iov_len += g->len;
+		else if (n == VOLUME_READ_IOV)
+			return -E2BIG;
+		else
+			iov[n++] = (struct iovec){ (void *)p, g->len };
+	}
+	r = copied.nr ? engine_read(e, &copied, buf) : 0;
+	segs_release(&copied);
+	*nr_iov = n;
+	return r;
+}
+
+ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
+			uint64_t off, uint32_t len, struct iovec *iov,
+			unsigned int *nr_iov)
+{
+	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
+	struct segs segs;
+	int r;
+
+	if (off >= size) {
+		*nr_iov = 0;
+		return 0;
+	}
+	if (len > size - off)
+		len = (uint32_t)(size - off);
+	segs_init(&segs);
+	r = map_range(v, IO_READ, off, len, &segs);
+	if (r == MAP_REMAPPED)
+		r = read_described(e, &segs, buf, iov, nr_iov);
+	if (r == -E2BIG) {	/* too scattered to describe: copy it all */
+		r = engine_read(e, &segs, buf);
+		iov[0] = (struct iovec){ buf, len };
+		*nr_iov = 1;
+	} else if (r > 0) {
+		r = -EIO;	/* reads are never deferred */
+	}
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
 	return r < 0 ? r : (ssize_t)len;

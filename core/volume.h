@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "target.h"
 
@@ -57,6 +58,17 @@ int volume_retire(struct volume *v);
  */
 ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		    uint64_t off, uint32_t len);
+/*
+ * Reads like volume_read, but describes the data in @iov (at most
+ * VOLUME_READ_IOV entries) instead of always copying it into @buf: pieces
+ * on memory-mapped devices point into the mapping, the rest into @buf.
+ * The pointers stay valid until the caller's next call.  Returns the
+ * bytes read and sets *nr_iov, or -errno.
+ */
+#define VOLUME_READ_IOV 16
+ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
+			uint64_t off, uint32_t len, struct iovec *iov,
+			unsigned int *nr_iov);
 /*
  * Writes up to @len bytes.  Returns the bytes written (short at the end of
  * the volume), -ENOSPC at or past the end, or -errno.

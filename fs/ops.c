@@ -230,17 +230,19 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct worker *w = worker_self();
+	struct iovec iov[VOLUME_READ_IOV];
+	unsigned int nr_iov;
 	ssize_t n;
 
 	(void)ino;
 	if (size > WORKER_MAX_IO)
 		size = WORKER_MAX_IO;
-	n = volume_read(fh_volume(fi), &w->engine, w->read_buf, (uint64_t)off,
-			(uint32_t)size);
+	n = volume_read_iov(fh_volume(fi), &w->engine, w->read_buf, (uint64_t)off,
+			    (uint32_t)size, iov, &nr_iov);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
-		fuse_reply_buf(req, w->read_buf, (size_t)n);
+		fuse_reply_iov(req, iov, (int)nr_iov);
 }
 
 static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,

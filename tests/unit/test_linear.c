@@ -147,12 +147,12 @@ struct files {
 	struct engine engine;
 };
 
-static void files_open(struct files *f)
+static void files_open_in(struct files *f, const char *dir)
 {
 	for (int i = 0; i < 2; i++) {
 		int fd;
 
-		snprintf(f->path[i], sizeof(f->path[i]), "/tmp/test_linear.XXXXXX");
+		snprintf(f->path[i], sizeof(f->path[i]), "%s/test_linear.XXXXXX", dir);
 		fd = mkstemp(f->path[i]);
 		ck_assert_int_ge(fd, 0);
 		ck_assert_int_eq(ftruncate(fd, 4 * MiB), 0);
@@ -160,6 +160,11 @@ static void files_open(struct files *f)
 		ck_assert_int_eq(device_open(f->path[i], i + 1, &f->dev[i]), 0);
 	}
 	ck_assert_int_eq(engine_init(&f->engine, 8), 0);
+}
+
+static void files_open(struct files *f)
+{
+	files_open_in(f, "/tmp");
 }
 
 static void files_close(struct files *f)
@@ -219,6 +224,48 @@ START_TEST(read_past_the_end_is_short_and_write_there_fails)
 	ck_assert_int_eq(volume_read(v, &f.engine, buf, 2 * MiB, 4096), 0);
 	ck_assert_int_eq(volume_write(v, &f.engine, buf, 2 * MiB - 4096, 8192), 4096);
 	ck_assert_int_eq(volume_write(v, &f.engine, buf, 2 * MiB, 4096), -ENOSPC);
+	volume_destroy(v);
+	files_close(&f);
+}
+END_TEST
+
+START_TEST(read_from_memory_devices_points_into_their_mappings)
+{
+	struct iovec iov[VOLUME_READ_IOV];
+	unsigned int nr;
+	struct files f;
+	struct volume *v;
+	char buf[8192];
+
+	files_open_in(&f, "/dev/shm");
+	ck_assert_ptr_nonnull(f.dev[0]->mem);
+	v = two_file_volume(&f);
+	memset(buf, 'm', sizeof(buf));
+	ck_assert_int_eq(volume_write(v, &f.engine, buf, MiB - 4096, 8192), 8192);
+	ck_assert_int_eq(volume_read_iov(v, &f.engine, buf, MiB - 4096, 8192, iov, &nr), 8192);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_ptr_eq(iov[0].iov_base, f.dev[0]->mem + 2 * MiB - 4096);
+	ck_assert_ptr_eq(iov[1].iov_base, f.dev[1]->mem + 2 * MiB);
+	ck_assert_int_eq(((char *)iov[1].iov_base)[4095], 'm');
+	volume_destroy(v);
+	files_close(&f);
+}
+END_TEST
+
+START_TEST(read_from_file_devices_is_copied_into_the_buffer)
+{
+	struct iovec iov[VOLUME_READ_IOV];
+	unsigned int nr;
+	struct files f;
+	struct volume *v;
+	char buf[8192];
+
+	files_open(&f);
+	v = two_file_volume(&f);
+	ck_assert_int_eq(volume_read_iov(v, &f.engine, buf, MiB - 4096, 8192, iov, &nr), 8192);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert_ptr_eq(iov[0].iov_base, buf);
+	ck_assert_uint_eq(iov[0].iov_len, 8192);
 	volume_destroy(v);
 	files_close(&f);
 }
@@ -296,6 +343,8 @@ static Suite *linear_suite(void)
 	tcase_add_test(tc, empty_table_is_refused);
 	tcase_add_test(tc, write_across_segments_lands_at_the_device_offsets);
 	tcase_add_test(tc, read_past_the_end_is_short_and_write_there_fails);
+	tcase_add_test(tc, read_from_memory_devices_points_into_their_mappings);
+	tcase_add_test(tc, read_from_file_devices_is_copied_into_the_buffer);
 	tcase_add_test(tc, held_volume_cannot_be_retired);
 	tcase_add_test(tc, table_replaced_while_readers_map_is_never_torn);
 	suite_add_tcase(s, tc);
