@@ -168,15 +168,9 @@ static int open_store(struct daemon *d)
 
 	snprintf(path, sizeof(path), "%s/pool.db", d->pool_dir);
 	r = store_open(path, 0, &d->store);
-	if (r == -ENOENT)
-		log_error("no pool database at '%s' (run 'mapperctl init')", path);
-	else if (r == -EUCLEAN)
-		log_error("pool database '%s' is corrupt or not a mapperfs pool", path);
-	else if (r == -EPROTONOSUPPORT)
-		log_error("pool database '%s' was written by a newer mapperfs", path);
-	else if (r)
-		log_error("cannot open pool database '%s': %s", path, strerror(-r));
-	if (!r)
+	if (r)
+		log_error("pool database '%s' %s", path, store_open_strerror(r));
+	else
 		r = store_pool_uuid(d->store, &d->pool_uuid);
 	return r;
 }

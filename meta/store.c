@@ -364,3 +364,19 @@ void store_close(struct store *s)
 	sqlite3_close(s->db);
 	free(s);
 }
+
+const char *store_open_strerror(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "does not exist (run 'mapperctl init')";
+	case -EUCLEAN:
+		return "is corrupt or not a mapperfs pool";
+	case -EPROTONOSUPPORT:
+		return "was written by a newer mapperfs";
+	case -EBUSY:
+		return "is locked by another process";
+	default:
+		return strerror(-r);
+	}
+}

@@ -34,6 +34,11 @@ enum store_open_flags {
 };
 
 int store_open(const char *path, enum store_open_flags flags, struct store **out);
+/*
+ * What a store_open() error means for a person, to follow the path:
+ * "pool database '/p/pool.db' " + "is corrupt or not a mapperfs pool".
+ */
+const char *store_open_strerror(int r);
 void store_close(struct store *s);
 
 int store_begin(struct store *s);	/* BEGIN IMMEDIATE */

@@ -125,17 +125,8 @@ static int open_store(const char *pool, struct store **s)
 
 	snprintf(db, sizeof(db), "%s/pool.db", pool);
 	r = store_open(db, 0, s);
-	if (r == -ENOENT)
-		fprintf(stderr, "mapperctl: no pool at '%s' (run 'mapperctl init')\n", pool);
-	else if (r == -EUCLEAN)
-		fprintf(stderr, "mapperctl: pool database '%s' is corrupt or not a mapperfs pool\n",
-			db);
-	else if (r == -EPROTONOSUPPORT)
-		fprintf(stderr, "mapperctl: pool database '%s' was written by a newer mapperfs\n",
-			db);
-	else if (r)
-		fprintf(stderr, "mapperctl: cannot open pool database '%s': %s\n", db,
-			strerror(-r));
+	if (r)
+		fprintf(stderr, "mapperctl: pool database '%s' %s\n", db, store_open_strerror(r));
 	return r;
 }
 
