@@ -1,6 +1,8 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -14,10 +16,14 @@ void log_init(const char *program)
 
 int log_to_file(const char *path)
 {
-	FILE *f = fopen(path, "ae");
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -errno;
+	}
 	setvbuf(f, NULL, _IOLBF, 0);
 	log_stream = f;
 	return 0;

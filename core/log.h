@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 void log_init(const char *program);		/* name used as prefix */
-int log_to_file(const char *path);		/* 0 or -errno */
+int log_to_file(const char *path);		/* mode 0600; 0 or -errno */
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
