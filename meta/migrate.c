@@ -80,9 +80,46 @@ static int step1_pool_devices_volumes(struct store *s)
 	return store_step_done(s, st);
 }
 
+/*
+ * Version 2 belongs to thin provisioning, which is being written on
+ * another branch; this placeholder only keeps the numbering until it
+ * lands, and is replaced by that step.
+ */
+static int step2_reserved_for_thin(struct store *s)
+{
+	(void)s;
+	return 0;
+}
+
+/*
+ * Version 3: switch volumes.  The region table is one blob of packed
+ * words per volume (see store_switch.h); paths name a device and an
+ * offset, and keep the device from being deleted.
+ */
+static int step3_switch(struct store *s)
+{
+	return store_exec(s,
+		"CREATE TABLE switch ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" region_size INTEGER NOT NULL CHECK (region_size > 0),"
+		" nr_regions INTEGER NOT NULL CHECK (nr_regions > 0),"
+		" nr_paths INTEGER NOT NULL CHECK (nr_paths BETWEEN 2 AND 256),"
+		" entry_bits INTEGER NOT NULL CHECK (entry_bits BETWEEN 1 AND 8),"
+		" regions BLOB NOT NULL);"
+		"CREATE TABLE switch_path ("
+		" volume INTEGER NOT NULL REFERENCES switch(volume) ON DELETE CASCADE,"
+		" idx INTEGER NOT NULL,"
+		" device INTEGER NOT NULL REFERENCES device(id),"
+		" dev_offset INTEGER NOT NULL,"
+		" PRIMARY KEY (volume, idx));"
+		"CREATE INDEX switch_path_by_device ON switch_path(device);");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
+	step2_reserved_for_thin,
+	step3_switch,
 };
 
 int migrate_latest(void)
