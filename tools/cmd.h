@@ -65,6 +65,12 @@ struct cmd {
 	const char *usage;		/* the --help text, after "usage: mapperctl " */
 	int (*run)(struct cmd_ctx *ctx, int argc, char **argv);
 	unsigned int needs_store : 1;	/* 0 only for init */
+	/*
+	 * The long option ("--file") whose value names a file the command
+	 * reads, or NULL.  The daemon has its own working directory, so
+	 * mapperctl makes that value absolute before sending the request.
+	 */
+	const char *file_option;
 };
 
 /*

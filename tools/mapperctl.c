@@ -71,6 +71,50 @@ static int parse_global(int argc, char **argv, const char **pool)
 	return optind;
 }
 
+/*
+ * Makes the value of @c's file option absolute in argv (as "--file F" or
+ * "--file=F"), for the daemon, which resolves names from its own working
+ * directory.  The new strings are left for exit to free.  0, or CMD_FAIL
+ * after a message if the file cannot be found.
+ */
+static int absolute_file_option(const struct cmd *c, int argc, char **argv)
+{
+	const char *opt = c->file_option;
+	size_t n = opt ? strlen(opt) : 0;
+
+	for (int i = 0; opt && i < argc && strcmp(argv[i], "--"); i++) {
+		const char *name;
+		char **slot;
+		char *abs;
+		int r;
+
+		if (!strcmp(argv[i], opt) && i + 1 < argc) {
+			slot = &argv[++i];
+			name = *slot;
+		} else if (!strncmp(argv[i], opt, n) && argv[i][n] == '=') {
+			slot = &argv[i];
+			name = argv[i] + n + 1;
+		} else {
+			continue;
+		}
+		abs = realpath(name, NULL);
+		if (!abs) {
+			fprintf(stderr, "mapperctl: %s: cannot read '%s': %s\n", c->name,
+				name, strerror(errno));
+			return CMD_FAIL;
+		}
+		if (name == *slot) {
+			*slot = abs;
+			continue;
+		}
+		r = asprintf(slot, "%s=%s", opt, abs);
+		free(abs);
+		if (r < 0)
+			return CMD_FAIL;
+	}
+	return 0;
+}
+
 /* The daemon runs the command; we print what it said. */
 static int run_remote(int fd, const char *pool, int argc, char **argv)
 {
@@ -177,8 +221,13 @@ int main(int argc, char **argv)
 	if (!c || !c->needs_store || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
 	fd = wire_connect(pool);
-	if (fd >= 0)
+	if (fd >= 0) {
+		if (absolute_file_option(c, argc - words, argv + words)) {
+			close(fd);
+			return CMD_FAIL;
+		}
 		return run_remote(fd, pool, argc, argv);
+	}
 	if (fd != -ENOENT && fd != -ECONNREFUSED) {
 		fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n", pool,
 			strerror(-fd));
