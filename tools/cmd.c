@@ -11,8 +11,8 @@
 #include <string.h>
 
 extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
-	cmd_device_remove, cmd_create_linear, cmd_extend, cmd_remove,
-	cmd_list, cmd_status;
+	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
+	cmd_remove, cmd_list, cmd_status, cmd_switch_map;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -20,10 +20,12 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_device_list,
 	&cmd_device_remove,
 	&cmd_create_linear,
+	&cmd_create_switch,
 	&cmd_extend,
 	&cmd_remove,
 	&cmd_list,
 	&cmd_status,
+	&cmd_switch_map,
 };
 
 #define CMD_COUNT (sizeof(cmd_table) / sizeof(cmd_table[0]))

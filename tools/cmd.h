@@ -49,6 +49,13 @@ struct live_ops {
 	int (*device_changed)(void *arg, int64_t id);
 	/* Adds live fields (open count, I/O counters) to a status object. */
 	void (*volume_status)(void *arg, int64_t id, struct json *j);
+	/*
+	 * Adds path @path's live I/O counters ("reads", "writes",
+	 * "read_bytes", "write_bytes") to the object of that path of switch
+	 * volume @id; nothing if the daemon does not serve it.
+	 */
+	void (*switch_path_status)(void *arg, int64_t id, unsigned int path,
+				   struct json *j);
 };
 
 struct cmd_ctx {

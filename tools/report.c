@@ -1,9 +1,12 @@
 #include "report.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "label.h"
 #include "opts.h"
+#include "store_switch.h"
+#include "switch_table.h"
 
 void report_device(struct json *j, const struct device_rec *d,
 		   uint64_t free_bytes)
@@ -48,6 +51,72 @@ static int report_segments(struct cmd_ctx *ctx, const char *what,
 	return r;
 }
 
+static int report_paths(struct cmd_ctx *ctx, const char *what, struct json *j,
+			const struct volume_rec *v, const struct switch_rec *sw,
+			const uint64_t *regions)
+{
+	struct switch_path_rec *p = NULL;
+	struct device_rec d;
+	size_t nr = 0;
+	int r;
+
+	r = store_switch_paths(ctx->store, v->id, &p, &nr);
+	if (r)
+		return opts_store_error(ctx, what, "read the volume's paths", r);
+	json_array_begin(j, "paths");
+	for (size_t i = 0; !r && i < nr && i < sw->nr_paths; i++) {
+		r = store_device_get_by_id(ctx->store, p[i].device, &d);
+		if (r) {
+			r = opts_store_error(ctx, what, "look up a device", r);
+			break;
+		}
+		json_object_begin(j, NULL);
+		json_u64(j, "index", p[i].idx);
+		json_string(j, "device", d.name);
+		json_u64(j, "offset", p[i].dev_offset - DEVICE_DATA_OFFSET);
+		json_u64(j, "regions", regions[i]);
+		if (ctx->live)
+			ctx->live->switch_path_status(ctx->live_arg, v->id, p[i].idx, j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	free(p);
+	return r;
+}
+
+/*
+ * A switch volume: region size and count, and per path its place, how
+ * many regions the table gives it, and the daemon's counters.
+ */
+static int report_switch(struct cmd_ctx *ctx, const char *what, struct json *j,
+			 const struct volume_rec *v)
+{
+	uint64_t regions[SWITCH_PATHS_MAX];
+	struct switch_table *t = NULL;
+	struct switch_rec sw;
+	void *blob = NULL;
+	size_t len;
+	int r;
+
+	r = store_switch_get(ctx->store, v->id, &sw);
+	if (!r)
+		r = store_switch_table_get(ctx->store, v->id, &blob, &len);
+	if (!r)
+		r = switch_table_create(sw.nr_regions, sw.nr_paths, &t);
+	if (!r)
+		r = switch_table_import(t, blob, len);
+	free(blob);
+	if (r) {
+		switch_table_destroy(t);
+		return opts_store_error(ctx, what, "read the region table", r);
+	}
+	switch_table_count(t, regions);
+	switch_table_destroy(t);
+	json_size(j, "region_size", sw.region_size);
+	json_u64(j, "region_count", sw.nr_regions);
+	return report_paths(ctx, what, j, v, &sw, regions);
+}
+
 int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 		  const struct volume_rec *v)
 {
@@ -56,7 +125,10 @@ int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 	json_string(j, "name", v->name);
 	json_string(j, "kind", v->kind);
 	json_size(j, "size", v->size);
-	r = report_segments(ctx, what, j, v);
+	if (!strcmp(v->kind, "switch"))
+		r = report_switch(ctx, what, j, v);
+	else
+		r = report_segments(ctx, what, j, v);
 	if (r)
 		return r;
 	json_bool(j, "daemon", ctx->live != NULL);

@@ -17,8 +17,10 @@ void report_device(struct json *j, const struct device_rec *d,
 
 /*
  * Adds "name", "kind", "size", "segments": [{"device", "offset", "length"}]
- * (offset within the device's data area), "daemon", and the daemon's live
- * fields to an object.  Returns 0, or CMD_FAIL after printing the error.
+ * (offset within the device's data area) or, for a switch volume,
+ * "region_size", "region_count" and "paths": [{"index", "device",
+ * "offset", "regions" (how many the table gives it), and the daemon's
+ * counters}], then "daemon", and the daemon's live fields to an object.  Returns 0, or CMD_FAIL after printing the error.
  */
 int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 		  const struct volume_rec *v);
