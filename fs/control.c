@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "rcu.h"
+#include "switch.h"
 #include "volume.h"
 #include "wire.h"
 
@@ -67,11 +68,33 @@ static void live_volume_status(void *arg, int64_t id, struct json *j)
 	rcu_read_end();
 }
 
+static void live_switch_path_status(void *arg, int64_t id, unsigned int path,
+				    struct json *j)
+{
+	const struct switch_path_stats *st;
+	struct daemon *d = arg;
+	struct volume *v;
+
+	rcu_read_begin();
+	v = volset_find_id(volset_read(&d->vols), id);
+	if (v && !strcmp(v->target->ops->name, "switch")) {
+		st = switch_path_stats(v->target, path);
+		json_u64(j, "reads", atomic_load_explicit(&st->reads, memory_order_relaxed));
+		json_u64(j, "writes", atomic_load_explicit(&st->writes, memory_order_relaxed));
+		json_u64(j, "read_bytes",
+			 atomic_load_explicit(&st->read_bytes, memory_order_relaxed));
+		json_u64(j, "write_bytes",
+			 atomic_load_explicit(&st->write_bytes, memory_order_relaxed));
+	}
+	rcu_read_end();
+}
+
 static const struct live_ops live_ops = {
 	.volume_removing = live_volume_removing,
 	.volume_changed = live_volume_changed,
 	.device_changed = live_device_changed,
 	.volume_status = live_volume_status,
+	.switch_path_status = live_switch_path_status,
 };
 
 static void serve(struct control *c, int fd)

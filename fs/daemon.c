@@ -21,6 +21,9 @@
 #include "rcu.h"
 #include "space.h"
 #include "store.h"
+#include "store_switch.h"
+#include "switch.h"
+#include "switch_table.h"
 #include "volume.h"
 
 struct device *daemon_device(struct daemon *d, int64_t id)
@@ -173,18 +176,112 @@ static int retable_linear(struct daemon *d, struct volume *v)
 	return r;
 }
 
+/* The region table of switch volume @id, as stored.  -EUCLEAN if bad. */
+static int switch_table_load(struct daemon *d, const struct switch_rec *sw,
+			     struct switch_table **out)
+{
+	void *blob;
+	size_t len;
+	int r;
+
+	r = store_switch_table_get(d->store, sw->volume, &blob, &len);
+	if (r)
+		return r;
+	r = switch_table_create(sw->nr_regions, sw->nr_paths, out);
+	if (!r) {
+		r = switch_table_import(*out, blob, len);
+		if (r) {
+			log_error("switch volume %lld: its stored region table is corrupt",
+				  (long long)sw->volume);
+			switch_table_destroy(*out);
+		}
+	}
+	free(blob);
+	return r;
+}
+
+/* The paths of switch volume @sw->volume on the open devices. */
+static int switch_paths(struct daemon *d, const struct switch_rec *sw,
+			struct switch_path *paths)
+{
+	struct switch_path_rec *recs;
+	size_t nr;
+	int r;
+
+	r = store_switch_paths(d->store, sw->volume, &recs, &nr);
+	if (r)
+		return r;
+	if (nr != sw->nr_paths)
+		r = -EUCLEAN;
+	for (size_t i = 0; i < nr && !r; i++) {
+		paths[i].dev = daemon_device(d, recs[i].device);
+		paths[i].dev_off = recs[i].dev_offset;
+		if (!paths[i].dev)
+			r = -EUCLEAN;
+	}
+	if (r)
+		log_error("switch volume %lld: its paths do not match the pool's devices",
+			  (long long)sw->volume);
+	free(recs);
+	return r;
+}
+
+static int build_switch(struct daemon *d, const struct volume_rec *rec,
+			struct target **out)
+{
+	struct switch_path paths[SWITCH_PATHS_MAX];
+	struct switch_table *tb;
+	struct switch_rec sw;
+	int r;
+
+	r = store_switch_get(d->store, rec->id, &sw);
+	if (!r && (sw.nr_paths > SWITCH_PATHS_MAX ||
+		   sw.nr_regions != switch_nr_regions(rec->size, sw.region_size)))
+		r = -EUCLEAN;
+	if (!r)
+		r = switch_paths(d, &sw, paths);
+	if (!r)
+		r = switch_table_load(d, &sw, &tb);
+	if (r)
+		return r;
+	return switch_create(paths, sw.nr_paths, sw.region_size, tb, out);
+}
+
+/*
+ * Publishes the stored table into the live one: after switch-map, only
+ * the words that changed are stored, and I/O goes on meanwhile.
+ */
+static int retable_switch(struct daemon *d, struct volume *v)
+{
+	struct switch_table *tb;
+	struct switch_rec sw;
+	int r;
+
+	r = store_switch_get(d->store, v->id, &sw);
+	if (!r)
+		r = switch_table_load(d, &sw, &tb);
+	if (r)
+		return r;
+	r = switch_set_table(v->target, tb);
+	switch_table_destroy(tb);
+	return r;
+}
+
 static int build_volume(struct daemon *d, const struct volume_rec *rec)
 {
 	struct target *t;
 	struct volume *v;
 	int r;
 
-	if (strcmp(rec->kind, "linear")) {
+	if (!strcmp(rec->kind, "linear")) {
+		r = build_linear(d, rec, &t);
+	} else if (!strcmp(rec->kind, "switch")) {
+		r = build_switch(d, rec, &t);
+	} else {
 		log_error("volume '%s' has kind '%s', which this build cannot serve",
 			  rec->name, rec->kind);
 		return -EPROTONOSUPPORT;
 	}
-	r = build_linear(d, rec, &t);
 	if (r)
 		return r;
 	r = volume_create(rec->id, rec->name, rec->size, t, &v);
@@ -260,6 +357,8 @@ int daemon_volume_changed(struct daemon *d, int64_t id)
 			atomic_store(&v->retired, false);
 			if (!strcmp(rec.kind, "linear"))
 				r = retable_linear(d, v);
+			else if (!strcmp(rec.kind, "switch"))
+				r = retable_switch(d, v);
 			/* The table covers the new size before the size shows. */
 			atomic_store(&v->size, rec.size);
 			forget_kernel_attrs(d, id);
