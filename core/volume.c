@@ -91,17 +91,26 @@ static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
 	}
 }
 
+/* Clips [off, off + *len) to the volume; false if it starts at or past the end. */
+static bool clip(struct volume *v, uint64_t off, uint32_t *len)
+{
+	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
+
+	if (off >= size)
+		return false;
+	if (*len > size - off)
+		*len = (uint32_t)(size - off);
+	return true;
+}
+
 ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		    uint64_t off, uint32_t len)
 {
-	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
 	struct segs segs;
 	int r;
 
-	if (off >= size)
+	if (!clip(v, off, &len))
 		return 0;
-	if (len > size - off)
-		len = (uint32_t)(size - off);
 	segs_init(&segs);
 	r = map_range(v, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED)
@@ -128,16 +137,21 @@ static int read_described(struct engine *e, struct segs *segs, char *buf,
 
 		if (g->dev && g->dev->mem)
 			p = g->dev->mem + g->dev_off;
-		else if (segs_push(&copied, g->dev, g->dev_off, g->len, g->buf_off))
-			return -ENOMEM;
-		if (n && (char *)iov[n - 1].iov_base + iov[n - 1].iov_len == p)
+		else if (segs_push(&copied, g->dev, g->dev_off, g->len, g->buf_off)) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (n && (char *)iov[n - 1].iov_base + iov[n - 1].iov_len == p) {
 			iov[n - 1].iov_len += g->len;
-		else if (n == VOLUME_READ_IOV)
-			return -E2BIG;
-		else
+		} else if (n == VOLUME_READ_IOV) {
+			r = -E2BIG;
+			goto out;
+		} else {
 			iov[n++] = (struct iovec){ (void *)p, g->len };
+		}
 	}
 	r = copied.nr ? engine_read(e, &copied, buf) : 0;
+out:
 	segs_release(&copied);
 	*nr_iov = n;
 	return r;
@@ -147,16 +161,12 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 			uint64_t off, uint32_t len, struct iovec *iov,
 			unsigned int *nr_iov)
 {
-	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
 	struct segs segs;
 	int r;
 
-	if (off >= size) {
-		*nr_iov = 0;
+	*nr_iov = 0;
+	if (!clip(v, off, &len))
 		return 0;
-	}
-	if (len > size - off)
-		len = (uint32_t)(size - off);
 	segs_init(&segs);
 	r = map_range(v, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED)
@@ -176,14 +186,11 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len)
 {
-	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
 	struct segs segs;
 	int r;
 
-	if (off >= size)
+	if (!clip(v, off, &len))
 		return len ? -ENOSPC : 0;
-	if (len > size - off)
-		len = (uint32_t)(size - off);
 	segs_init(&segs);
 	r = map_range(v, IO_WRITE, off, len, &segs);
 	if (r == MAP_REMAPPED)
