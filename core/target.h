@@ -50,6 +50,13 @@ struct target_ops {
 	int (*write_deferred)(struct target *t, struct engine *e, uint64_t off,
 			      uint32_t len, const void *buf);
 
+	/*
+	 * Optional: the write that map() remapped has completed (or failed).
+	 * Lets a target count the fast-path writes in flight, to wait for
+	 * them before it shares their blocks (thin snapshots).  Never blocks.
+	 */
+	void (*end_write)(struct target *t);
+
 	/* Makes every completed write durable.  Blocks.  0 or -EIO. */
 	int (*flush)(struct target *t, struct engine *e);
 

@@ -193,9 +193,11 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
 	r = map_range(v, IO_WRITE, off, len, &segs);
-	if (r == MAP_REMAPPED)
+	if (r == MAP_REMAPPED) {
 		r = engine_write(e, &segs, buf);
-	else if (r == MAP_DEFER)
+		if (v->target->ops->end_write)
+			v->target->ops->end_write(v->target);
+	} else if (r == MAP_DEFER)
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);

@@ -1,0 +1,924 @@
+/*
+ * core/thin.c: the thin target.
+ *
+ * The fast path.  map() walks the volume's directory and leaf with
+ * acquire loads.  A read maps each block to its data block, or to a hole
+ * (zeros) where nothing is mapped.  A write maps only when the volume
+ * owns everything on the way alone: the directory (refs 1), the leaf
+ * (refs 1) and the data block (count 1); then it goes straight to the
+ * data block: no lock, no SQL.  Anything else is deferred.
+ *
+ * The slow path (write_block) runs on the writing thread under the pool
+ * lock for the bookkeeping only.  dm-thin hands such bios to its worker
+ * thread; we do the same work on the FUSE thread that already waits for
+ * the answer, which saves two thread hops per first write and keeps as
+ * many provisioning writes in flight as there are FUSE threads.  What
+ * dm-thin gets from its single worker we get from the lock: two writers
+ * racing for one block never both allocate.  The first takes a block,
+ * marks the entry THIN_PROVISIONING (keeping the old value under the
+ * flag, so readers go on reading the old block or zeros and never wait),
+ * drops the lock, writes the data and zeroes (or copies from the shared
+ * block) the part of the block the write does not cover, and publishes
+ * the entry with a release store.  The second finds the flag and waits
+ * for it to clear, then writes in place.
+ *
+ * Breaking sharing is lazy and page by page, as dm-thin breaks sharing of
+ * btree nodes: the first write after a snapshot copies the directory
+ * (each leaf gains a reference), then the leaf (each data block gains one,
+ * dm-thin's inc_children), then copies the block on write.  A snapshot is
+ * therefore one reference more on a directory, whatever the volume maps.
+ *
+ * Quiescing.  A fast-path write checked "owned alone" before its I/O; a
+ * snapshot that shares the block before that I/O lands would see a write
+ * it should not, and worse, the origin's copy-on-write could copy the
+ * block before it lands and lose it.  So every fast-path write counts
+ * itself in t->inflight (end_write() uncounts it), and an operation that
+ * shares or frees blocks (snapshot, discard, rollback, remove) first sets
+ * t->suspended, which sends new writes to the slow path, where they wait;
+ * then waits for the count and for slow-path provisioning to drain.
+ */
+#include "thin.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "engine.h"
+#include "log.h"
+#include "rcu.h"
+#include "thin_int.h"
+
+#define COPY_CHUNK	(1u << 20)	/* bytes per read/write when copying */
+
+static const struct target_ops thin_ops;
+
+static struct thin *to_thin(struct target *t)
+{
+	return (struct thin *)t;
+}
+
+bool target_is_thin(const struct target *t)
+{
+	return t->ops == &thin_ops;
+}
+
+struct thin_pool *thin_pool_of(struct target *t)
+{
+	return to_thin(t)->pool;
+}
+
+static uint32_t block_size(const struct thin_pool *p)
+{
+	return p->params.block_size;
+}
+
+/* Is the write to [@vb] the volume's alone?  Fast path: loads only. */
+static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
+		  uint32_t *entry)
+{
+	struct thin_leaf *l = atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
+						   memory_order_acquire);
+	uint32_t e;
+
+	if (!l || atomic_load_explicit(&l->refs, memory_order_acquire) != 1)
+		return false;
+	e = atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
+	if (!e || (e & THIN_PROVISIONING) || thin_alloc_refs(&p->alloc, e - 1) != 1)
+		return false;
+	*entry = e;
+	return true;
+}
+
+static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
+		    uint32_t len, struct segs *out)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	bool write = dir == IO_WRITE;
+	struct thin_areas *areas;
+	struct thin_dir *d;
+	uint32_t buf_off = 0;
+
+	if (write) {
+		atomic_fetch_add(&th->inflight, 1);
+		if (atomic_load(&th->suspended))
+			goto defer;
+	}
+	d = rcu_load(th->dir);
+	if (!d)
+		goto err_io;
+	if (write && atomic_load_explicit(&d->refs, memory_order_acquire) != 1)
+		goto defer;
+	areas = rcu_load(p->areas);
+	while (len) {
+		uint64_t vb = off >> p->block_shift, dev_off = 0;
+		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
+		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
+		struct device *dev = NULL;
+		uint32_t e;
+
+		if (vb / THIN_LEAF_ENTRIES >= d->nr)
+			goto err_io;	/* size and map disagree */
+		if (write) {
+			if (!owned(p, d, vb, &e))
+				goto defer;
+		} else {
+			e = thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
+		}
+		if (e)
+			dev = thin_areas_locate(areas, e - 1, p->block_shift, &dev_off);
+		if (segs_push(out, dev, dev_off + in, n, buf_off)) {
+			if (write)
+				atomic_fetch_sub(&th->inflight, 1);
+			return -ENOMEM;
+		}
+		off += n;
+		buf_off += n;
+		len -= n;
+	}
+	return MAP_REMAPPED;
+
+defer:
+	atomic_fetch_sub(&th->inflight, 1);
+	return MAP_DEFER;
+err_io:
+	if (write)
+		atomic_fetch_sub(&th->inflight, 1);
+	return -EIO;
+}
+
+static void thin_end_write(struct target *t)
+{
+	atomic_fetch_sub_explicit(&to_thin(t)->inflight, 1, memory_order_release);
+}
+
+/*
+ * Makes the directory and the leaf holding @vb the volume's own, copying
+ * what is shared and creating the leaf if there is none.  Lock held.
+ */
+static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d = atomic_load(&th->dir);
+	uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
+	struct thin_leaf *l;
+	int r;
+
+	if (!d)
+		return -EIO;
+	if (atomic_load(&d->refs) != 1) {
+		struct thin_dir *nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
+
+		if (!nd)
+			return -ENOMEM;
+		p->nr_dirs++;
+		rcu_publish(th->dir, nd);
+		r = thin_pool_put_dir(p, d);
+		r = r ? r : thin_pool_mark_dir(p, nd);
+		r = r ? r : thin_pool_mark_vol(p, th);
+		if (r)
+			return r;
+		d = nd;
+	}
+	l = atomic_load(&d->leaf[i]);
+	if (!l) {
+		l = thin_leaf_new(thin_pool_page_id(p));
+		if (!l)
+			return -ENOMEM;
+		p->nr_leaves++;
+		atomic_store_explicit(&d->leaf[i], l, memory_order_release);
+		r = thin_pool_mark_leaf(p, l);
+		r = r ? r : thin_pool_mark_dir(p, d);
+		if (r)
+			return r;
+	} else if (atomic_load(&l->refs) != 1) {
+		struct thin_leaf *nl = thin_leaf_copy(l, thin_pool_page_id(p));
+
+		if (!nl)
+			return -ENOMEM;
+		p->nr_leaves++;
+		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
+			uint32_t e = atomic_load_explicit(&nl->e[j], memory_order_relaxed);
+
+			if (e)
+				thin_alloc_get(&p->alloc, e - 1);
+		}
+		atomic_store_explicit(&d->leaf[i], nl, memory_order_release);
+		r = thin_pool_put_leaf(p, l);
+		r = r ? r : thin_pool_mark_leaf(p, nl);
+		r = r ? r : thin_pool_mark_dir(p, d);
+		if (r)
+			return r;
+		l = nl;
+	}
+	*out = l;
+	return 0;
+}
+
+/* Transfers [in, in + n) of data block @b from or to @buf. */
+static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
+		    uint32_t in, uint32_t n, void *buf, bool write)
+{
+	struct thin_areas *areas;
+	struct device *dev;
+	struct segs segs;
+	uint64_t dev_off;
+	int r;
+
+	rcu_read_begin();
+	areas = rcu_load(p->areas);
+	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
+	rcu_read_end();	/* devices outlive every table */
+	segs_init(&segs);
+	r = segs_push(&segs, dev, dev_off + in, n, 0);
+	if (!r)
+		r = write ? engine_write(e, &segs, buf) : engine_read(e, &segs, buf);
+	segs_release(&segs);
+	return r;
+}
+
+/* Makes [in, in + n) of new block @nb read as @old's (or zeros). */
+static int fill_range(struct thin_pool *p, struct engine *e, uint32_t nb,
+		      uint32_t old, uint32_t in, uint32_t n)
+{
+	struct thin_areas *areas;
+	struct device *dev;
+	uint64_t dev_off;
+	void *buf;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	if (!old) {
+		if (!p->params.zero)
+			return 0;
+		rcu_read_begin();
+		areas = rcu_load(p->areas);
+		dev = thin_areas_locate(areas, nb, p->block_shift, &dev_off);
+		rcu_read_end();
+		return device_zero(dev, dev_off + in, n, 0);
+	}
+	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
+		return -ENOMEM;
+	while (n && !r) {
+		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
+
+		r = block_io(p, e, old - 1, in, c, buf, false);
+		if (!r)
+			r = block_io(p, e, nb, in, c, buf, true);
+		in += c;
+		n -= c;
+	}
+	free(buf);
+	return r;
+}
+
+/*
+ * Writes @n bytes at @in of new block @nb, and makes the rest of it read
+ * as the old entry @old did.
+ */
+static int fill_block(struct thin_pool *p, struct engine *e, uint32_t nb,
+		      uint32_t old, uint32_t in, uint32_t n, const void *src)
+{
+	int r;
+
+	r = block_io(p, e, nb, in, n, (void *)src, true);
+	if (!r)
+		r = fill_range(p, e, nb, old, 0, in);
+	if (!r)
+		r = fill_range(p, e, nb, old, in + n, block_size(p) - in - n);
+	return r;
+}
+
+static void wait_resumed(struct thin *th)
+{
+	while (atomic_load(&th->suspended))
+		pthread_cond_wait(&th->pool->changed, &th->pool->lock);
+}
+
+/* Publishes the outcome of provisioning @vb.  Lock held. */
+static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d = atomic_load(&th->dir);
+	struct thin_leaf *l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
+	_Atomic uint32_t *slot = &l->e[vb % THIN_LEAF_ENTRIES];
+
+	th->provisioning--;
+	pthread_cond_broadcast(&p->changed);
+	if (r) {
+		atomic_store_explicit(slot, old, memory_order_release);
+		thin_alloc_unnew(&p->alloc, nb);
+		return r;
+	}
+	atomic_store_explicit(slot, nb + 1, memory_order_release);
+	r = thin_pool_mark_leaf(p, l);
+	if (old)
+		return thin_alloc_put(&p->alloc, old - 1) ? -ENOMEM : r;
+	atomic_fetch_add(&th->mapped, 1);
+	return r;
+}
+
+/* The slow path for the part [in, in + n) of virtual block @vb. */
+static int write_block(struct thin *th, struct engine *e, uint64_t vb,
+		       uint32_t in, uint32_t n, const void *src)
+{
+	struct thin_pool *p = th->pool;
+	bool have_new = false;
+	struct thin_leaf *l;
+	uint32_t old, nb = 0;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		wait_resumed(th);
+		r = own_leaf(th, vb, &l);
+		if (r)
+			goto out_unlock;
+		old = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
+		if (old & THIN_PROVISIONING) {
+			pthread_cond_wait(&p->changed, &p->lock);
+			continue;
+		}
+		if (old && thin_alloc_refs(&p->alloc, old - 1) == 1) {
+			/* Ours alone now (someone provisioned it): in place. */
+			if (have_new)
+				thin_alloc_unnew(&p->alloc, nb);
+			atomic_fetch_add(&th->inflight, 1);
+			pthread_mutex_unlock(&p->lock);
+			r = block_io(p, e, old - 1, in, n, (void *)src, true);
+			atomic_fetch_sub(&th->inflight, 1);
+			return r;
+		}
+		if (have_new)
+			break;
+		/* May drop the lock: look at the entry again after. */
+		r = thin_pool_new_block(p, &nb);
+		if (r)
+			goto out_unlock;
+		have_new = true;
+	}
+	atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], old | THIN_PROVISIONING,
+			      memory_order_release);
+	th->provisioning++;
+	pthread_mutex_unlock(&p->lock);
+
+	r = fill_block(p, e, nb, old, in, n, src);
+
+	pthread_mutex_lock(&p->lock);
+	r = settle(th, vb, old, nb, r);
+out_unlock:
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+static int thin_write_deferred(struct target *t, struct engine *e, uint64_t off,
+			       uint32_t len, const void *buf)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	const char *src = buf;
+	int r = 0;
+
+	while (len && !r) {
+		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
+		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
+
+		r = write_block(th, e, off >> p->block_shift, in, n, src);
+		off += n;
+		src += n;
+		len -= n;
+	}
+	return r;
+}
+
+static int thin_flush(struct target *t, struct engine *e)
+{
+	(void)e;
+	return thin_pool_commit(to_thin(t)->pool);
+}
+
+/*
+ * Stops the volume's writes and waits for those in flight.  Returns with
+ * the pool lock held; thin_resume() undoes it.  Admin and discard paths.
+ */
+static void thin_quiesce(struct thin *th)
+{
+	struct thin_pool *p = th->pool;
+
+	pthread_mutex_lock(&p->lock);
+	wait_resumed(th);
+	atomic_store(&th->suspended, true);
+	while (th->provisioning)
+		pthread_cond_wait(&p->changed, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	/* Fast-path writes end without the lock: a short spin. */
+	while (atomic_load(&th->inflight))
+		sched_yield();
+	pthread_mutex_lock(&p->lock);
+}
+
+static void thin_resume(struct thin *th)
+{
+	atomic_store(&th->suspended, false);
+	pthread_cond_broadcast(&th->pool->changed);
+	pthread_mutex_unlock(&th->pool->lock);
+}
+
+/* Unmaps whole virtual blocks [first, end).  Quiesced, lock held. */
+static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
+{
+	struct thin_pool *p = th->pool;
+	int r = 0;
+
+	for (uint64_t vb = first; vb < end && !r; vb++) {
+		struct thin_dir *d = atomic_load(&th->dir);
+		struct thin_leaf *l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
+		uint32_t e;
+
+		if (!l) {
+			vb |= THIN_LEAF_ENTRIES - 1;	/* the next leaf */
+			continue;
+		}
+		if (!atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]))
+			continue;
+		r = own_leaf(th, vb, &l);
+		if (r)
+			break;
+		e = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
+		atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], 0, memory_order_release);
+		atomic_fetch_sub(&th->mapped, 1);
+		r = thin_alloc_put(&p->alloc, e - 1);
+		r = r ? r : thin_pool_mark_leaf(p, l);
+	}
+	return r;
+}
+
+/* Zeroes [off, off + n) inside one block, if that block is mapped. */
+static int zero_partial(struct thin *th, struct engine *e, uint64_t off, uint32_t n)
+{
+	struct thin_dir *d;
+	uint32_t entry = 0;
+	void *zeros;
+	int r;
+
+	if (!n)
+		return 0;
+	rcu_read_begin();
+	d = rcu_load(th->dir);
+	if (d)
+		entry = thin_dir_entry(d, off >> th->pool->block_shift);
+	rcu_read_end();
+	if (!entry)
+		return 0;
+	zeros = calloc(1, n);
+	if (!zeros)
+		return -ENOMEM;
+	r = thin_write_deferred(&th->target, e, off, n, zeros);
+	free(zeros);
+	return r;
+}
+
+/*
+ * Whole blocks go back to the pool (after the next commit); the partly
+ * covered blocks at either end are written with zeros.
+ */
+static int thin_discard(struct target *t, struct engine *e, uint64_t off,
+			uint64_t len, enum discard_mode mode)
+{
+	struct thin *th = to_thin(t);
+	uint64_t bs = block_size(th->pool), end = off + len;
+	uint64_t first = (off + bs - 1) / bs, last = end / bs;
+	int r;
+
+	(void)mode;			/* both read zeros after */
+	if (first > last) 		/* inside one block */
+		return zero_partial(th, e, off, (uint32_t)len);
+	r = zero_partial(th, e, off, (uint32_t)(first * bs - off));
+	if (!r)
+		r = zero_partial(th, e, last * bs, (uint32_t)(end - last * bs));
+	if (r || first == last)
+		return r;
+	thin_quiesce(th);
+	r = unmap_blocks(th, first, last);
+	thin_pool_kick(th->pool);
+	thin_resume(th);
+	return r;
+}
+
+static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
+		     uint64_t *out)
+{
+	struct thin *th = to_thin(t);
+	uint8_t shift = th->pool->block_shift;
+	uint64_t end = (size + block_size(th->pool) - 1) >> shift;
+	struct thin_dir *d;
+	int r = whence == SEEK_DATA ? -ENXIO : 0;
+
+	*out = size;
+	rcu_read_begin();
+	d = rcu_load(th->dir);
+	for (uint64_t vb = off >> shift; d && vb < end; vb++) {
+		bool mapped;
+
+		if (vb / THIN_LEAF_ENTRIES >= d->nr)
+			break;
+		if (!atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
+					  memory_order_acquire)) {
+			if (whence == SEEK_HOLE) {
+				*out = vb << shift;
+				break;
+			}
+			vb |= THIN_LEAF_ENTRIES - 1;
+			continue;
+		}
+		mapped = (thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0;
+		if (mapped == (whence == SEEK_DATA)) {
+			*out = vb << shift;
+			r = 0;
+			break;
+		}
+	}
+	rcu_read_end();
+	if (*out < off)
+		*out = off;
+	if (*out > size)
+		*out = size;
+	return r;
+}
+
+static uint64_t thin_mapped_bytes(struct target *t)
+{
+	struct thin *th = to_thin(t);
+
+	return atomic_load(&th->mapped) << th->pool->block_shift;
+}
+
+/* Frees the in-memory map only: the store keeps it (shutdown). */
+static void forget_dir(struct thin_dir *d)
+{
+	if (atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	for (uint32_t i = 0; i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		if (l && atomic_fetch_sub(&l->refs, 1) == 1)
+			thin_leaf_free_rcu(l);
+	}
+	thin_dir_free_rcu(d);
+}
+
+static void thin_destroy(struct target *t)
+{
+	struct thin *th = to_thin(t);
+	struct thin_dir *d;
+
+	pthread_mutex_lock(&th->pool->lock);
+	thin_pool_unlink(th->pool, th);
+	d = atomic_load(&th->dir);
+	if (d)
+		forget_dir(d);
+	pthread_mutex_unlock(&th->pool->lock);
+	free(th);
+}
+
+static const struct target_ops thin_ops = {
+	.name = "thin",
+	.map = thin_map,
+	.end_write = thin_end_write,
+	.write_deferred = thin_write_deferred,
+	.flush = thin_flush,
+	.discard = thin_discard,
+	.seek = thin_seek,
+	.mapped_bytes = thin_mapped_bytes,
+	.destroy = thin_destroy,
+};
+
+static struct thin *thin_alloc_target(struct thin_pool *p, int64_t volume)
+{
+	struct thin *th = calloc(1, sizeof(*th));
+
+	if (!th)
+		return NULL;
+	th->target.ops = &thin_ops;
+	th->pool = p;
+	th->volume = volume;
+	return th;
+}
+
+static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
+{
+	struct thin_leaf_rec rec;
+	struct thin_leaf *l = thin_pool_load_find(p, id);
+	int r;
+
+	if (l) {
+		atomic_fetch_add(&l->refs, 1);
+		*out = l;
+		return 0;
+	}
+	r = p->meta->load_leaf(p->meta_arg, id, &rec);
+	if (r)
+		return r;
+	l = thin_leaf_new(id);
+	if (!l)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		atomic_init(&l->e[i], rec.map[i] & ~THIN_PROVISIONING);
+	r = thin_pool_load_add(p, id, l, true);
+	if (r) {
+		free(l);
+		return r;
+	}
+	*out = l;
+	return 0;
+}
+
+static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
+		    struct thin_dir **out)
+{
+	struct thin_dir_rec rec = { 0 };
+	struct thin_dir *d = thin_pool_load_find(p, id);
+	int r;
+
+	if (d) {
+		atomic_fetch_add(&d->refs, 1);
+		*out = d;
+		return 0;
+	}
+	r = p->meta->load_dir(p->meta_arg, id, &rec);
+	if (r)
+		return r;
+	d = thin_dir_new(id, rec.nr > slots ? rec.nr : slots);
+	if (!d) {
+		free(rec.leaves);
+		return -ENOMEM;
+	}
+	r = thin_pool_load_add(p, id, d, false);
+	for (uint32_t i = 0; i < rec.nr && !r; i++) {
+		struct thin_leaf *l = NULL;
+
+		if (rec.leaves[i])
+			r = load_leaf(p, rec.leaves[i], &l);
+		atomic_init(&d->leaf[i], l);
+	}
+	free(rec.leaves);
+	*out = d;
+	return r;
+}
+
+static uint64_t count_mapped(const struct thin_dir *d)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++)
+			n += atomic_load(&l->e[j]) != 0;
+	}
+	return n;
+}
+
+int thin_create(struct thin_pool *p, int64_t volume, uint64_t size,
+		bool load, struct target **out)
+{
+	uint32_t slots = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
+	struct thin *th = thin_alloc_target(p, volume);
+	struct thin_dir *d = NULL;
+	int64_t dir_id;
+	int r;
+
+	if (!th)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	if (load) {
+		r = p->meta->volume_dir(p->meta_arg, volume, &dir_id);
+		if (!r)
+			r = load_dir(p, dir_id, slots, &d);
+	} else {
+		d = thin_dir_new(thin_pool_page_id(p), slots);
+		r = d ? 0 : -ENOMEM;
+		if (!r) {
+			p->nr_dirs++;
+			r = thin_pool_mark_dir(p, d);
+		}
+		if (!r)
+			r = thin_pool_mark_vol(p, th);
+	}
+	if (d) {
+		atomic_init(&th->dir, d);
+		atomic_init(&th->mapped, count_mapped(d));
+		thin_pool_link(p, th);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (r) {
+		if (d)
+			thin_destroy(&th->target);
+		else
+			free(th);
+		return r;
+	}
+	*out = &th->target;
+	return 0;
+}
+
+int thin_snapshot(struct target *origin, int64_t volume, struct target **out)
+{
+	struct thin *o = to_thin(origin), *th = thin_alloc_target(o->pool, volume);
+	struct thin_pool *p = o->pool;
+	struct thin_dir *d;
+	int r;
+
+	if (!th)
+		return -ENOMEM;
+	thin_quiesce(o);
+	d = atomic_load(&o->dir);
+	if (!d) {
+		thin_resume(o);
+		free(th);
+		return -ENOENT;
+	}
+	atomic_fetch_add(&d->refs, 1);
+	atomic_init(&th->dir, d);
+	atomic_init(&th->mapped, atomic_load(&o->mapped));
+	thin_pool_link(p, th);
+	r = thin_pool_mark_vol(p, th);
+	thin_resume(o);
+	if (r) {
+		thin_destroy(&th->target);
+		return r;
+	}
+	*out = &th->target;
+	return 0;
+}
+
+int thin_remove(struct target *t)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d;
+	int r = 0;
+
+	thin_quiesce(th);
+	d = atomic_load(&th->dir);
+	rcu_publish(th->dir, NULL);
+	atomic_store(&th->mapped, 0);
+	thin_pool_unlink(p, th);	/* no row to write any more ... */
+	thin_pool_link(p, th);		/* ... but destroy unlinks it */
+	if (d) {
+		r = thin_vec_push(&p->dead_vols, (void *)(intptr_t)th->volume);
+		if (!r)
+			r = thin_pool_put_dir(p, d);
+	}
+	thin_resume(th);
+	return r;
+}
+
+int thin_resize(struct target *t, uint64_t size)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	uint32_t slots = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
+	struct thin_dir *d, *nd;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	if (!d || slots <= d->nr) {
+		pthread_mutex_unlock(&p->lock);
+		return d ? 0 : -ENOENT;
+	}
+	nd = thin_dir_copy(d, thin_pool_page_id(p), slots);
+	if (!nd) {
+		pthread_mutex_unlock(&p->lock);
+		return -ENOMEM;
+	}
+	p->nr_dirs++;
+	rcu_publish(th->dir, nd);
+	r = thin_pool_put_dir(p, d);
+	r = r ? r : thin_pool_mark_dir(p, nd);
+	r = r ? r : thin_pool_mark_vol(p, th);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int thin_rollback(struct target *t, struct target *from)
+{
+	struct thin *th = to_thin(t), *f = to_thin(from);
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d, *old;
+	int r;
+
+	if (f->pool != p)
+		return -EXDEV;
+	thin_quiesce(th);
+	old = atomic_load(&th->dir);
+	d = atomic_load(&f->dir);
+	if (!old || !d) {
+		thin_resume(th);
+		return -ENOENT;
+	}
+	if (d->nr < old->nr) {
+		d = thin_dir_copy(d, thin_pool_page_id(p), old->nr);
+		if (!d) {
+			thin_resume(th);
+			return -ENOMEM;
+		}
+		p->nr_dirs++;
+		r = thin_pool_mark_dir(p, d);
+	} else {
+		atomic_fetch_add(&d->refs, 1);
+		r = 0;
+	}
+	rcu_publish(th->dir, d);
+	atomic_store(&th->mapped, atomic_load(&f->mapped));
+	r = r ? r : thin_pool_put_dir(p, old);
+	r = r ? r : thin_pool_mark_vol(p, th);
+	thin_resume(th);
+	return r;
+}
+
+void thin_usage(struct target *t, struct thin_usage *out)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	for (uint32_t i = 0; d && i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+		bool alone = atomic_load(&d->refs) == 1 && l && atomic_load(&l->refs) == 1;
+
+		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++) {
+			uint32_t e = atomic_load(&l->e[j]) & ~THIN_PROVISIONING;
+
+			if (!e)
+				continue;
+			out->mapped++;
+			if (alone && thin_alloc_refs(&p->alloc, e - 1) == 1)
+				out->exclusive++;
+			else
+				out->shared++;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static uint32_t dir_entry_at(struct thin_dir *d, uint64_t vb)
+{
+	if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
+		return 0;
+	return thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
+}
+
+/* Leaves that both maps share hold the same entries: skip them whole. */
+int thin_diff(struct target *a, struct target *b,
+	      int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg)
+{
+	struct thin *ta = to_thin(a), *tb = to_thin(b);
+	struct thin_pool *p = ta->pool;
+	uint64_t run = 0, nr_run = 0, end;
+	struct thin_dir *da, *db;
+	uint32_t na, nb;
+	int r = 0;
+
+	if (tb->pool != p)
+		return -EXDEV;
+	pthread_mutex_lock(&p->lock);
+	da = atomic_load(&ta->dir);
+	db = atomic_load(&tb->dir);
+	na = da ? da->nr : 0;
+	nb = db ? db->nr : 0;
+	end = (uint64_t)(na > nb ? na : nb) * THIN_LEAF_ENTRIES;
+	for (uint64_t vb = 0; vb < end && !r; vb++) {
+		uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
+		struct thin_leaf *la = da && i < da->nr ? atomic_load(&da->leaf[i]) : NULL;
+		struct thin_leaf *lb = db && i < db->nr ? atomic_load(&db->leaf[i]) : NULL;
+
+		if (la == lb && vb % THIN_LEAF_ENTRIES == 0) {
+			vb += THIN_LEAF_ENTRIES - 1;
+			if (nr_run)
+				r = fn(arg, run, nr_run);
+			nr_run = 0;
+			continue;
+		}
+		if (dir_entry_at(da, vb) != dir_entry_at(db, vb)) {
+			if (!nr_run)
+				run = vb;
+			nr_run++;
+		} else if (nr_run) {
+			r = fn(arg, run, nr_run);
+			nr_run = 0;
+		}
+	}
+	if (!r && nr_run)
+		r = fn(arg, run, nr_run);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}

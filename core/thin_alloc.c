@@ -1,0 +1,165 @@
+#include "thin_alloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define REFS_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
+#define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
+
+static void *reserve(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
+{
+	memset(a, 0, sizeof(*a));
+	if (nr_blocks > THIN_ALLOC_MAX_BLOCKS)
+		return -EFBIG;
+	a->refs = reserve(REFS_BYTES);
+	a->pending_bits = reserve(BITS_BYTES);
+	if (!a->refs || !a->pending_bits) {
+		thin_alloc_exit(a);
+		return -ENOMEM;
+	}
+	a->nr_blocks = nr_blocks;
+	a->nr_free = nr_blocks;
+	return 0;
+}
+
+void thin_alloc_exit(struct thin_alloc *a)
+{
+	if (a->refs)
+		munmap((void *)a->refs, REFS_BYTES);
+	if (a->pending_bits)
+		munmap(a->pending_bits, BITS_BYTES);
+	free(a->pending);
+	free(a->committing);
+	memset(a, 0, sizeof(*a));
+}
+
+int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks)
+{
+	if (nr_blocks < a->nr_blocks)
+		return -EINVAL;
+	if (nr_blocks > THIN_ALLOC_MAX_BLOCKS)
+		return -EFBIG;
+	a->nr_free += nr_blocks - a->nr_blocks;
+	a->nr_blocks = nr_blocks;
+	return 0;
+}
+
+static int is_pending(const struct thin_alloc *a, uint32_t b)
+{
+	return (a->pending_bits[b / 64] >> (b % 64)) & 1;
+}
+
+void thin_alloc_loaded(struct thin_alloc *a)
+{
+	a->nr_free = 0;
+	for (uint64_t b = 0; b < a->nr_blocks; b++)
+		if (!atomic_load_explicit(&a->refs[b], memory_order_relaxed))
+			a->nr_free++;
+}
+
+int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
+{
+	if (!a->nr_free)
+		return -ENOSPC;
+	for (;;) {
+		uint32_t c;
+
+		if (a->cursor >= a->nr_blocks)
+			a->cursor = 0;
+		c = (uint32_t)a->cursor++;
+		if (atomic_load_explicit(&a->refs[c], memory_order_relaxed) ||
+		    is_pending(a, c))
+			continue;
+		atomic_store_explicit(&a->refs[c], 1, memory_order_release);
+		a->nr_free--;
+		*b = c;
+		return 0;
+	}
+}
+
+void thin_alloc_get(struct thin_alloc *a, uint32_t b)
+{
+	atomic_fetch_add_explicit(&a->refs[b], 1, memory_order_acq_rel);
+}
+
+int thin_alloc_put(struct thin_alloc *a, uint32_t b)
+{
+	if (atomic_fetch_sub_explicit(&a->refs[b], 1, memory_order_acq_rel) != 1)
+		return 0;
+	if (a->nr_pending == a->cap_pending) {
+		size_t cap = a->cap_pending ? 2 * a->cap_pending : 1024;
+		uint32_t *p = realloc(a->pending, cap * sizeof(*p));
+
+		if (!p) {
+			/* Never reused then: a leak, not a double owner. */
+			a->pending_bits[b / 64] |= 1ull << (b % 64);
+			return -ENOMEM;
+		}
+		a->pending = p;
+		a->cap_pending = cap;
+	}
+	a->pending_bits[b / 64] |= 1ull << (b % 64);
+	a->pending[a->nr_pending++] = b;
+	return 0;
+}
+
+void thin_alloc_unnew(struct thin_alloc *a, uint32_t b)
+{
+	atomic_store_explicit(&a->refs[b], 0, memory_order_release);
+	a->nr_free++;
+}
+
+void thin_alloc_gather(struct thin_alloc *a)
+{
+	/* A commit gathers only after the previous one settled. */
+	free(a->committing);
+	a->committing = a->pending;
+	a->nr_committing = a->nr_pending;
+	a->pending = NULL;
+	a->nr_pending = a->cap_pending = 0;
+}
+
+void thin_alloc_committed(struct thin_alloc *a)
+{
+	for (size_t i = 0; i < a->nr_committing; i++) {
+		uint32_t b = a->committing[i];
+
+		a->pending_bits[b / 64] &= ~(1ull << (b % 64));
+		if (b < a->nr_blocks)
+			a->nr_free++;
+	}
+	free(a->committing);
+	a->committing = NULL;
+	a->nr_committing = 0;
+}
+
+int thin_alloc_abandoned(struct thin_alloc *a)
+{
+	size_t need = a->nr_pending + a->nr_committing;
+	uint32_t *p;
+
+	if (need > a->cap_pending) {
+		p = realloc(a->pending, need * sizeof(*p));
+		if (!p)
+			return -ENOMEM;	/* the bits stay set: leaked, safe */
+		a->pending = p;
+		a->cap_pending = need;
+	}
+	memcpy(a->pending + a->nr_pending, a->committing,
+	       a->nr_committing * sizeof(*p));
+	a->nr_pending = need;
+	free(a->committing);
+	a->committing = NULL;
+	a->nr_committing = 0;
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * core/thin_alloc.h: a thin pool's data blocks: reference counts and the
+ * allocator.
+ *
+ * One 32-bit count per block (4 bytes of RAM per block), the number of
+ * distinct leaves that map it.  map() reads a count with an acquire load
+ * to learn whether a block is the volume's alone; everything else happens
+ * under the pool lock.
+ *
+ * A block whose count drops to 0 is not free yet: it becomes free when
+ * the transaction that dropped it commits (thin_alloc_committed).  Until
+ * then the committed metadata may still map it, and reusing it would let
+ * a crash leave two volumes on one block.  The count array is reserved
+ * once for the largest pool (virtual memory, MAP_NORESERVE) so that
+ * growing the pool never moves it under a reader.
+ */
+#ifndef MAPPERFS_THIN_ALLOC_H
+#define MAPPERFS_THIN_ALLOC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define THIN_ALLOC_MAX_BLOCKS	(1ull << 28)	/* blocks per pool: 16 TiB of 64 KiB */
+
+struct thin_alloc {
+	_Atomic uint32_t *refs;		/* per block; reserved for MAX_BLOCKS */
+	uint64_t *pending_bits;		/* freed in the open transaction */
+	uint64_t nr_blocks;		/* blocks in the data area */
+	uint64_t nr_free;		/* count 0 and not pending */
+	uint64_t cursor;		/* next block the search looks at */
+	uint32_t *pending;		/* blocks freed since the last gather */
+	size_t nr_pending, cap_pending;
+	uint32_t *committing;		/* gathered, awaiting the COMMIT */
+	size_t nr_committing;
+};
+
+/* 0, -EFBIG past THIN_ALLOC_MAX_BLOCKS, or -ENOMEM. */
+int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks);
+void thin_alloc_exit(struct thin_alloc *a);
+
+/* Grows the area to @nr_blocks (new blocks free).  -EINVAL to shrink. */
+int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks);
+
+/*
+ * Recounts nr_free once every reference was taken at load time (all
+ * counts set with thin_alloc_get).  O(nr_blocks).
+ */
+void thin_alloc_loaded(struct thin_alloc *a);
+
+static inline uint32_t thin_alloc_refs(const struct thin_alloc *a, uint32_t b)
+{
+	return atomic_load_explicit(&a->refs[b], memory_order_acquire);
+}
+
+/*
+ * Takes a free block, count 1.  0, or -ENOSPC when none is free (some may
+ * be pending: see nr_pending).  Amortised O(1).
+ */
+int thin_alloc_new(struct thin_alloc *a, uint32_t *b);
+/* A reference more on block @b. */
+void thin_alloc_get(struct thin_alloc *a, uint32_t b);
+/* A reference less; at 0 the block waits for the next commit. -ENOMEM. */
+int thin_alloc_put(struct thin_alloc *a, uint32_t b);
+/* Returns a block from thin_alloc_new that was never published. */
+void thin_alloc_unnew(struct thin_alloc *a, uint32_t b);
+
+/* Start of a commit: what was freed so far rides on this transaction. */
+void thin_alloc_gather(struct thin_alloc *a);
+/* The transaction committed: its freed blocks become free. */
+void thin_alloc_committed(struct thin_alloc *a);
+/* The transaction failed: its freed blocks stay pending.  -ENOMEM. */
+int thin_alloc_abandoned(struct thin_alloc *a);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * core/thin_int.h: what thin.c and thin_pool.c share.  Private to them
+ * (and to the unit tests).
+ *
+ * Locking: p->lock (a mutex) guards every change of a map, of the block
+ * counts, of the lists below and of the volume list.  map() takes no
+ * lock: it reads the pointers and counts with acquire loads.  p->commit_lock
+ * serialises commits and is taken before p->lock, never after.
+ */
+#ifndef MAPPERFS_THIN_INT_H
+#define MAPPERFS_THIN_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target.h"
+#include "thin_alloc.h"
+#include "thin_map.h"
+#include "thin_pool.h"
+
+struct device;
+
+/* The data area as map() sees it; replaced whole under RCU. */
+struct thin_areas {
+	unsigned int nr;
+	struct thin_area *a;
+	uint64_t *first;		/* first block of each area */
+	uint64_t nr_blocks;
+	unsigned int nr_devs;
+	struct device **devs;		/* distinct, for fdatasync */
+};
+
+struct thin {
+	struct target target;
+	struct thin_pool *pool;
+	int64_t volume;
+	_Atomic(struct thin_dir *) dir;	/* NULL once removed */
+	_Atomic uint64_t mapped;	/* blocks this map maps */
+	_Atomic uint32_t inflight;	/* fast-path writes in flight */
+	_Atomic bool suspended;		/* fast-path writes defer */
+	uint32_t provisioning;		/* slow-path writes in flight; lock */
+	struct thin *next;		/* the pool's volumes; lock */
+};
+
+/* A pointer array that grows. */
+struct thin_vec {
+	void **v;
+	size_t nr, cap;
+};
+
+struct thin_pool {
+	struct thin_pool_params params;
+	char *name;
+	uint8_t block_shift;		/* log2(block_size) */
+	const struct thin_meta_ops *meta;
+	void *meta_arg;
+	struct thin_areas *_Atomic areas;
+
+	pthread_mutex_t lock;
+	pthread_cond_t changed;		/* an entry settled, a volume resumed */
+	pthread_cond_t grown;		/* the data area grew */
+	struct thin_alloc alloc;
+	struct thin *vols;
+	int64_t next_page_id;
+	uint64_t nr_leaves, nr_dirs;
+	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */
+	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
+	struct thin_vec dirty_vols;			/* struct thin *, by id */
+	struct thin_vec dead_vols;			/* (void *)(intptr_t)id */
+	bool low_water;			/* logged; cleared when free again */
+	_Atomic bool failed;		/* a commit failed */
+
+	int64_t *load_ids;		/* the load index: open to start */
+	void **load_pages;
+	size_t load_cap, load_nr;
+	struct thin_vec loaded_leaves;	/* distinct, for the block counts */
+
+	pthread_mutex_t commit_lock;
+	pthread_t worker;
+	bool worker_running;
+	bool stopping;			/* lock */
+	pthread_cond_t kick;		/* wakes the worker */
+};
+
+int thin_vec_push(struct thin_vec *v, void *p);
+void thin_vec_release(struct thin_vec *v);
+
+/* Where data block @b starts: its area's device and offset.  Under RCU. */
+static inline struct device *thin_areas_locate(const struct thin_areas *t,
+					       uint32_t b, uint8_t shift,
+					       uint64_t *dev_off)
+{
+	unsigned int lo = 0, hi = t->nr;
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (t->first[mid] <= b)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*dev_off = t->a[lo].dev_off + ((uint64_t)(b - t->first[lo]) << shift);
+	return t->a[lo].dev;
+}
+
+/* Helpers thin.c uses; all with p->lock held. */
+int64_t thin_pool_page_id(struct thin_pool *p);
+int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l);
+int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d);
+int thin_pool_mark_vol(struct thin_pool *p, struct thin *t);
+/* Drops a reference on a leaf / dir; at 0 it dies with its references. */
+int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l);
+int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d);
+/*
+ * A new block for a write, applying the full policy: may drop and retake
+ * the lock (to commit pending frees, or to wait for the pool to grow).
+ * 0, -ENOSPC, -EIO if the pool failed.
+ */
+int thin_pool_new_block(struct thin_pool *p, uint32_t *b);
+void thin_pool_link(struct thin_pool *p, struct thin *t);
+void thin_pool_unlink(struct thin_pool *p, struct thin *t);
+/* The page loaded with @id, or NULL.  Load time only. */
+void *thin_pool_load_find(struct thin_pool *p, int64_t id);
+/* Records a loaded page (@leaf, or a directory).  0 or -ENOMEM. */
+int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf);
+/* Wakes the worker to commit soon (lock held or not). */
+void thin_pool_kick(struct thin_pool *p);
+
+#endif

@@ -1,0 +1,89 @@
+#include "thin_map.h"
+
+#include <stdlib.h>
+
+struct thin_leaf *thin_leaf_new(int64_t id)
+{
+	struct thin_leaf *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	atomic_init(&l->refs, 1);
+	l->id = id;
+	return l;
+}
+
+/*
+ * An entry in flight keeps its old value under the flag: the copy holds
+ * that old value, and the provisioning writer, which made the copy
+ * impossible by holding the volume quiesced, never sees this copy.
+ */
+struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id)
+{
+	struct thin_leaf *c = thin_leaf_new(id);
+
+	if (!c)
+		return NULL;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		atomic_init(&c->e[i], atomic_load_explicit(&l->e[i], memory_order_relaxed) &
+			    ~THIN_PROVISIONING);
+	return c;
+}
+
+static void leaf_free_cb(struct rcu_head *h)
+{
+	RCU_TSAN_ACQUIRE();		/* a grace period passed: see rcu.h */
+	free(caa_container_of(h, struct thin_leaf, rcu));
+}
+
+void thin_leaf_free_rcu(struct thin_leaf *l)
+{
+	urcu_memb_call_rcu(&l->rcu, leaf_free_cb);
+}
+
+struct thin_dir *thin_dir_new(int64_t id, uint32_t nr)
+{
+	struct thin_dir *d = calloc(1, sizeof(*d) + (size_t)nr * sizeof(d->leaf[0]));
+
+	if (!d)
+		return NULL;
+	atomic_init(&d->refs, 1);
+	d->nr = nr;
+	d->id = id;
+	return d;
+}
+
+struct thin_dir *thin_dir_copy(struct thin_dir *d, int64_t id, uint32_t nr)
+{
+	struct thin_dir *c = thin_dir_new(id, nr < d->nr ? d->nr : nr);
+
+	if (!c)
+		return NULL;
+	for (uint32_t i = 0; i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
+
+		if (l)
+			atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+		atomic_init(&c->leaf[i], l);
+	}
+	return c;
+}
+
+static void dir_free_cb(struct rcu_head *h)
+{
+	RCU_TSAN_ACQUIRE();
+	free(caa_container_of(h, struct thin_dir, rcu));
+}
+
+void thin_dir_free_rcu(struct thin_dir *d)
+{
+	urcu_memb_call_rcu(&d->rcu, dir_free_cb);
+}
+
+void thin_leaf_record(const struct thin_leaf *l, struct thin_leaf_rec *out)
+{
+	out->id = l->id;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		out->map[i] = atomic_load_explicit(&l->e[i], memory_order_relaxed) &
+			      ~THIN_PROVISIONING;
+}

@@ -1,0 +1,93 @@
+/*
+ * core/thin_map.h: the hot cache, a thin volume's map in memory.
+ *
+ * Two levels, the same pages the store keeps (thin_meta.h): a directory
+ * of leaf pointers, and leaves of THIN_LEAF_ENTRIES 32-bit entries.  An
+ * entry is data block + 1, 0 for a hole; THIN_PROVISIONING marks an entry
+ * whose new block is being written, and keeps the old value below it so
+ * that readers go on reading the old block (or zeros) and never wait.
+ *
+ * Readers (map()) use acquire loads only, inside an RCU read-side
+ * section.  All changes are made by one thread at a time under the pool
+ * lock, with release stores: a new leaf is filled before its pointer is
+ * published, a new block written before its entry is.  A page that is
+ * replaced or dies is freed after an RCU grace period (call_rcu), so a
+ * reader that still holds it finishes safely.
+ *
+ * Sharing is by reference count, as in dm-thin's btrees: a directory is
+ * referenced by volumes (a snapshot shares its origin's), a leaf by
+ * directories, a data block by leaves (the pool's counts).  A writer that
+ * finds a shared page copies it first (thin_dir_copy, thin_leaf_copy,
+ * which takes a reference on everything the copy points at) and drops
+ * its reference on the original.
+ */
+#ifndef MAPPERFS_THIN_MAP_H
+#define MAPPERFS_THIN_MAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rcu.h"
+#include "thin_meta.h"
+
+#define THIN_PROVISIONING	(1u << 31)	/* entry flag: new block in flight */
+#define THIN_ENTRY_BLOCK_MAX	(THIN_PROVISIONING - 2)	/* largest data block */
+
+struct thin_leaf {
+	_Atomic uint32_t e[THIN_LEAF_ENTRIES];
+	_Atomic uint32_t refs;		/* directories pointing here */
+	int64_t id;			/* page id in the store */
+	bool dirty;			/* changed since the last commit */
+	struct rcu_head rcu;
+};
+
+struct thin_dir {
+	_Atomic uint32_t refs;		/* volumes using this map */
+	uint32_t nr;			/* slots */
+	int64_t id;
+	bool dirty;
+	struct rcu_head rcu;
+	_Atomic(struct thin_leaf *) leaf[];
+};
+
+/* The entry for virtual block @vb; 0 when no leaf holds it.  Fast path. */
+static inline uint32_t thin_dir_entry(struct thin_dir *d, uint64_t vb)
+{
+	struct thin_leaf *l = atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
+						   memory_order_acquire);
+
+	if (!l)
+		return 0;
+	return atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
+}
+
+/* Slots needed for @nr_blocks virtual blocks. */
+static inline uint32_t thin_dir_slots(uint64_t nr_blocks)
+{
+	return (uint32_t)((nr_blocks + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES);
+}
+
+/* A zeroed leaf with one reference, not dirty yet.  NULL on ENOMEM. */
+struct thin_leaf *thin_leaf_new(int64_t id);
+/*
+ * A copy of @l (entries only; provisioning flags dropped) with one
+ * reference.  The caller takes the references on the copied blocks.
+ */
+struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id);
+/* Frees @l after a grace period.  Its references must be gone. */
+void thin_leaf_free_rcu(struct thin_leaf *l);
+
+/* An empty directory of @nr slots, one reference.  NULL on ENOMEM. */
+struct thin_dir *thin_dir_new(int64_t id, uint32_t nr);
+/*
+ * A copy of @d with @nr >= d->nr slots, one reference, taking a
+ * reference on every leaf it copies.  Pool lock held.
+ */
+struct thin_dir *thin_dir_copy(struct thin_dir *d, int64_t id, uint32_t nr);
+void thin_dir_free_rcu(struct thin_dir *d);
+
+/* Copies @l's committed entries (provisioning flags dropped) to @out. */
+void thin_leaf_record(const struct thin_leaf *l, struct thin_leaf_rec *out);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * core/thin_meta.h: the metadata port of a thin pool, in core's terms.
+ *
+ * A thin pool keeps each volume's map as pages: a directory (one per
+ * volume, shared by snapshots) listing leaves, each leaf holding
+ * THIN_LEAF_ENTRIES entries "virtual block -> data block + 1" (0 is a
+ * hole).  Pages have ids that the pool hands out; the store keeps one row
+ * per page.  Reference counts are not stored: they are the number of
+ * distinct pages that point at a thing, and the pool derives them at load
+ * time, so a transaction can never leave a count that disagrees with the
+ * pointers.
+ *
+ * meta/thin_store.c implements this on SQLite.  Every op blocks on the
+ * store: call them from the pool worker, a commit, or at load, never from
+ * map().  Each returns 0 or -errno (-ENOENT for a missing row, -EIO).
+ */
+#ifndef MAPPERFS_THIN_META_H
+#define MAPPERFS_THIN_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define THIN_LEAF_ENTRIES	512	/* entries per leaf: 2 KiB, one SQLite page */
+
+/* A leaf as committed: entries are data block + 1, 0 for a hole. */
+struct thin_leaf_rec {
+	int64_t id;
+	uint32_t map[THIN_LEAF_ENTRIES];
+};
+
+/* A directory: leaf ids by slot, 0 where no leaf exists yet. */
+struct thin_dir_rec {
+	int64_t id;
+	uint32_t nr;			/* slots */
+	int64_t *leaves;
+};
+
+/* A thin volume's row: which directory is its map. */
+struct thin_vol_rec {
+	int64_t volume;
+	int64_t dir;
+};
+
+/*
+ * One transaction's worth of changes.  Applied in one go: either all of
+ * it is durable after commit() returned 0, or none of it.
+ */
+struct thin_commit {
+	const struct thin_leaf_rec *leaves;	/* insert or replace */
+	size_t nr_leaves;
+	const int64_t *dead_leaves;		/* delete */
+	size_t nr_dead_leaves;
+	const struct thin_dir_rec *dirs;	/* insert or replace */
+	size_t nr_dirs;
+	const int64_t *dead_dirs;		/* delete */
+	size_t nr_dead_dirs;
+	const struct thin_vol_rec *vols;	/* insert or replace */
+	size_t nr_vols;
+	const int64_t *dead_vols;		/* delete (volume ids) */
+	size_t nr_dead_vols;
+};
+
+struct thin_meta_ops {
+	/* The directory id of thin volume @volume.  -ENOENT if none. */
+	int (*volume_dir)(void *arg, int64_t volume, int64_t *dir);
+	/* Loads directory @id; out->leaves is malloc'ed. */
+	int (*load_dir)(void *arg, int64_t id, struct thin_dir_rec *out);
+	int (*load_leaf)(void *arg, int64_t id, struct thin_leaf_rec *out);
+	/* The largest page id in use (leaves and dirs share one id space). */
+	int (*max_page_id)(void *arg, int64_t *out);
+	/* Applies @c in one transaction.  Blocks for the COMMIT. */
+	int (*commit)(void *arg, const struct thin_commit *c);
+};
+
+#endif

@@ -1,0 +1,724 @@
+/*
+ * core/thin_pool.c: a thin pool's data area, its page bookkeeping and
+ * its commits.
+ *
+ * Metadata is committed lazily, as dm-thin does.  A write to a new block
+ * goes to a block that no committed mapping references, so it need not
+ * wait for a commit: if the daemon dies first, the block is simply free
+ * again.  On fsync, about once a second (the worker), and after every
+ * admin change, the pool
+ *
+ *   1. gathers, under the lock, every page changed since the last commit
+ *      and every block freed since then (they ride on this transaction),
+ *   2. fdatasyncs every data device, so that each block the new mappings
+ *      point at holds what was written to it,
+ *   3. writes the pages in one SQLite transaction (the metadata port),
+ *   4. and only then lets the blocks freed in it be allocated again.
+ *
+ * Step 4 is what keeps a crash from leaving two volumes on one block:
+ * until the COMMIT, the last committed metadata may still map a freed
+ * block, so it must keep its old content.  After a crash a volume shows
+ * its last committed map plus the in-place overwrites made since.
+ *
+ * Reference counts are derived, not stored (thin_meta.h): at start-up the
+ * pool counts, per data block, the distinct leaves mapping it; per leaf,
+ * the distinct directories; per directory, the volumes.  So a commit only
+ * writes pages, and a snapshot writes one row.
+ *
+ * If a commit fails, the pool fails every write that would need metadata
+ * from then on (-EIO), like dm-thin's fail mode: acknowledging writes
+ * whose mappings can never be made durable would be lying.
+ */
+#include "thin_pool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device.h"
+#include "log.h"
+#include "rcu.h"
+#include "thin_int.h"
+
+int thin_vec_push(struct thin_vec *v, void *p)
+{
+	if (v->nr == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 64;
+		void **n = realloc(v->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		v->v = n;
+		v->cap = cap;
+	}
+	v->v[v->nr++] = p;
+	return 0;
+}
+
+void thin_vec_release(struct thin_vec *v)
+{
+	free(v->v);
+	memset(v, 0, sizeof(*v));
+}
+
+static void areas_free(struct thin_areas *t)
+{
+	if (!t)
+		return;
+	free(t->a);
+	free(t->first);
+	free(t->devs);
+	free(t);
+}
+
+static struct thin_areas *areas_build(const struct thin_area *a, unsigned int nr,
+				      uint8_t shift)
+{
+	struct thin_areas *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->a = calloc(nr ? nr : 1, sizeof(*t->a));
+	t->first = calloc(nr ? nr : 1, sizeof(*t->first));
+	t->devs = calloc(nr ? nr : 1, sizeof(*t->devs));
+	if (!t->a || !t->first || !t->devs) {
+		areas_free(t);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		unsigned int d = 0;
+
+		t->a[t->nr] = a[i];
+		t->first[t->nr] = t->nr_blocks;
+		t->nr_blocks += a[i].len >> shift;
+		if (a[i].len >> shift)
+			t->nr++;
+		while (d < t->nr_devs && t->devs[d] != a[i].dev)
+			d++;
+		if (d == t->nr_devs)
+			t->devs[t->nr_devs++] = a[i].dev;
+	}
+	return t;
+}
+
+static int check_params(const struct thin_pool_params *pp)
+{
+	uint32_t bs = pp->block_size;
+
+	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+		return -EINVAL;
+	if (pp->low_water_pct > 100)
+		return -EINVAL;
+	return 0;
+}
+
+int thin_pool_open(const struct thin_pool_params *params,
+		   const struct thin_area *areas, unsigned int nr,
+		   const struct thin_meta_ops *meta, void *meta_arg,
+		   struct thin_pool **out)
+{
+	struct thin_pool *p;
+	int r;
+
+	r = check_params(params);
+	if (r)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->params = *params;
+	p->name = strdup(params->name ? params->name : "thin-pool");
+	p->params.name = p->name;
+	p->block_shift = (uint8_t)__builtin_ctz(params->block_size);
+	p->meta = meta;
+	p->meta_arg = meta_arg;
+	atomic_init(&p->areas, areas_build(areas, nr, p->block_shift));
+	if (!p->name || !atomic_load(&p->areas)) {
+		r = -ENOMEM;
+		goto err_free;
+	}
+	r = thin_alloc_init(&p->alloc, atomic_load(&p->areas)->nr_blocks);
+	if (r)
+		goto err_free;
+	r = meta->max_page_id(meta_arg, &p->next_page_id);
+	if (r)
+		goto err_alloc;
+	p->next_page_id++;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->commit_lock, NULL);
+	pthread_cond_init(&p->changed, NULL);
+	pthread_cond_init(&p->grown, NULL);
+	pthread_cond_init(&p->kick, NULL);
+	*out = p;
+	return 0;
+
+err_alloc:
+	thin_alloc_exit(&p->alloc);
+err_free:
+	areas_free(atomic_load(&p->areas));
+	free(p->name);
+	free(p);
+	return r;
+}
+
+/*
+ * The load index: pages read so far by id, so that a page that several
+ * volumes (or directories) share is loaded once and counted once.  Open
+ * addressing, linear probing; lives from thin_pool_open to thin_pool_start.
+ */
+static uint64_t hash_id(int64_t id)
+{
+	return (uint64_t)id * 0x9e3779b97f4a7c15ull;
+}
+
+void *thin_pool_load_find(struct thin_pool *p, int64_t id)
+{
+	if (!p->load_cap)
+		return NULL;
+	for (size_t i = hash_id(id) & (p->load_cap - 1);; i = (i + 1) & (p->load_cap - 1)) {
+		if (!p->load_ids[i])
+			return NULL;
+		if (p->load_ids[i] == id)
+			return p->load_pages[i];
+	}
+}
+
+static int load_grow(struct thin_pool *p)
+{
+	size_t cap = p->load_cap ? 2 * p->load_cap : 1024;
+	int64_t *ids = calloc(cap, sizeof(*ids));
+	void **pages = calloc(cap, sizeof(*pages));
+
+	if (!ids || !pages) {
+		free(ids);
+		free(pages);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < p->load_cap; j++) {
+		size_t i;
+
+		if (!p->load_ids[j])
+			continue;
+		for (i = hash_id(p->load_ids[j]) & (cap - 1); ids[i]; i = (i + 1) & (cap - 1))
+			;
+		ids[i] = p->load_ids[j];
+		pages[i] = p->load_pages[j];
+	}
+	free(p->load_ids);
+	free(p->load_pages);
+	p->load_ids = ids;
+	p->load_pages = pages;
+	p->load_cap = cap;
+	return 0;
+}
+
+int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf)
+{
+	size_t i;
+
+	if (2 * (p->load_nr + 1) > p->load_cap && load_grow(p))
+		return -ENOMEM;
+	for (i = hash_id(id) & (p->load_cap - 1); p->load_ids[i];
+	     i = (i + 1) & (p->load_cap - 1))
+		;
+	p->load_ids[i] = id;
+	p->load_pages[i] = page;
+	p->load_nr++;
+	if (leaf) {
+		p->nr_leaves++;
+		return thin_vec_push(&p->loaded_leaves, page);
+	}
+	p->nr_dirs++;
+	return 0;
+}
+
+static void load_index_free(struct thin_pool *p)
+{
+	free(p->load_ids);
+	free(p->load_pages);
+	p->load_ids = NULL;
+	p->load_pages = NULL;
+	p->load_cap = p->load_nr = 0;
+	thin_vec_release(&p->loaded_leaves);
+}
+
+/*
+ * Derives the block counts from the distinct leaves the loaded volumes
+ * reach: what shares a block is leaves, not volumes.
+ */
+static int derive_block_refs(struct thin_pool *p)
+{
+	for (size_t i = 0; i < p->loaded_leaves.nr; i++) {
+		struct thin_leaf *l = p->loaded_leaves.v[i];
+
+		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
+			uint32_t e = atomic_load_explicit(&l->e[j], memory_order_relaxed);
+
+			if (!e)
+				continue;
+			if (e - 1 >= p->alloc.nr_blocks) {
+				log_error("thin pool '%s': leaf %lld maps block %u past the end of the pool (%llu blocks)",
+					  p->name, (long long)l->id, e - 1,
+					  (unsigned long long)p->alloc.nr_blocks);
+				return -EUCLEAN;
+			}
+			thin_alloc_get(&p->alloc, e - 1);
+		}
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg);
+
+int thin_pool_start(struct thin_pool *p)
+{
+	int r;
+
+	r = derive_block_refs(p);
+	load_index_free(p);
+	if (r)
+		return r;
+	thin_alloc_loaded(&p->alloc);
+	r = -pthread_create(&p->worker, NULL, worker_main, p);
+	if (r)
+		return r;
+	p->worker_running = true;
+	return 0;
+}
+
+int thin_pool_stop(struct thin_pool *p)
+{
+	if (p->worker_running) {
+		pthread_mutex_lock(&p->lock);
+		p->stopping = true;
+		pthread_cond_signal(&p->kick);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->worker, NULL);
+		p->worker_running = false;
+	}
+	return thin_pool_commit(p);
+}
+
+void thin_pool_close(struct thin_pool *p)
+{
+	if (!p)
+		return;
+	urcu_memb_barrier();		/* pages waiting for call_rcu */
+	thin_vec_release(&p->dirty_leaves);
+	thin_vec_release(&p->dead_leaves);
+	thin_vec_release(&p->dirty_dirs);
+	thin_vec_release(&p->dead_dirs);
+	thin_vec_release(&p->dirty_vols);
+	thin_vec_release(&p->dead_vols);
+	load_index_free(p);
+	thin_alloc_exit(&p->alloc);
+	areas_free(atomic_load(&p->areas));
+	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->commit_lock);
+	pthread_cond_destroy(&p->changed);
+	pthread_cond_destroy(&p->grown);
+	pthread_cond_destroy(&p->kick);
+	free(p->name);
+	free(p);
+}
+
+int thin_pool_grow(struct thin_pool *p, const struct thin_area *areas,
+		   unsigned int nr)
+{
+	struct thin_areas *t = areas_build(areas, nr, p->block_shift), *old;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	old = atomic_load(&p->areas);
+	if (t->nr_blocks < old->nr_blocks) {
+		pthread_mutex_unlock(&p->lock);
+		areas_free(t);
+		return -EINVAL;
+	}
+	r = thin_alloc_grow(&p->alloc, t->nr_blocks);
+	if (!r) {
+		/* The table covers the new blocks before any can be allocated. */
+		rcu_publish(p->areas, t);
+		p->low_water = false;
+		pthread_cond_broadcast(&p->grown);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (r) {
+		areas_free(t);
+		return r;
+	}
+	rcu_wait_readers();
+	areas_free(old);
+	return 0;
+}
+
+uint32_t thin_pool_block_size(const struct thin_pool *p)
+{
+	return p->params.block_size;
+}
+
+void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
+{
+	pthread_mutex_lock(&p->lock);
+	out->block_size = p->params.block_size;
+	out->nr_blocks = p->alloc.nr_blocks;
+	out->nr_free = p->alloc.nr_free;
+	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing;
+	out->nr_leaves = p->nr_leaves;
+	out->nr_dirs = p->nr_dirs;
+	out->low_water = p->low_water;
+	out->failed = atomic_load(&p->failed);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int64_t thin_pool_page_id(struct thin_pool *p)
+{
+	return p->next_page_id++;
+}
+
+int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l)
+{
+	if (l->dirty)
+		return 0;
+	l->dirty = true;
+	return thin_vec_push(&p->dirty_leaves, l);
+}
+
+int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d)
+{
+	if (d->dirty)
+		return 0;
+	d->dirty = true;
+	return thin_vec_push(&p->dirty_dirs, d);
+}
+
+int thin_pool_mark_vol(struct thin_pool *p, struct thin *t)
+{
+	for (size_t i = 0; i < p->dirty_vols.nr; i++)
+		if (p->dirty_vols.v[i] == t)
+			return 0;
+	return thin_vec_push(&p->dirty_vols, t);
+}
+
+int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
+{
+	int r = 0;
+
+	if (atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
+		return 0;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++) {
+		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
+
+		if (e && !r)
+			r = thin_alloc_put(&p->alloc, (e & ~THIN_PROVISIONING) - 1);
+	}
+	p->nr_leaves--;
+	return thin_vec_push(&p->dead_leaves, l) ? -ENOMEM : r;
+}
+
+int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
+{
+	int r = 0;
+
+	if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1)
+		return 0;
+	for (uint32_t i = 0; i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
+
+		if (l && !r)
+			r = thin_pool_put_leaf(p, l);
+	}
+	p->nr_dirs--;
+	return thin_vec_push(&p->dead_dirs, d) ? -ENOMEM : r;
+}
+
+static void check_low_water(struct thin_pool *p)
+{
+	uint64_t pct = p->alloc.nr_blocks ? p->alloc.nr_free * 100 / p->alloc.nr_blocks : 0;
+
+	if (p->low_water || pct >= p->params.low_water_pct)
+		return;
+	p->low_water = true;
+	log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
+		 p->name, (unsigned long long)p->alloc.nr_free,
+		 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
+}
+
+static void deadline_in(struct timespec *ts, uint32_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
+{
+	bool committed = false, waited = false;
+	struct timespec deadline;
+
+	for (;;) {
+		int r;
+
+		if (atomic_load(&p->failed))
+			return -EIO;
+		r = thin_alloc_new(&p->alloc, b);
+		if (!r) {
+			check_low_water(p);
+			return 0;
+		}
+		if (!committed && p->alloc.nr_pending + p->alloc.nr_committing) {
+			/* Freed blocks are one commit away from free. */
+			committed = true;
+			pthread_mutex_unlock(&p->lock);
+			r = thin_pool_commit(p);
+			pthread_mutex_lock(&p->lock);
+			if (r)
+				return r;
+			continue;
+		}
+		if (p->params.when_full == THIN_FULL_ERROR || waited)
+			return -ENOSPC;
+		if (!p->params.wait_s)
+			return -ENOSPC;
+		deadline_in(&deadline, p->params.wait_s * 1000);
+		while (!waited && p->alloc.nr_free == 0)
+			if (pthread_cond_timedwait(&p->grown, &p->lock, &deadline) == ETIMEDOUT)
+				waited = true;
+		waited = true;
+	}
+}
+
+void thin_pool_link(struct thin_pool *p, struct thin *t)
+{
+	t->next = p->vols;
+	p->vols = t;
+}
+
+void thin_pool_unlink(struct thin_pool *p, struct thin *t)
+{
+	struct thin **pp = &p->vols;
+
+	while (*pp && *pp != t)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = t->next;
+	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
+		if (p->dirty_vols.v[i] == t) {
+			p->dirty_vols.v[i] = p->dirty_vols.v[--p->dirty_vols.nr];
+			break;
+		}
+	}
+}
+
+void thin_pool_kick(struct thin_pool *p)
+{
+	pthread_cond_signal(&p->kick);
+}
+
+/* What one commit writes, gathered under the lock. */
+struct batch {
+	struct thin_leaf_rec *leaves;
+	struct thin_dir_rec *dirs;
+	struct thin_vol_rec *vols;
+	int64_t *dead_leaf_ids, *dead_dir_ids, *dead_vol_ids;
+	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
+	struct device **devs;
+	unsigned int nr_devs;
+	struct thin_commit c;
+};
+
+static void batch_release(struct batch *b)
+{
+	for (size_t i = 0; i < b->c.nr_dirs; i++)
+		free(b->dirs[i].leaves);
+	free(b->leaves);
+	free(b->dirs);
+	free(b->vols);
+	free(b->dead_leaf_ids);
+	free(b->dead_dir_ids);
+	free(b->dead_vol_ids);
+	free(b->devs);
+	thin_vec_release(&b->dead_leaves);
+	thin_vec_release(&b->dead_dirs);
+}
+
+static void *alloc_n(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+static int gather_dirs(struct thin_pool *p, struct batch *b)
+{
+	for (size_t i = 0; i < p->dirty_dirs.nr; i++) {
+		struct thin_dir *d = p->dirty_dirs.v[i];
+		struct thin_dir_rec *rec = &b->dirs[b->c.nr_dirs];
+
+		d->dirty = false;
+		if (!atomic_load(&d->refs))
+			continue;
+		rec->id = d->id;
+		rec->nr = d->nr;
+		rec->leaves = alloc_n(d->nr, sizeof(*rec->leaves));
+		if (!rec->leaves)
+			return -ENOMEM;
+		b->c.nr_dirs++;
+		for (uint32_t j = 0; j < d->nr; j++) {
+			struct thin_leaf *l = atomic_load(&d->leaf[j]);
+
+			rec->leaves[j] = l ? l->id : 0;
+		}
+	}
+	return 0;
+}
+
+static int gather(struct thin_pool *p, struct batch *b)
+{
+	struct thin_areas *areas = atomic_load(&p->areas);
+
+	b->leaves = alloc_n(p->dirty_leaves.nr, sizeof(*b->leaves));
+	b->dirs = alloc_n(p->dirty_dirs.nr, sizeof(*b->dirs));
+	b->vols = alloc_n(p->dirty_vols.nr, sizeof(*b->vols));
+	b->dead_leaf_ids = alloc_n(p->dead_leaves.nr, sizeof(int64_t));
+	b->dead_dir_ids = alloc_n(p->dead_dirs.nr, sizeof(int64_t));
+	b->dead_vol_ids = alloc_n(p->dead_vols.nr, sizeof(int64_t));
+	b->devs = alloc_n(areas->nr_devs, sizeof(*b->devs));
+	if (!b->leaves || !b->dirs || !b->vols || !b->dead_leaf_ids ||
+	    !b->dead_dir_ids || !b->dead_vol_ids || !b->devs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->dirty_leaves.nr; i++) {
+		struct thin_leaf *l = p->dirty_leaves.v[i];
+
+		l->dirty = false;
+		if (atomic_load(&l->refs))
+			thin_leaf_record(l, &b->leaves[b->c.nr_leaves++]);
+	}
+	if (gather_dirs(p, b))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
+		struct thin *t = p->dirty_vols.v[i];
+		struct thin_dir *d = atomic_load(&t->dir);
+
+		b->vols[b->c.nr_vols++] = (struct thin_vol_rec){ t->volume, d ? d->id : 0 };
+	}
+	for (size_t i = 0; i < p->dead_leaves.nr; i++)
+		b->dead_leaf_ids[i] = ((struct thin_leaf *)p->dead_leaves.v[i])->id;
+	for (size_t i = 0; i < p->dead_dirs.nr; i++)
+		b->dead_dir_ids[i] = ((struct thin_dir *)p->dead_dirs.v[i])->id;
+	for (size_t i = 0; i < p->dead_vols.nr; i++)
+		b->dead_vol_ids[i] = (int64_t)(intptr_t)p->dead_vols.v[i];
+	b->c.nr_dead_leaves = p->dead_leaves.nr;
+	b->c.nr_dead_dirs = p->dead_dirs.nr;
+	b->c.nr_dead_vols = p->dead_vols.nr;
+	memcpy(b->devs, areas->devs, areas->nr_devs * sizeof(*b->devs));
+	b->nr_devs = areas->nr_devs;
+
+	b->dead_leaves = p->dead_leaves;
+	b->dead_dirs = p->dead_dirs;
+	memset(&p->dead_leaves, 0, sizeof(p->dead_leaves));
+	memset(&p->dead_dirs, 0, sizeof(p->dead_dirs));
+	p->dirty_leaves.nr = 0;
+	p->dirty_dirs.nr = 0;
+	p->dirty_vols.nr = 0;
+	p->dead_vols.nr = 0;
+	thin_alloc_gather(&p->alloc);
+
+	b->c.leaves = b->leaves;
+	b->c.dirs = b->dirs;
+	b->c.vols = b->vols;
+	b->c.dead_leaves = b->dead_leaf_ids;
+	b->c.dead_dirs = b->dead_dir_ids;
+	b->c.dead_vols = b->dead_vol_ids;
+	return 0;
+}
+
+static int sync_devices(struct device *const *devs, unsigned int nr)
+{
+	int r = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		int s = device_sync(devs[i]);
+
+		if (s) {
+			log_error("cannot flush data device '%s': %s", devs[i]->path,
+				  strerror(-s));
+			r = -EIO;
+		}
+	}
+	return r;
+}
+
+static void fail_pool(struct thin_pool *p, int r)
+{
+	if (!atomic_exchange(&p->failed, true))
+		log_error("thin pool '%s': metadata commit failed (%s); failing writes that need new blocks until restart",
+			  p->name, strerror(-r));
+}
+
+int thin_pool_commit(struct thin_pool *p)
+{
+	struct batch b = { 0 };
+	int r;
+
+	pthread_mutex_lock(&p->commit_lock);
+	if (atomic_load(&p->failed)) {
+		pthread_mutex_unlock(&p->commit_lock);
+		return -EIO;
+	}
+	pthread_mutex_lock(&p->lock);
+	r = gather(p, &b);
+	pthread_mutex_unlock(&p->lock);
+	if (!r)
+		r = sync_devices(b.devs, b.nr_devs);
+	if (!r)
+		r = p->meta->commit(p->meta_arg, &b.c);
+	pthread_mutex_lock(&p->lock);
+	if (!r) {
+		thin_alloc_committed(&p->alloc);
+	} else {
+		thin_alloc_abandoned(&p->alloc);	/* -ENOMEM leaks, safely */
+		fail_pool(p, r);
+	}
+	pthread_mutex_unlock(&p->lock);
+	for (size_t i = 0; i < b.dead_leaves.nr; i++)
+		thin_leaf_free_rcu(b.dead_leaves.v[i]);
+	for (size_t i = 0; i < b.dead_dirs.nr; i++)
+		thin_dir_free_rcu(b.dead_dirs.v[i]);
+	batch_release(&b);
+	pthread_mutex_unlock(&p->commit_lock);
+	return r ? -EIO : 0;
+}
+
+static bool has_changes(const struct thin_pool *p)
+{
+	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||
+	       p->dead_leaves.nr || p->dead_dirs.nr || p->dead_vols.nr ||
+	       p->alloc.nr_pending;
+}
+
+static void *worker_main(void *arg)
+{
+	struct thin_pool *p = arg;
+	struct timespec deadline;
+
+	urcu_memb_register_thread();
+	pthread_mutex_lock(&p->lock);
+	while (!p->stopping) {
+		deadline_in(&deadline, THIN_COMMIT_PERIOD_MS);
+		pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
+		if (p->stopping || !has_changes(p))
+			continue;
+		pthread_mutex_unlock(&p->lock);
+		thin_pool_commit(p);
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	urcu_memb_unregister_thread();
+	return NULL;
+}
