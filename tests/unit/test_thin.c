@@ -1,0 +1,544 @@
+/*
+ * tests/unit/test_thin.c: the thin target and its pool, on a real file
+ * and an in-memory metadata port: provisioning, zeroing, copy-on-write,
+ * reference counts through snapshot, write and delete, free-after-commit,
+ * the full pool, discard, diff, and a reload from what was committed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "engine.h"
+#include "rcu.h"
+#include "thin.h"
+#include "thin_int.h"
+#include "thin_pool.h"
+#include "volume.h"
+
+#define BS		(64u << 10)
+#define NR_BLOCKS	16
+
+/* The fake store: what commit() made durable. */
+struct fake {
+	struct thin_leaf_rec leaves[256];
+	struct thin_dir_rec dirs[64];
+	struct thin_vol_rec vols[16];
+	size_t nr_leaves, nr_dirs, nr_vols;
+	int commits;
+};
+
+static struct fake fake;
+
+static struct thin_leaf_rec *fake_leaf(int64_t id)
+{
+	for (size_t i = 0; i < fake.nr_leaves; i++)
+		if (fake.leaves[i].id == id)
+			return &fake.leaves[i];
+	return NULL;
+}
+
+static struct thin_dir_rec *fake_dir(int64_t id)
+{
+	for (size_t i = 0; i < fake.nr_dirs; i++)
+		if (fake.dirs[i].id == id)
+			return &fake.dirs[i];
+	return NULL;
+}
+
+static struct thin_vol_rec *fake_vol(int64_t volume)
+{
+	for (size_t i = 0; i < fake.nr_vols; i++)
+		if (fake.vols[i].volume == volume)
+			return &fake.vols[i];
+	return NULL;
+}
+
+static int f_volume_dir(void *arg, int64_t volume, int64_t *dir)
+{
+	struct thin_vol_rec *v = fake_vol(volume);
+
+	(void)arg;
+	if (!v)
+		return -ENOENT;
+	*dir = v->dir;
+	return 0;
+}
+
+static int f_load_dir(void *arg, int64_t id, struct thin_dir_rec *out)
+{
+	struct thin_dir_rec *d = fake_dir(id);
+
+	(void)arg;
+	if (!d)
+		return -ENOENT;
+	*out = *d;
+	out->leaves = malloc(d->nr * sizeof(int64_t));
+	memcpy(out->leaves, d->leaves, d->nr * sizeof(int64_t));
+	return 0;
+}
+
+static int f_load_leaf(void *arg, int64_t id, struct thin_leaf_rec *out)
+{
+	struct thin_leaf_rec *l = fake_leaf(id);
+
+	(void)arg;
+	if (!l)
+		return -ENOENT;
+	*out = *l;
+	return 0;
+}
+
+static int f_max_page_id(void *arg, int64_t *out)
+{
+	(void)arg;
+	*out = 0;
+	for (size_t i = 0; i < fake.nr_leaves; i++)
+		if (fake.leaves[i].id > *out)
+			*out = fake.leaves[i].id;
+	for (size_t i = 0; i < fake.nr_dirs; i++)
+		if (fake.dirs[i].id > *out)
+			*out = fake.dirs[i].id;
+	return 0;
+}
+
+static int f_commit(void *arg, const struct thin_commit *c)
+{
+	(void)arg;
+	for (size_t i = 0; i < c->nr_leaves; i++) {
+		struct thin_leaf_rec *l = fake_leaf(c->leaves[i].id);
+
+		*(l ? l : &fake.leaves[fake.nr_leaves++]) = c->leaves[i];
+	}
+	for (size_t i = 0; i < c->nr_dirs; i++) {
+		struct thin_dir_rec *d = fake_dir(c->dirs[i].id);
+
+		if (!d)
+			d = &fake.dirs[fake.nr_dirs++];
+		else
+			free(d->leaves);
+		*d = c->dirs[i];
+		d->leaves = malloc(d->nr * sizeof(int64_t));
+		memcpy(d->leaves, c->dirs[i].leaves, d->nr * sizeof(int64_t));
+	}
+	for (size_t i = 0; i < c->nr_vols; i++) {
+		struct thin_vol_rec *v = fake_vol(c->vols[i].volume);
+
+		*(v ? v : &fake.vols[fake.nr_vols++]) = c->vols[i];
+	}
+	for (size_t i = 0; i < c->nr_dead_leaves; i++) {
+		struct thin_leaf_rec *l = fake_leaf(c->dead_leaves[i]);
+
+		if (l)
+			*l = fake.leaves[--fake.nr_leaves];
+	}
+	for (size_t i = 0; i < c->nr_dead_dirs; i++) {
+		struct thin_dir_rec *d = fake_dir(c->dead_dirs[i]);
+
+		if (d) {
+			free(d->leaves);
+			*d = fake.dirs[--fake.nr_dirs];
+		}
+	}
+	for (size_t i = 0; i < c->nr_dead_vols; i++) {
+		struct thin_vol_rec *v = fake_vol(c->dead_vols[i]);
+
+		if (v)
+			*v = fake.vols[--fake.nr_vols];
+	}
+	fake.commits++;
+	return 0;
+}
+
+static const struct thin_meta_ops fake_ops = {
+	.volume_dir = f_volume_dir,
+	.load_dir = f_load_dir,
+	.load_leaf = f_load_leaf,
+	.max_page_id = f_max_page_id,
+	.commit = f_commit,
+};
+
+static char path[] = "/tmp/test_thin.XXXXXX";
+static struct device *dev;
+static struct engine eng;
+static struct thin_pool *pool;
+
+static void open_pool(uint64_t nr_blocks, enum thin_full_policy policy)
+{
+	struct thin_pool_params pp = { .id = 1, .name = "tp", .block_size = BS,
+				       .zero = true, .when_full = policy, .wait_s = 1 };
+	struct thin_area area = { dev, 0, nr_blocks * BS };
+
+	ck_assert_int_eq(thin_pool_open(&pp, &area, 1, &fake_ops, NULL, &pool), 0);
+}
+
+static void setup(void)
+{
+	int fd;
+
+	memset(&fake, 0, sizeof(fake));
+	strcpy(path, "/tmp/test_thin.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 64ull * BS), 0);
+	close(fd);
+	ck_assert_int_eq(device_open(path, 1, &dev), 0);
+	ck_assert_int_eq(engine_init(&eng, 32), 0);
+	urcu_memb_register_thread();
+	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
+}
+
+static void teardown(void)
+{
+	thin_pool_close(pool);
+	urcu_memb_unregister_thread();
+	engine_exit(&eng);
+	device_close(dev);
+	unlink(path);
+	for (size_t i = 0; i < fake.nr_dirs; i++)
+		free(fake.dirs[i].leaves);
+}
+
+static struct volume *new_volume(int64_t id, uint64_t size)
+{
+	struct target *t;
+	struct volume *v;
+
+	ck_assert_int_eq(thin_create(pool, id, size, false, &t), 0);
+	ck_assert_int_eq(volume_create(id, "v", size, t, &v), 0);
+	return v;
+}
+
+static struct volume *snapshot(struct volume *origin, int64_t id)
+{
+	struct target *t;
+	struct volume *v;
+
+	ck_assert_int_eq(thin_snapshot(origin->target, id, &t), 0);
+	ck_assert_int_eq(volume_create(id, "s", atomic_load(&origin->size), t, &v), 0);
+	return v;
+}
+
+static void fill(struct volume *v, uint64_t off, uint32_t len, int byte)
+{
+	char *buf = malloc(len);
+
+	memset(buf, byte, len);
+	ck_assert_int_eq(volume_write(v, &eng, buf, off, len), (ssize_t)len);
+	free(buf);
+}
+
+/* Every byte of [off, off + len) of @v is @byte. */
+static void expect(struct volume *v, uint64_t off, uint32_t len, int byte)
+{
+	char *buf = malloc(len);
+
+	ck_assert_int_eq(volume_read(v, &eng, buf, off, len), (ssize_t)len);
+	for (uint32_t i = 0; i < len; i++)
+		ck_assert_msg(buf[i] == (char)byte, "byte %llu is %d, not %d",
+			      (unsigned long long)(off + i), buf[i], byte);
+	free(buf);
+}
+
+static struct thin_usage usage(struct volume *v)
+{
+	struct thin_usage u;
+
+	thin_usage(v->target, &u);
+	return u;
+}
+
+static uint64_t pool_free(void)
+{
+	struct thin_pool_usage u;
+
+	thin_pool_usage(pool, &u);
+	return u.nr_free;
+}
+
+START_TEST(unmapped_blocks_read_as_zeros_and_map_nothing)
+{
+	struct volume *v = new_volume(10, 8 * BS);
+
+	expect(v, 0, 8 * BS, 0);
+	ck_assert_uint_eq(volume_mapped_bytes(v), 0);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(first_write_provisions_one_block_and_zeroes_the_rest)
+{
+	struct volume *v = new_volume(10, 8 * BS);
+	char junk[BS];
+
+	/* Old data on every block: a new block must not show it. */
+	memset(junk, 0x5a, sizeof(junk));
+	for (int b = 0; b < NR_BLOCKS; b++)
+		ck_assert_int_eq(pwrite(dev->fd, junk, BS, (off_t)b * BS), BS);
+	fill(v, BS + 1000, 3000, 0x11);
+	expect(v, BS, 1000, 0);
+	expect(v, BS + 1000, 3000, 0x11);
+	expect(v, BS + 4000, BS - 4000, 0);
+	ck_assert_uint_eq(volume_mapped_bytes(v), BS);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 1);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(write_to_an_owned_block_takes_the_fast_path)
+{
+	struct volume *v = new_volume(10, 8 * BS);
+	struct segs segs;
+
+	segs_init(&segs);
+	ck_assert_int_eq(v->target->ops->map(v->target, IO_WRITE, 0, 4096, &segs), MAP_DEFER);
+	fill(v, 0, BS, 1);
+	segs_reset(&segs);
+	urcu_memb_read_lock();
+	ck_assert_int_eq(v->target->ops->map(v->target, IO_WRITE, 0, 4096, &segs), MAP_REMAPPED);
+	urcu_memb_read_unlock();
+	v->target->ops->end_write(v->target);
+	ck_assert_ptr_eq(segs.v[0].dev, dev);
+	segs_release(&segs);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(snapshot_shares_every_block_and_write_copies_one)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	struct thin_usage u;
+
+	fill(v, 0, 4 * BS, 1);
+	s = snapshot(v, 11);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	u = usage(v);
+	ck_assert_uint_eq(u.mapped, 4);
+	ck_assert_uint_eq(u.shared, 4);
+	fill(v, BS + 512, 512, 2);		/* copy-on-write of block 1 */
+	expect(v, BS, 512, 1);
+	expect(v, BS + 512, 512, 2);
+	expect(v, BS + 1024, BS - 1024, 1);
+	expect(s, 0, 4 * BS, 1);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 5);
+	u = usage(v);
+	ck_assert_uint_eq(u.exclusive, 1);
+	ck_assert_uint_eq(u.shared, 3);
+	u = usage(s);
+	ck_assert_uint_eq(u.exclusive, 1);
+	ck_assert_uint_eq(u.shared, 3);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(snapshot_of_snapshot_keeps_each_generation)
+{
+	struct volume *v = new_volume(10, 2 * BS), *s1, *s2;
+
+	fill(v, 0, BS, 1);
+	s1 = snapshot(v, 11);
+	fill(v, 0, BS, 2);
+	s2 = snapshot(s1, 12);
+	fill(s1, 0, BS, 3);
+	expect(v, 0, BS, 2);
+	expect(s1, 0, BS, 3);
+	expect(s2, 0, BS, 1);
+	volume_destroy(s2);
+	volume_destroy(s1);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(removing_a_snapshot_frees_only_its_own_blocks_after_commit)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+
+	fill(v, 0, 4 * BS, 1);
+	s = snapshot(v, 11);
+	fill(s, 0, 2 * BS, 2);			/* s owns 2 blocks */
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 6);
+	ck_assert_int_eq(thin_remove(s->target), 0);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 6);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	expect(v, 0, 4 * BS, 1);
+	ck_assert_uint_eq(usage(v).exclusive, 4);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(full_pool_fails_with_enospc_keeps_data_and_grows)
+{
+	struct volume *v = new_volume(10, 32 * BS);
+	struct thin_area area = { dev, 0, 20ull * BS };
+	char buf[4096] = { 0 };
+
+	fill(v, 0, NR_BLOCKS * BS, 7);
+	ck_assert_int_eq(volume_write(v, &eng, buf, NR_BLOCKS * BS, sizeof(buf)), -ENOSPC);
+	expect(v, 0, NR_BLOCKS * BS, 7);
+	fill(v, 0, BS, 8);			/* overwrites still work */
+	ck_assert_int_eq(thin_pool_grow(pool, &area, 1), 0);
+	fill(v, NR_BLOCKS * BS, BS, 9);
+	expect(v, NR_BLOCKS * BS, BS, 9);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(discard_unmaps_whole_blocks_and_zeroes_partial_ones)
+{
+	struct volume *v = new_volume(10, 8 * BS);
+	uint64_t off;
+
+	fill(v, 0, 4 * BS, 3);
+	ck_assert_int_eq(volume_discard(v, &eng, BS / 2, 2 * BS, DISCARD_PUNCH), 0);
+	expect(v, 0, BS / 2, 3);
+	expect(v, BS / 2, 2 * BS, 0);
+	expect(v, 2 * BS + BS / 2, BS / 2, 3);
+	ck_assert_uint_eq(volume_mapped_bytes(v), 3 * BS);
+	ck_assert_int_eq(volume_seek(v, BS, SEEK_HOLE, &off), 0);
+	ck_assert_uint_eq(off, BS);
+	ck_assert_int_eq(volume_seek(v, BS, SEEK_DATA, &off), 0);
+	ck_assert_uint_eq(off, 2 * BS);
+	ck_assert_int_eq(volume_seek(v, 4 * BS, SEEK_DATA, &off), -ENXIO);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 3);
+	volume_destroy(v);
+}
+END_TEST
+
+static int collect(void *arg, uint64_t first, uint64_t count)
+{
+	uint64_t *runs = arg;
+
+	runs[runs[0] * 2 + 1] = first;
+	runs[runs[0] * 2 + 2] = count;
+	runs[0]++;
+	return 0;
+}
+
+START_TEST(diff_names_exactly_the_blocks_written_after_the_snapshot)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	uint64_t runs[16] = { 0 };
+
+	fill(v, 0, 8 * BS, 1);
+	s = snapshot(v, 11);
+	fill(v, 2 * BS, 2 * BS, 2);
+	fill(v, 6 * BS + 100, 1, 2);
+	ck_assert_int_eq(thin_diff(s->target, v->target, collect, runs), 0);
+	ck_assert_uint_eq(runs[0], 2);
+	ck_assert_uint_eq(runs[1], 2);
+	ck_assert_uint_eq(runs[2], 2);
+	ck_assert_uint_eq(runs[3], 6);
+	ck_assert_uint_eq(runs[4], 1);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(committed_maps_reload_with_the_same_data_and_counts)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	struct target *t;
+	struct thin_usage u;
+
+	fill(v, 0, 3 * BS, 4);
+	s = snapshot(v, 11);
+	fill(v, 0, BS, 5);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	volume_destroy(s);
+	volume_destroy(v);
+	thin_pool_close(pool);
+
+	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
+	ck_assert_int_eq(thin_create(pool, 10, 8 * BS, true, &t), 0);
+	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, &v), 0);
+	ck_assert_int_eq(thin_create(pool, 11, 8 * BS, true, &t), 0);
+	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, &s), 0);
+	ck_assert_int_eq(thin_pool_start(pool), 0);
+	expect(v, 0, BS, 5);
+	expect(v, BS, 2 * BS, 4);
+	expect(s, 0, 3 * BS, 4);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	u = usage(v);
+	ck_assert_uint_eq(u.exclusive, 1);
+	ck_assert_uint_eq(u.shared, 2);
+	ck_assert_int_eq(thin_pool_stop(pool), 0);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+/* Racing first writes to one block: one allocation, both writes land. */
+static struct volume *race_vol;
+
+static void *race_writer(void *arg)
+{
+	struct engine e;
+	char buf[512];
+	long byte = (long)arg;
+
+	urcu_memb_register_thread();
+	engine_init(&e, 8);
+	memset(buf, (int)byte, sizeof(buf));
+	for (int i = 0; i < 200; i++)
+		volume_write(race_vol, &e, buf, (uint64_t)(byte * 512), sizeof(buf));
+	engine_exit(&e);
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+START_TEST(racing_first_writes_to_one_block_allocate_it_once)
+{
+	pthread_t t[4];
+
+	race_vol = new_volume(10, 2 * BS);
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, race_writer, (void *)(i + 1));
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 1);
+	for (int i = 0; i < 4; i++)
+		expect(race_vol, (uint64_t)(i + 1) * 512, 512, i + 1);
+	volume_destroy(race_vol);
+}
+END_TEST
+
+static Suite *thin_suite(void)
+{
+	Suite *suite = suite_create("thin");
+	TCase *tc = tcase_create("thin");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, unmapped_blocks_read_as_zeros_and_map_nothing);
+	tcase_add_test(tc, first_write_provisions_one_block_and_zeroes_the_rest);
+	tcase_add_test(tc, write_to_an_owned_block_takes_the_fast_path);
+	tcase_add_test(tc, snapshot_shares_every_block_and_write_copies_one);
+	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
+	tcase_add_test(tc, removing_a_snapshot_frees_only_its_own_blocks_after_commit);
+	tcase_add_test(tc, full_pool_fails_with_enospc_keeps_data_and_grows);
+	tcase_add_test(tc, discard_unmaps_whole_blocks_and_zeroes_partial_ones);
+	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
+	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
+	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(thin_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,166 @@
+/*
+ * tests/unit/test_thin_alloc.c: block counts and the allocator, above
+ * all that a block freed in a transaction is reused only after it
+ * committed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "thin_alloc.h"
+
+static struct thin_alloc a;
+
+static void setup(void)
+{
+	ck_assert_int_eq(thin_alloc_init(&a, 4), 0);
+}
+
+static void teardown(void)
+{
+	thin_alloc_exit(&a);
+}
+
+static void take_all(uint32_t *b)
+{
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(thin_alloc_new(&a, &b[i]), 0);
+}
+
+START_TEST(allocator_hands_out_every_block_once_then_enospc)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	for (int i = 0; i < 4; i++)
+		for (int j = i + 1; j < 4; j++)
+			ck_assert_uint_ne(b[i], b[j]);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[2]), 1);
+}
+END_TEST
+
+START_TEST(freed_block_is_not_reused_before_its_transaction_commits)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	ck_assert_int_eq(thin_alloc_put(&a, b[1]), 0);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[1]), 0);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	thin_alloc_gather(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	thin_alloc_committed(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+	ck_assert_uint_eq(x, b[1]);
+}
+END_TEST
+
+START_TEST(block_freed_after_the_gather_waits_for_the_next_commit)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	thin_alloc_gather(&a);
+	ck_assert_int_eq(thin_alloc_put(&a, b[0]), 0);
+	thin_alloc_committed(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+}
+END_TEST
+
+START_TEST(failed_commit_keeps_its_freed_blocks_pending)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	ck_assert_int_eq(thin_alloc_put(&a, b[3]), 0);
+	thin_alloc_gather(&a);
+	ck_assert_int_eq(thin_alloc_abandoned(&a), 0);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	ck_assert_uint_eq(a.nr_pending, 1);
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+}
+END_TEST
+
+START_TEST(shared_block_is_freed_only_by_its_last_reference)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	thin_alloc_get(&a, b[0]);
+	ck_assert_int_eq(thin_alloc_put(&a, b[0]), 0);
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[0]), 1);
+}
+END_TEST
+
+START_TEST(unpublished_block_returns_to_the_pool_at_once)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	thin_alloc_unnew(&a, b[2]);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+	ck_assert_uint_eq(x, b[2]);
+}
+END_TEST
+
+START_TEST(grown_pool_has_the_new_blocks_free)
+{
+	uint32_t b[4], x;
+
+	take_all(b);
+	ck_assert_int_eq(thin_alloc_grow(&a, 6), 0);
+	ck_assert_uint_eq(a.nr_free, 2);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+	ck_assert_uint_ge(x, 4);
+	ck_assert_int_eq(thin_alloc_grow(&a, 5), -EINVAL);
+}
+END_TEST
+
+START_TEST(loaded_counts_give_the_free_count)
+{
+	thin_alloc_get(&a, 0);
+	thin_alloc_get(&a, 0);
+	thin_alloc_get(&a, 2);
+	thin_alloc_loaded(&a);
+	ck_assert_uint_eq(a.nr_free, 2);
+	ck_assert_uint_eq(thin_alloc_refs(&a, 0), 2);
+}
+END_TEST
+
+static Suite *thin_alloc_suite(void)
+{
+	Suite *suite = suite_create("thin_alloc");
+	TCase *tc = tcase_create("thin_alloc");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, allocator_hands_out_every_block_once_then_enospc);
+	tcase_add_test(tc, freed_block_is_not_reused_before_its_transaction_commits);
+	tcase_add_test(tc, block_freed_after_the_gather_waits_for_the_next_commit);
+	tcase_add_test(tc, failed_commit_keeps_its_freed_blocks_pending);
+	tcase_add_test(tc, shared_block_is_freed_only_by_its_last_reference);
+	tcase_add_test(tc, unpublished_block_returns_to_the_pool_at_once);
+	tcase_add_test(tc, grown_pool_has_the_new_blocks_free);
+	tcase_add_test(tc, loaded_counts_give_the_free_count);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(thin_alloc_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
