@@ -81,14 +81,39 @@ static int step1_pool_devices_volumes(struct store *s)
 }
 
 /*
- * Version 2 belongs to thin provisioning, which is being written on
- * another branch; this placeholder only keeps the numbering until it
- * lands, and is replaced by that step.
+ * Version 2: thin pools and thin volumes.  A volume's map is pages: a
+ * directory (a blob of little-endian int64 leaf ids, 0 for none) and
+ * leaves (blobs of THIN_LEAF_ENTRIES little-endian u32, data block + 1,
+ * 0 for a hole; 2 KiB, so one row stays in one SQLite page).  Page ids
+ * are per pool.  Reference counts are derived at load (thin_meta.h).
  */
-static int step2_reserved_for_thin(struct store *s)
+static int step2_thin(struct store *s)
 {
-	(void)s;
-	return 0;
+	static const char schema[] =
+		"CREATE TABLE thin_pool ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" block_size INTEGER NOT NULL,"
+		" zero INTEGER NOT NULL,"
+		" when_full TEXT NOT NULL CHECK (when_full IN ('error', 'wait')),"
+		" wait_seconds INTEGER NOT NULL,"
+		" low_water INTEGER NOT NULL);"
+		"CREATE TABLE thin ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" pool INTEGER NOT NULL REFERENCES thin_pool(volume),"
+		" dir INTEGER NOT NULL);"
+		"CREATE INDEX thin_by_pool ON thin(pool);"
+		"CREATE TABLE thin_dir ("
+		" pool INTEGER NOT NULL REFERENCES thin_pool(volume) ON DELETE CASCADE,"
+		" id INTEGER NOT NULL,"
+		" leaves BLOB NOT NULL,"
+		" PRIMARY KEY (pool, id));"
+		"CREATE TABLE thin_leaf ("
+		" pool INTEGER NOT NULL REFERENCES thin_pool(volume) ON DELETE CASCADE,"
+		" id INTEGER NOT NULL,"
+		" map BLOB NOT NULL,"
+		" PRIMARY KEY (pool, id));";
+
+	return store_exec(s, schema);
 }
 
 /*
@@ -118,7 +143,7 @@ static int step3_switch(struct store *s)
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
-	step2_reserved_for_thin,
+	step2_thin,
 	step3_switch,
 };
 

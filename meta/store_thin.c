@@ -1,0 +1,322 @@
+/*
+ * meta/store_thin.c: the thin tables (thin_store.h).
+ *
+ * Blobs are little-endian whatever the host, so a pool file can move.
+ */
+#include "thin_store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "INSERT INTO thin_pool (volume, block_size, zero, when_full,"
+			  " wait_seconds, low_water) VALUES (?, ?, ?, ?, ?, ?)", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, p->volume);
+	sqlite3_bind_int64(st, 2, p->block_size);
+	sqlite3_bind_int(st, 3, p->zero);
+	sqlite3_bind_text(st, 4, p->wait ? "wait" : "error", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, p->wait_seconds);
+	sqlite3_bind_int64(st, 6, p->low_water);
+	return store_step_done(s, st);
+}
+
+int store_thin_pool_get(struct store *s, int64_t volume, struct thin_pool_rec *out)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT block_size, zero, when_full, wait_seconds, low_water"
+			  " FROM thin_pool WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->volume = volume;
+		out->block_size = (uint32_t)sqlite3_column_int64(st, 0);
+		out->zero = sqlite3_column_int(st, 1) != 0;
+		out->wait = !strcmp((const char *)sqlite3_column_text(st, 2), "wait");
+		out->wait_seconds = (uint32_t)sqlite3_column_int64(st, 3);
+		out->low_water = (uint32_t)sqlite3_column_int64(st, 4);
+		r = 0;
+	} else {
+		r = store_error(s, rc);
+	}
+	store_stmt_done(st);
+	return r;
+}
+
+int store_thin_put(struct store *s, const struct thin_rec *t)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin (volume, pool, dir) VALUES (?, ?, ?)",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, t->volume);
+	sqlite3_bind_int64(st, 2, t->pool);
+	sqlite3_bind_int64(st, 3, t->dir);
+	return store_step_done(s, st);
+}
+
+static int thin_row(sqlite3_stmt *st, void *rec)
+{
+	struct thin_rec *t = rec;
+
+	t->volume = sqlite3_column_int64(st, 0);
+	t->pool = sqlite3_column_int64(st, 1);
+	t->dir = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+int store_thin_get(struct store *s, int64_t volume, struct thin_rec *out)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT volume, pool, dir FROM thin WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	rc = sqlite3_step(st);
+	r = rc == SQLITE_ROW ? thin_row(st, out) : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
+int store_thin_delete(struct store *s, int64_t volume)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "DELETE FROM thin WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	return store_step_done(s, st);
+}
+
+int store_thin_list(struct store *s, int64_t pool, struct thin_rec **out,
+		    size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT volume, pool, dir FROM thin WHERE pool = ?"
+			  " ORDER BY volume", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_collect(s, st, sizeof(**out), thin_row, (void **)out, nr);
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec *d)
+{
+	size_t len = (size_t)d->nr * 8;
+	unsigned char *blob = malloc(len ? len : 1);
+	sqlite3_stmt *st;
+	int r;
+
+	if (!blob)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nr; i++)
+		put_le64(blob + 8 * i, (uint64_t)d->leaves[i]);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_dir (pool, id, leaves) VALUES (?, ?, ?)",
+		       &st);
+	if (!r) {
+		sqlite3_bind_int64(st, 1, pool);
+		sqlite3_bind_int64(st, 2, d->id);
+		sqlite3_bind_blob(st, 3, blob, (int)len, SQLITE_STATIC);
+		r = store_step_done(s, st);
+	}
+	free(blob);
+	return r;
+}
+
+int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
+		       struct thin_dir_rec *out)
+{
+	const unsigned char *blob;
+	sqlite3_stmt *st;
+	int rc, r, len;
+
+	r = store_stmt(s, "SELECT leaves FROM thin_dir WHERE pool = ? AND id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		r = store_error(s, rc);
+		goto out;
+	}
+	blob = sqlite3_column_blob(st, 0);
+	len = sqlite3_column_bytes(st, 0);
+	out->id = id;
+	out->nr = (uint32_t)(len / 8);
+	out->leaves = calloc(out->nr ? out->nr : 1, sizeof(*out->leaves));
+	if (!out->leaves) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < out->nr; i++)
+		out->leaves[i] = (int64_t)get_le64(blob + 8 * i);
+out:
+	store_stmt_done(st);
+	return r;
+}
+
+int store_thin_leaf_put(struct store *s, int64_t pool, const struct thin_leaf_rec *l)
+{
+	unsigned char blob[THIN_LEAF_ENTRIES * 4];
+	sqlite3_stmt *st;
+	int r;
+
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		put_le32(blob + 4 * i, l->map[i]);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_leaf (pool, id, map) VALUES (?, ?, ?)",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, l->id);
+	sqlite3_bind_blob(st, 3, blob, sizeof(blob), SQLITE_STATIC);
+	return store_step_done(s, st);
+}
+
+int store_thin_leaf_get(struct store *s, int64_t pool, int64_t id,
+			struct thin_leaf_rec *out)
+{
+	const unsigned char *blob;
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT map FROM thin_leaf WHERE pool = ? AND id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		r = store_error(s, rc);
+	} else if (sqlite3_column_bytes(st, 0) != THIN_LEAF_ENTRIES * 4) {
+		r = -EUCLEAN;
+	} else {
+		blob = sqlite3_column_blob(st, 0);
+		out->id = id;
+		for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+			out->map[i] = get_le32(blob + 4 * i);
+	}
+	store_stmt_done(st);
+	return r;
+}
+
+static int delete_page(struct store *s, sqlite3_stmt *st, int64_t pool, int64_t id)
+{
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, id);
+	return store_step_done(s, st);
+}
+
+int store_thin_dir_delete(struct store *s, int64_t pool, int64_t id)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "DELETE FROM thin_dir WHERE pool = ? AND id = ?", &st);
+
+	return r ? r : delete_page(s, st, pool, id);
+}
+
+int store_thin_leaf_delete(struct store *s, int64_t pool, int64_t id)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "DELETE FROM thin_leaf WHERE pool = ? AND id = ?", &st);
+
+	return r ? r : delete_page(s, st, pool, id);
+}
+
+static int id_row(sqlite3_stmt *st, void *rec)
+{
+	*(int64_t *)rec = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_thin_dir_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "SELECT id FROM thin_dir WHERE pool = ? ORDER BY id", &st);
+
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_collect(s, st, sizeof(**out), id_row, (void **)out, nr);
+}
+
+int store_thin_leaf_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "SELECT id FROM thin_leaf WHERE pool = ? ORDER BY id", &st);
+
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_collect(s, st, sizeof(**out), id_row, (void **)out, nr);
+}
+
+int store_thin_max_page(struct store *s, int64_t pool, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT max(coalesce((SELECT max(id) FROM thin_dir WHERE pool = ?1), 0),"
+			  " coalesce((SELECT max(id) FROM thin_leaf WHERE pool = ?1), 0))", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		r = 0;
+	} else {
+		r = store_error(s, rc);
+	}
+	store_stmt_done(st);
+	return r;
+}

@@ -1,0 +1,118 @@
+#include "thin_port.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store.h"
+#include "thin_store.h"
+
+struct thin_port {
+	struct store *store;
+	int64_t pool;
+};
+
+int thin_port_open(const char *db_path, int64_t pool, struct thin_port **out)
+{
+	struct thin_port *tp = calloc(1, sizeof(*tp));
+	int r;
+
+	if (!tp)
+		return -ENOMEM;
+	r = store_open(db_path, 0, &tp->store);
+	if (r) {
+		free(tp);
+		return r;
+	}
+	tp->pool = pool;
+	*out = tp;
+	return 0;
+}
+
+void thin_port_close(struct thin_port *tp)
+{
+	if (!tp)
+		return;
+	store_close(tp->store);
+	free(tp);
+}
+
+static int port_volume_dir(void *arg, int64_t volume, int64_t *dir)
+{
+	struct thin_port *tp = arg;
+	struct thin_rec t;
+	int r;
+
+	r = store_thin_get(tp->store, volume, &t);
+	if (!r)
+		*dir = t.dir;
+	return r;
+}
+
+static int port_load_dir(void *arg, int64_t id, struct thin_dir_rec *out)
+{
+	struct thin_port *tp = arg;
+
+	return store_thin_dir_get(tp->store, tp->pool, id, out);
+}
+
+static int port_load_leaf(void *arg, int64_t id, struct thin_leaf_rec *out)
+{
+	struct thin_port *tp = arg;
+
+	return store_thin_leaf_get(tp->store, tp->pool, id, out);
+}
+
+static int port_max_page_id(void *arg, int64_t *out)
+{
+	struct thin_port *tp = arg;
+
+	return store_thin_max_page(tp->store, tp->pool, out);
+}
+
+/* Writes before deletes: an id both written and deleted is not live. */
+static int apply(struct thin_port *tp, const struct thin_commit *c)
+{
+	struct store *s = tp->store;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < c->nr_leaves; i++)
+		r = store_thin_leaf_put(s, tp->pool, &c->leaves[i]);
+	for (size_t i = 0; !r && i < c->nr_dirs; i++)
+		r = store_thin_dir_put(s, tp->pool, &c->dirs[i]);
+	for (size_t i = 0; !r && i < c->nr_vols; i++) {
+		struct thin_rec t = { c->vols[i].volume, tp->pool, c->vols[i].dir };
+
+		r = store_thin_put(s, &t);
+	}
+	for (size_t i = 0; !r && i < c->nr_dead_leaves; i++)
+		r = store_thin_leaf_delete(s, tp->pool, c->dead_leaves[i]);
+	for (size_t i = 0; !r && i < c->nr_dead_dirs; i++)
+		r = store_thin_dir_delete(s, tp->pool, c->dead_dirs[i]);
+	for (size_t i = 0; !r && i < c->nr_dead_vols; i++)
+		r = store_thin_delete(s, c->dead_vols[i]);
+	return r;
+}
+
+static int port_commit(void *arg, const struct thin_commit *c)
+{
+	struct thin_port *tp = arg;
+	int r;
+
+	r = store_begin(tp->store);
+	if (r)
+		return r;
+	r = apply(tp, c);
+	if (!r)
+		r = store_commit(tp->store);
+	if (r)
+		store_rollback(tp->store);
+	return r;
+}
+
+const struct thin_meta_ops thin_port_ops = {
+	.volume_dir = port_volume_dir,
+	.load_dir = port_load_dir,
+	.load_leaf = port_load_leaf,
+	.max_page_id = port_max_page_id,
+	.commit = port_commit,
+};
