@@ -16,6 +16,7 @@
 #include "log.h"
 #include "rcu.h"
 #include "switch.h"
+#include "thin_pool.h"
 #include "volume.h"
 #include "wire.h"
 
@@ -28,16 +29,24 @@ struct control {
 
 static int live_volume_removing(void *arg, int64_t id)
 {
-	struct daemon *d = arg;
-	struct volume *v;
-	int r = 0;
+	return daemon_volume_removing(arg, id);
+}
 
-	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), id);
-	if (v)
-		r = volume_retire(v);
-	rcu_read_end();
-	return r;
+static int live_thin_created(void *arg, int64_t id, int64_t pool, int64_t origin)
+{
+	return daemon_thin_created(arg, id, pool, origin);
+}
+
+static int live_thin_rollback(void *arg, int64_t id, int64_t snap)
+{
+	return daemon_thin_rollback(arg, id, snap);
+}
+
+static int live_pool_sync(void *arg, int64_t pool)
+{
+	struct thin_pool *p = daemon_pool(arg, pool);
+
+	return p ? thin_pool_commit(p) : 0;
 }
 
 static int live_volume_changed(void *arg, int64_t id)
@@ -91,6 +100,9 @@ static void live_switch_path_status(void *arg, int64_t id, unsigned int path,
 
 static const struct live_ops live_ops = {
 	.volume_removing = live_volume_removing,
+	.thin_created = live_thin_created,
+	.thin_rollback = live_thin_rollback,
+	.pool_sync = live_pool_sync,
 	.volume_changed = live_volume_changed,
 	.device_changed = live_device_changed,
 	.volume_status = live_volume_status,

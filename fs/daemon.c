@@ -24,6 +24,10 @@
 #include "store_switch.h"
 #include "switch.h"
 #include "switch_table.h"
+#include "thin.h"
+#include "thin_pool.h"
+#include "thin_port.h"
+#include "thin_store.h"
 #include "volume.h"
 
 struct device *daemon_device(struct daemon *d, int64_t id)
@@ -267,13 +271,187 @@ static int retable_switch(struct daemon *d, struct volume *v)
 	return r;
 }
 
-static int build_volume(struct daemon *d, const struct volume_rec *rec)
+struct thin_pool *daemon_pool(struct daemon *d, int64_t id)
 {
-	struct target *t;
+	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++)
+		if (d->pools[i].id == id)
+			return atomic_load(&d->pools[i].pool);
+	return NULL;
+}
+
+static struct daemon_pool *pool_slot(struct daemon *d, int64_t id)
+{
+	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++)
+		if (d->pools[i].id == id)
+			return &d->pools[i];
+	return NULL;
+}
+
+/* The pool's data area, from its extents.  *areas malloc'ed. */
+static int pool_areas(struct daemon *d, int64_t id, struct thin_area **areas,
+		      unsigned int *nr)
+{
+	struct linear_seg *segs;
+	int r;
+
+	r = linear_segs(d, id, &segs, nr);
+	if (r)
+		return r;
+	*areas = calloc(*nr ? *nr : 1, sizeof(**areas));
+	if (!*areas) {
+		free(segs);
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < *nr; i++)
+		(*areas)[i] = (struct thin_area){ segs[i].dev, segs[i].dev_off, segs[i].len };
+	free(segs);
+	return 0;
+}
+
+static int open_pool(struct daemon *d, const struct volume_rec *rec)
+{
+	struct daemon_pool *slot = pool_slot(d, 0);
+	struct thin_pool_params params = { .id = rec->id, .name = rec->name };
+	struct thin_pool_rec prec;
+	struct thin_area *areas;
+	struct thin_pool *pool;
+	char path[PATH_MAX];
+	unsigned int nr;
+	int r;
+
+	if (!slot) {
+		log_error("cannot run thin pool '%s': %d pools at most", rec->name,
+			  DAEMON_POOLS_MAX);
+		return -ENOSPC;
+	}
+	r = store_thin_pool_get(d->store, rec->id, &prec);
+	if (r)
+		return r;
+	params.block_size = prec.block_size;
+	params.zero = prec.zero;
+	params.when_full = prec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR;
+	params.wait_s = prec.wait_seconds;
+	params.low_water_pct = prec.low_water;
+	r = pool_areas(d, rec->id, &areas, &nr);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "%s/pool.db", d->pool_dir);
+	r = thin_port_open(path, rec->id, &slot->port);
+	if (!r) {
+		r = thin_pool_open(&params, areas, nr, &thin_port_ops, slot->port, &pool);
+		if (r)
+			thin_port_close(slot->port);
+	}
+	free(areas);
+	if (r) {
+		log_error("cannot open thin pool '%s': %s", rec->name, strerror(-r));
+		return r;
+	}
+	slot->id = rec->id;
+	rcu_publish(slot->pool, pool);
+	return 0;
+}
+
+static int grow_pool(struct daemon *d, int64_t id)
+{
+	struct thin_area *areas;
+	unsigned int nr;
+	int r;
+
+	r = pool_areas(d, id, &areas, &nr);
+	if (r)
+		return r;
+	r = thin_pool_grow(daemon_pool(d, id), areas, nr);
+	free(areas);
+	return r;
+}
+
+static void close_pool(struct daemon_pool *slot)
+{
+	struct thin_pool *pool = atomic_load(&slot->pool);
+
+	rcu_publish(slot->pool, NULL);
+	rcu_wait_readers();	/* statfs may be reading it */
+	thin_pool_stop(pool);
+	thin_pool_close(pool);
+	thin_port_close(slot->port);
+	slot->port = NULL;
+	slot->id = 0;
+}
+
+void daemon_stop_pools(struct daemon *d)
+{
+	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++)
+		if (d->pools[i].id && thin_pool_stop(atomic_load(&d->pools[i].pool)))
+			log_error("thin pool %lld: the last commit failed",
+				  (long long)d->pools[i].id);
+}
+
+void daemon_close_pools(struct daemon *d)
+{
+	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++) {
+		if (!d->pools[i].id)
+			continue;
+		thin_pool_close(atomic_load(&d->pools[i].pool));
+		thin_port_close(d->pools[i].port);
+		memset(&d->pools[i], 0, sizeof(d->pools[i]));
+	}
+}
+
+/*
+ * A thin volume row without a thin row was being created when the daemon
+ * died (the volume row commits first, the map with the pool's next
+ * commit): the command never answered, so the row goes.
+ */
+static int build_thin(struct daemon *d, const struct volume_rec *rec,
+		      struct target **out)
+{
+	struct thin_pool *pool;
+	struct thin_rec t;
+	int r;
+
+	r = store_thin_get(d->store, rec->id, &t);
+	if (r == -ENOENT) {
+		log_warn("thin volume '%s' was never completed; deleting it", rec->name);
+		r = store_volume_delete(d->store, rec->id);
+		return r ? r : -ENOENT;
+	}
+	if (r)
+		return r;
+	pool = daemon_pool(d, t.pool);
+	if (!pool) {
+		log_error("thin volume '%s' is in pool %lld, which is not running",
+			  rec->name, (long long)t.pool);
+		return -EUCLEAN;
+	}
+	return thin_create(pool, rec->id, rec->size, true, out);
+}
+
+static int serve_volume(struct daemon *d, const struct volume_rec *rec,
+			struct target *t)
+{
 	struct volume *v;
 	int r;
 
-	if (!strcmp(rec->kind, "linear")) {
+	r = volume_create(rec->id, rec->name, rec->size, t, &v);
+	if (r)
+		return r;
+	r = volset_add(&d->vols, v);
+	if (r)
+		volume_destroy(v);
+	return r;
+}
+
+static int build_volume(struct daemon *d, const struct volume_rec *rec)
+{
+	struct target *t;
+	int r;
+
+	if (!strcmp(rec->kind, "thin")) {
+		r = build_thin(d, rec, &t);
+		if (r == -ENOENT)
+			return 0;
+	} else if (!strcmp(rec->kind, "linear")) {
 		r = build_linear(d, rec, &t);
 	} else if (!strcmp(rec->kind, "switch")) {
 		r = build_switch(d, rec, &t);
@@ -284,13 +462,7 @@ static int build_volume(struct daemon *d, const struct volume_rec *rec)
 	}
 	if (r)
 		return r;
-	r = volume_create(rec->id, rec->name, rec->size, t, &v);
-	if (r)
-		return r;
-	r = volset_add(&d->vols, v);
-	if (r)
-		volume_destroy(v);
-	return r;
+	return serve_volume(d, rec, t);
 }
 
 /* Kinds that are not files in the mount (a thin pool's data area). */
@@ -308,12 +480,23 @@ int daemon_load_volumes(struct daemon *d)
 	r = store_volume_list(d->store, &recs, &nr);
 	if (r)
 		return r;
+	for (size_t i = 0; i < nr && !r; i++)
+		if (!is_served(&recs[i]))
+			r = open_pool(d, &recs[i]);
 	for (size_t i = 0; i < nr && !r; i++) {
 		if (!is_served(&recs[i]))
 			continue;
 		r = build_volume(d, &recs[i]);
 		if (r)
 			log_error("cannot load volume '%s': %s", recs[i].name, strerror(-r));
+	}
+	for (size_t i = 0; i < DAEMON_POOLS_MAX && !r; i++) {
+		if (!d->pools[i].id)
+			continue;
+		r = thin_pool_start(atomic_load(&d->pools[i].pool));
+		if (r)
+			log_error("cannot start thin pool %lld: %s",
+				  (long long)d->pools[i].id, strerror(-r));
 	}
 	free(recs);
 	daemon_update_space(d);
@@ -337,9 +520,18 @@ static void forget_kernel_attrs(struct daemon *d, int64_t id)
 		fuse_lowlevel_notify_inval_inode(d->se, (fuse_ino_t)id + 1, 0, 0);
 }
 
+/* The map covers the new size, and is committed, before the size shows. */
+static int resize_thin(struct volume *v, uint64_t size)
+{
+	int r = thin_resize(v->target, size);
+
+	return r ? r : thin_pool_commit(thin_pool_of(v->target));
+}
+
 int daemon_volume_changed(struct daemon *d, int64_t id)
 {
 	struct volume *v = served(d, id);
+	struct daemon_pool *slot;
 	struct volume_rec rec;
 	int r;
 
@@ -349,7 +541,18 @@ int daemon_volume_changed(struct daemon *d, int64_t id)
 			volset_remove(&d->vols, v);
 			volume_destroy(v);
 		}
+		slot = pool_slot(d, id);
+		if (slot)
+			close_pool(slot);
 		r = 0;
+	} else if (!r && !is_served(&rec)) {
+		if (!daemon_pool(d, id)) {
+			r = open_pool(d, &rec);
+			if (!r)
+				r = thin_pool_start(daemon_pool(d, id));
+		} else {
+			r = grow_pool(d, id);
+		}
 	} else if (!r && is_served(&rec)) {
 		if (!v) {
 			r = build_volume(d, &rec);
@@ -359,6 +562,8 @@ int daemon_volume_changed(struct daemon *d, int64_t id)
 				r = retable_linear(d, v);
 			else if (!strcmp(rec.kind, "switch"))
 				r = retable_switch(d, v);
+			else if (!strcmp(rec.kind, "thin"))
+				r = resize_thin(v, rec.size);
 			/* The table covers the new size before the size shows. */
 			atomic_store(&v->size, rec.size);
 			forget_kernel_attrs(d, id);
@@ -366,6 +571,59 @@ int daemon_volume_changed(struct daemon *d, int64_t id)
 	}
 	daemon_update_space(d);
 	return r;
+}
+
+int daemon_thin_created(struct daemon *d, int64_t id, int64_t pool_id,
+			int64_t origin)
+{
+	struct thin_pool *pool = daemon_pool(d, pool_id);
+	struct volume *o = origin ? served(d, origin) : NULL;
+	struct volume_rec rec;
+	struct target *t;
+	int r;
+
+	if (!pool || (origin && (!o || !target_is_thin(o->target))))
+		return -ENOENT;
+	r = store_volume_get_by_id(d->store, id, &rec);
+	if (r)
+		return r;
+	if (o)
+		r = thin_snapshot(o->target, id, &t);
+	else
+		r = thin_create(pool, id, rec.size, false, &t);
+	if (r)
+		return r;
+	r = thin_pool_commit(pool);
+	if (r) {
+		t->ops->destroy(t);
+		return r;
+	}
+	return serve_volume(d, &rec, t);
+}
+
+int daemon_thin_rollback(struct daemon *d, int64_t id, int64_t snap)
+{
+	struct volume *v = served(d, id), *s = served(d, snap);
+	int r;
+
+	if (!v || !s || !target_is_thin(v->target) || !target_is_thin(s->target))
+		return -ENOENT;
+	r = thin_rollback(v->target, s->target);
+	return r ? r : thin_pool_commit(thin_pool_of(v->target));
+}
+
+int daemon_volume_removing(struct daemon *d, int64_t id)
+{
+	struct volume *v = served(d, id);
+	int r;
+
+	if (!v)
+		return 0;
+	r = volume_retire(v);
+	if (r || !target_is_thin(v->target))
+		return r;
+	r = thin_remove(v->target);
+	return r ? r : thin_pool_commit(thin_pool_of(v->target));
 }
 
 void daemon_update_space(struct daemon *d)

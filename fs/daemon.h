@@ -22,6 +22,20 @@
 struct device;
 struct fuse_session;
 struct store;
+struct thin_pool;
+struct thin_port;
+
+#define DAEMON_POOLS_MAX	64	/* thin pools served at once */
+
+/*
+ * A thin pool the daemon runs.  The slot's pointer is published with RCU
+ * (statfs reads it); everything else is the control thread's.
+ */
+struct daemon_pool {
+	int64_t id;			/* the pool's volume id; 0: slot free */
+	struct thin_pool *_Atomic pool;
+	struct thin_port *port;		/* its own store connection */
+};
 
 struct daemon {
 	char *pool_dir;
@@ -36,6 +50,7 @@ struct daemon {
 	_Atomic uint64_t space_free;	/* bytes no extent uses */
 	uid_t uid;
 	gid_t gid;
+	struct daemon_pool pools[DAEMON_POOLS_MAX];
 };
 
 /* The open device with pool id @id, or NULL. */
@@ -51,8 +66,26 @@ int daemon_open_devices(struct daemon *d);
 int daemon_device_changed(struct daemon *d, int64_t id);
 void daemon_close_devices(struct daemon *d);
 
-/* Builds and publishes every volume of the store. */
+/*
+ * Builds and publishes every volume of the store, thin pools first; then
+ * starts the pools (deriving their block counts).
+ */
 int daemon_load_volumes(struct daemon *d);
+/* Commits and stops every thin pool: before the volumes are destroyed. */
+void daemon_stop_pools(struct daemon *d);
+/* Frees the pools: after the volumes were destroyed. */
+void daemon_close_pools(struct daemon *d);
+/* The running thin pool with volume id @id, or NULL.  Control thread. */
+struct thin_pool *daemon_pool(struct daemon *d, int64_t id);
+/*
+ * Creates thin volume @id in pool @pool, empty or as a snapshot of the
+ * served thin volume @origin (0: none), commits the pool and serves it.
+ */
+int daemon_thin_created(struct daemon *d, int64_t id, int64_t pool, int64_t origin);
+/* Gives thin volume @id the content of @snap, and commits. */
+int daemon_thin_rollback(struct daemon *d, int64_t id, int64_t snap);
+/* Stops serving volume @id; a thin volume's map is dropped and committed. */
+int daemon_volume_removing(struct daemon *d, int64_t id);
 /* Makes served volume @id match the store.  Control thread. */
 int daemon_volume_changed(struct daemon *d, int64_t id);
 /* Recounts space_total and space_free from the store.  Control thread. */

@@ -408,7 +408,9 @@ int main(int argc, char **argv)
 		r = daemon_load_volumes(&d);
 	if (!r)
 		r = serve(&d, &o, ready_fd, io_flusher_refused);
+	daemon_stop_pools(&d);
 	volset_release(&d.vols);
+	daemon_close_pools(&d);
 	daemon_close_devices(&d);
 	store_close(d.store);
 	urcu_memb_unregister_thread();

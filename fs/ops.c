@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "rcu.h"
+#include "thin_pool.h"
 #include "transport.h"
 #include "volume.h"
 #include "workers.h"
@@ -272,17 +273,41 @@ static void mfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, -volume_flush(fh_volume(fi), &worker_self()->engine));
 }
 
+/*
+ * With thin pools, f_bsize is the smallest thin block size: a loop device
+ * takes its discard granularity from it, so discards come in whole blocks
+ * that go back to the pool.  Free space counts the pools' free blocks too.
+ */
+static void thin_space(struct daemon *d, unsigned long *bsize, uint64_t *free_bytes)
+{
+	rcu_read_begin();
+	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++) {
+		struct thin_pool *p = rcu_load(d->pools[i].pool);
+		struct thin_pool_usage u;
+
+		if (!p)
+			continue;
+		thin_pool_usage(p, &u);
+		*free_bytes += (u.nr_free + u.nr_pending) * u.block_size;
+		if (*bsize == 4096 || u.block_size < *bsize)
+			*bsize = u.block_size;
+	}
+	rcu_read_end();
+}
+
 static void mfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct daemon *d = daemon_of(req);
 	struct statvfs sv = { 0 };
 	unsigned long bsize = 4096;
+	uint64_t free_bytes = atomic_load(&d->space_free);
 
 	(void)ino;
+	thin_space(d, &bsize, &free_bytes);
 	sv.f_bsize = bsize;
 	sv.f_frsize = bsize;
 	sv.f_blocks = atomic_load(&d->space_total) / bsize;
-	sv.f_bfree = atomic_load(&d->space_free) / bsize;
+	sv.f_bfree = free_bytes / bsize;
 	sv.f_bavail = sv.f_bfree;
 	rcu_read_begin();
 	sv.f_files = volset_read(&d->vols)->nr;

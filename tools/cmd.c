@@ -12,7 +12,8 @@
 
 extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
 	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
-	cmd_remove, cmd_list, cmd_status, cmd_switch_map;
+	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
+	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -21,6 +22,12 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_device_remove,
 	&cmd_create_linear,
 	&cmd_create_switch,
+	&cmd_create_thin_pool,
+	&cmd_create_thin,
+	&cmd_snapshot,
+	&cmd_rollback,
+	&cmd_diff,
+	&cmd_check,
 	&cmd_extend,
 	&cmd_remove,
 	&cmd_list,

@@ -36,7 +36,9 @@ enum cmd_exit {
 struct live_ops {
 	/*
 	 * Before a volume (or thin pool) is deleted: stop serving it.
-	 * -EBUSY if a file on it is open; then nothing changed.
+	 * -EBUSY if a file on it is open; then nothing changed.  A thin
+	 * volume's map is dropped and committed here, before its volume row
+	 * goes.
 	 */
 	int (*volume_removing)(void *arg, int64_t id);
 	/*
@@ -45,6 +47,17 @@ struct live_ops {
 	 * table, or drop it; also undoes volume_removing after a rollback).
 	 */
 	int (*volume_changed)(void *arg, int64_t id);
+	/*
+	 * After the volume row of thin volume @id was committed: create its
+	 * map in pool @pool, empty or sharing thin volume @origin's (a
+	 * snapshot, quiescing the origin's writes), commit the pool and
+	 * serve it.
+	 */
+	int (*thin_created)(void *arg, int64_t id, int64_t pool, int64_t origin);
+	/* Gives thin volume @id the map of @snap and commits the pool. */
+	int (*thin_rollback)(void *arg, int64_t id, int64_t snap);
+	/* Commits thin pool @pool, so the store shows what it serves. */
+	int (*pool_sync)(void *arg, int64_t pool);
 	/* After a device was registered or removed in the store. */
 	int (*device_changed)(void *arg, int64_t id);
 	/* Adds live fields (open count, I/O counters) to a status object. */

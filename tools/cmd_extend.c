@@ -1,8 +1,10 @@
 /*
- * extend: grows a volume to a new size.  A linear volume gets the
- * difference from the allocator as extents after its last one; the new
- * size and the extents are one transaction, and the daemon reloads the
- * volume's table only after the commit.
+ * extend: grows a volume to a new size.  A linear volume, or a thin
+ * pool's data area, gets the difference from the allocator as extents
+ * after its last one; the new size and the extents are one transaction,
+ * and the daemon reloads the volume's table (grows the pool, waking writers
+ * that wait for space) only after the commit.  A thin volume only changes
+ * its size: its map grows with it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "opts.h"
 #include "size.h"
 #include "store.h"
+#include "thin_util.h"
 
 #define WHAT "extend"
 
@@ -75,6 +78,32 @@ err_rollback:
 	return r;
 }
 
+/* A pool grows by whole blocks. */
+static int round_to_blocks(struct cmd_ctx *ctx, const struct volume_rec *v,
+			   uint64_t *size)
+{
+	struct thin_pool_rec p;
+	int r;
+
+	r = store_thin_pool_get(ctx->store, v->id, &p);
+	if (r)
+		return opts_store_error(ctx, WHAT, "read the pool", r);
+	*size -= *size % p.block_size;
+	if (*size <= v->size)
+		return cmd_error(ctx, WHAT, "thin pool '%s' grows by whole blocks of %u bytes",
+				 v->name, p.block_size);
+	return 0;
+}
+
+static int resize_thin(struct cmd_ctx *ctx, const struct volume_rec *v, uint64_t size)
+{
+	int r = store_volume_set_size(ctx->store, v->id, size);
+
+	if (r)
+		return opts_store_error(ctx, WHAT, "record the new size", r);
+	return 0;
+}
+
 static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -115,13 +144,18 @@ static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 		else if (r)
 			r = opts_store_error(ctx, WHAT, "look up the volume", r);
 	}
-	if (!r && strcmp(v.kind, "linear"))
+	if (!r && strcmp(v.kind, "linear") && strcmp(v.kind, "thin") &&
+	    strcmp(v.kind, "thin-pool"))
 		r = cmd_error(ctx, WHAT, "cannot extend a %s volume yet", v.kind);
 	if (!r)
 		r = parse_new_size(ctx, size_arg, &v, &size);
+	if (!r && !strcmp(v.kind, "thin-pool"))
+		r = round_to_blocks(ctx, &v, &size);
 	if (!r)
 		r = opts_devices(ctx, WHAT, on, nr_on, &devs, &nr_devs);
-	if (!r)
+	if (!r && !strcmp(v.kind, "thin"))
+		r = resize_thin(ctx, &v, size);
+	else if (!r)
 		r = extend_linear(ctx, &v, size, devs, nr_devs);
 	if (!r) {
 		if (ctx->live)
@@ -140,7 +174,9 @@ const struct cmd cmd_extend = {
 	.usage =
 		"extend NAME --size [+]SIZE [--on DEVICE[,DEVICE...]]...\n"
 		"\n"
-		"Grows the volume NAME to SIZE bytes, or by SIZE bytes with '+'.\n"
+		"Grows the volume NAME to SIZE bytes, or by SIZE bytes with '+'.  A thin\n"
+		"pool grows its data area (by whole blocks); a thin volume its virtual\n"
+		"size.\n"
 		"\n"
 		"  --size SIZE   the new size, larger than the current one; a multiple\n"
 		"                of 4 KiB (K, M, G, T)\n"

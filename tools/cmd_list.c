@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "opts.h"
+#include "report.h"
 #include "size.h"
 #include "store.h"
 
@@ -33,21 +34,25 @@ static void print_text(struct cmd_ctx *ctx, const struct volume_rec *v,
 			v[i].kind, format_size(v[i].size, size));
 }
 
-static void print_json(struct cmd_ctx *ctx, const struct volume_rec *v,
-		       size_t nr)
+static int print_json(struct cmd_ctx *ctx, const struct volume_rec *v,
+		      size_t nr)
 {
 	struct json j;
+	int r = 0;
 
 	json_init(&j, ctx->out, JSON_PRETTY);
 	json_array_begin(&j, NULL);
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < nr && !r; i++) {
 		json_object_begin(&j, NULL);
 		json_string(&j, "name", v[i].name);
 		json_string(&j, "kind", v[i].kind);
 		json_u64(&j, "size", v[i].size);
+		if (!strcmp(v[i].kind, "thin") || !strcmp(v[i].kind, "thin-pool"))
+			r = report_thin(ctx, WHAT, &j, &v[i]);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	return r;
 }
 
 static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
@@ -73,11 +78,11 @@ static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r)
 		return opts_store_error(ctx, WHAT, "list volumes", r);
 	if (as_json)
-		print_json(ctx, v, nr);
+		r = print_json(ctx, v, nr);
 	else
 		print_text(ctx, v, nr);
 	free(v);
-	return CMD_OK;
+	return r;
 }
 
 const struct cmd cmd_list = {
@@ -87,7 +92,10 @@ const struct cmd cmd_list = {
 		"\n"
 		"Lists the volumes: name, kind and size.\n"
 		"\n"
-		"  --json  print a JSON array of {\"name\", \"kind\", \"size\"}, size in bytes\n",
+		"  --json  print a JSON array of {\"name\", \"kind\", \"size\"}, size in bytes;\n"
+		"          thin volumes add mapped_bytes, exclusive_bytes, shared_bytes,\n"
+		"          thin pools data_used_bytes, data_total_bytes, metadata_bytes,\n"
+		"          block_size, when_full, low_water_crossed\n",
 	.run = list_run,
 	.needs_store = 1,
 };

@@ -3,13 +3,20 @@
  * volume first stops being served (refused while a file on it is open),
  * and volume_changed() runs whatever the outcome: after a commit it drops
  * the volume, after a rollback it serves it again.
+ *
+ * A thin pool that still has volumes is refused.  A thin volume's map is
+ * dropped first (by the daemon's pool commit, or offline by deleting the
+ * pages nobody reaches any more after the row went), so only blocks that
+ * no other volume maps go back to the pool.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "opts.h"
 #include "store.h"
+#include "thin_util.h"
 
 #define WHAT "remove"
 
@@ -37,6 +44,8 @@ static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { { 0 } };
 	struct volume_rec v;
+	struct thin_rec thin;
+	int64_t thin_pool = 0;
 	int r;
 
 	if (opts_next(ctx, WHAT, argc, argv, longopts, 1) != -1)
@@ -49,6 +58,23 @@ static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_error(ctx, WHAT, "no volume '%s'", argv[optind]);
 	if (r)
 		return opts_store_error(ctx, WHAT, "look up the volume", r);
+	if (!strcmp(v.kind, "thin-pool")) {
+		struct thin_rec *t = NULL;
+		size_t nr = 0;
+
+		r = store_thin_list(ctx->store, v.id, &t, &nr);
+		free(t);
+		if (r)
+			return opts_store_error(ctx, WHAT, "list the pool's volumes", r);
+		if (nr)
+			return cmd_error(ctx, WHAT, "thin pool '%s' still has %zu volume%s",
+					 v.name, nr, nr == 1 ? "" : "s");
+	} else if (!strcmp(v.kind, "thin")) {
+		r = store_thin_get(ctx->store, v.id, &thin);
+		if (r && r != -ENOENT)
+			return opts_store_error(ctx, WHAT, "read the thin volume", r);
+		thin_pool = r ? 0 : thin.pool;
+	}
 	if (ctx->live) {
 		r = ctx->live->volume_removing(ctx->live_arg, v.id);
 		if (r == -EBUSY)
@@ -58,6 +84,8 @@ static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 					 v.name, strerror(-r));
 	}
 	r = delete_volume(ctx, &v);
+	if (!r && thin_pool && !ctx->live)
+		r = thin_util_gc(ctx, WHAT, thin_pool);
 	if (ctx->live)
 		opts_live_result(ctx, WHAT, ctx->live->volume_changed(ctx->live_arg, v.id));
 	if (!r)

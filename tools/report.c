@@ -7,6 +7,7 @@
 #include "opts.h"
 #include "store_switch.h"
 #include "switch_table.h"
+#include "thin_util.h"
 
 void report_device(struct json *j, const struct device_rec *d,
 		   uint64_t free_bytes)
@@ -117,6 +118,62 @@ static int report_switch(struct cmd_ctx *ctx, const char *what, struct json *j,
 	return report_paths(ctx, what, j, v, &sw, regions);
 }
 
+static void report_pool(struct json *j, const struct thin_walk *w)
+{
+	uint64_t bs = w->params.block_size;
+	uint64_t meta = w->nr_leaves * (THIN_LEAF_ENTRIES * 4);
+	uint64_t free_blocks = w->nr_blocks - w->used;
+
+	for (size_t i = 0; i < w->nr_dirs; i++)
+		meta += (uint64_t)w->dirs[i].nr * 8;
+	json_u64(j, "block_size", bs);
+	json_u64(j, "data_used_bytes", w->used * bs);
+	json_u64(j, "data_total_bytes", w->nr_blocks * bs);
+	json_u64(j, "metadata_bytes", meta);
+	json_u64(j, "metadata_pages", w->nr_dirs + w->nr_leaves);
+	json_u64(j, "thin_volumes", w->nr_vols);
+	json_string(j, "when_full", w->params.wait ? "wait" : "error");
+	if (w->params.wait)
+		json_u64(j, "wait_seconds", w->params.wait_seconds);
+	json_bool(j, "zero", w->params.zero);
+	json_u64(j, "low_water_percent", w->params.low_water);
+	json_bool(j, "low_water_crossed", w->nr_blocks &&
+		  free_blocks * 100 / w->nr_blocks < w->params.low_water);
+}
+
+int report_thin(struct cmd_ctx *ctx, const char *what, struct json *j,
+		const struct volume_rec *v)
+{
+	struct thin_walk_usage u;
+	struct thin_walk w;
+	struct thin_rec t;
+	int64_t pool = v->id;
+	int r;
+
+	if (!strcmp(v->kind, "thin")) {
+		r = store_thin_get(ctx->store, v->id, &t);
+		if (r)
+			return opts_store_error(ctx, what, "read the thin volume", r);
+		pool = t.pool;
+	}
+	r = thin_util_walk(ctx, what, pool, &w);
+	if (r)
+		return r;
+	if (pool == v->id) {
+		report_pool(j, &w);
+	} else if (!thin_walk_usage(&w, v->id, &u)) {
+		struct volume_rec p;
+
+		if (!store_volume_get_by_id(ctx->store, pool, &p))
+			json_string(j, "pool", p.name);
+		json_u64(j, "mapped_bytes", u.mapped * w.params.block_size);
+		json_u64(j, "exclusive_bytes", u.exclusive * w.params.block_size);
+		json_u64(j, "shared_bytes", u.shared * w.params.block_size);
+	}
+	thin_walk_release(&w);
+	return 0;
+}
+
 int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 		  const struct volume_rec *v)
 {
@@ -129,6 +186,8 @@ int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 		r = report_switch(ctx, what, j, v);
 	else
 		r = report_segments(ctx, what, j, v);
+	if (!r && (!strcmp(v->kind, "thin") || !strcmp(v->kind, "thin-pool")))
+		r = report_thin(ctx, what, j, v);
 	if (r)
 		return r;
 	json_bool(j, "daemon", ctx->live != NULL);

@@ -25,4 +25,14 @@ void report_device(struct json *j, const struct device_rec *d,
 int report_volume(struct cmd_ctx *ctx, const char *what, struct json *j,
 		  const struct volume_rec *v);
 
+/*
+ * For a thin volume: "pool", "mapped_bytes", "exclusive_bytes",
+ * "shared_bytes"; for a thin pool: "block_size", "data_used_bytes",
+ * "data_total_bytes", "metadata_bytes", "when_full", "low_water_crossed"
+ * and the other policies.  With the daemon, its pool commits first, so
+ * the figures are current.  0, or CMD_FAIL after printing the error.
+ */
+int report_thin(struct cmd_ctx *ctx, const char *what, struct json *j,
+		const struct volume_rec *v);
+
 #endif
