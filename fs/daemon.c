@@ -608,8 +608,15 @@ int daemon_thin_rollback(struct daemon *d, int64_t id, int64_t snap)
 
 	if (!v || !s || !target_is_thin(v->target) || !target_is_thin(s->target))
 		return -ENOENT;
+	r = volume_retire(v);		/* -EBUSY while open */
+	if (r)
+		return r;
 	r = thin_rollback(v->target, s->target);
-	return r ? r : thin_pool_commit(thin_pool_of(v->target));
+	if (!r)
+		r = thin_pool_commit(thin_pool_of(v->target));
+	atomic_store(&v->retired, false);
+	forget_kernel_attrs(d, id);	/* and its cached pages */
+	return r;
 }
 
 int daemon_volume_removing(struct daemon *d, int64_t id)
