@@ -557,7 +557,12 @@ static uint64_t thin_mapped_bytes(struct target *t)
 	return atomic_load(&th->mapped) << th->pool->block_shift;
 }
 
-/* Frees the in-memory map only: the store keeps it (shutdown). */
+/*
+ * Frees the in-memory map only: the store keeps it (shutdown, or a load
+ * that failed).  The volume is unreachable, so no reader holds its pages;
+ * a page still waiting in a commit list (dirty) is left to leak rather
+ * than freed under the commit.
+ */
 static void forget_dir(struct thin_dir *d)
 {
 	if (atomic_fetch_sub(&d->refs, 1) != 1)
@@ -565,10 +570,11 @@ static void forget_dir(struct thin_dir *d)
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
 
-		if (l && atomic_fetch_sub(&l->refs, 1) == 1)
-			thin_leaf_free_rcu(l);
+		if (l && atomic_fetch_sub(&l->refs, 1) == 1 && !l->dirty)
+			free(l);
 	}
-	thin_dir_free_rcu(d);
+	if (!d->dirty)
+		free(d);
 }
 
 static void thin_destroy(struct target *t)

@@ -30,17 +30,6 @@ struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id)
 	return c;
 }
 
-static void leaf_free_cb(struct rcu_head *h)
-{
-	RCU_TSAN_ACQUIRE();		/* a grace period passed: see rcu.h */
-	free(caa_container_of(h, struct thin_leaf, rcu));
-}
-
-void thin_leaf_free_rcu(struct thin_leaf *l)
-{
-	urcu_memb_call_rcu(&l->rcu, leaf_free_cb);
-}
-
 struct thin_dir *thin_dir_new(int64_t id, uint32_t nr)
 {
 	struct thin_dir *d = calloc(1, sizeof(*d) + (size_t)nr * sizeof(d->leaf[0]));
@@ -67,17 +56,6 @@ struct thin_dir *thin_dir_copy(struct thin_dir *d, int64_t id, uint32_t nr)
 		atomic_init(&c->leaf[i], l);
 	}
 	return c;
-}
-
-static void dir_free_cb(struct rcu_head *h)
-{
-	RCU_TSAN_ACQUIRE();
-	free(caa_container_of(h, struct thin_dir, rcu));
-}
-
-void thin_dir_free_rcu(struct thin_dir *d)
-{
-	urcu_memb_call_rcu(&d->rcu, dir_free_cb);
 }
 
 void thin_leaf_record(const struct thin_leaf *l, struct thin_leaf_rec *out)

@@ -10,9 +10,12 @@
  * Readers (map()) use acquire loads only, inside an RCU read-side
  * section.  All changes are made by one thread at a time under the pool
  * lock, with release stores: a new leaf is filled before its pointer is
- * published, a new block written before its entry is.  A page that is
- * replaced or dies is freed after an RCU grace period (call_rcu), so a
- * reader that still holds it finishes safely.
+ * published, a new block written before its entry is.  A page that dies
+ * is freed by the commit that deletes its row, after an RCU grace period
+ * (rcu_wait_readers), so a reader that still holds it finishes safely.
+ * (Not call_rcu: a commit may block anyway, and a grace period there keeps
+ * the ordering visible to ThreadSanitizer, which cannot see into
+ * liburcu's callback thread.)
  *
  * Sharing is by reference count, as in dm-thin's btrees: a directory is
  * referenced by volumes (a snapshot shares its origin's), a leaf by
@@ -39,7 +42,6 @@ struct thin_leaf {
 	_Atomic uint32_t refs;		/* directories pointing here */
 	int64_t id;			/* page id in the store */
 	bool dirty;			/* changed since the last commit */
-	struct rcu_head rcu;
 };
 
 struct thin_dir {
@@ -47,7 +49,6 @@ struct thin_dir {
 	uint32_t nr;			/* slots */
 	int64_t id;
 	bool dirty;
-	struct rcu_head rcu;
 	_Atomic(struct thin_leaf *) leaf[];
 };
 
@@ -75,8 +76,6 @@ struct thin_leaf *thin_leaf_new(int64_t id);
  * reference.  The caller takes the references on the copied blocks.
  */
 struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id);
-/* Frees @l after a grace period.  Its references must be gone. */
-void thin_leaf_free_rcu(struct thin_leaf *l);
 
 /* An empty directory of @nr slots, one reference.  NULL on ENOMEM. */
 struct thin_dir *thin_dir_new(int64_t id, uint32_t nr);
@@ -85,7 +84,6 @@ struct thin_dir *thin_dir_new(int64_t id, uint32_t nr);
  * reference on every leaf it copies.  Pool lock held.
  */
 struct thin_dir *thin_dir_copy(struct thin_dir *d, int64_t id, uint32_t nr);
-void thin_dir_free_rcu(struct thin_dir *d);
 
 /* Copies @l's committed entries (provisioning flags dropped) to @out. */
 void thin_leaf_record(const struct thin_leaf *l, struct thin_leaf_rec *out);

@@ -304,7 +304,6 @@ void thin_pool_close(struct thin_pool *p)
 {
 	if (!p)
 		return;
-	urcu_memb_barrier();		/* pages waiting for call_rcu */
 	thin_vec_release(&p->dirty_leaves);
 	thin_vec_release(&p->dead_leaves);
 	thin_vec_release(&p->dirty_dirs);
@@ -686,10 +685,13 @@ int thin_pool_commit(struct thin_pool *p)
 		fail_pool(p, r);
 	}
 	pthread_mutex_unlock(&p->lock);
+	/* Unreachable since they died; readers may still hold them. */
+	if (b.dead_leaves.nr || b.dead_dirs.nr)
+		rcu_wait_readers();
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
-		thin_leaf_free_rcu(b.dead_leaves.v[i]);
+		free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
-		thin_dir_free_rcu(b.dead_dirs.v[i]);
+		free(b.dead_dirs.v[i]);
 	batch_release(&b);
 	pthread_mutex_unlock(&p->commit_lock);
 	return r ? -EIO : 0;

@@ -298,9 +298,9 @@ START_TEST(write_to_an_owned_block_takes_the_fast_path)
 	ck_assert_int_eq(v->target->ops->map(v->target, IO_WRITE, 0, 4096, &segs), MAP_DEFER);
 	fill(v, 0, BS, 1);
 	segs_reset(&segs);
-	urcu_memb_read_lock();
+	rcu_read_begin();
 	ck_assert_int_eq(v->target->ops->map(v->target, IO_WRITE, 0, 4096, &segs), MAP_REMAPPED);
-	urcu_memb_read_unlock();
+	rcu_read_end();
 	v->target->ops->end_write(v->target);
 	ck_assert_ptr_eq(segs.v[0].dev, dev);
 	segs_release(&segs);

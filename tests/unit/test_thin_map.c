@@ -9,7 +9,7 @@
 #include "rcu.h"
 #include "thin_map.h"
 
-#define ROUNDS		20000
+#define ROUNDS		5000
 #define READERS		3
 #define SLOTS		4
 
@@ -97,7 +97,7 @@ static void *reader(void *arg)
 	(void)arg;
 	urcu_memb_register_thread();
 	while (!atomic_load(&done)) {
-		urcu_memb_read_lock();
+		rcu_read_begin();
 		for (unsigned int s = 0; s < SLOTS; s++) {
 			struct thin_leaf *l = atomic_load_explicit(&shared_dir->leaf[s],
 								   memory_order_acquire);
@@ -110,7 +110,7 @@ static void *reader(void *arg)
 				bad++;
 			last[s] = first;
 		}
-		urcu_memb_read_unlock();
+		rcu_read_end();
 	}
 	urcu_memb_unregister_thread();
 	return (void *)bad;
@@ -132,8 +132,10 @@ START_TEST(readers_see_whole_leaves_while_one_writer_replaces_them)
 		for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
 			atomic_init(&l->e[i], round);
 		old = atomic_exchange_explicit(&shared_dir->leaf[s], l, memory_order_acq_rel);
-		if (old)
-			thin_leaf_free_rcu(old);
+		if (old) {
+			rcu_wait_readers();
+			free(old);
+		}
 	}
 	atomic_store(&done, true);
 	for (int i = 0; i < READERS; i++) {
@@ -145,7 +147,6 @@ START_TEST(readers_see_whole_leaves_while_one_writer_replaces_them)
 	for (unsigned int s = 0; s < SLOTS; s++)
 		free(atomic_load(&shared_dir->leaf[s]));
 	free(shared_dir);
-	urcu_memb_barrier();
 	urcu_memb_unregister_thread();
 }
 END_TEST
