@@ -76,6 +76,7 @@ with open(path, "rb") as f:
 sys.exit(1 if bad else 0)
 PY
 
+: >acks.log			# a crash before the first write is a round too
 for round in $(seq 1 "$ROUNDS"); do
 	start_daemon
 	python3 writer.py "$MNT/v" acks.log "$round" &
