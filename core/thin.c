@@ -28,6 +28,12 @@
  * dm-thin's inc_children), then copies the block on write.  A snapshot is
  * therefore one reference more on a directory, whatever the volume maps.
  *
+ * External origin.  A volume created over a read-only base image reads
+ * its unwritten blocks from the image (the origin target's own map(),
+ * called inside ours), and a first write fills the rest of the new block
+ * from it instead of zeros.  Discarding such a block must make it read
+ * zeros, not the image again, so inside the image discard writes zeros.
+ *
  * Quiescing.  A fast-path write checked "owned alone" before its I/O; a
  * snapshot that shares the block before that I/O lands would see a write
  * it should not, and worse, the origin's copy-on-write could copy the
@@ -92,6 +98,47 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 	return true;
 }
 
+/*
+ * Where [off, off + n) of the origin lies, appended to @out at @buf_off:
+ * the origin's own map, shifted into our buffer.  Under RCU.
+ */
+static int map_origin(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
+		      struct segs *out)
+{
+	struct segs tmp;
+	int r;
+
+	segs_init(&tmp);
+	r = th->origin->ops->map(th->origin, IO_READ, off, n, &tmp);
+	if (r == MAP_REMAPPED) {
+		for (unsigned int i = 0; i < tmp.nr && !r; i++)
+			r = segs_push(out, tmp.v[i].dev, tmp.v[i].dev_off, tmp.v[i].len,
+				      buf_off + tmp.v[i].buf_off);
+	} else if (r > 0) {
+		r = -EIO;		/* an origin never defers reads */
+	}
+	segs_release(&tmp);
+	return r;
+}
+
+/* An unmapped piece: the origin's bytes where it has them, else zeros. */
+static int push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
+			 struct segs *out)
+{
+	uint32_t from_origin = 0;
+	int r;
+
+	if (th->origin && off < th->origin_size) {
+		from_origin = th->origin_size - off < n ? (uint32_t)(th->origin_size - off) : n;
+		r = map_origin(th, off, from_origin, buf_off, out);
+		if (r)
+			return r;
+	}
+	if (from_origin == n)
+		return 0;
+	return segs_push(out, NULL, 0, n - from_origin, buf_off + from_origin);
+}
+
 static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		    uint32_t len, struct segs *out)
 {
@@ -117,8 +164,9 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		uint64_t vb = off >> p->block_shift, dev_off = 0;
 		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
 		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
-		struct device *dev = NULL;
+		struct device *dev;
 		uint32_t e;
+		int r;
 
 		if (vb / THIN_LEAF_ENTRIES >= d->nr)
 			goto err_io;	/* size and map disagree */
@@ -128,12 +176,16 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		} else {
 			e = thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
 		}
-		if (e)
+		if (e) {
 			dev = thin_areas_locate(areas, e - 1, p->block_shift, &dev_off);
-		if (segs_push(out, dev, dev_off + in, n, buf_off)) {
+			r = segs_push(out, dev, dev_off + in, n, buf_off);
+		} else {
+			r = push_unmapped(th, off, n, buf_off, out);
+		}
+		if (r) {
 			if (write)
 				atomic_fetch_sub(&th->inflight, 1);
-			return -ENOMEM;
+			return r;
 		}
 		off += n;
 		buf_off += n;
@@ -240,10 +292,45 @@ static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 	return r;
 }
 
-/* Makes [in, in + n) of new block @nb read as @old's (or zeros). */
-static int fill_range(struct thin_pool *p, struct engine *e, uint32_t nb,
+/* Copies [off, off + n) of the origin to [in, in + n) of block @nb. */
+static int copy_origin(struct thin *th, struct engine *e, uint32_t nb, uint64_t off,
+		       uint32_t in, uint32_t n)
+{
+	struct segs segs;
+	void *buf;
+	int r = 0;
+
+	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
+		return -ENOMEM;
+	segs_init(&segs);
+	while (n && !r) {
+		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
+
+		segs_reset(&segs);
+		rcu_read_begin();
+		r = push_unmapped(th, off, c, 0, &segs);
+		rcu_read_end();
+		if (!r)
+			r = engine_read(e, &segs, buf);
+		if (!r)
+			r = block_io(th->pool, e, nb, in, c, buf, true);
+		off += c;
+		in += c;
+		n -= c;
+	}
+	segs_release(&segs);
+	free(buf);
+	return r;
+}
+
+/*
+ * Makes [in, in + n) of new block @nb, which stands for volume offset
+ * @vol_off, read as @old's (or the origin's, or zeros).
+ */
+static int fill_range(struct thin *th, struct engine *e, uint32_t nb, uint64_t vol_off,
 		      uint32_t old, uint32_t in, uint32_t n)
 {
+	struct thin_pool *p = th->pool;
 	struct thin_areas *areas;
 	struct device *dev;
 	uint64_t dev_off;
@@ -252,6 +339,8 @@ static int fill_range(struct thin_pool *p, struct engine *e, uint32_t nb,
 
 	if (!n)
 		return 0;
+	if (!old && th->origin && vol_off + in < th->origin_size)
+		return copy_origin(th, e, nb, vol_off + in, in, n);
 	if (!old) {
 		if (!p->params.zero)
 			return 0;
@@ -280,16 +369,18 @@ static int fill_range(struct thin_pool *p, struct engine *e, uint32_t nb,
  * Writes @n bytes at @in of new block @nb, and makes the rest of it read
  * as the old entry @old did.
  */
-static int fill_block(struct thin_pool *p, struct engine *e, uint32_t nb,
+static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t vb,
 		      uint32_t old, uint32_t in, uint32_t n, const void *src)
 {
+	struct thin_pool *p = th->pool;
+	uint64_t vol_off = vb << p->block_shift;
 	int r;
 
 	r = block_io(p, e, nb, in, n, (void *)src, true);
 	if (!r)
-		r = fill_range(p, e, nb, old, 0, in);
+		r = fill_range(th, e, nb, vol_off, old, 0, in);
 	if (!r)
-		r = fill_range(p, e, nb, old, in + n, block_size(p) - in - n);
+		r = fill_range(th, e, nb, vol_off, old, in + n, block_size(p) - in - n);
 	return r;
 }
 
@@ -366,7 +457,7 @@ static int write_block(struct thin *th, struct engine *e, uint64_t vb,
 	th->provisioning++;
 	pthread_mutex_unlock(&p->lock);
 
-	r = fill_block(p, e, nb, old, in, n, src);
+	r = fill_block(th, e, nb, vb, old, in, n, src);
 
 	pthread_mutex_lock(&p->lock);
 	r = settle(th, vb, old, nb, r);
@@ -472,12 +563,34 @@ static int zero_partial(struct thin *th, struct engine *e, uint64_t off, uint32_
 	if (d)
 		entry = thin_dir_entry(d, off >> th->pool->block_shift);
 	rcu_read_end();
-	if (!entry)
+	if (!entry && !(th->origin && off < th->origin_size))
 		return 0;
 	zeros = calloc(1, n);
 	if (!zeros)
 		return -ENOMEM;
 	r = thin_write_deferred(&th->target, e, off, n, zeros);
+	free(zeros);
+	return r;
+}
+
+/*
+ * Whole blocks [*first, end) that would show the origin once unmapped are
+ * written with zeros instead; *first moves past them.
+ */
+static int zero_origin_blocks(struct thin *th, struct engine *e, uint64_t *first,
+			      uint64_t end)
+{
+	uint64_t bs = block_size(th->pool);
+	void *zeros;
+	int r = 0;
+
+	if (*first * bs >= th->origin_size)
+		return 0;
+	zeros = calloc(1, bs);
+	if (!zeros)
+		return -ENOMEM;
+	for (; *first < end && *first * bs < th->origin_size && !r; (*first)++)
+		r = thin_write_deferred(&th->target, e, *first * bs, (uint32_t)bs, zeros);
 	free(zeros);
 	return r;
 }
@@ -500,7 +613,9 @@ static int thin_discard(struct target *t, struct engine *e, uint64_t off,
 	r = zero_partial(th, e, off, (uint32_t)(first * bs - off));
 	if (!r)
 		r = zero_partial(th, e, last * bs, (uint32_t)(end - last * bs));
-	if (r || first == last)
+	if (!r && th->origin)
+		r = zero_origin_blocks(th, e, &first, last);
+	if (r || first >= last)
 		return r;
 	thin_quiesce(th);
 	r = unmap_blocks(th, first, last);
@@ -527,7 +642,8 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 		if (vb / THIN_LEAF_ENTRIES >= d->nr)
 			break;
 		if (!atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
-					  memory_order_acquire)) {
+					  memory_order_acquire) &&
+		    (vb << shift) >= th->origin_size) {
 			if (whence == SEEK_HOLE) {
 				*out = vb << shift;
 				break;
@@ -535,7 +651,8 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 			vb |= THIN_LEAF_ENTRIES - 1;
 			continue;
 		}
-		mapped = (thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0;
+		mapped = (thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0 ||
+			 (vb << shift) < th->origin_size;
 		if (mapped == (whence == SEEK_DATA)) {
 			*out = vb << shift;
 			r = 0;
@@ -577,11 +694,26 @@ static void forget_dir(struct thin_dir *d)
 		free(d);
 }
 
+void thin_set_origin(struct target *t, struct target *origin, uint64_t size,
+		     bool owned, struct device *dev)
+{
+	struct thin *th = to_thin(t);
+
+	th->origin = origin;
+	th->origin_size = size;
+	th->origin_owned = owned;
+	th->origin_dev = dev;
+}
+
 static void thin_destroy(struct target *t)
 {
 	struct thin *th = to_thin(t);
 	struct thin_dir *d;
 
+	if (th->origin && th->origin_owned)
+		th->origin->ops->destroy(th->origin);
+	if (th->origin_dev)
+		device_close(th->origin_dev);
 	pthread_mutex_lock(&th->pool->lock);
 	thin_pool_unlink(th->pool, th);
 	d = atomic_load(&th->dir);

@@ -14,6 +14,7 @@
 
 #include "target.h"
 
+struct device;
 struct thin_pool;
 
 /*
@@ -41,6 +42,16 @@ int thin_remove(struct target *t);
 
 /* Grows the virtual size to @size bytes.  0, -EINVAL to shrink, -ENOMEM. */
 int thin_resize(struct target *t, uint64_t size);
+
+/*
+ * Gives thin volume @t a read-only external origin: blocks it has not
+ * written read as @origin's first @size bytes (zeros past them), and a
+ * first write copies the rest of the block from it.  @origin's map() must
+ * remap reads; it must outlive @t unless @owned, in which case @t destroys
+ * it (and closes @dev, if not NULL).  Before any I/O on @t.
+ */
+void thin_set_origin(struct target *t, struct target *origin, uint64_t size,
+		     bool owned, struct device *dev);
 
 /* Replaces @t's map by a copy of @from's (rollback). */
 int thin_rollback(struct target *t, struct target *from);

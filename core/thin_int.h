@@ -43,6 +43,10 @@ struct thin {
 	_Atomic bool suspended;		/* fast-path writes defer */
 	uint32_t provisioning;		/* slow-path writes in flight; lock */
 	struct thin *next;		/* the pool's volumes; lock */
+	struct target *origin;		/* external origin (read-only), or NULL */
+	uint64_t origin_size;		/* bytes of it that show through */
+	bool origin_owned;		/* destroy origin with the volume */
+	struct device *origin_dev;	/* closed with the volume, or NULL */
 };
 
 /* A pointer array that grows. */

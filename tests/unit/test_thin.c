@@ -13,6 +13,7 @@
 
 #include "device.h"
 #include "engine.h"
+#include "linear.h"
 #include "rcu.h"
 #include "thin.h"
 #include "thin_int.h"
@@ -510,6 +511,31 @@ START_TEST(racing_first_writes_to_one_block_allocate_it_once)
 }
 END_TEST
 
+START_TEST(external_origin_shows_through_and_is_copied_on_first_write)
+{
+	struct linear_seg seg = { dev, 40ull * BS, 2ull * BS };
+	struct volume *v = new_volume(10, 4 * BS);
+	char img[2 * BS];
+	struct target *o;
+
+	memset(img, 0x77, sizeof(img));
+	ck_assert_int_eq(pwrite(dev->fd, img, sizeof(img), 40 * BS), (ssize_t)sizeof(img));
+	ck_assert_int_eq(linear_create(&seg, 1, &o), 0);
+	thin_set_origin(v->target, o, BS + BS / 2, true, NULL);
+	expect(v, 0, BS + BS / 2, 0x77);		/* the image */
+	expect(v, BS + BS / 2, BS / 2 + 2 * BS, 0);	/* past it: zeros */
+	fill(v, 100, 10, 1);				/* copies the rest of block 0 */
+	expect(v, 0, 100, 0x77);
+	expect(v, 100, 10, 1);
+	expect(v, 110, BS - 110, 0x77);
+	ck_assert_uint_eq(volume_mapped_bytes(v), BS);
+	ck_assert_int_eq(volume_discard(v, &eng, 0, 2 * BS, DISCARD_PUNCH), 0);
+	expect(v, 0, 2 * BS, 0);			/* zeros, not the image */
+	expect(v, 2 * BS, 2 * BS, 0);
+	volume_destroy(v);
+}
+END_TEST
+
 static Suite *thin_suite(void)
 {
 	Suite *suite = suite_create("thin");
@@ -528,6 +554,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
+	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
