@@ -86,6 +86,8 @@ static int step1_pool_devices_volumes(struct store *s)
  * leaves (blobs of THIN_LEAF_ENTRIES little-endian u32, data block + 1,
  * 0 for a hole; 2 KiB, so one row stays in one SQLite page).  Page ids
  * are per pool.  Reference counts are derived at load (thin_meta.h).
+ * thin_origin names a thin volume's read-only external origin: another
+ * volume, or an image file.
  */
 static int step2_thin(struct store *s)
 {
@@ -111,7 +113,14 @@ static int step2_thin(struct store *s)
 		" pool INTEGER NOT NULL REFERENCES thin_pool(volume) ON DELETE CASCADE,"
 		" id INTEGER NOT NULL,"
 		" map BLOB NOT NULL,"
-		" PRIMARY KEY (pool, id));";
+		" PRIMARY KEY (pool, id));"
+		/* Written with the volume row, so a live create knows it at once. */
+		"CREATE TABLE thin_origin ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" origin_volume INTEGER REFERENCES volume(id),"
+		" origin_path TEXT,"
+		" CHECK ((origin_volume IS NULL) != (origin_path IS NULL)));"
+		"CREATE INDEX thin_origin_by_volume ON thin_origin(origin_volume);";
 
 	return store_exec(s, schema);
 }

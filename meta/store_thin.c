@@ -320,3 +320,63 @@ int store_thin_max_page(struct store *s, int64_t pool, int64_t *out)
 	store_stmt_done(st);
 	return r;
 }
+
+int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_origin (volume, origin_volume, origin_path)"
+			  " VALUES (?, ?, ?)", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, o->volume);
+	if (o->origin_volume)
+		sqlite3_bind_int64(st, 2, o->origin_volume);
+	else
+		sqlite3_bind_text(st, 3, o->origin_path, -1, SQLITE_STATIC);
+	return store_step_done(s, st);
+}
+
+int store_thin_origin_get(struct store *s, int64_t volume, struct thin_origin_rec *out)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT origin_volume, origin_path FROM thin_origin WHERE volume = ?",
+		       &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->volume = volume;
+		out->origin_volume = sqlite3_column_int64(st, 0);
+		store_column_text(st, 1, out->origin_path, sizeof(out->origin_path));
+		r = 0;
+	} else {
+		r = store_error(s, rc);
+	}
+	store_stmt_done(st);
+	return r;
+}
+
+int store_thin_origin_user(struct store *s, int64_t origin_volume, int64_t *volume)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT volume FROM thin_origin WHERE origin_volume = ? LIMIT 1", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, origin_volume);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*volume = sqlite3_column_int64(st, 0);
+		r = 0;
+	} else {
+		r = store_error(s, rc);
+	}
+	store_stmt_done(st);
+	return r;
+}

@@ -32,6 +32,13 @@ struct thin_rec {
 	int64_t dir;			/* page id of its directory */
 };
 
+/* A thin volume's external origin: a volume (id), or an image file. */
+struct thin_origin_rec {
+	int64_t volume;			/* the thin volume */
+	int64_t origin_volume;		/* 0 if a file */
+	char origin_path[PATH_MAX];	/* "" if a volume */
+};
+
 int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p);
 int store_thin_pool_get(struct store *s, int64_t volume, struct thin_pool_rec *out);
 
@@ -42,6 +49,12 @@ int store_thin_delete(struct store *s, int64_t volume);
 /* Thin volumes of @pool by id; *out malloc'ed. */
 int store_thin_list(struct store *s, int64_t pool, struct thin_rec **out,
 		    size_t *nr);
+
+int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o);
+/* -ENOENT if the volume has no external origin. */
+int store_thin_origin_get(struct store *s, int64_t volume, struct thin_origin_rec *out);
+/* A thin volume whose origin is @origin_volume, -ENOENT if none. */
+int store_thin_origin_user(struct store *s, int64_t origin_volume, int64_t *volume);
 
 /* Pages.  out->leaves of a directory is malloc'ed. */
 int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec *d);
