@@ -398,6 +398,9 @@ void daemon_close_pools(struct daemon *d)
 	}
 }
 
+static struct volume *served(struct daemon *d, int64_t id);
+static int attach_origin(struct daemon *d, int64_t id, struct target *t);
+
 /*
  * A thin volume row without a thin row was being created when the daemon
  * died (the volume row commits first, the map with the pool's next
@@ -424,7 +427,56 @@ static int build_thin(struct daemon *d, const struct volume_rec *rec,
 			  rec->name, (long long)t.pool);
 		return -EUCLEAN;
 	}
-	return thin_create(pool, rec->id, rec->size, true, out);
+	r = thin_create(pool, rec->id, rec->size, true, out);
+	if (!r) {
+		r = attach_origin(d, rec->id, *out);
+		if (r)
+			(*out)->ops->destroy(*out);
+	}
+	return r;
+}
+
+/*
+ * Gives thin target @t the external origin its store row names, if any: a
+ * served volume (which the store keeps from being removed first), or an
+ * image file opened here and closed with @t.
+ */
+static int attach_origin(struct daemon *d, int64_t id, struct target *t)
+{
+	struct thin_origin_rec o;
+	struct linear_seg seg;
+	struct target *lt;
+	struct volume *v;
+	int r;
+
+	r = store_thin_origin_get(d->store, id, &o);
+	if (r)
+		return r == -ENOENT ? 0 : r;
+	if (o.origin_volume) {
+		v = served(d, o.origin_volume);
+		if (!v) {
+			log_error("thin volume %lld: its origin volume %lld is not served",
+				  (long long)id, (long long)o.origin_volume);
+			return -ENOENT;
+		}
+		thin_set_origin(t, v->target, atomic_load(&v->size), false, NULL);
+		return 0;
+	}
+	r = device_open(o.origin_path, 0, &seg.dev);
+	if (r) {
+		log_error("thin volume %lld: cannot open its origin '%s': %s",
+			  (long long)id, o.origin_path, strerror(-r));
+		return r;
+	}
+	seg.dev_off = 0;
+	seg.len = seg.dev->size;
+	r = seg.len ? linear_create(&seg, 1, &lt) : -EINVAL;
+	if (r) {
+		device_close(seg.dev);
+		return r;
+	}
+	thin_set_origin(t, lt, seg.len, true, seg.dev);
+	return 0;
 }
 
 static int serve_volume(struct daemon *d, const struct volume_rec *rec,
@@ -593,6 +645,11 @@ int daemon_thin_created(struct daemon *d, int64_t id, int64_t pool_id,
 		r = thin_create(pool, id, rec.size, false, &t);
 	if (r)
 		return r;
+	r = attach_origin(d, id, t);
+	if (r) {
+		t->ops->destroy(t);
+		return r;
+	}
 	r = thin_pool_commit(pool);
 	if (r) {
 		t->ops->destroy(t);

@@ -43,9 +43,9 @@ static int delete_volume(struct cmd_ctx *ctx, const struct volume_rec *v)
 static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { { 0 } };
-	struct volume_rec v;
+	struct volume_rec v, thin_user;
 	struct thin_rec thin;
-	int64_t thin_pool = 0;
+	int64_t thin_pool = 0, user;
 	int r;
 
 	if (opts_next(ctx, WHAT, argc, argv, longopts, 1) != -1)
@@ -58,6 +58,14 @@ static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_error(ctx, WHAT, "no volume '%s'", argv[optind]);
 	if (r)
 		return opts_store_error(ctx, WHAT, "look up the volume", r);
+	r = store_thin_origin_user(ctx->store, v.id, &user);
+	if (!r && !store_volume_get_by_id(ctx->store, user, &thin_user))
+		return cmd_error(ctx, WHAT, "volume '%s' is the origin of thin volume '%s'",
+				 v.name, thin_user.name);
+	if (!r)
+		return cmd_error(ctx, WHAT, "volume '%s' is the origin of a thin volume", v.name);
+	if (r != -ENOENT)
+		return opts_store_error(ctx, WHAT, "look up thin volumes on it", r);
 	if (!strcmp(v.kind, "thin-pool")) {
 		struct thin_rec *t = NULL;
 		size_t nr = 0;

@@ -16,6 +16,7 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { { 0 } };
 	struct volume_rec origin, v;
+	struct thin_origin_rec ext;
 	struct thin_rec t;
 	int r;
 
@@ -26,8 +27,14 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = opts_name(ctx, WHAT, argv[optind + 1]);
 	if (!r)
 		r = thin_util_get(ctx, WHAT, argv[optind], "thin", &origin, &t);
-	if (!r)
-		r = thin_util_create(ctx, WHAT, argv[optind + 1], origin.size, t.pool, &t, &v);
+	if (!r) {
+		/* A snapshot reads through the same external origin. */
+		r = store_thin_origin_get(ctx->store, origin.id, &ext);
+		if (r && r != -ENOENT)
+			return opts_store_error(ctx, WHAT, "read the origin's base image", r);
+		r = thin_util_create(ctx, WHAT, argv[optind + 1], origin.size, t.pool, &t,
+				     r ? NULL : &ext, &v);
+	}
 	if (!r)
 		fprintf(ctx->out, "created snapshot '%s' of '%s'\n", v.name, origin.name);
 	return r;

@@ -90,8 +90,10 @@ static int insert_map(struct cmd_ctx *ctx, const struct volume_rec *v, int64_t p
 }
 
 static int insert_volume(struct cmd_ctx *ctx, const char *what, struct volume_rec *v,
-			 int64_t pool, const struct thin_rec *origin)
+			 int64_t pool, const struct thin_rec *origin,
+			 const struct thin_origin_rec *ext)
 {
+	struct thin_origin_rec o;
 	int r;
 
 	r = store_begin(ctx->store);
@@ -102,6 +104,13 @@ static int insert_volume(struct cmd_ctx *ctx, const char *what, struct volume_re
 		r = cmd_error(ctx, what, "volume '%s' exists", v->name);
 	else if (r)
 		r = opts_store_error(ctx, what, "record the volume", r);
+	if (!r && ext) {
+		o = *ext;
+		o.volume = v->id;
+		r = store_thin_origin_put(ctx->store, &o);
+		if (r)
+			r = opts_store_error(ctx, what, "record the volume's origin", r);
+	}
 	if (!r && !ctx->live) {
 		r = insert_map(ctx, v, pool, origin);
 		if (r)
@@ -119,7 +128,7 @@ static int insert_volume(struct cmd_ctx *ctx, const char *what, struct volume_re
 
 int thin_util_create(struct cmd_ctx *ctx, const char *what, const char *name,
 		     uint64_t size, int64_t pool, const struct thin_rec *origin,
-		     struct volume_rec *v)
+		     const struct thin_origin_rec *ext, struct volume_rec *v)
 {
 	int r;
 
@@ -127,7 +136,7 @@ int thin_util_create(struct cmd_ctx *ctx, const char *what, const char *name,
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	strcpy(v->kind, "thin");
 	v->size = size;
-	r = insert_volume(ctx, what, v, pool, origin);
+	r = insert_volume(ctx, what, v, pool, origin, ext);
 	if (r || !ctx->live)
 		return r;
 	r = ctx->live->thin_created(ctx->live_arg, v->id, pool, origin ? origin->volume : 0);

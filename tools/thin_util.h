@@ -29,14 +29,15 @@ int thin_util_walk(struct cmd_ctx *ctx, const char *what, int64_t pool,
 /*
  * Creates thin volume @name of @size bytes in @pool: empty, or a snapshot
  * of @origin (NULL: none).  Offline, the volume row, its thin row and (if
- * empty) an empty directory page are one transaction.  With the daemon,
+ * empty) an empty directory page are one transaction, with the external
+ * origin @ext (NULL: none) recorded in it.  With the daemon,
  * the volume row commits first and the daemon's pool commits the map
  * (a crash between the two leaves a row the daemon deletes at start-up:
  * the command never answered).  Sets @v.  0 or CMD_FAIL.
  */
 int thin_util_create(struct cmd_ctx *ctx, const char *what, const char *name,
 		     uint64_t size, int64_t pool, const struct thin_rec *origin,
-		     struct volume_rec *v);
+		     const struct thin_origin_rec *ext, struct volume_rec *v);
 
 /* Offline: deletes the pages of @pool that no volume reaches any more. */
 int thin_util_gc(struct cmd_ctx *ctx, const char *what, int64_t pool);
