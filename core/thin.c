@@ -894,6 +894,43 @@ int thin_snapshot(struct target *origin, int64_t volume, struct target **out)
 	return 0;
 }
 
+/*
+ * Drops the last reference on directory @d, whose volume is gone: the
+ * directory dies at once (a commit deletes its row with the volume's),
+ * its leaves in batches of REMOVE_BATCH with the lock dropped between, so
+ * that removing a large volume does not hold up other volumes' first
+ * writes.  Lock held on entry and exit.
+ */
+#define REMOVE_BATCH	16		/* leaves: 8192 block references */
+
+static int drop_dir(struct thin_pool *p, struct thin_dir *d)
+{
+	struct thin_leaf **leaves;
+	uint32_t nr = d->nr;
+	int r;
+
+	if (atomic_load(&d->refs) != 1)
+		return thin_pool_put_dir(p, d);
+	leaves = calloc(nr ? nr : 1, sizeof(*leaves));
+	if (!leaves)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++)
+		leaves[i] = atomic_load(&d->leaf[i]);
+	atomic_store(&d->refs, 0);
+	p->nr_dirs--;
+	r = thin_vec_push(&p->dead_dirs, d);
+	for (uint32_t i = 0; i < nr && !r; i++) {
+		if (leaves[i])
+			r = thin_pool_put_leaf(p, leaves[i]);
+		if (i % REMOVE_BATCH == REMOVE_BATCH - 1) {
+			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_lock(&p->lock);
+		}
+	}
+	free(leaves);
+	return r;
+}
+
 int thin_remove(struct target *t)
 {
 	struct thin *th = to_thin(t);
@@ -910,7 +947,7 @@ int thin_remove(struct target *t)
 	if (d) {
 		r = thin_vec_push(&p->dead_vols, (void *)(intptr_t)th->volume);
 		if (!r)
-			r = thin_pool_put_dir(p, d);
+			r = drop_dir(p, d);
 	}
 	thin_resume(th);
 	return r;
