@@ -300,10 +300,41 @@ int thin_pool_stop(struct thin_pool *p)
 	return thin_pool_commit(p);
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Pages that never reached a commit: with every volume destroyed, what the
+ * commit lists still hold has no reference left (a page may be on two
+ * lists, so each is freed once).
+ */
+static void free_uncommitted(struct thin_pool *p)
+{
+	struct thin_vec *lists[] = { &p->dirty_leaves, &p->dead_leaves,
+				     &p->dirty_dirs, &p->dead_dirs };
+	struct thin_vec all = { 0 };
+
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (size_t i = 0; i < lists[l]->nr; i++)
+			if (thin_vec_push(&all, lists[l]->v[i]))
+				goto out;	/* leak rather than guess */
+	qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
+	for (size_t i = 0; i < all.nr; i++)
+		if (!i || all.v[i] != all.v[i - 1])
+			free(all.v[i]);
+out:
+	thin_vec_release(&all);
+}
+
 void thin_pool_close(struct thin_pool *p)
 {
 	if (!p)
 		return;
+	free_uncommitted(p);
 	thin_vec_release(&p->dirty_leaves);
 	thin_vec_release(&p->dead_leaves);
 	thin_vec_release(&p->dirty_dirs);
