@@ -691,10 +691,49 @@ static void fail_pool(struct thin_pool *p, int r)
 			  p->name, strerror(-r));
 }
 
-int thin_pool_commit(struct thin_pool *p)
+/* No slow-path write in flight in any volume of the pool.  Lock held. */
+static bool settled(const struct thin_pool *p)
+{
+	for (const struct thin *t = p->vols; t; t = t->next)
+		if (t->provisioning)
+			return false;
+	return true;
+}
+
+/*
+ * Copies the block counts as the commit being gathered will leave them:
+ * once no block is being provisioned (an allocated block that no leaf
+ * maps yet), they are exactly the counts of the committed pages.  Waits
+ * up to a second for that.  Lock held.  0, -EBUSY, -ENOMEM.
+ */
+static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
+{
+	struct timespec deadline;
+
+	deadline_in(&deadline, 1000);
+	while (!settled(p))
+		if (pthread_cond_timedwait(&p->changed, &p->lock, &deadline) == ETIMEDOUT)
+			return -EBUSY;
+	out->nr_blocks = p->alloc.nr_blocks;
+	out->nr_free = p->alloc.nr_free;
+	out->refs = malloc((out->nr_blocks ? out->nr_blocks : 1) * sizeof(*out->refs));
+	out->pending = malloc((out->nr_blocks ? out->nr_blocks : 1) * sizeof(*out->pending));
+	if (!out->refs || !out->pending) {
+		free(out->refs);
+		free(out->pending);
+		return -ENOMEM;
+	}
+	for (uint64_t b = 0; b < out->nr_blocks; b++) {
+		out->refs[b] = atomic_load_explicit(&p->alloc.refs[b], memory_order_relaxed);
+		out->pending[b] = (p->alloc.pending_bits[b / 64] >> (b % 64)) & 1;
+	}
+	return 0;
+}
+
+static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 {
 	struct batch b = { 0 };
-	int r;
+	int r = 0;
 
 	pthread_mutex_lock(&p->commit_lock);
 	if (atomic_load(&p->failed)) {
@@ -702,8 +741,16 @@ int thin_pool_commit(struct thin_pool *p)
 		return -EIO;
 	}
 	pthread_mutex_lock(&p->lock);
-	r = gather(p, &b);
+	if (counts)
+		r = snapshot_counts(p, counts);
+	if (!r)
+		r = gather(p, &b);
 	pthread_mutex_unlock(&p->lock);
+	if (r == -EBUSY || (r && counts && !counts->refs)) {
+		batch_release(&b);
+		pthread_mutex_unlock(&p->commit_lock);
+		return r;
+	}
 	if (!r)
 		r = sync_devices(b.devs, b.nr_devs);
 	if (!r)
@@ -725,7 +772,27 @@ int thin_pool_commit(struct thin_pool *p)
 		free(b.dead_dirs.v[i]);
 	batch_release(&b);
 	pthread_mutex_unlock(&p->commit_lock);
+	if (r && counts)
+		thin_pool_counts_release(counts);
 	return r ? -EIO : 0;
+}
+
+int thin_pool_commit(struct thin_pool *p)
+{
+	return commit(p, NULL);
+}
+
+int thin_pool_commit_counts(struct thin_pool *p, struct thin_pool_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	return commit(p, out);
+}
+
+void thin_pool_counts_release(struct thin_pool_counts *c)
+{
+	free(c->refs);
+	free(c->pending);
+	memset(c, 0, sizeof(*c));
 }
 
 static bool has_changes(const struct thin_pool *p)

@@ -88,6 +88,23 @@ int thin_pool_grow(struct thin_pool *p, const struct thin_area *areas,
  */
 int thin_pool_commit(struct thin_pool *p);
 
+/* The pool's own block counts, for check to compare with the store's. */
+struct thin_pool_counts {
+	uint64_t nr_blocks;
+	uint64_t nr_free;		/* allocatable now */
+	uint32_t *refs;			/* per block: references */
+	uint8_t *pending;		/* per block: freed, not yet allocatable */
+};
+
+/*
+ * Commits like thin_pool_commit, and copies the block counts as that
+ * commit leaves them (taken when no block is being provisioned, so they
+ * match the committed pages exactly).  O(blocks).  0, -EBUSY if writes
+ * kept provisioning for a second, -ENOMEM, -EIO.
+ */
+int thin_pool_commit_counts(struct thin_pool *p, struct thin_pool_counts *out);
+void thin_pool_counts_release(struct thin_pool_counts *c);
+
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out);
 uint32_t thin_pool_block_size(const struct thin_pool *p);	/* bytes */
 

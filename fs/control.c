@@ -49,6 +49,13 @@ static int live_pool_sync(void *arg, int64_t pool)
 	return p ? thin_pool_commit(p) : 0;
 }
 
+static int live_pool_counts(void *arg, int64_t pool, struct thin_pool_counts *out)
+{
+	struct thin_pool *p = daemon_pool(arg, pool);
+
+	return p ? thin_pool_commit_counts(p, out) : -ENOENT;
+}
+
 static int live_volume_changed(void *arg, int64_t id)
 {
 	return daemon_volume_changed(arg, id);
@@ -103,6 +110,7 @@ static const struct live_ops live_ops = {
 	.thin_created = live_thin_created,
 	.thin_rollback = live_thin_rollback,
 	.pool_sync = live_pool_sync,
+	.pool_counts = live_pool_counts,
 	.volume_changed = live_volume_changed,
 	.device_changed = live_device_changed,
 	.volume_status = live_volume_status,

@@ -22,6 +22,7 @@
 
 struct store;
 struct json;
+struct thin_pool_counts;
 
 enum cmd_exit {
 	CMD_OK = 0,
@@ -58,6 +59,11 @@ struct live_ops {
 	int (*thin_rollback)(void *arg, int64_t id, int64_t snap);
 	/* Commits thin pool @pool, so the store shows what it serves. */
 	int (*pool_sync)(void *arg, int64_t pool);
+	/*
+	 * Commits thin pool @pool and copies its in-memory block counts as
+	 * of that commit (thin_pool_commit_counts), for check.
+	 */
+	int (*pool_counts)(void *arg, int64_t pool, struct thin_pool_counts *out);
 	/* After a device was registered or removed in the store. */
 	int (*device_changed)(void *arg, int64_t id);
 	/* Adds live fields (open count, I/O counters) to a status object. */
