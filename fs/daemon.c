@@ -28,6 +28,7 @@
 #include "thin_pool.h"
 #include "thin_port.h"
 #include "thin_store.h"
+#include "thin_walk.h"
 #include "volume.h"
 
 struct device *daemon_device(struct daemon *d, int64_t id)
@@ -308,6 +309,31 @@ static int pool_areas(struct daemon *d, int64_t id, struct thin_area **areas,
 	return 0;
 }
 
+/*
+ * Removing a large volume drops its leaves over several commits; a crash
+ * in between leaves leaf rows nothing reaches.  They hold no blocks (counts
+ * derive from reachable pages), but they are garbage: delete them before
+ * the pool loads.  Costs one walk of the pool's pages.
+ */
+static int collect_garbage(struct daemon *d, const struct volume_rec *rec)
+{
+	struct thin_walk w;
+	size_t n;
+	int r;
+
+	r = thin_walk_load(d->store, rec->id, &w);
+	if (r)
+		return r;
+	n = thin_walk_unreached(&w);
+	if (n) {
+		log_info("thin pool '%s': deleting %zu map pages no volume reaches",
+			 rec->name, n);
+		r = thin_walk_gc(d->store, &w);
+	}
+	thin_walk_release(&w);
+	return r;
+}
+
 static int open_pool(struct daemon *d, const struct volume_rec *rec)
 {
 	struct daemon_pool *slot = pool_slot(d, 0);
@@ -325,6 +351,8 @@ static int open_pool(struct daemon *d, const struct volume_rec *rec)
 		return -ENOSPC;
 	}
 	r = store_thin_pool_get(d->store, rec->id, &prec);
+	if (!r)
+		r = collect_garbage(d, rec);
 	if (r)
 		return r;
 	params.block_size = prec.block_size;

@@ -333,6 +333,17 @@ size_t thin_walk_check(const struct thin_walk *w,
 	return n;
 }
 
+size_t thin_walk_unreached(const struct thin_walk *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nr_dirs; i++)
+		n += !w->dir_reached[i];
+	for (size_t i = 0; i < w->nr_leaves; i++)
+		n += !w->leaf_reached[i];
+	return n;
+}
+
 int thin_walk_gc(struct store *s, const struct thin_walk *w)
 {
 	int r;

@@ -60,6 +60,8 @@ int thin_walk_usage(const struct thin_walk *w, int64_t volume,
 size_t thin_walk_check(const struct thin_walk *w,
 		       void (*breach)(void *arg, const char *msg), void *arg);
 
+/* Pages no volume reaches (garbage a crash may leave). */
+size_t thin_walk_unreached(const struct thin_walk *w);
 /* Deletes pages no volume reaches (one transaction).  0 or -errno. */
 int thin_walk_gc(struct store *s, const struct thin_walk *w);
 
