@@ -755,6 +755,12 @@ static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 		r = sync_devices(b.devs, b.nr_devs);
 	if (!r)
 		r = p->meta->commit(p->meta_arg, &b.c);
+	/*
+	 * Blocks this transaction freed become reusable, and pages that died
+	 * are freed, only once every request that may still hold them is
+	 * done: requests run their I/O inside an RCU read section (volume.c).
+	 */
+	rcu_wait_readers();
 	pthread_mutex_lock(&p->lock);
 	if (!r) {
 		thin_alloc_committed(&p->alloc);
@@ -763,9 +769,6 @@ static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 		fail_pool(p, r);
 	}
 	pthread_mutex_unlock(&p->lock);
-	/* Unreachable since they died; readers may still hold them. */
-	if (b.dead_leaves.nr || b.dead_dirs.nr)
-		rcu_wait_readers();
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
 		free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)

@@ -65,15 +65,17 @@ int volume_retire(struct volume *v)
 	return 0;
 }
 
+/*
+ * Called inside an RCU read section that lasts until the I/O on the
+ * segments completed: a target frees or reuses what a mapping points at
+ * (a thin block discarded and allocated again, a replaced table) only
+ * after a grace period, so a request never lands in a block that became
+ * someone else's while it was in flight.
+ */
 static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 		     uint32_t len, struct segs *segs)
 {
-	int r;
-
-	rcu_read_begin();
-	r = v->target->ops->map(v->target, dir, off, len, segs);
-	rcu_read_end();
-	return r;
+	return v->target->ops->map(v->target, dir, off, len, segs);
 }
 
 static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
@@ -112,11 +114,13 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	if (!clip(v, off, &len))
 		return 0;
 	segs_init(&segs);
+	rcu_read_begin();
 	r = map_range(v, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED)
 		r = engine_read(e, &segs, buf);
 	else if (r > 0)
 		r = -EIO;	/* reads are never deferred */
+	rcu_read_end();
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
 	return r < 0 ? r : (ssize_t)len;
@@ -192,12 +196,16 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	if (!clip(v, off, &len))
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
+	rcu_read_begin();
 	r = map_range(v, IO_WRITE, off, len, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_write(e, &segs, buf);
 		if (v->target->ops->end_write)
 			v->target->ops->end_write(v->target);
-	} else if (r == MAP_DEFER)
+	}
+	rcu_read_end();
+	/* Outside the section: the slow path may wait for a grace period. */
+	if (r == MAP_DEFER)
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);

@@ -62,8 +62,10 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
  * Reads like volume_read, but describes the data in @iov (at most
  * VOLUME_READ_IOV entries) instead of always copying it into @buf: pieces
  * on memory-mapped devices point into the mapping, the rest into @buf.
- * The pointers stay valid until the caller's next call.  Returns the
- * bytes read and sets *nr_iov, or -errno.
+ * The caller holds an RCU read section (rcu_read_begin) from before the
+ * call until it is done with @iov, so what the pointers show cannot be
+ * freed or reused meanwhile.  Returns the bytes read and sets *nr_iov, or
+ * -errno.
  */
 #define VOLUME_READ_IOV 16
 ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,

@@ -238,12 +238,14 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	if (size > WORKER_MAX_IO)
 		size = WORKER_MAX_IO;
+	rcu_read_begin();
 	n = volume_read_iov(fh_volume(fi), &w->engine, w->read_buf, (uint64_t)off,
 			    (uint32_t)size, iov, &nr_iov);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_iov(req, iov, (int)nr_iov);
+	rcu_read_end();
 }
 
 static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
