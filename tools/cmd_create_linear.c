@@ -218,14 +218,7 @@ static int create(struct cmd_ctx *ctx, const struct create_args *a,
 		r = insert_segments(ctx, v->id, segs, a->nr_segs);
 	else if (!r)
 		r = linear_alloc_append(ctx, WHAT, v->id, 0, v->size, devs, nr_devs);
-	if (!r) {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "commit", r);
-	}
-	if (r)
-		store_rollback(ctx->store);
-	return r;
+	return opts_end_transaction(ctx, WHAT, r);
 }
 
 static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)

@@ -224,13 +224,7 @@ static int create(struct cmd_ctx *ctx, struct volume_rec *v,
 		if (r)
 			r = opts_store_error(ctx, WHAT, "record the paths and the table", r);
 	}
-	if (!r) {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "commit", r);
-	}
-	if (r)
-		store_rollback(ctx->store);
+	r = opts_end_transaction(ctx, WHAT, r);
 out:
 	free(blob);
 	free(recs);

@@ -124,14 +124,7 @@ static int create(struct cmd_ctx *ctx, struct volume_rec *v, struct thin_pool_re
 		if (r)
 			r = opts_store_error(ctx, WHAT, "record the pool's policies", r);
 	}
-	if (!r) {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "commit", r);
-	}
-	if (r)
-		store_rollback(ctx->store);
-	return r;
+	return opts_end_transaction(ctx, WHAT, r);
 }
 
 static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)

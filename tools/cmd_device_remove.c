@@ -63,14 +63,7 @@ static int delete_device(struct cmd_ctx *ctx, const struct device_rec *d)
 		r = cmd_error(ctx, WHAT, "device '%s' is in use", d->name);
 	else if (r)
 		r = opts_store_error(ctx, WHAT, "unregister the device", r);
-	if (!r) {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "commit", r);
-	}
-	if (r)
-		store_rollback(ctx->store);
-	return r;
+	return opts_end_transaction(ctx, WHAT, r);
 }
 
 static int device_remove_run(struct cmd_ctx *ctx, int argc, char **argv)

@@ -28,16 +28,9 @@ static int delete_volume(struct cmd_ctx *ctx, const struct volume_rec *v)
 	if (r)
 		return opts_store_error(ctx, WHAT, "start a transaction", r);
 	r = store_volume_delete(ctx->store, v->id);
-	if (r) {
-		r = opts_store_error(ctx, WHAT, "delete the volume", r);
-	} else {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "commit", r);
-	}
 	if (r)
-		store_rollback(ctx->store);
-	return r;
+		r = opts_store_error(ctx, WHAT, "delete the volume", r);
+	return opts_end_transaction(ctx, WHAT, r);
 }
 
 static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)

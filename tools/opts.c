@@ -158,3 +158,15 @@ void opts_live_result(struct cmd_ctx *ctx, const char *what, int r)
 		fprintf(ctx->err, "mapperctl: %s: warning: done, but the daemon could not follow: %s\n",
 			what, strerror(-r));
 }
+
+int opts_end_transaction(struct cmd_ctx *ctx, const char *what, int r)
+{
+	if (!r) {
+		r = store_commit(ctx->store);
+		if (r)
+			r = opts_store_error(ctx, what, "commit", r);
+	}
+	if (r)
+		store_rollback(ctx->store);
+	return r;
+}

@@ -57,6 +57,13 @@ int opts_store_error(struct cmd_ctx *ctx, const char *what, const char *doing,
 		     int r);
 
 /*
+ * Ends the command's store transaction: commits it when @r is 0 (a failed
+ * commit is reported), rolls it back otherwise.  Returns @r, or the
+ * status of the failed commit.
+ */
+int opts_end_transaction(struct cmd_ctx *ctx, const char *what, int r);
+
+/*
  * A live hook failed with @r after the commit: the change stands, so this
  * is a warning and the command still succeeds.
  */

@@ -116,14 +116,7 @@ static int insert_volume(struct cmd_ctx *ctx, const char *what, struct volume_re
 		if (r)
 			r = opts_store_error(ctx, what, "record the volume's map", r);
 	}
-	if (!r) {
-		r = store_commit(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, what, "commit", r);
-	}
-	if (r)
-		store_rollback(ctx->store);
-	return r;
+	return opts_end_transaction(ctx, what, r);
 }
 
 int thin_util_create(struct cmd_ctx *ctx, const char *what, const char *name,
