@@ -206,14 +206,7 @@ static int create(struct cmd_ctx *ctx, const struct create_args *a,
 {
 	int r;
 
-	r = store_begin(ctx->store);
-	if (r)
-		return opts_store_error(ctx, WHAT, "start a transaction", r);
-	r = store_volume_insert(ctx->store, v);
-	if (r == -EEXIST)
-		r = cmd_error(ctx, WHAT, "volume '%s' exists", v->name);
-	else if (r)
-		r = opts_store_error(ctx, WHAT, "record the volume", r);
+	r = opts_begin_volume(ctx, WHAT, v);
 	if (!r && a->nr_segs)
 		r = insert_segments(ctx, v->id, segs, a->nr_segs);
 	else if (!r)

@@ -204,18 +204,9 @@ static int create(struct cmd_ctx *ctx, struct volume_rec *v,
 	if (!recs)
 		return cmd_error(ctx, WHAT, "out of memory");
 	r = new_table(ctx, sw, &blob, &len);
-	if (!r) {
-		r = store_begin(ctx->store);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "start a transaction", r);
-	}
 	if (r)
 		goto out;
-	r = store_volume_insert(ctx->store, v);
-	if (r == -EEXIST)
-		r = cmd_error(ctx, WHAT, "volume '%s' exists", v->name);
-	else if (r)
-		r = opts_store_error(ctx, WHAT, "record the volume", r);
+	r = opts_begin_volume(ctx, WHAT, v);
 	if (!r)
 		r = place_paths(ctx, v, paths, nr, recs);
 	if (!r) {

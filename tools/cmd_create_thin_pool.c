@@ -108,14 +108,7 @@ static int create(struct cmd_ctx *ctx, struct volume_rec *v, struct thin_pool_re
 {
 	int r;
 
-	r = store_begin(ctx->store);
-	if (r)
-		return opts_store_error(ctx, WHAT, "start a transaction", r);
-	r = store_volume_insert(ctx->store, v);
-	if (r == -EEXIST)
-		r = cmd_error(ctx, WHAT, "volume '%s' exists", v->name);
-	else if (r)
-		r = opts_store_error(ctx, WHAT, "record the pool", r);
+	r = opts_begin_volume(ctx, WHAT, v);
 	if (!r)
 		r = linear_alloc_append(ctx, WHAT, v->id, 0, v->size, devs, nr_devs);
 	if (!r) {

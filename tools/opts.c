@@ -159,6 +159,20 @@ void opts_live_result(struct cmd_ctx *ctx, const char *what, int r)
 			what, strerror(-r));
 }
 
+int opts_begin_volume(struct cmd_ctx *ctx, const char *what, struct volume_rec *v)
+{
+	int r = store_begin(ctx->store);
+
+	if (r)
+		return opts_store_error(ctx, what, "start a transaction", r);
+	r = store_volume_insert(ctx->store, v);
+	if (r == -EEXIST)
+		return cmd_error(ctx, what, "volume '%s' exists", v->name);
+	if (r)
+		return opts_store_error(ctx, what, "record the volume", r);
+	return 0;
+}
+
 int opts_end_transaction(struct cmd_ctx *ctx, const char *what, int r)
 {
 	if (!r) {

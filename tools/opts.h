@@ -19,6 +19,8 @@
 
 #include "cmd.h"
 
+struct volume_rec;
+
 #define OPTS_ERROR	(-2)	/* opts_next(): usage error printed */
 #define OPTS_BLOCK	4096u	/* bytes: volume sizes and offsets align to it */
 
@@ -55,6 +57,13 @@ int opts_devices(struct cmd_ctx *ctx, const char *what, char **args,
 /* A store call failed with @r: "cannot <doing>: <reason>". */
 int opts_store_error(struct cmd_ctx *ctx, const char *what, const char *doing,
 		     int r);
+
+/*
+ * Starts the command's store transaction and records the volume row @v
+ * (sets v->id).  Reports "volume 'x' exists" or the store's error, and
+ * returns it; the caller ends with opts_end_transaction() either way.
+ */
+int opts_begin_volume(struct cmd_ctx *ctx, const char *what, struct volume_rec *v);
 
 /*
  * Ends the command's store transaction: commits it when @r is 0 (a failed

@@ -96,14 +96,7 @@ static int insert_volume(struct cmd_ctx *ctx, const char *what, struct volume_re
 	struct thin_origin_rec o;
 	int r;
 
-	r = store_begin(ctx->store);
-	if (r)
-		return opts_store_error(ctx, what, "start a transaction", r);
-	r = store_volume_insert(ctx->store, v);
-	if (r == -EEXIST)
-		r = cmd_error(ctx, what, "volume '%s' exists", v->name);
-	else if (r)
-		r = opts_store_error(ctx, what, "record the volume", r);
+	r = opts_begin_volume(ctx, what, v);
 	if (!r && ext) {
 		o = *ext;
 		o.volume = v->id;
