@@ -517,6 +517,8 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			return -ENOSPC;
 		if (!p->params.wait_s)
 			return -ENOSPC;
+		log_warn("thin pool '%s' is full: a write waits up to %u s for it to grow",
+			 p->params.name, p->params.wait_s);
 		deadline_in(&deadline, p->params.wait_s * 1000);
 		while (!waited && p->alloc.nr_free == 0)
 			if (pthread_cond_timedwait(&p->grown, &p->lock, &deadline) == ETIMEDOUT)

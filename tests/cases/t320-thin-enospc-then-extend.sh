@@ -39,6 +39,11 @@ start_daemon
 dd if=/dev/urandom of="$MNT/w" bs=64K count=16 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/w" bs=64K count=1 seek=20 conv=notrunc,fsync status=none &
 writer=$!
+# The daemon logs the wait; reading the log as it grows (until the writer
+# ends) is the synchronisation, and the writer must still be there then.
+grep -q -m1 "is full: a write waits" < <(tail -n +1 -F --pid="$writer" "$POOL/mapperfs.log" 2>/dev/null) ||
+	fail "the write did not wait for the full pool to grow"
+kill -0 "$writer" 2>/dev/null || fail "the write on a full wait:30 pool did not wait"
 mapperctl extend tw --size 2M >/dev/null
 wait "$writer" || fail "the waiting write failed after the pool grew"
 mapperctl check >check.log || { cat check.log >&2; fail "check failed"; }
