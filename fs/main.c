@@ -231,6 +231,16 @@ static int mount_session(struct daemon *d, const struct options *o)
 	return 0;
 }
 
+/* The signals signal_main() takes; every other thread blocks them. */
+static void handled_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+}
+
 /* Ends the session on SIGTERM/SIGINT/SIGHUP, as fusermount3 -u would. */
 static void *signal_main(void *arg)
 {
@@ -238,11 +248,7 @@ static void *signal_main(void *arg)
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
+	handled_signals(&set);
 	sigwait(&set, &sig);
 	if (sig != SIGUSR1) {	/* USR1: main() asks us to return */
 		log_info("signal %d: unmounting '%s'", sig, d->mountpoint);
@@ -384,11 +390,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Every thread inherits this mask; signal_main() takes them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
+	handled_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
