@@ -107,6 +107,15 @@ int store_exec(struct store *s, const char *sql)
 	return rc == SQLITE_OK ? 0 : store_error(s, rc);
 }
 
+int store_fetch(struct store *s, sqlite3_stmt *st, store_row_fn row, void *rec)
+{
+	int rc = sqlite3_step(st);
+	int r = rc == SQLITE_ROW ? row(st, rec) : store_error(s, rc);
+
+	store_stmt_done(st);
+	return r;
+}
+
 int store_collect(struct store *s, sqlite3_stmt *st, size_t rec_size,
 		  store_row_fn row, void **out, size_t *nr)
 {

@@ -27,15 +27,6 @@ static int device_row(sqlite3_stmt *st, void *rec)
 }
 
 /* Steps a bound single-row query into @out and resets it. */
-static int device_fetch(struct store *s, sqlite3_stmt *st, struct device_rec *out)
-{
-	int rc = sqlite3_step(st);
-	int r = rc == SQLITE_ROW ? device_row(st, out) : store_error(s, rc);
-
-	store_stmt_done(st);
-	return r;
-}
-
 int store_device_insert(struct store *s, struct device_rec *d)
 {
 	char uuid[UUID_STR_LEN];
@@ -70,7 +61,7 @@ int store_device_get(struct store *s, const char *name, struct device_rec *out)
 	if (r)
 		return r;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return device_fetch(s, st, out);
+	return store_fetch(s, st, device_row, out);
 }
 
 int store_device_get_by_id(struct store *s, int64_t id, struct device_rec *out)
@@ -83,7 +74,7 @@ int store_device_get_by_id(struct store *s, int64_t id, struct device_rec *out)
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	return device_fetch(s, st, out);
+	return store_fetch(s, st, device_row, out);
 }
 
 int store_device_list(struct store *s, struct device_rec **out, size_t *nr)

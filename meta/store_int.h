@@ -56,6 +56,12 @@ typedef int (*store_row_fn)(sqlite3_stmt *st, void *rec);
 int store_collect(struct store *s, sqlite3_stmt *st, size_t rec_size,
 		  store_row_fn row, void **out, size_t *nr);
 
+/*
+ * Steps @st once, fills @rec from its row with @row, and resets it.
+ * 0, -ENOENT when there is no row, or -errno.
+ */
+int store_fetch(struct store *s, sqlite3_stmt *st, store_row_fn row, void *rec);
+
 /* Copies text column @col into @dst (@size bytes, always terminated). */
 void store_column_text(sqlite3_stmt *st, int col, char *dst, size_t size);
 

@@ -68,29 +68,29 @@ int store_switch_insert(struct store *s, const struct switch_rec *sw,
 	return r;
 }
 
+static int switch_row(sqlite3_stmt *st, void *rec)
+{
+	struct switch_rec *sw = rec;
+
+	sw->region_size = (uint64_t)sqlite3_column_int64(st, 0);
+	sw->nr_regions = (uint64_t)sqlite3_column_int64(st, 1);
+	sw->nr_paths = (uint32_t)sqlite3_column_int64(st, 2);
+	sw->entry_bits = (uint32_t)sqlite3_column_int64(st, 3);
+	return 0;
+}
+
 int store_switch_get(struct store *s, int64_t volume, struct switch_rec *out)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT region_size, nr_regions, nr_paths, entry_bits"
 			  " FROM switch WHERE volume = ?", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, volume);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->volume = volume;
-		out->region_size = (uint64_t)sqlite3_column_int64(st, 0);
-		out->nr_regions = (uint64_t)sqlite3_column_int64(st, 1);
-		out->nr_paths = (uint32_t)sqlite3_column_int64(st, 2);
-		out->entry_bits = (uint32_t)sqlite3_column_int64(st, 3);
-		r = 0;
-	} else {
-		r = store_error(s, rc);
-	}
-	store_stmt_done(st);
-	return r;
+	out->volume = volume;
+	return store_fetch(s, st, switch_row, out);
 }
 
 static int path_row(sqlite3_stmt *st, void *rec)

@@ -29,30 +29,30 @@ int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p)
 	return store_step_done(s, st);
 }
 
+static int thin_pool_row(sqlite3_stmt *st, void *rec)
+{
+	struct thin_pool_rec *p = rec;
+
+	p->block_size = (uint32_t)sqlite3_column_int64(st, 0);
+	p->zero = sqlite3_column_int(st, 1) != 0;
+	p->wait = !strcmp((const char *)sqlite3_column_text(st, 2), "wait");
+	p->wait_seconds = (uint32_t)sqlite3_column_int64(st, 3);
+	p->low_water = (uint32_t)sqlite3_column_int64(st, 4);
+	return 0;
+}
+
 int store_thin_pool_get(struct store *s, int64_t volume, struct thin_pool_rec *out)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT block_size, zero, when_full, wait_seconds, low_water"
 			  " FROM thin_pool WHERE volume = ?", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, volume);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->volume = volume;
-		out->block_size = (uint32_t)sqlite3_column_int64(st, 0);
-		out->zero = sqlite3_column_int(st, 1) != 0;
-		out->wait = !strcmp((const char *)sqlite3_column_text(st, 2), "wait");
-		out->wait_seconds = (uint32_t)sqlite3_column_int64(st, 3);
-		out->low_water = (uint32_t)sqlite3_column_int64(st, 4);
-		r = 0;
-	} else {
-		r = store_error(s, rc);
-	}
-	store_stmt_done(st);
-	return r;
+	out->volume = volume;
+	return store_fetch(s, st, thin_pool_row, out);
 }
 
 int store_thin_put(struct store *s, const struct thin_rec *t)
@@ -83,16 +83,13 @@ static int thin_row(sqlite3_stmt *st, void *rec)
 int store_thin_get(struct store *s, int64_t volume, struct thin_rec *out)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT volume, pool, dir FROM thin WHERE volume = ?", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, volume);
-	rc = sqlite3_step(st);
-	r = rc == SQLITE_ROW ? thin_row(st, out) : store_error(s, rc);
-	store_stmt_done(st);
-	return r;
+	return store_fetch(s, st, thin_row, out);
 }
 
 int store_thin_delete(struct store *s, int64_t volume)
@@ -303,22 +300,14 @@ int store_thin_leaf_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr
 int store_thin_max_page(struct store *s, int64_t pool, int64_t *out)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT max(coalesce((SELECT max(id) FROM thin_dir WHERE pool = ?1), 0),"
 			  " coalesce((SELECT max(id) FROM thin_leaf WHERE pool = ?1), 0))", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, pool);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		r = 0;
-	} else {
-		r = store_error(s, rc);
-	}
-	store_stmt_done(st);
-	return r;
+	return store_fetch(s, st, id_row, out);
 }
 
 int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o)
@@ -338,45 +327,37 @@ int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o)
 	return store_step_done(s, st);
 }
 
+static int origin_row(sqlite3_stmt *st, void *rec)
+{
+	struct thin_origin_rec *o = rec;
+
+	o->origin_volume = sqlite3_column_int64(st, 0);
+	store_column_text(st, 1, o->origin_path, sizeof(o->origin_path));
+	return 0;
+}
+
 int store_thin_origin_get(struct store *s, int64_t volume, struct thin_origin_rec *out)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT origin_volume, origin_path FROM thin_origin WHERE volume = ?",
 		       &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, volume);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->volume = volume;
-		out->origin_volume = sqlite3_column_int64(st, 0);
-		store_column_text(st, 1, out->origin_path, sizeof(out->origin_path));
-		r = 0;
-	} else {
-		r = store_error(s, rc);
-	}
-	store_stmt_done(st);
-	return r;
+	out->volume = volume;
+	return store_fetch(s, st, origin_row, out);
 }
 
 int store_thin_origin_user(struct store *s, int64_t origin_volume, int64_t *volume)
 {
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	r = store_stmt(s, "SELECT volume FROM thin_origin WHERE origin_volume = ? LIMIT 1", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, origin_volume);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*volume = sqlite3_column_int64(st, 0);
-		r = 0;
-	} else {
-		r = store_error(s, rc);
-	}
-	store_stmt_done(st);
-	return r;
+	return store_fetch(s, st, id_row, volume);
 }

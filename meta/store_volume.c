@@ -25,15 +25,6 @@ static int volume_row(sqlite3_stmt *st, void *rec)
 }
 
 /* Steps a bound single-row query into @out and resets it. */
-static int volume_fetch(struct store *s, sqlite3_stmt *st, struct volume_rec *out)
-{
-	int rc = sqlite3_step(st);
-	int r = rc == SQLITE_ROW ? volume_row(st, out) : store_error(s, rc);
-
-	store_stmt_done(st);
-	return r;
-}
-
 /* Steps a bound UPDATE or DELETE of one row; -ENOENT if it matched none. */
 static int volume_change(struct store *s, sqlite3_stmt *st)
 {
@@ -77,7 +68,7 @@ int store_volume_get(struct store *s, const char *name, struct volume_rec *out)
 	if (r)
 		return r;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return volume_fetch(s, st, out);
+	return store_fetch(s, st, volume_row, out);
 }
 
 int store_volume_get_by_id(struct store *s, int64_t id, struct volume_rec *out)
@@ -90,7 +81,7 @@ int store_volume_get_by_id(struct store *s, int64_t id, struct volume_rec *out)
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	return volume_fetch(s, st, out);
+	return store_fetch(s, st, volume_row, out);
 }
 
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr)
