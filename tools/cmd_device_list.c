@@ -59,23 +59,13 @@ static int print_text(struct cmd_ctx *ctx, const struct device_rec *d,
 
 static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
 	struct device_rec *d = NULL;
 	uint64_t *free_bytes = NULL;
-	int as_json = 0, c, r;
+	int as_json, r;
 	size_t nr = 0;
 	struct json j;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
-	     first = 0) {
-		if (c != 'j')
-			return CMD_USAGE;
-		as_json = 1;
-	}
-	r = opts_args(ctx, WHAT, argc, argv, 0, 0, "");
+	r = opts_json_args(ctx, WHAT, argc, argv, &as_json, 0, 0, "");
 	if (r)
 		return r;
 	r = store_device_list(ctx->store, &d, &nr);

@@ -41,24 +41,14 @@ static int print_run(void *arg, uint64_t first, uint64_t count)
 
 static int diff_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
 	struct volume_rec a, b;
 	struct thin_rec ta, tb;
 	struct diff_out o = { ctx, NULL, 0 };
 	struct thin_walk w;
 	struct json j;
-	int as_json = 0, c, r;
+	int as_json, r;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
-	     first = 0) {
-		if (c != 'j')
-			return CMD_USAGE;
-		as_json = 1;
-	}
-	r = opts_args(ctx, WHAT, argc, argv, 2, 2, "the volumes A and B");
+	r = opts_json_args(ctx, WHAT, argc, argv, &as_json, 2, 2, "the volumes A and B");
 	if (!r)
 		r = thin_util_get(ctx, WHAT, argv[optind], "thin", &a, &ta);
 	if (!r)

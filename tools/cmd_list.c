@@ -57,21 +57,11 @@ static int print_json(struct cmd_ctx *ctx, const struct volume_rec *v,
 
 static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
 	struct volume_rec *v = NULL;
-	int as_json = 0, c, r;
+	int as_json, r;
 	size_t nr = 0;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
-	     first = 0) {
-		if (c != 'j')
-			return CMD_USAGE;
-		as_json = 1;
-	}
-	r = opts_args(ctx, WHAT, argc, argv, 0, 0, "");
+	r = opts_json_args(ctx, WHAT, argc, argv, &as_json, 0, 0, "");
 	if (r)
 		return r;
 	r = store_volume_list(ctx->store, &v, &nr);

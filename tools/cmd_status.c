@@ -84,23 +84,13 @@ static int status_pool(struct cmd_ctx *ctx, struct json *j)
 
 static int status_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
 	FILE *out = ctx->out, *buf;
 	char *text = NULL;
 	size_t len = 0;
-	int as_json = 0, c, r;
+	int as_json, r;
 	struct json j;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
-	     first = 0) {
-		if (c != 'j')
-			return CMD_USAGE;
-		as_json = 1;
-	}
-	r = opts_args(ctx, WHAT, argc, argv, 0, 1, "");
+	r = opts_json_args(ctx, WHAT, argc, argv, &as_json, 0, 1, "");
 	if (r)
 		return r;
 	/* buffered, so that a failure midway prints no half document */

@@ -36,6 +36,25 @@ int opts_next(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 	return c;
 }
 
+int opts_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		   int *as_json, int min, int max, const char *missing)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 }
+	};
+	int c;
+
+	*as_json = 0;
+	for (int first = 1; (c = opts_next(ctx, what, argc, argv, longopts, first)) != -1;
+	     first = 0) {
+		if (c != 'j')
+			return CMD_USAGE;
+		*as_json = 1;
+	}
+	return opts_args(ctx, what, argc, argv, min, max, missing);
+}
+
 int opts_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 	      int min, int max, const char *missing)
 {

@@ -33,6 +33,14 @@ struct volume_rec;
 int opts_next(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 	      const struct option *longopts, int first);
 
+/*
+ * Parses a command whose only option is --json: sets *as_json, and checks
+ * that min..max positional arguments follow (@missing names one).
+ * 0, or CMD_USAGE after a message.
+ */
+int opts_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		   int *as_json, int min, int max, const char *missing);
+
 /* Checks that min..max positional arguments are left; @missing names one. */
 int opts_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 	      int min, int max, const char *missing);
