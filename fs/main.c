@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -143,21 +142,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 /* Holds the pool lock for the life of the process (and its child). */
 static int lock_pool(const char *pool_dir)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd = store_lock_pool(pool_dir);
 
-	snprintf(path, sizeof(path), "%s/lock", pool_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
-			  strerror(errno));
-		return -errno;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (fd == -EBUSY)
 		log_error("pool '%s' is in use by another process", pool_dir);
-		close(fd);
-		return -EBUSY;
-	}
+	else if (fd < 0)
+		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
+			  strerror(-fd));
 	return fd;
 }
 

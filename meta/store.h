@@ -41,6 +41,14 @@ int store_open(const char *path, enum store_open_flags flags, struct store **out
 const char *store_open_strerror(int r);
 void store_close(struct store *s);
 
+/*
+ * Takes the pool's single-writer lock, POOL_DIR/lock (flock, exclusive,
+ * non-blocking; the file is made 0600): the daemon holds it for its life,
+ * an offline mapperctl for one command.  Returns the descriptor to keep
+ * open, -EBUSY if another process holds it, or the -errno of opening it.
+ */
+int store_lock_pool(const char *pool_dir);
+
 int store_begin(struct store *s);	/* BEGIN IMMEDIATE */
 int store_commit(struct store *s);
 void store_rollback(struct store *s);	/* no-op outside a transaction */

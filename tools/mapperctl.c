@@ -9,13 +9,11 @@
  * waits its turn.  `init` and --help need no pool.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,26 +138,13 @@ static int run_remote(int fd, const char *pool, int argc, char **argv)
 /* Takes the pool's lock; returns its descriptor or -1 after a message. */
 static int lock_pool(const char *pool)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd = store_lock_pool(pool);
 
-	snprintf(path, sizeof(path), "%s/lock", pool);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fprintf(stderr, "mapperctl: cannot open '%s': %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno == EWOULDBLOCK)
-			fprintf(stderr, "mapperctl: pool '%s' is in use by another process\n",
-				pool);
-		else
-			fprintf(stderr, "mapperctl: cannot lock '%s': %s\n", path,
-				strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
+	if (fd == -EBUSY)
+		fprintf(stderr, "mapperctl: pool '%s' is in use by another process\n", pool);
+	else if (fd < 0)
+		fprintf(stderr, "mapperctl: cannot lock pool '%s': %s\n", pool, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static int open_store(const char *pool, struct store **s)
