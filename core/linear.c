@@ -108,13 +108,6 @@ static int linear_map(struct target *t, enum io_dir dir, uint64_t off,
 	return MAP_REMAPPED;
 }
 
-static int linear_write_deferred(struct target *t, struct engine *e, uint64_t off,
-				 uint32_t len, const void *buf)
-{
-	(void)t, (void)e, (void)off, (void)len, (void)buf;
-	return -EIO;	/* linear never defers */
-}
-
 static int linear_flush(struct target *t, struct engine *e)
 {
 	struct device *devs[64];
@@ -167,9 +160,12 @@ static void linear_destroy(struct target *t)
 static const struct target_ops linear_ops = {
 	.name = "linear",
 	.map = linear_map,
-	.write_deferred = linear_write_deferred,
+	.write_deferred = target_never_defers,
+	.end_write = target_no_end_write,
 	.flush = linear_flush,
 	.discard = linear_discard,
+	.seek = target_seek_all_data,
+	.mapped_bytes = target_all_mapped,
 	.destroy = linear_destroy,
 };
 
@@ -192,17 +188,24 @@ int linear_create(const struct linear_seg *v, unsigned int nr, struct target **o
 	return 0;
 }
 
-int linear_replace(struct target *t, const struct linear_seg *v, unsigned int nr)
+int linear_table_new(const struct linear_seg *v, unsigned int nr,
+		     struct linear_table **out)
 {
-	struct linear_table *tb, *old;
-
 	if (!nr)
 		return -EINVAL;
-	tb = table_build(v, nr);
-	if (!tb)
-		return -ENOMEM;
-	old = rcu_publish(to_linear(t)->table, tb);
+	*out = table_build(v, nr);
+	return *out ? 0 : -ENOMEM;
+}
+
+void linear_table_free(struct linear_table *tb)
+{
+	table_free(tb);
+}
+
+void linear_publish(struct target *t, struct linear_table *tb)
+{
+	struct linear_table *old = rcu_publish(to_linear(t)->table, tb);
+
 	rcu_wait_readers();
 	table_free(old);
-	return 0;
 }

@@ -26,11 +26,17 @@ struct linear_seg {
 int linear_create(const struct linear_seg *v, unsigned int nr,
 		  struct target **out);
 
+struct linear_table;
+
+/* A table of @nr segments, to publish later.  0, -EINVAL, -ENOMEM. */
+int linear_table_new(const struct linear_seg *v, unsigned int nr,
+		     struct linear_table **out);
+void linear_table_free(struct linear_table *tb);
 /*
- * Publishes a new table.  Readers never wait; the caller waits for the
- * grace period that frees the old table (admin path only).
+ * Publishes @tb (taken) as @t's table.  Readers never wait; this waits
+ * for the grace period that frees the old table (admin path).  Cannot
+ * fail, so an admin change can publish after it committed.
  */
-int linear_replace(struct target *t, const struct linear_seg *v,
-		   unsigned int nr);
+void linear_publish(struct target *t, struct linear_table *tb);
 
 #endif

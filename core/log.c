@@ -4,14 +4,27 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 static const char *log_program = "mapperfs";
 static FILE *log_stream;
+static enum log_level log_max = LOG_INFO;
+static bool log_stderr_too;
 
 void log_init(const char *program)
 {
 	log_program = program;
+}
+
+void log_set_level(enum log_level level)
+{
+	log_max = level;
+}
+
+void log_also_stderr(bool on)
+{
+	log_stderr_too = on;
 }
 
 int log_to_file(const char *path)
@@ -36,17 +49,21 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 
 	vsnprintf(line, sizeof(line), fmt, ap);
 	fprintf(out, "%s: %s%s\n", log_program, level, line);
+	if (log_stderr_too && out != stderr && *level)
+		fprintf(stderr, "%s: %s%s\n", log_program, level, line);
 }
 
-#define LOG_FN(fn, level)				\
+#define LOG_FN(fn, level, prefix)			\
 	void fn(const char *fmt, ...)			\
 	{						\
 		va_list ap;				\
+		if (level > log_max)			\
+			return;				\
 		va_start(ap, fmt);			\
-		log_line(level, fmt, ap);		\
+		log_line(prefix, fmt, ap);		\
 		va_end(ap);				\
 	}
 
-LOG_FN(log_error, "error: ")
-LOG_FN(log_warn, "warning: ")
-LOG_FN(log_info, "")
+LOG_FN(log_error, LOG_ERROR, "error: ")
+LOG_FN(log_warn, LOG_WARN, "warning: ")
+LOG_FN(log_info, LOG_INFO, "")

@@ -8,10 +8,21 @@
 #ifndef MAPPERFS_LOG_H
 #define MAPPERFS_LOG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
+enum log_level {
+	LOG_ERROR,
+	LOG_WARN,
+	LOG_INFO,
+};
+
 void log_init(const char *program);		/* name used as prefix */
+/* Lines above @level are dropped (mapperctl: warnings and errors only). */
+void log_set_level(enum log_level level);
 int log_to_file(const char *path);		/* mode 0600; 0 or -errno */
+/* While logging to a file, copy warnings and errors to stderr too. */
+void log_also_stderr(bool on);
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -107,13 +107,6 @@ static int switch_map(struct target *t, enum io_dir dir, uint64_t off,
 	return MAP_REMAPPED;
 }
 
-static int switch_write_deferred(struct target *t, struct engine *e, uint64_t off,
-				 uint32_t len, const void *buf)
-{
-	(void)t, (void)e, (void)off, (void)len, (void)buf;
-	return -EIO;	/* switch never defers */
-}
-
 static int switch_flush(struct target *t, struct engine *e)
 {
 	struct switch_target *s = to_switch(t);
@@ -174,9 +167,12 @@ static void switch_destroy(struct target *t)
 static const struct target_ops switch_ops = {
 	.name = "switch",
 	.map = switch_map,
-	.write_deferred = switch_write_deferred,
+	.write_deferred = target_never_defers,
+	.end_write = target_no_end_write,
 	.flush = switch_flush,
 	.discard = switch_discard,
+	.seek = target_seek_all_data,
+	.mapped_bytes = target_all_mapped,
 	.destroy = switch_destroy,
 };
 
@@ -250,6 +246,11 @@ int switch_set_table(struct target *t, const struct switch_table *src)
 	rcu_wait_readers();
 	switch_table_destroy(live);
 	return 0;
+}
+
+const struct switch_table *switch_table_of(struct target *t)
+{
+	return atomic_load(&to_switch(t)->table);
 }
 
 const struct switch_path_stats *switch_path_stats(struct target *t,

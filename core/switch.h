@@ -60,6 +60,11 @@ int switch_create(const struct switch_path *paths, unsigned int nr_paths,
  */
 int switch_set_table(struct target *t, const struct switch_table *src);
 
+/*
+ * The live table, for its single writer (the admin path) to copy and
+ * count: readers of it are the I/O path's, under RCU.
+ */
+const struct switch_table *switch_table_of(struct target *t);
 /* Per-path counters: @path < nr_paths.  Valid as long as the target. */
 const struct switch_path_stats *switch_path_stats(struct target *t,
 						  unsigned int path);

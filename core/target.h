@@ -7,6 +7,10 @@
  * needs and never calls SQLite; what it cannot answer that way it returns
  * as MAP_DEFER, and volume.c calls the target's write_deferred(), which
  * may block.  Every other op is a slow path and may block.
+ *
+ * Every op is set: a target without a use for one names the default
+ * below, so volume.c, the one dispatcher, calls them without looking
+ * first, and checks the contract (a remapped request is covered exactly).
  */
 #ifndef MAPPERFS_TARGET_H
 #define MAPPERFS_TARGET_H
@@ -51,9 +55,9 @@ struct target_ops {
 			      uint32_t len, const void *buf);
 
 	/*
-	 * Optional: the write that map() remapped has completed (or failed).
-	 * Lets a target count the fast-path writes in flight, to wait for
-	 * them before it shares their blocks (thin snapshots).  Never blocks.
+	 * The write that map() remapped has completed (or failed).  Lets a
+	 * target count the fast-path writes in flight, to wait for them
+	 * before it shares their blocks (thin snapshots).  Never blocks.
 	 */
 	void (*end_write)(struct target *t);
 
@@ -65,15 +69,14 @@ struct target_ops {
 		       uint64_t len, enum discard_mode mode);
 
 	/*
-	 * Optional: the next offset >= @off that is data (SEEK_DATA) or a
-	 * hole (SEEK_HOLE), given the volume's @size.  -ENXIO past the end.
-	 * Without it, the whole volume is data.
+	 * The next offset >= @off that is data (SEEK_DATA) or a hole
+	 * (SEEK_HOLE), given the volume's @size.  -ENXIO past the end.
 	 */
 	int (*seek)(struct target *t, uint64_t off, uint64_t size, int whence,
 		    uint64_t *out);
 
-	/* Optional: bytes mapped (st_blocks).  Without it, the volume size. */
-	uint64_t (*mapped_bytes)(struct target *t);
+	/* Bytes mapped (st_blocks) of a volume of @size bytes. */
+	uint64_t (*mapped_bytes)(struct target *t, uint64_t size);
 
 	void (*destroy)(struct target *t);
 };
@@ -81,5 +84,13 @@ struct target_ops {
 struct target {
 	const struct target_ops *ops;
 };
+
+/* Defaults, for targets that map everything at once. */
+int target_never_defers(struct target *t, struct engine *e, uint64_t off,
+			uint32_t len, const void *buf);		/* -EIO */
+void target_no_end_write(struct target *t);
+int target_seek_all_data(struct target *t, uint64_t off, uint64_t size,
+			 int whence, uint64_t *out);		/* all data */
+uint64_t target_all_mapped(struct target *t, uint64_t size);	/* @size */
 
 #endif

@@ -519,6 +519,22 @@ static void thin_resume(struct thin *th)
 	pthread_mutex_unlock(&th->pool->lock);
 }
 
+void thin_suspend(struct target *t)
+{
+	struct thin *th = to_thin(t);
+
+	thin_quiesce(th);
+	pthread_mutex_unlock(&th->pool->lock);
+}
+
+void thin_unsuspend(struct target *t)
+{
+	struct thin *th = to_thin(t);
+
+	pthread_mutex_lock(&th->pool->lock);
+	thin_resume(th);
+}
+
 /* Unmaps whole virtual blocks [first, end).  Quiesced, lock held. */
 static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 {
@@ -527,8 +543,12 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 
 	for (uint64_t vb = first; vb < end && !r; vb++) {
 		struct thin_dir *d = atomic_load(&th->dir);
-		struct thin_leaf *l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
+		struct thin_leaf *l;
 		uint32_t e;
+
+		if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
+			break;		/* past the map: nothing mapped there */
+		l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
 
 		if (!l) {
 			vb |= THIN_LEAF_ENTRIES - 1;	/* the next leaf */
@@ -667,18 +687,19 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	return r;
 }
 
-static uint64_t thin_mapped_bytes(struct target *t)
+static uint64_t thin_mapped_bytes(struct target *t, uint64_t size)
 {
 	struct thin *th = to_thin(t);
 
+	(void)size;
 	return atomic_load(&th->mapped) << th->pool->block_shift;
 }
 
 /*
  * Frees the in-memory map only: the store keeps it (shutdown, or a load
  * that failed).  The volume is unreachable, so no reader holds its pages;
- * a page still waiting in a commit list (dirty) is left to leak rather
- * than freed under the commit.
+ * a page still waiting in a commit list (dirty, or being committed) is
+ * left to leak rather than freed under the commit.
  */
 static void forget_dir(struct thin_dir *d)
 {
@@ -687,10 +708,10 @@ static void forget_dir(struct thin_dir *d)
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
 
-		if (l && atomic_fetch_sub(&l->refs, 1) == 1 && !l->dirty)
+		if (l && atomic_fetch_sub(&l->refs, 1) == 1 && !l->dirty && !l->committing)
 			free(l);
 	}
-	if (!d->dirty)
+	if (!d->dirty && !d->committing)
 		free(d);
 }
 
@@ -821,37 +842,28 @@ static uint64_t count_mapped(const struct thin_dir *d)
 	return n;
 }
 
-int thin_create(struct thin_pool *p, int64_t volume, uint64_t size,
-		bool load, struct target **out)
+/* Links a new target with map @d into the pool.  Lock held. */
+static void adopt(struct thin_pool *p, struct thin *th, struct thin_dir *d)
+{
+	atomic_init(&th->dir, d);
+	atomic_init(&th->mapped, count_mapped(d));
+	thin_pool_link(p, th);
+}
+
+int thin_load(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
+	      struct target **out)
 {
 	uint32_t slots = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
 	struct thin *th = thin_alloc_target(p, volume);
 	struct thin_dir *d = NULL;
-	int64_t dir_id;
 	int r;
 
 	if (!th)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->lock);
-	if (load) {
-		r = p->meta->volume_dir(p->meta_arg, volume, &dir_id);
-		if (!r)
-			r = load_dir(p, dir_id, slots, &d);
-	} else {
-		d = thin_dir_new(thin_pool_page_id(p), slots);
-		r = d ? 0 : -ENOMEM;
-		if (!r) {
-			p->nr_dirs++;
-			r = thin_pool_mark_dir(p, d);
-		}
-		if (!r)
-			r = thin_pool_mark_vol(p, th);
-	}
-	if (d) {
-		atomic_init(&th->dir, d);
-		atomic_init(&th->mapped, count_mapped(d));
-		thin_pool_link(p, th);
-	}
+	r = load_dir(p, dir, slots, &d);
+	if (d)
+		adopt(p, th, d);
 	pthread_mutex_unlock(&p->lock);
 	if (r) {
 		if (d)
@@ -864,33 +876,90 @@ int thin_create(struct thin_pool *p, int64_t volume, uint64_t size,
 	return 0;
 }
 
+int thin_create(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
+		struct target **out)
+{
+	uint32_t slots = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
+	struct thin *th = thin_alloc_target(p, volume);
+	struct thin_dir *d = thin_dir_new(dir, slots);
+
+	if (!th || !d) {
+		free(th);
+		free(d);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->nr_dirs++;
+	adopt(p, th, d);
+	pthread_mutex_unlock(&p->lock);
+	*out = &th->target;
+	return 0;
+}
+
 int thin_snapshot(struct target *origin, int64_t volume, struct target **out)
 {
 	struct thin *o = to_thin(origin), *th = thin_alloc_target(o->pool, volume);
 	struct thin_pool *p = o->pool;
 	struct thin_dir *d;
-	int r;
 
 	if (!th)
 		return -ENOMEM;
-	thin_quiesce(o);
+	pthread_mutex_lock(&p->lock);
 	d = atomic_load(&o->dir);
 	if (!d) {
-		thin_resume(o);
+		pthread_mutex_unlock(&p->lock);
 		free(th);
 		return -ENOENT;
 	}
 	atomic_fetch_add(&d->refs, 1);
-	atomic_init(&th->dir, d);
-	atomic_init(&th->mapped, atomic_load(&o->mapped));
-	thin_pool_link(p, th);
-	r = thin_pool_mark_vol(p, th);
-	thin_resume(o);
-	if (r) {
-		thin_destroy(&th->target);
-		return r;
-	}
+	adopt(p, th, d);
+	pthread_mutex_unlock(&p->lock);
 	*out = &th->target;
+	return 0;
+}
+
+void thin_bind(struct target *t, int64_t volume)
+{
+	struct thin *th = to_thin(t);
+
+	pthread_mutex_lock(&th->pool->lock);
+	th->volume = volume;
+	pthread_mutex_unlock(&th->pool->lock);
+}
+
+int64_t thin_dir_id(struct target *t)
+{
+	struct thin *th = to_thin(t);
+	struct thin_dir *d;
+	int64_t id;
+
+	pthread_mutex_lock(&th->pool->lock);
+	d = atomic_load(&th->dir);
+	id = d ? d->id : 0;
+	pthread_mutex_unlock(&th->pool->lock);
+	return id;
+}
+
+int thin_dir_record(struct target *t, uint64_t size, int64_t id,
+		    struct thin_dir_rec *out)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d;
+
+	out->id = id;
+	out->nr = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
+	out->leaves = calloc(out->nr ? out->nr : 1, sizeof(*out->leaves));
+	if (!out->leaves)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	for (uint32_t i = 0; d && i < d->nr && i < out->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		out->leaves[i] = l ? l->id : 0;
+	}
+	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
 
@@ -938,22 +1007,19 @@ int thin_remove(struct target *t)
 	struct thin_dir *d;
 	int r = 0;
 
-	thin_quiesce(th);
+	pthread_mutex_lock(&p->lock);
 	d = atomic_load(&th->dir);
 	rcu_publish(th->dir, NULL);
 	atomic_store(&th->mapped, 0);
 	thin_pool_unlink(p, th);	/* no row to write any more ... */
 	thin_pool_link(p, th);		/* ... but destroy unlinks it */
-	if (d) {
-		r = thin_vec_push(&p->dead_vols, (void *)(intptr_t)th->volume);
-		if (!r)
-			r = drop_dir(p, d);
-	}
-	thin_resume(th);
+	if (d)
+		r = drop_dir(p, d);
+	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 
-int thin_resize(struct target *t, uint64_t size)
+int thin_resize(struct target *t, uint64_t size, int64_t dir)
 {
 	struct thin *th = to_thin(t);
 	struct thin_pool *p = th->pool;
@@ -963,20 +1029,14 @@ int thin_resize(struct target *t, uint64_t size)
 
 	pthread_mutex_lock(&p->lock);
 	d = atomic_load(&th->dir);
-	if (!d || slots <= d->nr) {
-		pthread_mutex_unlock(&p->lock);
-		return d ? 0 : -ENOENT;
-	}
-	nd = thin_dir_copy(d, thin_pool_page_id(p), slots);
+	nd = d ? thin_dir_copy(d, dir, slots > d->nr ? slots : d->nr) : NULL;
 	if (!nd) {
 		pthread_mutex_unlock(&p->lock);
-		return -ENOMEM;
+		return d ? -ENOMEM : -ENOENT;
 	}
 	p->nr_dirs++;
 	rcu_publish(th->dir, nd);
 	r = thin_pool_put_dir(p, d);
-	r = r ? r : thin_pool_mark_dir(p, nd);
-	r = r ? r : thin_pool_mark_vol(p, th);
 	pthread_mutex_unlock(&p->lock);
 	return r;
 }
@@ -990,30 +1050,18 @@ int thin_rollback(struct target *t, struct target *from)
 
 	if (f->pool != p)
 		return -EXDEV;
-	thin_quiesce(th);
+	pthread_mutex_lock(&p->lock);
 	old = atomic_load(&th->dir);
 	d = atomic_load(&f->dir);
-	if (!old || !d) {
-		thin_resume(th);
-		return -ENOENT;
+	if (!old || !d || d->nr != old->nr) {
+		pthread_mutex_unlock(&p->lock);
+		return old && d ? -EINVAL : -ENOENT;
 	}
-	if (d->nr < old->nr) {
-		d = thin_dir_copy(d, thin_pool_page_id(p), old->nr);
-		if (!d) {
-			thin_resume(th);
-			return -ENOMEM;
-		}
-		p->nr_dirs++;
-		r = thin_pool_mark_dir(p, d);
-	} else {
-		atomic_fetch_add(&d->refs, 1);
-		r = 0;
-	}
+	atomic_fetch_add(&d->refs, 1);
 	rcu_publish(th->dir, d);
 	atomic_store(&th->mapped, atomic_load(&f->mapped));
-	r = r ? r : thin_pool_put_dir(p, old);
-	r = r ? r : thin_pool_mark_vol(p, th);
-	thin_resume(th);
+	r = thin_pool_put_dir(p, old);
+	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 

@@ -17,31 +17,61 @@
 struct device;
 struct thin_pool;
 
-/*
- * A thin volume of @size bytes in @p.  With @load, its map is read from
- * the store (at start-up, before thin_pool_start); without, it starts
- * empty and its row is written by the next commit.  0, -ENOENT (no row
- * to load), -EUCLEAN (the map is inconsistent), -ENOMEM, -EIO.
- */
-int thin_create(struct thin_pool *p, int64_t volume, uint64_t size,
-		bool load, struct target **out);
+struct thin_dir_rec;
 
 /*
- * Makes @volume a snapshot of @origin: it shares the origin's map, O(1).
- * Waits for the origin's writes in flight, so none lands after the
- * blocks became shared.  Not durable until the next commit.
+ * Thin volume @volume of @size bytes in @p, its map read from the store
+ * (directory @dir), at start-up before thin_pool_start.  0, -ENOENT (no
+ * such page), -EUCLEAN (the map is inconsistent), -ENOMEM, -EIO.
  */
+int thin_load(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
+	      struct target **out);
+
+/*
+ * A new, empty thin volume whose directory @dir (from
+ * thin_pool_reserve_page_id) the caller has recorded empty.  0 or -ENOMEM.
+ */
+int thin_create(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
+		struct target **out);
+
+/*
+ * The changes below mirror what an admin change recorded: the caller
+ * holds thin_pool_admin_begin() and has suspended (thin_suspend) the
+ * volumes whose maps they touch, so the store and memory agree.
+ */
+
+/* Gives a target made before its volume had an id (admin) the id. */
+void thin_bind(struct target *t, int64_t volume);
+
+/* Stops @t's writes and waits for those in flight; unsuspend resumes. */
+void thin_suspend(struct target *t);
+void thin_unsuspend(struct target *t);
+
+/* @t's directory id: committed, once begun and suspended. */
+int64_t thin_dir_id(struct target *t);
+
+/*
+ * The record of @t's map grown to @size bytes, under page id @id, for the
+ * store; out->leaves malloc'ed.  0 or -ENOMEM.
+ */
+int thin_dir_record(struct target *t, uint64_t size, int64_t id,
+		    struct thin_dir_rec *out);
+
+/* Makes @volume a snapshot of @origin (suspended): it shares its map, O(1). */
 int thin_snapshot(struct target *origin, int64_t volume, struct target **out);
 
 /*
  * Drops the volume's map: blocks nobody else maps go back to the pool
- * after the next commit, which also deletes its rows.  The target then
+ * after the next commit, which also deletes its pages.  The target then
  * maps nothing; destroy it once unreachable.  0 or -ENOMEM.
  */
 int thin_remove(struct target *t);
 
-/* Grows the virtual size to @size bytes.  0, -EINVAL to shrink, -ENOMEM. */
-int thin_resize(struct target *t, uint64_t size);
+/*
+ * Gives @t a copy of its map grown to @size bytes, under directory @dir
+ * (recorded by the caller from thin_dir_record).  0, -ENOMEM.
+ */
+int thin_resize(struct target *t, uint64_t size, int64_t dir);
 
 /*
  * Gives thin volume @t a read-only external origin: blocks it has not
@@ -53,7 +83,10 @@ int thin_resize(struct target *t, uint64_t size);
 void thin_set_origin(struct target *t, struct target *origin, uint64_t size,
 		     bool owned, struct device *dev);
 
-/* Replaces @t's map by a copy of @from's (rollback). */
+/*
+ * Makes @t share @from's map (rollback; same size, both suspended).
+ * 0, -EXDEV (another pool), -EINVAL (maps of another shape).
+ */
 int thin_rollback(struct target *t, struct target *from);
 
 struct thin_usage {

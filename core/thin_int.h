@@ -73,9 +73,10 @@ struct thin_pool {
 	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
-	struct thin_vec dead_vols;			/* (void *)(intptr_t)id */
 	bool low_water;			/* logged; cleared when free again */
-	_Atomic bool failed;		/* a commit failed */
+	int commit_error;		/* -errno of the last commit, or 0 */
+	uint64_t failing_since_ms;	/* CLOCK_MONOTONIC, while commit_error */
+	_Atomic bool failed;		/* commits failed for the patience */
 
 	int64_t *load_ids;		/* the load index: open to start */
 	void **load_pages;

@@ -42,6 +42,7 @@ struct thin_leaf {
 	_Atomic uint32_t refs;		/* directories pointing here */
 	int64_t id;			/* page id in the store */
 	bool dirty;			/* changed since the last commit */
+	bool committing;		/* in the commit being written */
 };
 
 struct thin_dir {
@@ -49,6 +50,7 @@ struct thin_dir {
 	uint32_t nr;			/* slots */
 	int64_t id;
 	bool dirty;
+	bool committing;		/* in the commit being written */
 	_Atomic(struct thin_leaf *) leaf[];
 };
 

@@ -54,20 +54,19 @@ struct thin_commit {
 	size_t nr_dirs;
 	const int64_t *dead_dirs;		/* delete */
 	size_t nr_dead_dirs;
-	const struct thin_vol_rec *vols;	/* insert or replace */
+	const struct thin_vol_rec *vols;	/* replace (the volume has a row) */
 	size_t nr_vols;
-	const int64_t *dead_vols;		/* delete (volume ids) */
-	size_t nr_dead_vols;
 };
 
 struct thin_meta_ops {
-	/* The directory id of thin volume @volume.  -ENOENT if none. */
-	int (*volume_dir)(void *arg, int64_t volume, int64_t *dir);
 	/* Loads directory @id; out->leaves is malloc'ed. */
 	int (*load_dir)(void *arg, int64_t id, struct thin_dir_rec *out);
 	int (*load_leaf)(void *arg, int64_t id, struct thin_leaf_rec *out);
 	/* The largest page id in use (leaves and dirs share one id space). */
 	int (*max_page_id)(void *arg, int64_t *out);
+	/* Every page id, directories and leaves, by id; both malloc'ed. */
+	int (*page_ids)(void *arg, int64_t **dirs, size_t *nr_dirs,
+			int64_t **leaves, size_t *nr_leaves);
 	/* Applies @c in one transaction.  Blocks for the COMMIT. */
 	int (*commit)(void *arg, const struct thin_commit *c);
 };

@@ -25,9 +25,22 @@
  * the distinct directories; per directory, the volumes.  So a commit only
  * writes pages, and a snapshot writes one row.
  *
- * If a commit fails, the pool fails every write that would need metadata
- * from then on (-EIO), like dm-thin's fail mode: acknowledging writes
- * whose mappings can never be made durable would be lying.
+ * A commit that fails changes nothing: what it gathered goes back on the
+ * lists (pages marked dirty again, dead pages and freed blocks pending
+ * again), and the worker tries again with back-off, so a transient cause
+ * (another process holding the database's write lock, a full file system
+ * that gets space again) costs a delay, never a restart.  An fsync waits
+ * for a commit up to THIN_COMMIT_PATIENCE_MS.  Only when commits have
+ * failed for that long does the pool fail writes that need new blocks
+ * (-EIO, like dm-thin's fail mode: acknowledging writes whose mappings
+ * cannot be made durable would be lying); the first commit that succeeds
+ * clears that.
+ *
+ * Admin changes (create, snapshot, rollback, resize, remove of a volume)
+ * hold off commits while they run (thin_pool_admin_begin): the pool first
+ * commits what is pending, so the store shows exactly what memory holds;
+ * the pool service then records the change in its own transaction and
+ * makes memory match it.  The worker never commits half of such a change.
  */
 #include "thin_pool.h"
 
@@ -60,6 +73,14 @@ void thin_vec_release(struct thin_vec *v)
 {
 	free(v->v);
 	memset(v, 0, sizeof(*v));
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void areas_free(struct thin_areas *t)
@@ -340,7 +361,6 @@ void thin_pool_close(struct thin_pool *p)
 	thin_vec_release(&p->dirty_dirs);
 	thin_vec_release(&p->dead_dirs);
 	thin_vec_release(&p->dirty_vols);
-	thin_vec_release(&p->dead_vols);
 	load_index_free(p);
 	thin_alloc_exit(&p->alloc);
 	areas_free(atomic_load(&p->areas));
@@ -353,36 +373,44 @@ void thin_pool_close(struct thin_pool *p)
 	free(p);
 }
 
-int thin_pool_grow(struct thin_pool *p, const struct thin_area *areas,
-		   unsigned int nr)
+int thin_pool_areas_new(struct thin_pool *p, const struct thin_area *areas,
+			unsigned int nr, struct thin_areas **out)
 {
-	struct thin_areas *t = areas_build(areas, nr, p->block_shift), *old;
-	int r;
+	struct thin_areas *t = areas_build(areas, nr, p->block_shift);
 
 	if (!t)
 		return -ENOMEM;
-	pthread_mutex_lock(&p->lock);
-	old = atomic_load(&p->areas);
-	if (t->nr_blocks < old->nr_blocks) {
-		pthread_mutex_unlock(&p->lock);
+	if (t->nr_blocks > THIN_ALLOC_MAX_BLOCKS) {
+		areas_free(t);
+		return -EFBIG;
+	}
+	if (t->nr_blocks < atomic_load(&p->areas)->nr_blocks) {
 		areas_free(t);
 		return -EINVAL;
 	}
-	r = thin_alloc_grow(&p->alloc, t->nr_blocks);
-	if (!r) {
-		/* The table covers the new blocks before any can be allocated. */
-		rcu_publish(p->areas, t);
-		p->low_water = false;
-		pthread_cond_broadcast(&p->grown);
-	}
+	*out = t;
+	return 0;
+}
+
+void thin_pool_areas_free(struct thin_areas *t)
+{
+	areas_free(t);
+}
+
+void thin_pool_grow(struct thin_pool *p, struct thin_areas *t)
+{
+	struct thin_areas *old;
+
+	pthread_mutex_lock(&p->lock);
+	old = atomic_load(&p->areas);
+	thin_alloc_grow(&p->alloc, t->nr_blocks);	/* checked by thin_pool_areas_new */
+	/* The table covers the new blocks before any can be allocated. */
+	rcu_publish(p->areas, t);
+	p->low_water = false;
+	pthread_cond_broadcast(&p->grown);
 	pthread_mutex_unlock(&p->lock);
-	if (r) {
-		areas_free(t);
-		return r;
-	}
 	rcu_wait_readers();
 	areas_free(old);
-	return 0;
 }
 
 uint32_t thin_pool_block_size(const struct thin_pool *p)
@@ -401,6 +429,8 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->nr_dirs = p->nr_dirs;
 	out->low_water = p->low_water;
 	out->failed = atomic_load(&p->failed);
+	out->commit_error = p->commit_error;
+	out->failing_ms = p->commit_error ? now_ms() - p->failing_since_ms : 0;
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -559,7 +589,8 @@ struct batch {
 	struct thin_leaf_rec *leaves;
 	struct thin_dir_rec *dirs;
 	struct thin_vol_rec *vols;
-	int64_t *dead_leaf_ids, *dead_dir_ids, *dead_vol_ids;
+	int64_t *dead_leaf_ids, *dead_dir_ids;
+	struct thin_vec leaf_pages, dir_pages;	/* written: dirty again on failure */
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
 	struct device **devs;
 	unsigned int nr_devs;
@@ -575,8 +606,9 @@ static void batch_release(struct batch *b)
 	free(b->vols);
 	free(b->dead_leaf_ids);
 	free(b->dead_dir_ids);
-	free(b->dead_vol_ids);
 	free(b->devs);
+	thin_vec_release(&b->leaf_pages);
+	thin_vec_release(&b->dir_pages);
 	thin_vec_release(&b->dead_leaves);
 	thin_vec_release(&b->dead_dirs);
 }
@@ -584,6 +616,22 @@ static void batch_release(struct batch *b)
 static void *alloc_n(size_t n, size_t size)
 {
 	return calloc(n ? n : 1, size);
+}
+
+static int gather_leaves(struct thin_pool *p, struct batch *b)
+{
+	for (size_t i = 0; i < p->dirty_leaves.nr; i++) {
+		struct thin_leaf *l = p->dirty_leaves.v[i];
+
+		l->dirty = false;
+		if (!atomic_load(&l->refs))
+			continue;
+		l->committing = true;
+		if (thin_vec_push(&b->leaf_pages, l))
+			return -ENOMEM;
+		thin_leaf_record(l, &b->leaves[b->c.nr_leaves++]);
+	}
+	return 0;
 }
 
 static int gather_dirs(struct thin_pool *p, struct batch *b)
@@ -595,10 +643,11 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 		d->dirty = false;
 		if (!atomic_load(&d->refs))
 			continue;
+		d->committing = true;
 		rec->id = d->id;
 		rec->nr = d->nr;
 		rec->leaves = alloc_n(d->nr, sizeof(*rec->leaves));
-		if (!rec->leaves)
+		if (!rec->leaves || thin_vec_push(&b->dir_pages, d))
 			return -ENOMEM;
 		b->c.nr_dirs++;
 		for (uint32_t j = 0; j < d->nr; j++) {
@@ -619,19 +668,9 @@ static int gather(struct thin_pool *p, struct batch *b)
 	b->vols = alloc_n(p->dirty_vols.nr, sizeof(*b->vols));
 	b->dead_leaf_ids = alloc_n(p->dead_leaves.nr, sizeof(int64_t));
 	b->dead_dir_ids = alloc_n(p->dead_dirs.nr, sizeof(int64_t));
-	b->dead_vol_ids = alloc_n(p->dead_vols.nr, sizeof(int64_t));
 	b->devs = alloc_n(areas->nr_devs, sizeof(*b->devs));
 	if (!b->leaves || !b->dirs || !b->vols || !b->dead_leaf_ids ||
-	    !b->dead_dir_ids || !b->dead_vol_ids || !b->devs)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->dirty_leaves.nr; i++) {
-		struct thin_leaf *l = p->dirty_leaves.v[i];
-
-		l->dirty = false;
-		if (atomic_load(&l->refs))
-			thin_leaf_record(l, &b->leaves[b->c.nr_leaves++]);
-	}
-	if (gather_dirs(p, b))
+	    !b->dead_dir_ids || !b->devs || gather_leaves(p, b) || gather_dirs(p, b))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		struct thin *t = p->dirty_vols.v[i];
@@ -643,11 +682,8 @@ static int gather(struct thin_pool *p, struct batch *b)
 		b->dead_leaf_ids[i] = ((struct thin_leaf *)p->dead_leaves.v[i])->id;
 	for (size_t i = 0; i < p->dead_dirs.nr; i++)
 		b->dead_dir_ids[i] = ((struct thin_dir *)p->dead_dirs.v[i])->id;
-	for (size_t i = 0; i < p->dead_vols.nr; i++)
-		b->dead_vol_ids[i] = (int64_t)(intptr_t)p->dead_vols.v[i];
 	b->c.nr_dead_leaves = p->dead_leaves.nr;
 	b->c.nr_dead_dirs = p->dead_dirs.nr;
-	b->c.nr_dead_vols = p->dead_vols.nr;
 	memcpy(b->devs, areas->devs, areas->nr_devs * sizeof(*b->devs));
 	b->nr_devs = areas->nr_devs;
 
@@ -658,7 +694,6 @@ static int gather(struct thin_pool *p, struct batch *b)
 	p->dirty_leaves.nr = 0;
 	p->dirty_dirs.nr = 0;
 	p->dirty_vols.nr = 0;
-	p->dead_vols.nr = 0;
 	thin_alloc_gather(&p->alloc);
 
 	b->c.leaves = b->leaves;
@@ -666,8 +701,49 @@ static int gather(struct thin_pool *p, struct batch *b)
 	b->c.vols = b->vols;
 	b->c.dead_leaves = b->dead_leaf_ids;
 	b->c.dead_dirs = b->dead_dir_ids;
-	b->c.dead_vols = b->dead_vol_ids;
 	return 0;
+}
+
+/*
+ * The commit did not happen: everything it gathered goes back, so the
+ * next one writes it (pages that died meanwhile are on the dead lists).
+ * Lock held.  -ENOMEM leaks pages or blocks, safely: never a double owner.
+ */
+static int ungather(struct thin_pool *p, struct batch *b)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < b->leaf_pages.nr; i++) {
+		struct thin_leaf *l = b->leaf_pages.v[i];
+
+		if (atomic_load(&l->refs) && !r)
+			r = thin_pool_mark_leaf(p, l);
+	}
+	for (size_t i = 0; i < b->dir_pages.nr; i++) {
+		struct thin_dir *d = b->dir_pages.v[i];
+
+		if (atomic_load(&d->refs) && !r)
+			r = thin_pool_mark_dir(p, d);
+	}
+	for (size_t i = 0; i < b->c.nr_vols && !r; i++)
+		for (struct thin *t = p->vols; t; t = t->next)
+			if (t->volume == b->vols[i].volume && atomic_load(&t->dir))
+				r = thin_pool_mark_vol(p, t);
+	for (size_t i = 0; i < b->dead_leaves.nr && !r; i++)
+		r = thin_vec_push(&p->dead_leaves, b->dead_leaves.v[i]);
+	for (size_t i = 0; i < b->dead_dirs.nr && !r; i++)
+		r = thin_vec_push(&p->dead_dirs, b->dead_dirs.v[i]);
+	b->dead_leaves.nr = b->dead_dirs.nr = 0;	/* not freed: back on the lists */
+	return r ? r : thin_alloc_abandoned(&p->alloc);
+}
+
+/* Pages of @b are off the commit lists again.  Lock held. */
+static void settle_pages(struct batch *b)
+{
+	for (size_t i = 0; i < b->leaf_pages.nr; i++)
+		((struct thin_leaf *)b->leaf_pages.v[i])->committing = false;
+	for (size_t i = 0; i < b->dir_pages.nr; i++)
+		((struct thin_dir *)b->dir_pages.v[i])->committing = false;
 }
 
 static int sync_devices(struct device *const *devs, unsigned int nr)
@@ -686,11 +762,28 @@ static int sync_devices(struct device *const *devs, unsigned int nr)
 	return r;
 }
 
-static void fail_pool(struct thin_pool *p, int r)
+/* Records the outcome of a commit in the pool's failure state.  Lock held. */
+static void note_outcome(struct thin_pool *p, int r)
 {
-	if (!atomic_exchange(&p->failed, true))
-		log_error("thin pool '%s': metadata commit failed (%s); failing writes that need new blocks until restart",
-			  p->name, strerror(-r));
+	if (!r) {
+		if (p->commit_error)
+			log_info("thin pool '%s': metadata commits work again", p->name);
+		p->commit_error = 0;
+		atomic_store(&p->failed, false);
+		return;
+	}
+	if (!p->commit_error) {
+		p->failing_since_ms = now_ms();
+		log_warn("thin pool '%s': metadata commit failed (%s); retrying",
+			 p->name, strerror(-r));
+	}
+	p->commit_error = r;
+	if (!atomic_load(&p->failed) &&
+	    now_ms() - p->failing_since_ms >= THIN_COMMIT_PATIENCE_MS) {
+		atomic_store(&p->failed, true);
+		log_error("thin pool '%s': metadata commits have failed for %u s (%s); writes that need new blocks fail until one succeeds",
+			  p->name, THIN_COMMIT_PATIENCE_MS / 1000, strerror(-r));
+	}
 }
 
 /* No slow-path write in flight in any volume of the pool.  Lock held. */
@@ -723,6 +816,8 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 	if (!out->refs || !out->pending) {
 		free(out->refs);
 		free(out->pending);
+		out->refs = NULL;
+		out->pending = NULL;
 		return -ENOMEM;
 	}
 	for (uint64_t b = 0; b < out->nr_blocks; b++) {
@@ -732,27 +827,21 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 	return 0;
 }
 
-static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
+/* One attempt.  p->commit_lock held. */
+static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 {
 	struct batch b = { 0 };
 	int r = 0;
 
-	pthread_mutex_lock(&p->commit_lock);
-	if (atomic_load(&p->failed)) {
-		pthread_mutex_unlock(&p->commit_lock);
-		return -EIO;
-	}
 	pthread_mutex_lock(&p->lock);
 	if (counts)
 		r = snapshot_counts(p, counts);
-	if (!r)
-		r = gather(p, &b);
-	pthread_mutex_unlock(&p->lock);
-	if (r == -EBUSY || (r && counts && !counts->refs)) {
-		batch_release(&b);
-		pthread_mutex_unlock(&p->commit_lock);
+	if (r) {
+		pthread_mutex_unlock(&p->lock);
 		return r;
 	}
+	r = gather(p, &b);
+	pthread_mutex_unlock(&p->lock);
 	if (!r)
 		r = sync_devices(b.devs, b.nr_devs);
 	if (!r)
@@ -762,35 +851,60 @@ static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 	 * are freed, only once every request that may still hold them is
 	 * done: requests run their I/O inside an RCU read section (volume.c).
 	 */
-	rcu_wait_readers();
+	if (!r)
+		rcu_wait_readers();
 	pthread_mutex_lock(&p->lock);
-	if (!r) {
+	settle_pages(&b);
+	if (!r)
 		thin_alloc_committed(&p->alloc);
-	} else {
-		thin_alloc_abandoned(&p->alloc);	/* -ENOMEM leaks, safely */
-		fail_pool(p, r);
-	}
+	else
+		ungather(p, &b);
+	note_outcome(p, r);
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
 		free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
 		free(b.dead_dirs.v[i]);
 	batch_release(&b);
-	pthread_mutex_unlock(&p->commit_lock);
 	if (r && counts)
 		thin_pool_counts_release(counts);
-	return r ? -EIO : 0;
+	return r;
+}
+
+static int commit_once(struct thin_pool *p, struct thin_pool_counts *counts)
+{
+	int r;
+
+	pthread_mutex_lock(&p->commit_lock);
+	r = commit_locked(p, counts);
+	pthread_mutex_unlock(&p->commit_lock);
+	return r;
+}
+
+/* Back-off between attempts: 100 ms doubling to 2 s. */
+static uint32_t backoff_ms(unsigned int attempt)
+{
+	return attempt >= 5 ? 2000 : 100u << attempt;
 }
 
 int thin_pool_commit(struct thin_pool *p)
 {
-	return commit(p, NULL);
-}
+	uint64_t start = now_ms();
 
-int thin_pool_commit_counts(struct thin_pool *p, struct thin_pool_counts *out)
-{
-	memset(out, 0, sizeof(*out));
-	return commit(p, out);
+	for (unsigned int attempt = 0;; attempt++) {
+		struct timespec ts;
+		uint32_t ms;
+		int r = commit_once(p, NULL);
+
+		if (!r)
+			return 0;
+		if (r == -ENOMEM || atomic_load(&p->failed) ||
+		    now_ms() - start >= THIN_COMMIT_PATIENCE_MS)
+			return -EIO;
+		ms = backoff_ms(attempt);
+		ts = (struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 void thin_pool_counts_release(struct thin_pool_counts *c)
@@ -800,27 +914,61 @@ void thin_pool_counts_release(struct thin_pool_counts *c)
 	memset(c, 0, sizeof(*c));
 }
 
+int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts)
+{
+	int r;
+
+	if (counts)
+		memset(counts, 0, sizeof(*counts));
+	pthread_mutex_lock(&p->commit_lock);
+	r = commit_locked(p, counts);
+	if (r)
+		pthread_mutex_unlock(&p->commit_lock);
+	return r;
+}
+
+void thin_pool_admin_end(struct thin_pool *p)
+{
+	pthread_mutex_unlock(&p->commit_lock);
+	pthread_mutex_lock(&p->lock);
+	thin_pool_kick(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int64_t thin_pool_reserve_page_id(struct thin_pool *p)
+{
+	int64_t id;
+
+	pthread_mutex_lock(&p->lock);
+	id = thin_pool_page_id(p);
+	pthread_mutex_unlock(&p->lock);
+	return id;
+}
+
 static bool has_changes(const struct thin_pool *p)
 {
 	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||
-	       p->dead_leaves.nr || p->dead_dirs.nr || p->dead_vols.nr ||
-	       p->alloc.nr_pending;
+	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.nr_pending;
 }
 
 static void *worker_main(void *arg)
 {
 	struct thin_pool *p = arg;
 	struct timespec deadline;
+	unsigned int failures = 0;
 
 	urcu_memb_register_thread();
 	pthread_mutex_lock(&p->lock);
 	while (!p->stopping) {
-		deadline_in(&deadline, THIN_COMMIT_PERIOD_MS);
+		deadline_in(&deadline, p->commit_error ? backoff_ms(failures++) :
+							 THIN_COMMIT_PERIOD_MS);
+		if (!p->commit_error)
+			failures = 0;
 		pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
 		if (p->stopping || !has_changes(p))
 			continue;
 		pthread_mutex_unlock(&p->lock);
-		thin_pool_commit(p);
+		commit_once(p, NULL);
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);

@@ -22,6 +22,7 @@ struct thin_pool;
 #define THIN_BLOCK_MIN		(64u << 10)	/* bytes */
 #define THIN_BLOCK_MAX		(1u << 30)	/* bytes */
 #define THIN_COMMIT_PERIOD_MS	1000
+#define THIN_COMMIT_PATIENCE_MS	10000	/* failing commits: how long fsync waits */
 
 /* One piece of the data area, in order.  Its blocks start at dev_off. */
 struct thin_area {
@@ -52,7 +53,9 @@ struct thin_pool_usage {
 	uint64_t nr_pending;		/* freed, reusable after the next commit */
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
 	bool low_water;			/* free is below the low-water mark */
-	bool failed;			/* a commit failed: writes fail */
+	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
+	int commit_error;		/* -errno of the last commit, 0 if it worked */
+	uint64_t failing_ms;		/* how long commits have been failing */
 };
 
 /*
@@ -73,18 +76,28 @@ int thin_pool_stop(struct thin_pool *p);
 /* Frees the pool.  Its volumes must be destroyed. */
 void thin_pool_close(struct thin_pool *p);
 
+struct thin_areas;
+
 /*
- * Grows the data area to @areas, which start with the current ones.
- * Wakes writers waiting for space.  Blocks briefly (a grace period).
+ * A data area of @areas, which start with the current ones, to grow to
+ * with thin_pool_grow().  0, -EINVAL (smaller), -EFBIG (more blocks than
+ * a pool may have), -ENOMEM.
  */
-int thin_pool_grow(struct thin_pool *p, const struct thin_area *areas,
-		   unsigned int nr);
+int thin_pool_areas_new(struct thin_pool *p, const struct thin_area *areas,
+			unsigned int nr, struct thin_areas **out);
+void thin_pool_areas_free(struct thin_areas *t);
+/*
+ * Grows the data area to @t (taken).  Wakes writers waiting for space.
+ * Blocks briefly (a grace period); cannot fail.
+ */
+void thin_pool_grow(struct thin_pool *p, struct thin_areas *t);
 
 /*
  * fdatasync the data devices, then commit the metadata changed so far in
- * one transaction.  Blocks.  Commits are serialised.  0 or -EIO (the pool
- * then fails every write that needs metadata: a commit it cannot make
- * would be lost on a crash).
+ * one transaction.  Blocks; commits are serialised.  A failed attempt
+ * changes nothing and is retried with back-off for up to
+ * THIN_COMMIT_PATIENCE_MS (once only if the pool has failed already).
+ * 0 or -EIO.
  */
 int thin_pool_commit(struct thin_pool *p);
 
@@ -96,14 +109,26 @@ struct thin_pool_counts {
 	uint8_t *pending;		/* per block: freed, not yet allocatable */
 };
 
-/*
- * Commits like thin_pool_commit, and copies the block counts as that
- * commit leaves them (taken when no block is being provisioned, so they
- * match the committed pages exactly).  O(blocks).  0, -EBUSY if writes
- * kept provisioning for a second, -ENOMEM, -EIO.
- */
-int thin_pool_commit_counts(struct thin_pool *p, struct thin_pool_counts *out);
 void thin_pool_counts_release(struct thin_pool_counts *c);
+
+/*
+ * Brackets an admin change of the pool's volumes.  Begin waits for the
+ * commit in flight, holds off the next ones and commits what is pending
+ * (one attempt), so that the store shows exactly what memory holds.  The
+ * caller then records its change in its own transaction, makes memory
+ * match it, and calls end (which asks the worker to commit what the
+ * change left: pages that died).  With @counts (check), it also copies
+ * the block counts as that commit leaves them (taken when no block is
+ * being provisioned, so they match the committed pages exactly; O(blocks);
+ * -EBUSY if writes kept provisioning for a second), and the store stays
+ * as committed until end.  0, or the commit's -errno, and then nothing is
+ * held.
+ */
+int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts);
+void thin_pool_admin_end(struct thin_pool *p);
+
+/* A page id for a page an admin change records itself. */
+int64_t thin_pool_reserve_page_id(struct thin_pool *p);
 
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out);
 uint32_t thin_pool_block_size(const struct thin_pool *p);	/* bytes */

@@ -1,5 +1,12 @@
+/*
+ * core/volume.c: the one dispatcher of the I/O path.  Requests are
+ * clipped to the volume, mapped by its target inside an RCU read section
+ * that lasts until their I/O completed, and handed to the calling
+ * thread's engine; the target's contract is asserted on the way.
+ */
 #include "volume.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +72,11 @@ int volume_retire(struct volume *v)
 	return 0;
 }
 
+void volume_unretire(struct volume *v)
+{
+	atomic_store(&v->retired, false);
+}
+
 /*
  * Called inside an RCU read section that lasts until the I/O on the
  * segments completed: a target frees or reuses what a mapping points at
@@ -75,7 +87,13 @@ int volume_retire(struct volume *v)
 static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 		     uint32_t len, struct segs *segs)
 {
-	return v->target->ops->map(v->target, dir, off, len, segs);
+	int r;
+
+	assert(off + len <= atomic_load(&v->size));	/* clipped; sizes only grow */
+	r = v->target->ops->map(v->target, dir, off, len, segs);
+	assert(r != MAP_REMAPPED || segs_len(segs) == len);
+	assert(r != MAP_DEFER || dir == IO_WRITE);
+	return r;
 }
 
 static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
@@ -169,6 +187,7 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 	int r;
 
 	*nr_iov = 0;
+	rcu_read_begin();		/* ended by volume_read_done() */
 	if (!clip(v, off, &len))
 		return 0;
 	segs_init(&segs);
@@ -187,6 +206,11 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 	return r < 0 ? r : (ssize_t)len;
 }
 
+void volume_read_done(void)
+{
+	rcu_read_end();
+}
+
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len)
 {
@@ -200,8 +224,7 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	r = map_range(v, IO_WRITE, off, len, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_write(e, &segs, buf);
-		if (v->target->ops->end_write)
-			v->target->ops->end_write(v->target);
+		v->target->ops->end_write(v->target);
 	}
 	rcu_read_end();
 	/* Outside the section: the slow path may wait for a grace period. */
@@ -237,15 +260,10 @@ int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)
 		return -EINVAL;
 	if (off >= size)
 		return -ENXIO;
-	if (v->target->ops->seek)
-		return v->target->ops->seek(v->target, off, size, whence, out);
-	*out = whence == SEEK_DATA ? off : size;
-	return 0;
+	return v->target->ops->seek(v->target, off, size, whence, out);
 }
 
 uint64_t volume_mapped_bytes(struct volume *v)
 {
-	if (v->target->ops->mapped_bytes)
-		return v->target->ops->mapped_bytes(v->target);
-	return atomic_load(&v->size);
+	return v->target->ops->mapped_bytes(v->target, atomic_load(&v->size));
 }

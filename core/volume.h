@@ -6,6 +6,12 @@
  * target map them inside an RCU read-side section, and hand the segments
  * to the calling thread's io engine.  Nothing here takes a lock.
  *
+ * The RCU contract is the same for every call: the caller holds no read
+ * section, each call takes the one it needs.  A read section lasts until
+ * the data left (volume_read_iov: until volume_read_done), a write's
+ * until its I/O completed; a deferred write runs outside one, since it
+ * may wait for a grace period.
+ *
  * Lifetime: the glue holds a volume while a file on it is open
  * (volume_hold); volume_retire refuses a volume that is held, so a volume
  * is destroyed only after the last holder let go and an RCU grace period
@@ -51,6 +57,8 @@ int volume_hold(struct volume *v);
 void volume_unhold(struct volume *v);
 /* Marks the volume retired.  0, or -EBUSY if it is held (then unchanged). */
 int volume_retire(struct volume *v);
+/* Serves a retired volume again (a change that retired it failed). */
+void volume_unretire(struct volume *v);
 
 /*
  * Reads up to @len bytes at @off into @buf.  Returns the bytes read (short
@@ -62,15 +70,17 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
  * Reads like volume_read, but describes the data in @iov (at most
  * VOLUME_READ_IOV entries) instead of always copying it into @buf: pieces
  * on memory-mapped devices point into the mapping, the rest into @buf.
- * The caller holds an RCU read section (rcu_read_begin) from before the
- * call until it is done with @iov, so what the pointers show cannot be
- * freed or reused meanwhile.  Returns the bytes read and sets *nr_iov, or
- * -errno.
+ * Returns inside an RCU read section, whatever the result, so that what
+ * the pointers show cannot be freed or reused before the caller is done
+ * with @iov and calls volume_read_done().  Returns the bytes read and
+ * sets *nr_iov, or -errno.
  */
 #define VOLUME_READ_IOV 16
 ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 			uint64_t off, uint32_t len, struct iovec *iov,
 			unsigned int *nr_iov);
+/* Ends the read section of volume_read_iov().  Never blocks. */
+void volume_read_done(void);
 /*
  * Writes up to @len bytes.  Returns the bytes written (short at the end of
  * the volume), -ENOSPC at or past the end, or -errno.

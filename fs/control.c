@@ -12,12 +12,9 @@
 
 #include "cmd.h"
 #include "daemon.h"
-#include "json.h"
 #include "log.h"
+#include "pool.h"
 #include "rcu.h"
-#include "switch.h"
-#include "thin_pool.h"
-#include "volume.h"
 #include "wire.h"
 
 struct control {
@@ -27,103 +24,11 @@ struct control {
 	pthread_t thread;
 };
 
-static int live_volume_removing(void *arg, int64_t id)
-{
-	return daemon_volume_removing(arg, id);
-}
-
-static int live_thin_created(void *arg, int64_t id, int64_t pool, int64_t origin)
-{
-	return daemon_thin_created(arg, id, pool, origin);
-}
-
-static int live_thin_rollback(void *arg, int64_t id, int64_t snap)
-{
-	return daemon_thin_rollback(arg, id, snap);
-}
-
-static int live_pool_sync(void *arg, int64_t pool)
-{
-	struct thin_pool *p = daemon_pool(arg, pool);
-
-	return p ? thin_pool_commit(p) : 0;
-}
-
-static int live_pool_counts(void *arg, int64_t pool, struct thin_pool_counts *out)
-{
-	struct thin_pool *p = daemon_pool(arg, pool);
-
-	return p ? thin_pool_commit_counts(p, out) : -ENOENT;
-}
-
-static int live_volume_changed(void *arg, int64_t id)
-{
-	return daemon_volume_changed(arg, id);
-}
-
-static int live_device_changed(void *arg, int64_t id)
-{
-	return daemon_device_changed(arg, id);
-}
-
-static void live_volume_status(void *arg, int64_t id, struct json *j)
-{
-	struct daemon *d = arg;
-	struct volume *v;
-
-	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), id);
-	if (v) {
-		json_u64(j, "open", (uint64_t)atomic_load(&v->holders));
-		json_u64(j, "reads", atomic_load(&v->stats.reads));
-		json_u64(j, "writes", atomic_load(&v->stats.writes));
-		json_u64(j, "read_bytes", atomic_load(&v->stats.read_bytes));
-		json_u64(j, "write_bytes", atomic_load(&v->stats.write_bytes));
-		json_u64(j, "io_errors", atomic_load(&v->stats.errors));
-	}
-	rcu_read_end();
-}
-
-static void live_switch_path_status(void *arg, int64_t id, unsigned int path,
-				    struct json *j)
-{
-	const struct switch_path_stats *st;
-	struct daemon *d = arg;
-	struct volume *v;
-
-	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), id);
-	if (v && !strcmp(v->target->ops->name, "switch")) {
-		st = switch_path_stats(v->target, path);
-		json_u64(j, "reads", atomic_load_explicit(&st->reads, memory_order_relaxed));
-		json_u64(j, "writes", atomic_load_explicit(&st->writes, memory_order_relaxed));
-		json_u64(j, "read_bytes",
-			 atomic_load_explicit(&st->read_bytes, memory_order_relaxed));
-		json_u64(j, "write_bytes",
-			 atomic_load_explicit(&st->write_bytes, memory_order_relaxed));
-	}
-	rcu_read_end();
-}
-
-static const struct live_ops live_ops = {
-	.volume_removing = live_volume_removing,
-	.thin_created = live_thin_created,
-	.thin_rollback = live_thin_rollback,
-	.pool_sync = live_pool_sync,
-	.pool_counts = live_pool_counts,
-	.volume_changed = live_volume_changed,
-	.device_changed = live_device_changed,
-	.volume_status = live_volume_status,
-	.switch_path_status = live_switch_path_status,
-};
-
 static void serve(struct control *c, int fd)
 {
 	struct cmd_ctx ctx = {
-		.store = c->d->store,
-		.pool_dir = c->d->pool_dir,
-		.live = &live_ops,
-		.live_arg = c->d,
+		.pool = daemon_pool(c->d),
+		.pool_dir = pool_dir(daemon_pool(c->d)),
 	};
 	char *out = NULL, *err = NULL, **argv = NULL;
 	size_t out_len = 0, err_len = 0;
@@ -140,6 +45,7 @@ static void serve(struct control *c, int fd)
 		status = CMD_FAIL;
 	} else {
 		status = cmd_dispatch(&ctx, argc, argv);
+		daemon_forget_attrs(c->d);
 	}
 	if (ctx.out)
 		fclose(ctx.out);
@@ -181,9 +87,10 @@ int control_start(struct daemon *d, struct control **out)
 	if (!c)
 		return -ENOMEM;
 	c->d = d;
-	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", d->pool_dir,
+	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", pool_dir(daemon_pool(d)),
 			     CONTROL_SOCKET) >= sizeof(c->path)) {
-		log_error("pool path '%s' is too long for a Unix socket", d->pool_dir);
+		log_error("pool path '%s' is too long for a Unix socket",
+			  pool_dir(daemon_pool(d)));
 		free(c);
 		return -ENAMETOOLONG;
 	}

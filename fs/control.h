@@ -1,10 +1,9 @@
 /*
  * fs/control.h: the control channel: a Unix socket in the pool directory
  * (mode 0600) on which mapperctl sends a command line while the daemon
- * runs.  One thread accepts and runs requests one at a time with the very
- * command functions mapperctl runs offline (tools/cmd.h), plus live hooks
- * that make the served volumes follow each committed change.  That thread
- * owns the store: the daemon is the pool's only writer.
+ * runs.  The daemon runs it with the very commands mapperctl runs offline
+ * (tools/cmd.h), on the pool service it hosts, and sends back what they
+ * printed: the socket carries requests and replies, nothing else.
  */
 #ifndef MAPPERFS_CONTROL_H
 #define MAPPERFS_CONTROL_H

@@ -28,8 +28,9 @@
 #include "daemon.h"
 #include "log.h"
 #include "ops.h"
+#include "pool.h"
+#include "pool_port.h"
 #include "rcu.h"
-#include "store.h"
 #include "transport.h"
 #include "workers.h"
 
@@ -142,7 +143,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 /* Holds the pool lock for the life of the process (and its child). */
 static int lock_pool(const char *pool_dir)
 {
-	int fd = store_lock_pool(pool_dir);
+	int fd = pool_lock(pool_dir);
 
 	if (fd == -EBUSY)
 		log_error("pool '%s' is in use by another process", pool_dir);
@@ -150,20 +151,6 @@ static int lock_pool(const char *pool_dir)
 		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
 			  strerror(-fd));
 	return fd;
-}
-
-static int open_store(struct daemon *d)
-{
-	char path[PATH_MAX];
-	int r;
-
-	snprintf(path, sizeof(path), "%s/pool.db", d->pool_dir);
-	r = store_open(path, 0, &d->store);
-	if (r)
-		log_error("pool database '%s' %s", path, store_open_strerror(r));
-	else
-		r = store_pool_uuid(d->store, &d->pool_uuid);
-	return r;
 }
 
 /*
@@ -187,11 +174,13 @@ static void log_io_flusher(int refused)
 		log_info("running as an I/O flusher (PR_SET_IO_FLUSHER)");
 }
 
-static int mount_session(struct daemon *d, const struct options *o)
+static int mount_session(struct daemon *d, const struct options *o,
+			 struct fuse_session **out)
 {
 	char *args[4] = { "mapperfs", NULL, NULL, NULL };
 	struct fuse_args fargs;
 	char base[] = "fsname=mapperfs,subtype=mapperfs,default_permissions";
+	struct fuse_session *se;
 	char *opts;
 	int r;
 
@@ -201,24 +190,24 @@ static int mount_session(struct daemon *d, const struct options *o)
 	args[1] = "-o";
 	args[2] = opts;
 	fargs = (struct fuse_args)FUSE_ARGS_INIT(3, args);
-	d->se = fuse_session_new(&fargs, &mapperfs_ops, sizeof(mapperfs_ops), d);
+	se = fuse_session_new(&fargs, &mapperfs_ops, sizeof(mapperfs_ops), d);
 	fuse_opt_free_args(&fargs);
 	free(opts);
-	if (!d->se) {
+	if (!se) {
 		log_error("cannot start a FUSE session (bad -o option?)");
 		return -EINVAL;
 	}
-	r = fuse_session_mount(d->se, d->mountpoint);
-	if (!r && transport_install(d->se)) {
-		fuse_session_unmount(d->se);
+	r = fuse_session_mount(se, o->mountpoint);
+	if (!r && transport_install(se)) {
+		fuse_session_unmount(se);
 		r = -1;
 	}
 	if (r) {
-		log_error("cannot mount on '%s'", d->mountpoint);
-		fuse_session_destroy(d->se);
-		d->se = NULL;
+		log_error("cannot mount on '%s'", o->mountpoint);
+		fuse_session_destroy(se);
 		return -EIO;
 	}
+	*out = se;
 	return 0;
 }
 
@@ -232,19 +221,24 @@ static void handled_signals(sigset_t *set)
 	sigaddset(set, SIGUSR1);
 }
 
+struct signal_ctx {
+	struct fuse_session *se;
+	const char *mountpoint;
+};
+
 /* Ends the session on SIGTERM/SIGINT/SIGHUP, as fusermount3 -u would. */
 static void *signal_main(void *arg)
 {
-	struct daemon *d = arg;
+	struct signal_ctx *s = arg;
 	sigset_t set;
 	int sig;
 
 	handled_signals(&set);
 	sigwait(&set, &sig);
 	if (sig != SIGUSR1) {	/* USR1: main() asks us to return */
-		log_info("signal %d: unmounting '%s'", sig, d->mountpoint);
-		fuse_session_exit(d->se);
-		fuse_session_unmount(d->se);
+		log_info("signal %d: unmounting '%s'", sig, s->mountpoint);
+		fuse_session_exit(s->se);
+		fuse_session_unmount(s->se);
 	}
 	return NULL;
 }
@@ -290,16 +284,29 @@ static int detach(void)
 	_exit(WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1);
 }
 
-static void tell_ready(int ready_fd, const char *pool_dir)
+/*
+ * A detached daemon logs to POOL/mapperfs.log from the start, so what
+ * opening the pool found failed is there; until it is ready, warnings and
+ * errors also reach the terminal that started it.
+ */
+static void log_to_pool(const char *pool_dir)
 {
 	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/mapperfs.log", pool_dir);
+	if (log_to_file(path))
+		log_warn("cannot log to '%s'", path);
+	else
+		log_also_stderr(true);
+}
+
+static void tell_ready(int ready_fd)
+{
 	int null_fd;
 
 	if (ready_fd < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/mapperfs.log", pool_dir);
-	if (log_to_file(path))
-		log_warn("cannot log to '%s'", path);
+	log_also_stderr(false);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd >= 0) {
 		dup2(null_fd, STDIN_FILENO);
@@ -315,62 +322,71 @@ static void tell_ready(int ready_fd, const char *pool_dir)
 static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		 int io_flusher_refused)
 {
+	struct signal_ctx sig = { .mountpoint = o->mountpoint };
 	struct control *control;
 	struct workers *workers;
 	pthread_t signal_thread;
 	int r;
 
-	r = mount_session(d, o);
+	r = mount_session(d, o, &sig.se);
 	if (r)
 		return r;
-	r = workers_start(d->se, o->workers, &workers);
+	daemon_set_session(d, sig.se);
+	r = workers_start(sig.se, o->workers, &workers);
 	if (!r)
 		r = control_start(d, &control);
 	if (r) {
-		fuse_session_exit(d->se);
-		fuse_session_unmount(d->se);
+		fuse_session_exit(sig.se);
+		fuse_session_unmount(sig.se);
 		workers_join(workers);
+		daemon_set_session(d, NULL);
+		fuse_session_destroy(sig.se);
 		return r;
 	}
-	pthread_create(&signal_thread, NULL, signal_main, d);
-	r = write_pidfile(d->pool_dir);
+	pthread_create(&signal_thread, NULL, signal_main, &sig);
+	r = write_pidfile(o->pool_dir);
 	if (r)
 		log_warn("cannot write the pid file: %s", strerror(-r));
-	log_info("serving pool '%s' on '%s' with %u workers", d->pool_dir,
-		 d->mountpoint, o->workers);
-	tell_ready(ready_fd, d->pool_dir);
+	log_info("serving pool '%s' on '%s' with %u workers", o->pool_dir,
+		 o->mountpoint, o->workers);
+	tell_ready(ready_fd);
 	log_io_flusher(io_flusher_refused);
 
 	workers_join(workers);		/* returns once the mount is gone */
 	pthread_kill(signal_thread, SIGUSR1);
 	pthread_join(signal_thread, NULL);
 	control_stop(control);
-	fuse_session_unmount(d->se);
-	fuse_session_destroy(d->se);
-	d->se = NULL;
-	log_info("unmounted '%s'", d->mountpoint);
+	daemon_set_session(d, NULL);
+	fuse_session_unmount(sig.se);
+	fuse_session_destroy(sig.se);
+	log_info("unmounted '%s'", o->mountpoint);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	struct daemon d = { 0 };
 	int ready_fd = -1, lock_fd, io_flusher_refused, r;
+	const char *pool_arg, *mountpoint_arg;
+	struct pool_error err;
+	struct daemon *d;
+	struct pool *pool;
 	sigset_t set;
 
 	log_init("mapperfs");
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r;
-	d.pool_dir = realpath(o.pool_dir, NULL);
-	d.mountpoint = realpath(o.mountpoint, NULL);
-	if (!d.pool_dir) {
-		log_error("no pool at '%s': %s", o.pool_dir, strerror(errno));
+	pool_arg = o.pool_dir;
+	mountpoint_arg = o.mountpoint;
+	o.pool_dir = realpath(pool_arg, NULL);
+	if (!o.pool_dir) {
+		log_error("no pool at '%s': %s", pool_arg, strerror(errno));
 		return 1;
 	}
-	if (!d.mountpoint) {
-		log_error("mount point '%s': %s", o.mountpoint, strerror(errno));
+	o.mountpoint = realpath(mountpoint_arg, NULL);
+	if (!o.mountpoint) {
+		log_error("mount point '%s': %s", mountpoint_arg, strerror(errno));
 		return 1;
 	}
 	if (!o.foreground) {
@@ -385,27 +401,27 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	lock_fd = lock_pool(d.pool_dir);
+	lock_fd = lock_pool(o.pool_dir);
 	if (lock_fd < 0)
 		return 1;
+	if (!o.foreground)
+		log_to_pool(o.pool_dir);
 	io_flusher_refused = ask_for_io_flusher();
-	d.uid = geteuid();
-	d.gid = getegid();
 	urcu_memb_register_thread();
-	r = volset_init(&d.vols);
-	if (!r)
-		r = open_store(&d);
-	if (!r)
-		r = daemon_open_devices(&d);
-	if (!r)
-		r = daemon_load_volumes(&d);
-	if (!r)
-		r = serve(&d, &o, ready_fd, io_flusher_refused);
-	daemon_stop_pools(&d);
-	volset_release(&d.vols);
-	daemon_close_pools(&d);
-	daemon_close_devices(&d);
-	store_close(d.store);
+	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
+	if (r) {
+		log_error("%s", err.msg);
+	} else {
+		d = daemon_new(pool);
+		if (!d) {
+			log_error("out of memory");
+			pool_close(pool);
+			r = -ENOMEM;
+		} else {
+			r = serve(d, &o, ready_fd, io_flusher_refused);
+			daemon_free(d);
+		}
+	}
 	urcu_memb_unregister_thread();
 	close(lock_fd);
 	return r ? 1 : 0;

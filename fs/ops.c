@@ -9,9 +9,10 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "pool.h"
 #include "rcu.h"
-#include "thin_pool.h"
 #include "transport.h"
+#include "volset.h"
 #include "volume.h"
 #include "workers.h"
 
@@ -34,8 +35,8 @@ static void fill_root_attr(struct daemon *d, struct stat *st)
 	st->st_ino = ROOT_INO;
 	st->st_mode = S_IFDIR | 0755;
 	st->st_nlink = 2;
-	st->st_uid = d->uid;
-	st->st_gid = d->gid;
+	st->st_uid = daemon_uid(d);
+	st->st_gid = daemon_gid(d);
 }
 
 static void fill_volume_attr(struct daemon *d, struct volume *v, struct stat *st)
@@ -44,8 +45,8 @@ static void fill_volume_attr(struct daemon *d, struct volume *v, struct stat *st
 	st->st_ino = (ino_t)v->id + 1;
 	st->st_mode = S_IFREG | 0600;
 	st->st_nlink = 1;
-	st->st_uid = d->uid;
-	st->st_gid = d->gid;
+	st->st_uid = daemon_uid(d);
+	st->st_gid = daemon_gid(d);
 	st->st_size = (off_t)atomic_load(&v->size);
 	st->st_blocks = (blkcnt_t)(volume_mapped_bytes(v) / 512);
 	st->st_blksize = FILE_BLKSIZE;
@@ -77,7 +78,7 @@ static void mfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	rcu_read_begin();
-	v = volset_find_name(volset_read(&d->vols), name);
+	v = volset_find_name(pool_served(daemon_pool(d)), name);
 	if (v) {
 		e.ino = (fuse_ino_t)v->id + 1;
 		fill_volume_attr(d, v, &e.attr);
@@ -103,7 +104,7 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		return;
 	}
 	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
+	v = volset_find_id(pool_served(daemon_pool(d)), (int64_t)ino - 1);
 	if (v)
 		fill_volume_attr(d, v, &st);
 	rcu_read_end();
@@ -128,7 +129,7 @@ static void mfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 	(void)fi;
 	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
+	v = volset_find_id(pool_served(daemon_pool(d)), (int64_t)ino - 1);
 	if (!v)
 		err = ino == ROOT_INO ? EPERM : ENOENT;
 	else if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
@@ -165,7 +166,7 @@ static void mfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	/* Offsets: 1 ".", 2 "..", then 3 + index of the volume. */
 	rcu_read_begin();
-	a = volset_read(&d->vols);
+	a = pool_served(daemon_pool(d));
 	for (off_t i = off; i < (off_t)a->nr + 2; i++) {
 		struct stat st = { .st_mode = S_IFREG };
 		const char *name;
@@ -204,7 +205,7 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	rcu_read_begin();
-	v = volset_find_id(volset_read(&d->vols), (int64_t)ino - 1);
+	v = volset_find_id(pool_served(daemon_pool(d)), (int64_t)ino - 1);
 	err = v ? -volume_hold(v) : ENOENT;
 	rcu_read_end();
 	if (err) {
@@ -238,14 +239,13 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	if (size > WORKER_MAX_IO)
 		size = WORKER_MAX_IO;
-	rcu_read_begin();
 	n = volume_read_iov(fh_volume(fi), &w->engine, w->read_buf, (uint64_t)off,
 			    (uint32_t)size, iov, &nr_iov);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_iov(req, iov, (int)nr_iov);
-	rcu_read_end();
+	volume_read_done();
 }
 
 static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
@@ -280,39 +280,21 @@ static void mfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
  * takes its discard granularity from it, so discards come in whole blocks
  * that go back to the pool.  Free space counts the pools' free blocks too.
  */
-static void thin_space(struct daemon *d, unsigned long *bsize, uint64_t *free_bytes)
-{
-	rcu_read_begin();
-	for (size_t i = 0; i < DAEMON_POOLS_MAX; i++) {
-		struct thin_pool *p = rcu_load(d->pools[i].pool);
-		struct thin_pool_usage u;
-
-		if (!p)
-			continue;
-		thin_pool_usage(p, &u);
-		*free_bytes += (u.nr_free + u.nr_pending) * u.block_size;
-		if (*bsize == 4096 || u.block_size < *bsize)
-			*bsize = u.block_size;
-	}
-	rcu_read_end();
-}
-
 static void mfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct daemon *d = daemon_of(req);
 	struct statvfs sv = { 0 };
-	unsigned long bsize = 4096;
-	uint64_t free_bytes = atomic_load(&d->space_free);
+	struct pool_space space;
 
 	(void)ino;
-	thin_space(d, &bsize, &free_bytes);
-	sv.f_bsize = bsize;
-	sv.f_frsize = bsize;
-	sv.f_blocks = atomic_load(&d->space_total) / bsize;
-	sv.f_bfree = free_bytes / bsize;
+	pool_space(daemon_pool(d), &space);
+	sv.f_bsize = space.block_size;
+	sv.f_frsize = space.block_size;
+	sv.f_blocks = space.total / space.block_size;
+	sv.f_bfree = space.free / space.block_size;
 	sv.f_bavail = sv.f_bfree;
 	rcu_read_begin();
-	sv.f_files = volset_read(&d->vols)->nr;
+	sv.f_files = pool_served(daemon_pool(d))->nr;
 	rcu_read_end();
 	sv.f_namemax = NAME_MAX_LEN;
 	fuse_reply_statfs(req, &sv);

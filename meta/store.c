@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +52,8 @@ int store_error(struct store *s, int rc)
 		return -EBUSY;
 	case SQLITE_NOMEM:
 		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
 	}
 	log_error("pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);
 	return -EIO;
@@ -373,38 +374,4 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->cache[i].st);
 	sqlite3_close(s->db);
 	free(s);
-}
-
-const char *store_open_strerror(int r)
-{
-	switch (r) {
-	case -ENOENT:
-		return "does not exist (run 'mapperctl init')";
-	case -EUCLEAN:
-		return "is corrupt or not a mapperfs pool";
-	case -EPROTONOSUPPORT:
-		return "was written by a newer mapperfs";
-	case -EBUSY:
-		return "is locked by another process";
-	default:
-		return strerror(-r);
-	}
-}
-
-int store_lock_pool(const char *pool_dir)
-{
-	char path[PATH_MAX];
-	int fd, r;
-
-	if (snprintf(path, sizeof(path), "%s/lock", pool_dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
 }

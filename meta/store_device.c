@@ -51,32 +51,6 @@ int store_device_insert(struct store *s, struct device_rec *d)
 	return r;
 }
 
-int store_device_get(struct store *s, const char *name, struct device_rec *out)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT " DEVICE_COLUMNS " FROM device WHERE name = ?",
-		       &st);
-	if (r)
-		return r;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return store_fetch(s, st, device_row, out);
-}
-
-int store_device_get_by_id(struct store *s, int64_t id, struct device_rec *out)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT " DEVICE_COLUMNS " FROM device WHERE id = ?",
-		       &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, id);
-	return store_fetch(s, st, device_row, out);
-}
-
 int store_device_list(struct store *s, struct device_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;

@@ -3,9 +3,8 @@
  *
  * An extent names its volume and device by id; foreign keys make sure
  * both exist, so an insert that names a missing one is -ENOENT.  Free
- * space is whatever no extent covers (space.c), so the index on
- * (device, dev_offset) serves both the free-space walk and the check that
- * a device is unused.
+ * space is whatever no extent covers (core/space.c, over the extents the
+ * pool service loaded).
  */
 #include "store_int.h"
 
@@ -48,30 +47,13 @@ int store_extent_insert(struct store *s, const struct extent_rec *e)
 	return r;
 }
 
-int store_extents_of_volume(struct store *s, int64_t volume,
-			    struct extent_rec **out, size_t *nr)
+int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT " EXTENT_COLUMNS " FROM extent"
-			  " WHERE volume = ? ORDER BY seq", &st);
+	r = store_stmt(s, "SELECT " EXTENT_COLUMNS " FROM extent ORDER BY volume, seq", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
-	return store_collect(s, st, sizeof(**out), extent_row, (void **)out, nr);
-}
-
-int store_extents_on_device(struct store *s, int64_t device,
-			    struct extent_rec **out, size_t *nr)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT " EXTENT_COLUMNS " FROM extent"
-			  " WHERE device = ? ORDER BY dev_offset", &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, device);
 	return store_collect(s, st, sizeof(**out), extent_row, (void **)out, nr);
 }

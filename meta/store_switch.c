@@ -72,48 +72,46 @@ static int switch_row(sqlite3_stmt *st, void *rec)
 {
 	struct switch_rec *sw = rec;
 
-	sw->region_size = (uint64_t)sqlite3_column_int64(st, 0);
-	sw->nr_regions = (uint64_t)sqlite3_column_int64(st, 1);
-	sw->nr_paths = (uint32_t)sqlite3_column_int64(st, 2);
-	sw->entry_bits = (uint32_t)sqlite3_column_int64(st, 3);
+	sw->volume = sqlite3_column_int64(st, 0);
+	sw->region_size = (uint64_t)sqlite3_column_int64(st, 1);
+	sw->nr_regions = (uint64_t)sqlite3_column_int64(st, 2);
+	sw->nr_paths = (uint32_t)sqlite3_column_int64(st, 3);
+	sw->entry_bits = (uint32_t)sqlite3_column_int64(st, 4);
 	return 0;
 }
 
-int store_switch_get(struct store *s, int64_t volume, struct switch_rec *out)
+int store_switch_list(struct store *s, struct switch_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT region_size, nr_regions, nr_paths, entry_bits"
-			  " FROM switch WHERE volume = ?", &st);
+	r = store_stmt(s, "SELECT volume, region_size, nr_regions, nr_paths, entry_bits"
+			  " FROM switch ORDER BY volume", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
-	out->volume = volume;
-	return store_fetch(s, st, switch_row, out);
+	return store_collect(s, st, sizeof(**out), switch_row, (void **)out, nr);
 }
 
 static int path_row(sqlite3_stmt *st, void *rec)
 {
 	struct switch_path_rec *p = rec;
 
-	p->idx = (uint32_t)sqlite3_column_int64(st, 0);
-	p->device = sqlite3_column_int64(st, 1);
-	p->dev_offset = (uint64_t)sqlite3_column_int64(st, 2);
+	p->volume = sqlite3_column_int64(st, 0);
+	p->idx = (uint32_t)sqlite3_column_int64(st, 1);
+	p->device = sqlite3_column_int64(st, 2);
+	p->dev_offset = (uint64_t)sqlite3_column_int64(st, 3);
 	return 0;
 }
 
-int store_switch_paths(struct store *s, int64_t volume,
-		       struct switch_path_rec **out, size_t *nr)
+int store_switch_path_list(struct store *s, struct switch_path_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT idx, device, dev_offset FROM switch_path"
-			  " WHERE volume = ? ORDER BY idx", &st);
+	r = store_stmt(s, "SELECT volume, idx, device, dev_offset FROM switch_path"
+			  " ORDER BY volume, idx", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
 	return store_collect(s, st, sizeof(**out), path_row, (void **)out, nr);
 }
 

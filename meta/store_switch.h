@@ -23,20 +23,6 @@
 
 #include "store.h"
 
-struct switch_rec {
-	int64_t volume;
-	uint64_t region_size;		/* bytes */
-	uint64_t nr_regions;
-	uint32_t nr_paths;
-	uint32_t entry_bits;		/* per entry in the table blob */
-};
-
-struct switch_path_rec {
-	uint32_t idx;			/* from 0 */
-	int64_t device;
-	uint64_t dev_offset;		/* bytes: where volume byte 0 lands */
-};
-
 /*
  * Records the switch part of volume @sw->volume (inserted already): the
  * paths and the table.  -ENOENT if the volume or a device is missing.
@@ -44,11 +30,9 @@ struct switch_path_rec {
 int store_switch_insert(struct store *s, const struct switch_rec *sw,
 			const struct switch_path_rec *paths, const void *table,
 			size_t table_len);
-/* -ENOENT if @volume is not a switch volume. */
-int store_switch_get(struct store *s, int64_t volume, struct switch_rec *out);
-/* Its paths by idx; *out malloc'ed. */
-int store_switch_paths(struct store *s, int64_t volume,
-		       struct switch_path_rec **out, size_t *nr);
+/* Every switch row / path, by volume (and idx); *out malloc'ed. */
+int store_switch_list(struct store *s, struct switch_rec **out, size_t *nr);
+int store_switch_path_list(struct store *s, struct switch_path_rec **out, size_t *nr);
 /* The table blob; *out malloc'ed. */
 int store_switch_table_get(struct store *s, int64_t volume, void **out,
 			   size_t *len);

@@ -32,27 +32,27 @@ int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p)
 static int thin_pool_row(sqlite3_stmt *st, void *rec)
 {
 	struct thin_pool_rec *p = rec;
+	const unsigned char *when_full = sqlite3_column_text(st, 3);
 
-	p->block_size = (uint32_t)sqlite3_column_int64(st, 0);
-	p->zero = sqlite3_column_int(st, 1) != 0;
-	p->wait = !strcmp((const char *)sqlite3_column_text(st, 2), "wait");
-	p->wait_seconds = (uint32_t)sqlite3_column_int64(st, 3);
-	p->low_water = (uint32_t)sqlite3_column_int64(st, 4);
+	p->volume = sqlite3_column_int64(st, 0);
+	p->block_size = (uint32_t)sqlite3_column_int64(st, 1);
+	p->zero = sqlite3_column_int(st, 2) != 0;
+	p->wait = when_full && !strcmp((const char *)when_full, "wait");
+	p->wait_seconds = (uint32_t)sqlite3_column_int64(st, 4);
+	p->low_water = (uint32_t)sqlite3_column_int64(st, 5);
 	return 0;
 }
 
-int store_thin_pool_get(struct store *s, int64_t volume, struct thin_pool_rec *out)
+int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT block_size, zero, when_full, wait_seconds, low_water"
-			  " FROM thin_pool WHERE volume = ?", &st);
+	r = store_stmt(s, "SELECT volume, block_size, zero, when_full, wait_seconds, low_water"
+			  " FROM thin_pool ORDER BY volume", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
-	out->volume = volume;
-	return store_fetch(s, st, thin_pool_row, out);
+	return store_collect(s, st, sizeof(**out), thin_pool_row, (void **)out, nr);
 }
 
 int store_thin_put(struct store *s, const struct thin_rec *t)
@@ -80,41 +80,27 @@ static int thin_row(sqlite3_stmt *st, void *rec)
 	return 0;
 }
 
-int store_thin_get(struct store *s, int64_t volume, struct thin_rec *out)
+int store_thin_set_dir(struct store *s, int64_t volume, int64_t dir)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT volume, pool, dir FROM thin WHERE volume = ?", &st);
+	r = store_stmt(s, "UPDATE thin SET dir = ? WHERE volume = ?", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
-	return store_fetch(s, st, thin_row, out);
-}
-
-int store_thin_delete(struct store *s, int64_t volume)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "DELETE FROM thin WHERE volume = ?", &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, volume);
+	sqlite3_bind_int64(st, 1, dir);
+	sqlite3_bind_int64(st, 2, volume);
 	return store_step_done(s, st);
 }
 
-int store_thin_list(struct store *s, int64_t pool, struct thin_rec **out,
-		    size_t *nr)
+int store_thin_list(struct store *s, struct thin_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT volume, pool, dir FROM thin WHERE pool = ?"
-			  " ORDER BY volume", &st);
+	r = store_stmt(s, "SELECT volume, pool, dir FROM thin ORDER BY volume", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, pool);
 	return store_collect(s, st, sizeof(**out), thin_row, (void **)out, nr);
 }
 
@@ -161,7 +147,7 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 	if (!r) {
 		sqlite3_bind_int64(st, 1, pool);
 		sqlite3_bind_int64(st, 2, d->id);
-		sqlite3_bind_blob(st, 3, blob, (int)len, SQLITE_STATIC);
+		sqlite3_bind_blob64(st, 3, blob, len, SQLITE_STATIC);
 		r = store_step_done(s, st);
 	}
 	free(blob);
@@ -331,33 +317,20 @@ static int origin_row(sqlite3_stmt *st, void *rec)
 {
 	struct thin_origin_rec *o = rec;
 
-	o->origin_volume = sqlite3_column_int64(st, 0);
-	store_column_text(st, 1, o->origin_path, sizeof(o->origin_path));
+	o->volume = sqlite3_column_int64(st, 0);
+	o->origin_volume = sqlite3_column_int64(st, 1);
+	store_column_text(st, 2, o->origin_path, sizeof(o->origin_path));
 	return 0;
 }
 
-int store_thin_origin_get(struct store *s, int64_t volume, struct thin_origin_rec *out)
+int store_thin_origin_list(struct store *s, struct thin_origin_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT origin_volume, origin_path FROM thin_origin WHERE volume = ?",
-		       &st);
+	r = store_stmt(s, "SELECT volume, origin_volume, origin_path FROM thin_origin"
+			  " ORDER BY volume", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, volume);
-	out->volume = volume;
-	return store_fetch(s, st, origin_row, out);
-}
-
-int store_thin_origin_user(struct store *s, int64_t origin_volume, int64_t *volume)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT volume FROM thin_origin WHERE origin_volume = ? LIMIT 1", &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, origin_volume);
-	return store_fetch(s, st, id_row, volume);
+	return store_collect(s, st, sizeof(**out), origin_row, (void **)out, nr);
 }

@@ -24,7 +24,6 @@ static int volume_row(sqlite3_stmt *st, void *rec)
 	return 0;
 }
 
-/* Steps a bound single-row query into @out and resets it. */
 /* Steps a bound UPDATE or DELETE of one row; -ENOENT if it matched none. */
 static int volume_change(struct store *s, sqlite3_stmt *st)
 {
@@ -56,32 +55,6 @@ int store_volume_insert(struct store *s, struct volume_rec *v)
 	if (!r)
 		v->id = sqlite3_last_insert_rowid(s->db);
 	return r;
-}
-
-int store_volume_get(struct store *s, const char *name, struct volume_rec *out)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT " VOLUME_COLUMNS " FROM volume WHERE name = ?",
-		       &st);
-	if (r)
-		return r;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return store_fetch(s, st, volume_row, out);
-}
-
-int store_volume_get_by_id(struct store *s, int64_t id, struct volume_rec *out)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	r = store_stmt(s, "SELECT " VOLUME_COLUMNS " FROM volume WHERE id = ?",
-		       &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, id);
-	return store_fetch(s, st, volume_row, out);
 }
 
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr)

@@ -36,18 +36,6 @@ void thin_port_close(struct thin_port *tp)
 	free(tp);
 }
 
-static int port_volume_dir(void *arg, int64_t volume, int64_t *dir)
-{
-	struct thin_port *tp = arg;
-	struct thin_rec t;
-	int r;
-
-	r = store_thin_get(tp->store, volume, &t);
-	if (!r)
-		*dir = t.dir;
-	return r;
-}
-
 static int port_load_dir(void *arg, int64_t id, struct thin_dir_rec *out)
 {
 	struct thin_port *tp = arg;
@@ -69,6 +57,23 @@ static int port_max_page_id(void *arg, int64_t *out)
 	return store_thin_max_page(tp->store, tp->pool, out);
 }
 
+static int port_page_ids(void *arg, int64_t **dirs, size_t *nr_dirs,
+			 int64_t **leaves, size_t *nr_leaves)
+{
+	struct thin_port *tp = arg;
+	int r;
+
+	r = store_thin_dir_ids(tp->store, tp->pool, dirs, nr_dirs);
+	if (r)
+		return r;
+	r = store_thin_leaf_ids(tp->store, tp->pool, leaves, nr_leaves);
+	if (r) {
+		free(*dirs);
+		*dirs = NULL;
+	}
+	return r;
+}
+
 /* Writes before deletes: an id both written and deleted is not live. */
 static int apply(struct thin_port *tp, const struct thin_commit *c)
 {
@@ -79,17 +84,12 @@ static int apply(struct thin_port *tp, const struct thin_commit *c)
 		r = store_thin_leaf_put(s, tp->pool, &c->leaves[i]);
 	for (size_t i = 0; !r && i < c->nr_dirs; i++)
 		r = store_thin_dir_put(s, tp->pool, &c->dirs[i]);
-	for (size_t i = 0; !r && i < c->nr_vols; i++) {
-		struct thin_rec t = { c->vols[i].volume, tp->pool, c->vols[i].dir };
-
-		r = store_thin_put(s, &t);
-	}
+	for (size_t i = 0; !r && i < c->nr_vols; i++)
+		r = store_thin_set_dir(s, c->vols[i].volume, c->vols[i].dir);
 	for (size_t i = 0; !r && i < c->nr_dead_leaves; i++)
 		r = store_thin_leaf_delete(s, tp->pool, c->dead_leaves[i]);
 	for (size_t i = 0; !r && i < c->nr_dead_dirs; i++)
 		r = store_thin_dir_delete(s, tp->pool, c->dead_dirs[i]);
-	for (size_t i = 0; !r && i < c->nr_dead_vols; i++)
-		r = store_thin_delete(s, c->dead_vols[i]);
 	return r;
 }
 
@@ -110,9 +110,9 @@ static int port_commit(void *arg, const struct thin_commit *c)
 }
 
 const struct thin_meta_ops thin_port_ops = {
-	.volume_dir = port_volume_dir,
 	.load_dir = port_load_dir,
 	.load_leaf = port_load_leaf,
 	.max_page_id = port_max_page_id,
+	.page_ids = port_page_ids,
 	.commit = port_commit,
 };

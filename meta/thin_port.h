@@ -7,7 +7,8 @@
  * a connection with the daemon's control thread: SQLite's own locking
  * (WAL, one writer, busy timeout) orders the two.  The control thread
  * never calls into a pool while it holds a transaction open, so neither
- * waits for the other.
+ * waits for the other.  A volume's row is the service's: a commit only
+ * points an existing row at its new directory.
  */
 #ifndef MAPPERFS_THIN_PORT_H
 #define MAPPERFS_THIN_PORT_H

@@ -1,19 +1,22 @@
 /*
- * The command table and the dispatcher both transports share.  Command
- * names have one or two words ("list", "device add"); a first word that
- * only starts two-word commands ("device") is a group, which answers
- * --help with its members and is otherwise a usage error.
+ * The command table and the dispatcher both hosts share.  Command names
+ * have one or two words ("list", "device add"); a first word that only
+ * starts two-word commands ("device") is a group, which answers --help
+ * with its members and is otherwise a usage error.
  */
 #include "cmd.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
 	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
 	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
-	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check;
+	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -28,6 +31,7 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_rollback,
 	&cmd_diff,
 	&cmd_check,
+	&cmd_reload,
 	&cmd_extend,
 	&cmd_remove,
 	&cmd_list,
@@ -130,7 +134,7 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "usage: mapperctl %s", c->usage);
 		return CMD_OK;
 	}
-	if (c->needs_store && !ctx->store)
+	if (c->needs_pool && !ctx->pool)
 		return cmd_error(ctx, c->name, "no pool is open");
 	/* argv[0] of the command is its last name word, as getopt expects */
 	return c->run(ctx, argc - words + 1, argv + words - 1);
@@ -179,4 +183,139 @@ int cmd_usage_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	r = verror(ctx, CMD_USAGE, what, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err)
+{
+	return cmd_error(ctx, what, "%s", err->msg);
+}
+
+int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		    const struct option *options, int first)
+{
+	static const struct option none[] = { { 0 } };
+	int c;
+
+	if (first) {
+		optind = 0;
+		opterr = 0;
+	}
+	c = getopt_long(argc, argv, ":", options ? options : none, NULL);
+	if (c == '?' && optopt) {
+		cmd_usage_error(ctx, what, "unknown option '-%c' (see 'mapperctl %s --help')",
+				optopt, what);
+		return CMD_OPTION_ERROR;
+	}
+	if (c == '?') {
+		cmd_usage_error(ctx, what, "unknown option '%s' (see 'mapperctl %s --help')",
+				argv[optind - 1], what);
+		return CMD_OPTION_ERROR;
+	}
+	if (c == ':') {
+		cmd_usage_error(ctx, what, "option '%s' needs a value", argv[optind - 1]);
+		return CMD_OPTION_ERROR;
+	}
+	return c;
+}
+
+int cmd_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+	     int min, int max, const char *missing)
+{
+	int n = argc - optind;
+
+	if (n < min)
+		return cmd_usage_error(ctx, what, "missing %s (see 'mapperctl %s --help')",
+				       missing, what);
+	if (n > max)
+		return cmd_usage_error(ctx, what, "unexpected argument '%s'",
+				       argv[optind + max]);
+	return 0;
+}
+
+int cmd_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		  int *as_json, int min, int max, const char *missing)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 }
+	};
+	int c;
+
+	*as_json = 0;
+	for (int first = 1; (c = cmd_next_option(ctx, what, argc, argv, options, first)) != -1;
+	     first = 0) {
+		if (c != 'j')
+			return CMD_USAGE;
+		*as_json = 1;
+	}
+	return cmd_args(ctx, what, argc, argv, min, max, missing);
+}
+
+/* @path made absolute against the working directory; malloc'ed. */
+static char *absolute(const char *path, struct pool_error *err)
+{
+	char cwd[PATH_MAX], *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd))) {
+		pool_fail(err, -errno, "cannot find the current directory: %s", strerror(errno));
+		return NULL;
+	}
+	if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
+static int is_path_option(const struct cmd *c, const char *name)
+{
+	for (const char *const *p = c->path_options; p && *p; p++)
+		if (!strcmp(*p + 2, name))		/* "--file" names "file" */
+			return 1;
+	return 0;
+}
+
+int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
+		       struct pool_error *err)
+{
+	static const struct option none[] = { { 0 } };
+	const struct option *options = c->options ? c->options : none;
+	int ch, index;
+
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", options, &index)) != -1) {
+		char **slot = &argv[optind - 1];
+		char *abs;
+
+		if (ch == '?' || ch == ':' || !options[index].has_arg ||
+		    !is_path_option(c, options[index].name))
+			continue;
+		/* A word with no '/' is a volume's name, unless such a file is here. */
+		if (!strchr(optarg, '/') && access(optarg, F_OK))
+			continue;
+		abs = absolute(optarg, err);
+		if (!abs)
+			return -ENOMEM;
+		if (optarg != *slot) {		/* --file=F */
+			char *opt;
+
+			if (asprintf(&opt, "--%s=%s", options[index].name, abs) < 0) {
+				free(abs);
+				return -ENOMEM;
+			}
+			free(abs);
+			abs = opt;
+		}
+		*slot = abs;
+	}
+	if (c->path_positional && optind + (int)c->path_positional - 1 < argc) {
+		char **slot = &argv[optind + c->path_positional - 1];
+		char *abs = absolute(*slot, err);
+
+		if (!abs)
+			return -ENOMEM;
+		*slot = abs;
+	}
+	return 0;
 }

@@ -1,28 +1,28 @@
 /*
- * tools/cmd.h: every admin operation, one implementation, two transports.
+ * tools/cmd.h: the admin commands: parse a command line, call the pool
+ * service (core/pool.h), print what it says.
  *
- * mapperctl parses nothing itself beyond the global options: it finds the
- * command in the table and either runs it here, on the pool it opened
- * (offline), or sends the argument vector over the daemon's control socket
- * (wire.h), where the daemon runs the very same function with its own
- * store and a `live` hook that makes the served volumes follow the change.
- * So there is one parser, one validation and one SQL path per operation.
+ * The same command table serves both places a command runs.  mapperctl
+ * runs it on the pool it opened itself when no daemon serves the pool,
+ * and otherwise sends the command line over the daemon's control socket
+ * (wire.h), where the daemon runs it on the pool it serves.  Either way
+ * the command calls the same service function, so each operation has one
+ * implementation; a command knows nothing of SQL, FUSE or the daemon.
  *
  * A command writes its normal output to ctx->out and one-line errors to
  * ctx->err ("mapperctl: create linear: volume 'x' exists"), and returns an
- * exit status: 0 success, 1 failure, 2 usage error.  It changes nothing
- * when it fails: every change is one store transaction, and the live hook
- * runs only after it committed.
+ * exit status: 0 success, 1 failure, 2 usage error.  Below the commands
+ * (opts.h, the service) functions return 0 or -errno and say why in a
+ * struct pool_error; the commands print it.
  */
 #ifndef MAPPERFS_CMD_H
 #define MAPPERFS_CMD_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
-struct store;
-struct json;
-struct thin_pool_counts;
+#include "pool.h"
 
 enum cmd_exit {
 	CMD_OK = 0,
@@ -30,58 +30,10 @@ enum cmd_exit {
 	CMD_USAGE = 2,
 };
 
-/*
- * What the daemon does for a command that changed the pool.  Absent
- * offline (ctx->live == NULL).  Each returns 0 or -errno.
- */
-struct live_ops {
-	/*
-	 * Before a volume (or thin pool) is deleted: stop serving it.
-	 * -EBUSY if a file on it is open; then nothing changed.  A thin
-	 * volume's map is dropped and committed here, before its volume row
-	 * goes.
-	 */
-	int (*volume_removing)(void *arg, int64_t id);
-	/*
-	 * After a commit that created, resized, retabled or deleted volume
-	 * @id: make the served volume match the store (load, replace the
-	 * table, or drop it; also undoes volume_removing after a rollback).
-	 */
-	int (*volume_changed)(void *arg, int64_t id);
-	/*
-	 * After the volume row of thin volume @id was committed: create its
-	 * map in pool @pool, empty or sharing thin volume @origin's (a
-	 * snapshot, quiescing the origin's writes), commit the pool and
-	 * serve it.
-	 */
-	int (*thin_created)(void *arg, int64_t id, int64_t pool, int64_t origin);
-	/* Gives thin volume @id the map of @snap and commits the pool. */
-	int (*thin_rollback)(void *arg, int64_t id, int64_t snap);
-	/* Commits thin pool @pool, so the store shows what it serves. */
-	int (*pool_sync)(void *arg, int64_t pool);
-	/*
-	 * Commits thin pool @pool and copies its in-memory block counts as
-	 * of that commit (thin_pool_commit_counts), for check.
-	 */
-	int (*pool_counts)(void *arg, int64_t pool, struct thin_pool_counts *out);
-	/* After a device was registered or removed in the store. */
-	int (*device_changed)(void *arg, int64_t id);
-	/* Adds live fields (open count, I/O counters) to a status object. */
-	void (*volume_status)(void *arg, int64_t id, struct json *j);
-	/*
-	 * Adds path @path's live I/O counters ("reads", "writes",
-	 * "read_bytes", "write_bytes") to the object of that path of switch
-	 * volume @id; nothing if the daemon does not serve it.
-	 */
-	void (*switch_path_status)(void *arg, int64_t id, unsigned int path,
-				   struct json *j);
-};
-
 struct cmd_ctx {
-	struct store *store;		/* NULL for `init` and --help */
+	struct pool *pool;		/* NULL for init and --help */
 	const char *pool_dir;
-	const struct live_ops *live;	/* NULL offline */
-	void *live_arg;
+	pool_meta_open_fn *open_meta;	/* for init */
 	FILE *out;
 	FILE *err;
 };
@@ -90,13 +42,18 @@ struct cmd {
 	const char *name;		/* "list", "device add", "create linear" */
 	const char *usage;		/* the --help text, after "usage: mapperctl " */
 	int (*run)(struct cmd_ctx *ctx, int argc, char **argv);
-	unsigned int needs_store : 1;	/* 0 only for init */
+	const struct option *options;	/* long options only; NULL: none */
+	unsigned int needs_pool : 1;	/* 0 only for init */
 	/*
-	 * The long option ("--file") whose value names a file the command
-	 * reads, or NULL.  The daemon has its own working directory, so
-	 * mapperctl makes that value absolute before sending the request.
+	 * Which arguments are paths, made absolute by mapperctl before the
+	 * command line leaves it (the daemon resolves nothing against its own
+	 * working directory): the long options named here (a value with no
+	 * '/' names a volume and is left alone, unless a file of that name is
+	 * in the working directory), and the positional argument
+	 * @path_positional (1 = the first; 0 = none).
 	 */
-	const char *file_option;
+	const char *const *path_options;
+	unsigned int path_positional;
 };
 
 /*
@@ -118,11 +75,41 @@ void cmd_print_commands(FILE *f);
  */
 int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv);
 
+/*
+ * mapperctl's side: makes the path arguments of command @c (argv after its
+ * name words) absolute, permuting argv as the command's parse would.
+ * New strings are left for exit to free.  0, or -errno with @err set.
+ */
+int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
+		       struct pool_error *err);
+
 /* Prints "mapperctl: <what>: <message>" to ctx->err; returns CMD_FAIL. */
 int cmd_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The same, returning CMD_USAGE. */
 int cmd_usage_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Prints @err's message; returns CMD_FAIL. */
+int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err);
+
+/*
+ * Parsing, for the commands: cmd_next_option() returns the next option's
+ * val, -1 when the options are done (argv[optind..argc) are the
+ * positional arguments), or CMD_OPTION_ERROR after printing "unknown
+ * option" or "option needs a value".  It starts a fresh parse with @first.
+ * getopt keeps its state in globals: commands run one at a time.
+ */
+#define CMD_OPTION_ERROR	(-2)
+int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		    const struct option *options, int first);
+/* Checks that min..max positional arguments are left; @missing names one. */
+int cmd_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+	     int min, int max, const char *missing);
+/*
+ * Parses a command whose only option is --json: sets *as_json, and checks
+ * min..max positional arguments.  0, or CMD_USAGE after a message.
+ */
+int cmd_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
+		  int *as_json, int min, int max, const char *missing);
 
 #endif

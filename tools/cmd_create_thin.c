@@ -1,94 +1,58 @@
 /*
- * create thin: a thin volume in a thin pool.  Its virtual size may exceed
- * the pool; nothing is allocated until it is written.  With --origin, its
- * unwritten blocks read from a read-only base image: another volume of the
- * pool (by name) or an image file (by path).
+ * create thin: a thin volume in a thin pool (pool_create_thin).  Its
+ * virtual size may exceed the pool; nothing is allocated until it is
+ * written.  With --origin, its unwritten blocks read from a read-only
+ * base image: another volume (by name) or an image file (by path; a file
+ * of that name in the working directory wins over a volume).
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-
 #include "cmd.h"
 #include "opts.h"
 #include "size.h"
-#include "thin_util.h"
 
 #define WHAT "create thin"
 
-/* A volume name first (volume names have no '/'), else a file path. */
-static int parse_origin(struct cmd_ctx *ctx, const char *arg, struct thin_origin_rec *o)
-{
-	struct volume_rec v;
-	struct stat st;
-	int r;
+static const struct option options[] = {
+	{ "pool", required_argument, NULL, 'p' },
+	{ "size", required_argument, NULL, 's' },
+	{ "origin", required_argument, NULL, 'o' },
+	{ 0 }
+};
 
-	memset(o, 0, sizeof(*o));
-	r = store_volume_get(ctx->store, arg, &v);
-	if (!r) {
-		if (!strcmp(v.kind, "thin-pool"))
-			return cmd_error(ctx, WHAT, "origin '%s' is a thin pool, not a volume", arg);
-		o->origin_volume = v.id;
-		return 0;
-	}
-	if (r != -ENOENT)
-		return opts_store_error(ctx, WHAT, "look up the origin", r);
-	if (!realpath(arg, o->origin_path) || stat(o->origin_path, &st))
-		return cmd_error(ctx, WHAT, "origin '%s' is neither a volume nor a file: %s",
-				 arg, strerror(errno));
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return cmd_error(ctx, WHAT, "origin '%s' is neither a regular file nor a block device",
-				 arg);
-	return 0;
-}
+static const char *const path_options[] = { "--origin", NULL };
 
 static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pool", required_argument, NULL, 'p' },
-		{ "size", required_argument, NULL, 's' },
-		{ "origin", required_argument, NULL, 'o' },
-		{ 0 }
-	};
-	const char *pool_name = NULL, *size_arg = NULL, *origin = NULL;
-	struct thin_origin_rec ext;
-	struct volume_rec pool, v;
+	struct pool_thin_spec s = { 0 };
+	const char *size_arg = NULL;
 	char size[SIZE_STR_LEN];
-	uint64_t bytes;
+	struct pool_error err;
+	struct volume_rec v;
 	int c, r;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
+	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
 		if (c == 'p')
-			pool_name = optarg;
+			s.pool = optarg;
 		else if (c == 's')
 			size_arg = optarg;
 		else if (c == 'o')
-			origin = optarg;
+			s.origin = optarg;
 		else
 			return CMD_USAGE;
 	}
-	r = opts_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
+	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
 	if (r)
 		return r;
-	if (!pool_name || !size_arg)
+	if (!s.pool || !size_arg)
 		return cmd_usage_error(ctx, WHAT, "need --pool and --size (see 'mapperctl %s --help')",
 				       WHAT);
-	r = opts_name(ctx, WHAT, argv[optind]);
-	if (!r)
-		r = opts_block_size(ctx, WHAT, size_arg, &bytes);
-	if (!r)
-		r = thin_util_get(ctx, WHAT, pool_name, "thin-pool", &pool, NULL);
-	if (!r && origin)
-		r = parse_origin(ctx, origin, &ext);
-	if (!r)
-		r = thin_util_create(ctx, WHAT, argv[optind], bytes, pool.id, NULL,
-				     origin ? &ext : NULL, &v);
-	if (!r)
-		fprintf(ctx->out, "created thin volume '%s' of %s in pool '%s'\n", v.name,
-			format_size(v.size, size), pool.name);
-	return r;
+	s.name = argv[optind];
+	if (opts_block_size(size_arg, &s.size, &err) ||
+	    pool_create_thin(ctx->pool, &s, &v, &err))
+		return cmd_fail(ctx, WHAT, &err);
+	fprintf(ctx->out, "created thin volume '%s' of %s in pool '%s'\n", v.name,
+		format_size(v.size, size), s.pool);
+	return CMD_OK;
 }
 
 const struct cmd cmd_create_thin = {
@@ -99,9 +63,11 @@ const struct cmd cmd_create_thin = {
 		"Creates a thin volume of SIZE bytes (may exceed the pool) in thin pool\n"
 		"POOL.  Unwritten blocks read as zeros and take no space.\n"
 		"\n"
-		"  --origin X  unwritten blocks read from X instead (read-only): a volume\n"
-		"              of this pool by name, or an image file or block device;\n"
-		"              past its end they read as zeros\n",
+		"  --origin X  unwritten blocks read from X instead (read-only): an image\n"
+		"              file or block device by path, else a volume by name; past\n"
+		"              its end they read as zeros\n",
 	.run = create_thin_run,
-	.needs_store = 1,
+	.options = options,
+	.needs_pool = 1,
+	.path_options = path_options,
 };

@@ -6,16 +6,15 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "device.h"
-#include "opts.h"
-#include "report.h"
+#include "json.h"
+#include "label.h"
 #include "size.h"
-#include "space.h"
 
 #define WHAT "device list"
 
 struct device_row {
 	char size[SIZE_STR_LEN], used[SIZE_STR_LEN], free[SIZE_STR_LEN];
+	const char *state;
 };
 
 static int width(int w, const char *s)
@@ -26,8 +25,7 @@ static int width(int w, const char *s)
 }
 
 /* A table with a header, columns as wide as their widest cell. */
-static int print_text(struct cmd_ctx *ctx, const struct device_rec *d,
-		      const uint64_t *free_bytes, size_t nr)
+static int print_text(struct cmd_ctx *ctx, const struct pool_device_info *d, size_t nr)
 {
 	int wn = 4, wp = 4, ws = 4, wu = 4, wf = 4;
 	struct device_row *rows;
@@ -38,62 +36,47 @@ static int print_text(struct cmd_ctx *ctx, const struct device_rec *d,
 	if (!rows)
 		return cmd_error(ctx, WHAT, "out of memory");
 	for (size_t i = 0; i < nr; i++) {
-		format_size(d[i].size, rows[i].size);
-		format_size(d[i].size - DEVICE_DATA_OFFSET - free_bytes[i], rows[i].used);
-		format_size(free_bytes[i], rows[i].free);
-		wn = width(wn, d[i].name);
-		wp = width(wp, d[i].path);
+		uint64_t area = d[i].rec.size > DEVICE_DATA_OFFSET ?
+				d[i].rec.size - DEVICE_DATA_OFFSET : 0;
+
+		format_size(d[i].rec.size, rows[i].size);
+		format_size(area > d[i].free ? area - d[i].free : 0, rows[i].used);
+		format_size(d[i].free, rows[i].free);
+		rows[i].state = d[i].reason[0] ? "failed" : "ok";
+		wn = width(wn, d[i].rec.name);
+		wp = width(wp, d[i].rec.path);
 		ws = width(ws, rows[i].size);
 		wu = width(wu, rows[i].used);
 		wf = width(wf, rows[i].free);
 	}
-	fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s\n", wn, "NAME", wp, "PATH",
-		ws, "SIZE", wu, "USED", wf, "FREE");
+	fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s  %s\n", wn, "NAME", wp, "PATH",
+		ws, "SIZE", wu, "USED", wf, "FREE", "STATE");
 	for (size_t i = 0; i < nr; i++)
-		fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s\n", wn, d[i].name,
-			wp, d[i].path, ws, rows[i].size, wu, rows[i].used,
-			wf, rows[i].free);
+		fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s  %s\n", wn, d[i].rec.name,
+			wp, d[i].rec.path, ws, rows[i].size, wu, rows[i].used,
+			wf, rows[i].free, rows[i].state);
 	free(rows);
 	return CMD_OK;
 }
 
 static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct device_rec *d = NULL;
-	uint64_t *free_bytes = NULL;
+	struct pool_device_info *d;
+	struct pool_error err;
 	int as_json, r;
-	size_t nr = 0;
 	struct json j;
+	size_t nr;
 
-	r = opts_json_args(ctx, WHAT, argc, argv, &as_json, 0, 0, "");
+	r = cmd_json_args(ctx, WHAT, argc, argv, &as_json, 0, 0, "");
 	if (r)
 		return r;
-	r = store_device_list(ctx->store, &d, &nr);
-	if (r)
-		return opts_store_error(ctx, WHAT, "list devices", r);
-	free_bytes = calloc(nr ? nr : 1, sizeof(*free_bytes));
-	if (!free_bytes) {
-		free(d);
-		return cmd_error(ctx, WHAT, "out of memory");
-	}
-	for (size_t i = 0; !r && i < nr; i++) {
-		r = space_free_bytes(ctx->store, &d[i], &free_bytes[i]);
-		if (r)
-			r = opts_store_error(ctx, WHAT, "compute free space", r);
-	}
-	if (!r && !as_json)
-		r = print_text(ctx, d, free_bytes, nr);
-	if (!r && as_json) {
+	if (as_json) {
 		json_init(&j, ctx->out, JSON_PRETTY);
-		json_array_begin(&j, NULL);
-		for (size_t i = 0; i < nr; i++) {
-			json_object_begin(&j, NULL);
-			report_device(&j, &d[i], free_bytes[i]);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
+		return pool_devices(ctx->pool, &j, &err) ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
 	}
-	free(free_bytes);
+	if (pool_device_infos(ctx->pool, &d, &nr))
+		return cmd_error(ctx, WHAT, "out of memory");
+	r = print_text(ctx, d, nr);
 	free(d);
 	return r;
 }
@@ -103,11 +86,12 @@ const struct cmd cmd_device_list = {
 	.usage =
 		"device list [--json]\n"
 		"\n"
-		"Lists the pool's devices: name, path, size, and the space of their data\n"
-		"area that volumes use and that is free.\n"
+		"Lists the pool's devices: name, path, size, the space of their data\n"
+		"area that volumes use and that is free, and whether they are open\n"
+		"(ok) or failed.\n"
 		"\n"
 		"  --json  print a JSON array of {\"name\", \"path\", \"uuid\", \"size\",\n"
-		"          \"used\", \"free\"}, sizes in bytes\n",
+		"          \"used\", \"free\", \"state\", \"reason\"}, sizes in bytes\n",
 	.run = device_list_run,
-	.needs_store = 1,
+	.needs_pool = 1,
 };

@@ -1,17 +1,12 @@
 /*
  * switch-map: changes (or prints) a switch volume's region table with
- * dm-switch's set_region_mappings arguments.
- *
- * The table is read from the store into a private copy, the whole
- * message is applied to the copy (switch_msg.h), and only if every
- * argument was good is the copy written back, in one transaction; then
- * the daemon publishes the words that changed into the live table.  So
- * a message is all or nothing, and the first bad argument is named.
+ * dm-switch's set_region_mappings arguments, all or nothing
+ * (pool_switch_map).
  *
  * --file F reads the arguments from F (any white space between them),
  * which is how a table of millions of regions is sent: mapperctl makes F
- * absolute and the daemon reads it (cmd.file_option), so the request
- * stays small.  --dump prints the table in the same syntax.
+ * absolute and the daemon reads it, so the request stays small.  --dump
+ * prints the table in the same syntax.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,11 +16,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "opts.h"
-#include "store.h"
-#include "store_switch.h"
 #include "switch_msg.h"
-#include "switch_table.h"
 
 #define WHAT "switch-map"
 #define FILE_MAX	(1u << 30)	/* bytes: a message file at most */
@@ -38,16 +29,19 @@ struct map_args {
 	size_t argc;
 };
 
+static const struct option options[] = {
+	{ "file", required_argument, NULL, 'f' },
+	{ "dump", no_argument, NULL, 'd' },
+	{ 0 }
+};
+
+static const char *const path_options[] = { "--file", NULL };
+
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct map_args *a)
 {
-	static const struct option longopts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "dump", no_argument, NULL, 'd' },
-		{ 0 }
-	};
 	int c, r;
 
-	for (int first = 1; (c = opts_next(ctx, WHAT, argc, argv, longopts, first)) != -1;
+	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
 		switch (c) {
 		case 'f': a->file = optarg; break;
@@ -55,7 +49,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct map_args *a)
 		default: return CMD_USAGE;
 		}
 	}
-	r = opts_args(ctx, WHAT, argc, argv, 1, argc, "the volume NAME");
+	r = cmd_args(ctx, WHAT, argc, argv, 1, argc, "the volume NAME");
 	if (r)
 		return r;
 	a->name = argv[optind];
@@ -111,85 +105,13 @@ out:
 	return r;
 }
 
-/* The volume's table from the store, as a private switch_table. */
-static int load_table(struct cmd_ctx *ctx, const char *name, struct volume_rec *v,
-		      struct switch_table **out)
+/* The mappings: the arguments, or the words of --file. */
+static int remap(struct cmd_ctx *ctx, const struct map_args *a)
 {
-	struct switch_rec sw;
-	void *blob;
-	size_t len;
-	int r;
-
-	r = store_volume_get(ctx->store, name, v);
-	if (r == -ENOENT)
-		return cmd_error(ctx, WHAT, "no volume '%s'", name);
-	if (r)
-		return opts_store_error(ctx, WHAT, "look up the volume", r);
-	if (strcmp(v->kind, "switch"))
-		return cmd_error(ctx, WHAT, "volume '%s' is a %s volume, not a switch volume",
-				 name, v->kind);
-	r = store_switch_get(ctx->store, v->id, &sw);
-	if (!r)
-		r = store_switch_table_get(ctx->store, v->id, &blob, &len);
-	if (r)
-		return opts_store_error(ctx, WHAT, "read the region table", r);
-	r = switch_table_create(sw.nr_regions, sw.nr_paths, out);
-	if (!r) {
-		r = switch_table_import(*out, blob, len);
-		if (r)
-			switch_table_destroy(*out);
-	}
-	free(blob);
-	if (r == -EUCLEAN)
-		return cmd_error(ctx, WHAT, "the stored region table of '%s' is corrupt", name);
-	if (r)
-		return cmd_error(ctx, WHAT, "out of memory");
-	return 0;
-}
-
-/* Regions whose path differs between @a and @b (same shape). */
-static uint64_t regions_changed(const struct switch_table *a,
-				const struct switch_table *b)
-{
-	uint64_t n = 0;
-
-	for (uint64_t r = 0; r < a->nr_regions; r++)
-		n += switch_table_get(a, r) != switch_table_get(b, r);
-	return n;
-}
-
-/* Writes @t back in one transaction. */
-static int save_table(struct cmd_ctx *ctx, const struct volume_rec *v,
-		      const struct switch_table *t)
-{
-	size_t len = t->nr_words * 8;
-	uint8_t *blob = malloc(len);
-	int r;
-
-	if (!blob)
-		return cmd_error(ctx, WHAT, "out of memory");
-	switch_table_export(t, blob);
-	r = store_begin(ctx->store);
-	if (!r)
-		r = store_switch_table_set(ctx->store, v->id, blob, len);
-	if (!r)
-		r = store_commit(ctx->store);
-	if (r) {
-		store_rollback(ctx->store);
-		r = opts_store_error(ctx, WHAT, "record the region table", r);
-	}
-	free(blob);
-	return r;
-}
-
-/* Applies the message to a copy of @live; saves the copy if it all parsed. */
-static int remap(struct cmd_ctx *ctx, const struct map_args *a,
-		 const struct volume_rec *v, const struct switch_table *live)
-{
-	char **argv = a->argv, *text = NULL, why[256];
-	struct switch_table *next;
+	char **argv = a->argv, *text = NULL;
+	uint64_t changed, nr_regions;
+	struct pool_error err;
 	size_t argc = a->argc;
-	uint64_t changed;
 	int r;
 
 	if (a->file) {
@@ -199,31 +121,17 @@ static int remap(struct cmd_ctx *ctx, const struct map_args *a,
 		if (!r && !argc)
 			r = cmd_error(ctx, WHAT, "'%s' holds no mappings", a->file);
 		if (r)
-			goto out_text;
+			goto out;
 	}
-	r = switch_table_clone(live, &next);
-	if (r) {
-		r = cmd_error(ctx, WHAT, "out of memory");
-		goto out_argv;
-	}
-	if (switch_msg_apply(next, argc, argv, why, sizeof(why))) {
-		r = cmd_error(ctx, WHAT, "%s; the table of '%s' is unchanged", why, v->name);
-		goto out_next;
-	}
-	changed = regions_changed(live, next);
-	r = save_table(ctx, v, next);
+	r = pool_switch_map(ctx->pool, a->name, argc, argv, &changed, &nr_regions, &err);
 	if (r)
-		goto out_next;
-	if (ctx->live)
-		opts_live_result(ctx, WHAT, ctx->live->volume_changed(ctx->live_arg, v->id));
-	fprintf(ctx->out, "switch volume '%s': %llu of %llu regions changed path\n",
-		v->name, (unsigned long long)changed, (unsigned long long)next->nr_regions);
-out_next:
-	switch_table_destroy(next);
-out_argv:
+		r = cmd_fail(ctx, WHAT, &err);
+	else
+		fprintf(ctx->out, "switch volume '%s': %llu of %llu regions changed path\n",
+			a->name, (unsigned long long)changed, (unsigned long long)nr_regions);
 	if (a->file)
 		free(argv);
-out_text:
+out:
 	free(text);
 	return r;
 }
@@ -231,24 +139,17 @@ out_text:
 static int switch_map_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct map_args a = { 0 };
-	struct switch_table *t;
-	struct volume_rec v;
+	struct pool_error err;
 	int r;
 
 	r = parse(ctx, argc, argv, &a);
-	if (!r)
-		r = load_table(ctx, a.name, &v, &t);
 	if (r)
 		return r;
-	if (a.dump) {
-		r = switch_msg_dump(t, ctx->out);
-		if (r)
-			r = cmd_error(ctx, WHAT, "cannot write the table: %s", strerror(-r));
-	} else {
-		r = remap(ctx, &a, &v, t);
-	}
-	switch_table_destroy(t);
-	return r;
+	if (!a.dump)
+		return remap(ctx, &a);
+	if (pool_switch_dump(ctx->pool, a.name, ctx->out, &err))
+		return cmd_fail(ctx, WHAT, &err);
+	return CMD_OK;
 }
 
 const struct cmd cmd_switch_map = {
@@ -274,6 +175,7 @@ const struct cmd cmd_switch_map = {
 		"  --file FILE  read the mappings from FILE, separated by white space\n"
 		"  --dump       print the table as mappings, with R where it repeats\n",
 	.run = switch_map_run,
-	.needs_store = 1,
-	.file_option = "--file",
+	.options = options,
+	.needs_pool = 1,
+	.path_options = path_options,
 };

@@ -19,7 +19,8 @@
 
 #include "cmd.h"
 #include "log.h"
-#include "store.h"
+#include "pool.h"
+#include "pool_port.h"
 #include "wire.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -69,50 +70,6 @@ static int parse_global(int argc, char **argv, const char **pool)
 	return optind;
 }
 
-/*
- * Makes the value of @c's file option absolute in argv (as "--file F" or
- * "--file=F"), for the daemon, which resolves names from its own working
- * directory.  The new strings are left for exit to free.  0, or CMD_FAIL
- * after a message if the file cannot be found.
- */
-static int absolute_file_option(const struct cmd *c, int argc, char **argv)
-{
-	const char *opt = c->file_option;
-	size_t n = opt ? strlen(opt) : 0;
-
-	for (int i = 0; opt && i < argc && strcmp(argv[i], "--"); i++) {
-		const char *name;
-		char **slot;
-		char *abs;
-		int r;
-
-		if (!strcmp(argv[i], opt) && i + 1 < argc) {
-			slot = &argv[++i];
-			name = *slot;
-		} else if (!strncmp(argv[i], opt, n) && argv[i][n] == '=') {
-			slot = &argv[i];
-			name = argv[i] + n + 1;
-		} else {
-			continue;
-		}
-		abs = realpath(name, NULL);
-		if (!abs) {
-			fprintf(stderr, "mapperctl: %s: cannot read '%s': %s\n", c->name,
-				name, strerror(errno));
-			return CMD_FAIL;
-		}
-		if (name == *slot) {
-			*slot = abs;
-			continue;
-		}
-		r = asprintf(slot, "%s=%s", opt, abs);
-		free(abs);
-		if (r < 0)
-			return CMD_FAIL;
-	}
-	return 0;
-}
-
 /* The daemon runs the command; we print what it said. */
 static int run_remote(int fd, const char *pool, int argc, char **argv)
 {
@@ -138,7 +95,7 @@ static int run_remote(int fd, const char *pool, int argc, char **argv)
 /* Takes the pool's lock; returns its descriptor or -1 after a message. */
 static int lock_pool(const char *pool)
 {
-	int fd = store_lock_pool(pool);
+	int fd = pool_lock(pool);
 
 	if (fd == -EBUSY)
 		fprintf(stderr, "mapperctl: pool '%s' is in use by another process\n", pool);
@@ -147,21 +104,10 @@ static int lock_pool(const char *pool)
 	return fd < 0 ? -1 : fd;
 }
 
-static int open_store(const char *pool, struct store **s)
-{
-	char db[PATH_MAX];
-	int r;
-
-	snprintf(db, sizeof(db), "%s/pool.db", pool);
-	r = store_open(db, 0, s);
-	if (r)
-		fprintf(stderr, "mapperctl: pool database '%s' %s\n", db, store_open_strerror(r));
-	return r;
-}
-
-/* No daemon: run the command here, under the pool's lock. */
+/* No daemon: open the pool here, under its lock, and run the command. */
 static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct pool_error err;
 	char db[PATH_MAX];
 	struct stat st;
 	int lock, status;
@@ -178,12 +124,13 @@ static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 	lock = lock_pool(ctx->pool_dir);
 	if (lock < 0)
 		return CMD_FAIL;
-	if (open_store(ctx->pool_dir, &ctx->store)) {
+	if (pool_open(ctx->pool_dir, pool_port_open, &ctx->pool, &err)) {
+		fprintf(stderr, "mapperctl: %s\n", err.msg);
 		close(lock);
 		return CMD_FAIL;
 	}
 	status = cmd_dispatch(ctx, argc, argv);
-	store_close(ctx->store);
+	pool_close(ctx->pool);
 	close(lock);
 	return status;
 }
@@ -191,11 +138,13 @@ static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *pool = getenv("MAPPERFS_POOL");
-	struct cmd_ctx ctx = { .out = stdout, .err = stderr };
+	struct cmd_ctx ctx = { .out = stdout, .err = stderr, .open_meta = pool_port_open };
+	struct pool_error err;
 	const struct cmd *c;
 	int first, words, fd;
 
 	log_init("mapperctl");
+	log_set_level(LOG_WARN);
 	if (!pool || !*pool)
 		pool = DEFAULT_POOL;
 	first = parse_global(argc, argv, &pool);
@@ -203,16 +152,16 @@ int main(int argc, char **argv)
 	argv += first;
 	ctx.pool_dir = pool;
 	c = cmd_find(argc, argv, &words);
-	if (!c || !c->needs_store || cmd_help_requested(argc - words, argv + words))
+	if (c && !cmd_help_requested(argc - words, argv + words) &&
+	    cmd_absolute_paths(c, argc - words + 1, argv + words - 1, &err)) {
+		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
+		return CMD_FAIL;
+	}
+	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
 	fd = wire_connect(pool);
-	if (fd >= 0) {
-		if (absolute_file_option(c, argc - words, argv + words)) {
-			close(fd);
-			return CMD_FAIL;
-		}
+	if (fd >= 0)
 		return run_remote(fd, pool, argc, argv);
-	}
 	if (fd != -ENOENT && fd != -ECONNREFUSED) {
 		fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n", pool,
 			strerror(-fd));

@@ -1,7 +1,9 @@
 /*
- * tests/unit/test_cli.c: the commands as both transports run them,
- * through cmd_dispatch() on a real pool database, with the output caught
- * in memory; and the control channel's framing over a socketpair.
+ * tests/unit/test_cli.c: the commands as both hosts run them, through
+ * cmd_dispatch() on a real pool (the service over a real database, raw
+ * devices in files), with the output caught in memory; what they made
+ * durable is read back from the database on a connection of its own.
+ * And the control channel's framing over a socketpair.
  */
 #include <check.h>
 #include <errno.h>
@@ -17,24 +19,19 @@
 #include "cmd.h"
 #include "device.h"
 #include "json.h"
+#include "pool_port.h"
+#include "rcu.h"
 #include "store.h"
+#include "volset.h"
+#include "volume.h"
 #include "wire.h"
 
 #define MiB (1ull << 20)
 
 static char root[] = "/tmp/test_cli.XXXXXX";
-static char pool_dir[64];
-static struct store *s;
+static char dir[64];
+static struct pool *pool;
 static char *out, *err;
-
-/* What the fake daemon was told, and what it answers. */
-static struct {
-	int removing, changed, device_changed, status;
-	int removing_result;
-	int64_t last;
-} calls;
-
-static const struct live_ops *live;
 
 static int remove_entry(const char *path, const struct stat *sb, int type,
 			struct FTW *ftw)
@@ -57,9 +54,9 @@ static void remove_root(void)
 static int run_words(const char **words)
 {
 	struct cmd_ctx ctx = {
-		.store = s,
-		.pool_dir = pool_dir,
-		.live = live,
+		.pool = pool,
+		.pool_dir = dir,
+		.open_meta = pool_port_open,
 	};
 	size_t out_len, err_len;
 	char *argv[64];
@@ -96,7 +93,7 @@ static const char *file_in_pool(const char *name)
 {
 	static char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", pool_dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return path;
 }
 
@@ -111,21 +108,20 @@ static void add_device(const char *name, const char *size)
 
 static void make_pool(void)
 {
-	char db[PATH_MAX];
+	struct pool_error e;
 
-	snprintf(pool_dir, sizeof(pool_dir), "%s/XXXXXX", root);
-	ck_assert_ptr_nonnull(mkdtemp(pool_dir));
-	snprintf(db, sizeof(db), "%s/pool.db", pool_dir);
-	ck_assert_int_eq(store_open(db, STORE_CREATE, &s), 0);
-	memset(&calls, 0, sizeof(calls));
-	live = NULL;
+	snprintf(dir, sizeof(dir), "%s/XXXXXX", root);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pool_create(dir, pool_port_open, &e), 0);
+	ck_assert_int_eq(pool_open(dir, pool_port_open, &pool, &e), 0);
 	add_device("d0", "32M");
 	add_device("d1", "32M");
 }
 
 static void close_pool(void)
 {
-	store_close(s);
+	pool_close(pool);
+	pool = NULL;
 	free(out);
 	free(err);
 	out = err = NULL;
@@ -133,12 +129,44 @@ static void close_pool(void)
 
 static size_t nr_volumes(void)
 {
-	struct volume_rec *v;
+	struct pool_volume_info *v;
 	size_t nr;
 
-	ck_assert_int_eq(store_volume_list(s, &v, &nr), 0);
+	ck_assert_int_eq(pool_volume_infos(pool, &v, &nr), 0);
 	free(v);
 	return nr;
+}
+
+/*
+ * Volume @name and its extents as committed: read from the database on a
+ * connection of its own.  *e malloc'ed.
+ */
+static void committed(const char *name, struct volume_rec *v, struct extent_rec **e,
+		      size_t *nr)
+{
+	struct volume_rec *vols;
+	struct extent_rec *all;
+	char db[PATH_MAX];
+	struct store *s;
+	size_t nr_vols, nr_all;
+
+	snprintf(db, sizeof(db), "%s/pool.db", dir);
+	ck_assert_int_eq(store_open(db, 0, &s), 0);
+	ck_assert_int_eq(store_volume_list(s, &vols, &nr_vols), 0);
+	ck_assert_int_eq(store_extent_list(s, &all, &nr_all), 0);
+	store_close(s);
+	v->id = 0;
+	for (size_t i = 0; i < nr_vols; i++)
+		if (!strcmp(vols[i].name, name))
+			*v = vols[i];
+	ck_assert_int_ne(v->id, 0);
+	*e = calloc(nr_all + 1, sizeof(**e));
+	*nr = 0;
+	for (size_t i = 0; i < nr_all; i++)
+		if (all[i].volume == v->id)
+			(*e)[(*nr)++] = all[i];
+	free(vols);
+	free(all);
 }
 
 /* ---- usage ------------------------------------------------------------- */
@@ -182,8 +210,8 @@ START_TEST(help_on_every_command_exits_0_and_prints_usage)
 		{ "remove", NULL }, { "list", NULL }, { "status", NULL },
 	};
 
-	store_close(s);
-	s = NULL;			/* help needs no pool */
+	pool_close(pool);
+	pool = NULL;			/* help needs no pool */
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		int st = cmds[i][1] ? RUN(cmds[i][0], cmds[i][1], "--help")
 				    : RUN(cmds[i][0], "x", "-h");
@@ -194,7 +222,6 @@ START_TEST(help_on_every_command_exits_0_and_prints_usage)
 	}
 	ck_assert_int_eq(RUN("device", "--help"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "device add PATH"));
-	s = NULL;
 }
 END_TEST
 
@@ -255,10 +282,9 @@ START_TEST(segments_are_stored_after_the_label_in_order)
 
 	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:6M",
 			     "--segment", "d0:0:8M"), 0);
-	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	committed("v", &v, &e, &nr);
 	ck_assert_uint_eq(v.size, 14 * MiB);
 	ck_assert_str_eq(v.kind, "linear");
-	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
 	ck_assert_uint_eq(nr, 2);
 	ck_assert_uint_eq(e[0].dev_offset, DEVICE_DATA_OFFSET + 4 * MiB);
 	ck_assert_uint_eq(e[0].length, 6 * MiB);
@@ -313,8 +339,7 @@ START_TEST(allocation_spans_the_devices_named_with_on)
 	size_t nr;
 
 	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "40M", "--on", "d1,d0"), 0);
-	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
-	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
+	committed("v", &v, &e, &nr);
 	ck_assert_uint_eq(nr, 2);
 	ck_assert_uint_eq(e[0].length + e[1].length, 40 * MiB);
 	free(e);
@@ -330,9 +355,8 @@ START_TEST(extend_appends_extents_and_grows_the_volume)
 	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "8M", "--on", "d0"), 0);
 	ck_assert_int_eq(RUN("extend", "v", "--size", "12M", "--on", "d1"), 0);
 	ck_assert_int_eq(RUN("extend", "v", "--size", "+4M"), 0);
-	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
+	committed("v", &v, &e, &nr);
 	ck_assert_uint_eq(v.size, 16 * MiB);
-	ck_assert_int_eq(store_extents_of_volume(s, v.id, &e, &nr), 0);
 	ck_assert_uint_ge(nr, 3);
 	ck_assert_uint_eq(e[1].seq, 1);
 	free(e);
@@ -431,7 +455,10 @@ START_TEST(list_json_is_an_array_of_name_kind_size)
 	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
 	ck_assert_int_eq(RUN("list", "--json"), 0);
 	ck_assert_str_eq(out, "[\n  {\n    \"name\": \"v\",\n    \"kind\": \"linear\",\n"
-			      "    \"size\": 1048576\n  }\n]\n");
+			      "    \"size\": 1048576,\n    \"state\": \"ok\",\n"
+			      "    \"segments\": [\n      {\n        \"device\": \"d0\",\n"
+			      "        \"offset\": 0,\n        \"length\": 1048576\n      }\n"
+			      "    ]\n  }\n]\n");
 	ck_assert_int_eq(RUN("list"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "1.00 MiB"));
 }
@@ -443,83 +470,58 @@ START_TEST(status_json_shows_segments_relative_to_the_data_area)
 	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
 	ck_assert_str_eq(out,
 		"{\n  \"name\": \"v\",\n  \"kind\": \"linear\",\n  \"size\": 4096,\n"
+		"  \"state\": \"ok\",\n"
 		"  \"segments\": [\n    {\n      \"device\": \"d1\",\n"
 		"      \"offset\": 4194304,\n      \"length\": 4096\n    }\n  ],\n"
-		"  \"daemon\": false\n}\n");
+		"  \"open\": 0,\n  \"reads\": 0,\n  \"writes\": 0,\n  \"read_bytes\": 0,\n"
+		"  \"write_bytes\": 0,\n  \"io_errors\": 0\n}\n");
 	ck_assert_int_eq(RUN("status"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "volumes:\n  - name: v\n"));
 	ck_failed(RUN("status", "nosuch"), CMD_FAIL);
 }
 END_TEST
 
-/* ---- the live hooks ----------------------------------------------------------- */
+/* ---- a served volume -------------------------------------------------------- */
 
-static int fake_removing(void *arg, int64_t id)
+/* Holds volume @name open, as a file on the mount would. */
+static struct volume *hold(const char *name)
 {
-	(void)arg;
-	calls.removing++;
-	calls.last = id;
-	return calls.removing_result;
+	struct volume *v;
+
+	rcu_read_begin();
+	v = volset_find_name(pool_served(pool), name);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(volume_hold(v), 0);
+	rcu_read_end();
+	return v;
 }
 
-static int fake_changed(void *arg, int64_t id)
+START_TEST(open_volume_is_not_removed_and_stays_served)
 {
-	(void)arg;
-	calls.changed++;
-	calls.last = id;
-	return 0;
-}
+	struct volume *v;
 
-static int fake_device_changed(void *arg, int64_t id)
-{
-	(void)arg, (void)id;
-	calls.device_changed++;
-	return 0;
-}
-
-static void fake_status(void *arg, int64_t id, struct json *j)
-{
-	(void)arg, (void)id;
-	calls.status++;
-	json_u64(j, "open", 3);
-}
-
-static const struct live_ops fake_live = {
-	.volume_removing = fake_removing,
-	.volume_changed = fake_changed,
-	.device_changed = fake_device_changed,
-	.volume_status = fake_status,
-};
-
-START_TEST(daemon_hears_of_every_change_after_the_commit)
-{
-	struct volume_rec v;
-
-	live = &fake_live;
 	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
-	ck_assert_int_eq(store_volume_get(s, "v", &v), 0);
-	ck_assert_int_eq(calls.changed, 1);
-	ck_assert_int_eq(calls.last, v.id);
-	ck_assert_int_eq(RUN("extend", "v", "--size", "2M"), 0);
-	ck_assert_int_eq(calls.changed, 2);
-	add_device("d2", "4M");
-	ck_assert_int_eq(calls.device_changed, 1);
-	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
-	ck_assert_ptr_nonnull(strstr(out, "\"daemon\": true,\n  \"open\": 3\n}"));
-	ck_assert_int_eq(RUN("remove", "v"), 0);
-	ck_assert_int_eq(calls.removing, 1);
-	ck_assert_int_eq(calls.changed, 3);
-}
-END_TEST
-
-START_TEST(busy_volume_is_not_removed)
-{
-	live = &fake_live;
-	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
-	calls.removing_result = -EBUSY;
+	v = hold("v");
 	ck_failed(RUN("remove", "v"), CMD_FAIL);
 	ck_assert_str_eq(err, "mapperctl: remove: volume 'v' is busy (open)\n");
 	ck_assert_uint_eq(nr_volumes(), 1);
+	ck_assert_int_eq(volume_hold(v), 0);		/* not retired */
+	volume_unhold(v);
+	volume_unhold(v);
+	ck_assert_int_eq(RUN("remove", "v"), 0);
+	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(status_of_a_served_volume_counts_its_openers)
+{
+	struct volume *v;
+
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
+	v = hold("v");
+	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"open\": 1,"));
+	volume_unhold(v);
 }
 END_TEST
 
@@ -650,8 +652,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, device_add_refuses_small_devices_and_existing_files_to_create);
 	tcase_add_test(tc, list_json_is_an_array_of_name_kind_size);
 	tcase_add_test(tc, status_json_shows_segments_relative_to_the_data_area);
-	tcase_add_test(tc, daemon_hears_of_every_change_after_the_commit);
-	tcase_add_test(tc, busy_volume_is_not_removed);
+	tcase_add_test(tc, open_volume_is_not_removed_and_stays_served);
+	tcase_add_test(tc, status_of_a_served_volume_counts_its_openers);
 	suite_add_tcase(suite, tc);
 
 	tcase_add_test(wire, request_crosses_the_wire_intact);

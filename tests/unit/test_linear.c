@@ -247,6 +247,7 @@ START_TEST(read_from_memory_devices_points_into_their_mappings)
 	ck_assert_ptr_eq(iov[0].iov_base, f.dev[0]->mem + 2 * MiB - 4096);
 	ck_assert_ptr_eq(iov[1].iov_base, f.dev[1]->mem + 2 * MiB);
 	ck_assert_int_eq(((char *)iov[1].iov_base)[4095], 'm');
+	volume_read_done();
 	volume_destroy(v);
 	files_close(&f);
 }
@@ -266,6 +267,7 @@ START_TEST(read_from_file_devices_is_copied_into_the_buffer)
 	ck_assert_uint_eq(nr, 1);
 	ck_assert_ptr_eq(iov[0].iov_base, buf);
 	ck_assert_uint_eq(iov[0].iov_len, 8192);
+	volume_read_done();
 	volume_destroy(v);
 	files_close(&f);
 }
@@ -320,8 +322,12 @@ START_TEST(table_replaced_while_readers_map_is_never_torn)
 
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, race_reader, &r);
-	for (int round = 0; round < 200; round++)
-		ck_assert_int_eq(linear_replace(r.t, three, 2 + round % 2), 0);
+	for (int round = 0; round < 200; round++) {
+		struct linear_table *tb;
+
+		ck_assert_int_eq(linear_table_new(three, 2 + round % 2, &tb), 0);
+		linear_publish(r.t, tb);
+	}
 	atomic_store(&r.stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);

@@ -105,6 +105,39 @@ static struct volume_rec volume(const char *name, const char *kind,
 	return v;
 }
 
+/* The row named @name, as the store lists it; 0 or -ENOENT. */
+static int find_device(const char *name, struct device_rec *out)
+{
+	struct device_rec *list;
+	size_t nr;
+	int r = -ENOENT;
+
+	ck_assert_int_eq(store_device_list(s, &list, &nr), 0);
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(list[i].name, name)) {
+			*out = list[i];
+			r = 0;
+		}
+	free(list);
+	return r;
+}
+
+static int find_volume(const char *name, struct volume_rec *out)
+{
+	struct volume_rec *list;
+	size_t nr;
+	int r = -ENOENT;
+
+	ck_assert_int_eq(store_volume_list(s, &list, &nr), 0);
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(list[i].name, name)) {
+			*out = list[i];
+			r = 0;
+		}
+	free(list);
+	return r;
+}
+
 static void reopen(void)
 {
 	store_close(s);
@@ -235,14 +268,11 @@ START_TEST(device_reads_back_as_inserted)
 
 	ck_assert_int_eq(store_device_insert(s, &d), 0);
 	ck_assert_int_gt(d.id, 0);
-	ck_assert_int_eq(store_device_get(s, "d0", &got), 0);
+	ck_assert_int_eq(find_device("d0", &got), 0);
 	ck_assert_int_eq(got.id, d.id);
 	ck_assert_str_eq(got.path, "/dev/sdz");
 	ck_assert(uuid_equal(&got.uuid, &d.uuid));
 	ck_assert_uint_eq(got.size, 64 * MiB);
-	memset(&got, 0, sizeof(got));
-	ck_assert_int_eq(store_device_get_by_id(s, d.id, &got), 0);
-	ck_assert_str_eq(got.name, "d0");
 }
 END_TEST
 
@@ -266,10 +296,6 @@ END_TEST
 
 START_TEST(unknown_device_is_enoent)
 {
-	struct device_rec got;
-
-	ck_assert_int_eq(store_device_get(s, "nope", &got), -ENOENT);
-	ck_assert_int_eq(store_device_get_by_id(s, 42, &got), -ENOENT);
 	ck_assert_int_eq(store_device_delete(s, 42), -ENOENT);
 }
 END_TEST
@@ -313,12 +339,12 @@ START_TEST(volume_reads_back_as_inserted)
 	struct volume_rec v = volume("vm1", "thin", 40 * MiB), got;
 
 	ck_assert_int_eq(store_volume_insert(s, &v), 0);
-	ck_assert_int_eq(store_volume_get(s, "vm1", &got), 0);
+	ck_assert_int_eq(find_volume("vm1", &got), 0);
 	ck_assert_int_eq(got.id, v.id);
 	ck_assert_str_eq(got.kind, "thin");
 	ck_assert_uint_eq(got.size, 40 * MiB);
 	ck_assert_int_eq(store_volume_set_size(s, v.id, 80 * MiB), 0);
-	ck_assert_int_eq(store_volume_get_by_id(s, v.id, &got), 0);
+	ck_assert_int_eq(find_volume("vm1", &got), 0);
 	ck_assert_uint_eq(got.size, 80 * MiB);
 }
 END_TEST
@@ -343,9 +369,6 @@ END_TEST
 
 START_TEST(changing_an_unknown_volume_is_enoent)
 {
-	struct volume_rec got;
-
-	ck_assert_int_eq(store_volume_get(s, "nope", &got), -ENOENT);
 	ck_assert_int_eq(store_volume_set_size(s, 7, MiB), -ENOENT);
 	ck_assert_int_eq(store_volume_delete(s, 7), -ENOENT);
 }
@@ -378,40 +401,40 @@ START_TEST(empty_pool_lists_nothing)
 	ck_assert_uint_eq(nr, 0);
 	ck_assert_int_eq(store_volume_list(s, &v, &nr), 0);
 	ck_assert_ptr_null(v);
-	ck_assert_int_eq(store_extents_on_device(s, 1, &e, &nr), 0);
+	ck_assert_int_eq(store_extent_list(s, &e, &nr), 0);
 	ck_assert_ptr_null(e);
 }
 END_TEST
 
 /* Extents */
 
-START_TEST(extents_are_listed_by_seq_and_by_device_offset)
+START_TEST(extents_are_listed_by_volume_then_seq)
 {
 	struct device_rec d = device("d0", "/a", 64 * MiB);
 	struct volume_rec v = volume("v", "linear", 3 * MiB);
-	struct extent_rec *list;
+	struct volume_rec w = volume("w", "linear", MiB);
+	struct extent_rec *list, e;
 	size_t nr;
 
 	ck_assert_int_eq(store_device_insert(s, &d), 0);
 	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(store_volume_insert(s, &w), 0);
+	e = (struct extent_rec){ w.id, 0, d.id, 20 * MiB, MiB };
+	ck_assert_int_eq(store_extent_insert(s, &e), 0);
 	/* seq 0 lies after seq 1 on the device */
-	for (uint32_t seq = 0; seq < 3; seq++) {
-		struct extent_rec e = { v.id, seq, d.id, (8 - 3 * seq) * MiB, MiB };
-
+	for (uint32_t seq = 3; seq-- > 0;) {
+		e = (struct extent_rec){ v.id, seq, d.id, (8 - 3 * seq) * MiB, MiB };
 		ck_assert_int_eq(store_extent_insert(s, &e), 0);
 	}
-	ck_assert_int_eq(store_extents_of_volume(s, v.id, &list, &nr), 0);
-	ck_assert_uint_eq(nr, 3);
-	for (uint32_t i = 0; i < 3; i++)
+	ck_assert_int_eq(store_extent_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 4);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(list[i].volume, v.id);
 		ck_assert_uint_eq(list[i].seq, i);
+	}
 	ck_assert_uint_eq(list[0].dev_offset, 8 * MiB);
-	free(list);
-	ck_assert_int_eq(store_extents_on_device(s, d.id, &list, &nr), 0);
-	ck_assert_uint_eq(nr, 3);
-	ck_assert_uint_eq(list[0].dev_offset, 2 * MiB);
-	ck_assert_uint_eq(list[2].dev_offset, 8 * MiB);
-	ck_assert_uint_eq(list[2].seq, 0);
-	ck_assert_uint_eq(list[2].length, MiB);
+	ck_assert_uint_eq(list[0].length, MiB);
+	ck_assert_int_eq(list[3].volume, w.id);
 	free(list);
 }
 END_TEST
@@ -458,7 +481,7 @@ START_TEST(deleting_a_volume_deletes_its_extents)
 	e = (struct extent_rec){ v.id, 0, d.id, MiB, MiB };
 	ck_assert_int_eq(store_extent_insert(s, &e), 0);
 	ck_assert_int_eq(store_volume_delete(s, v.id), 0);
-	ck_assert_int_eq(store_extents_on_device(s, d.id, &list, &nr), 0);
+	ck_assert_int_eq(store_extent_list(s, &list, &nr), 0);
 	ck_assert_uint_eq(nr, 0);
 }
 END_TEST
@@ -472,7 +495,7 @@ START_TEST(rolled_back_transaction_leaves_nothing)
 	ck_assert_int_eq(store_begin(s), 0);
 	ck_assert_int_eq(store_volume_insert(s, &v), 0);
 	store_rollback(s);
-	ck_assert_int_eq(store_volume_get(s, "v", &got), -ENOENT);
+	ck_assert_int_eq(find_volume("v", &got), -ENOENT);
 	store_rollback(s);	/* outside a transaction: nothing happens */
 }
 END_TEST
@@ -485,7 +508,7 @@ START_TEST(committed_transaction_survives_reopening)
 	ck_assert_int_eq(store_volume_insert(s, &v), 0);
 	ck_assert_int_eq(store_commit(s), 0);
 	reopen();
-	ck_assert_int_eq(store_volume_get(s, "v", &got), 0);
+	ck_assert_int_eq(find_volume("v", &got), 0);
 	ck_assert_int_eq(got.id, v.id);
 }
 END_TEST
@@ -525,7 +548,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, changing_an_unknown_volume_is_enoent);
 	tcase_add_test(rows, volume_ids_are_never_reused);
 	tcase_add_test(rows, empty_pool_lists_nothing);
-	tcase_add_test(rows, extents_are_listed_by_seq_and_by_device_offset);
+	tcase_add_test(rows, extents_are_listed_by_volume_then_seq);
 	tcase_add_test(rows, duplicate_extent_seq_is_refused);
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
 	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);

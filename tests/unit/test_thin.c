@@ -30,6 +30,7 @@ struct fake {
 	struct thin_vol_rec vols[16];
 	size_t nr_leaves, nr_dirs, nr_vols;
 	int commits;
+	int failures;			/* commits to refuse (-EBUSY) first */
 };
 
 static struct fake fake;
@@ -56,17 +57,6 @@ static struct thin_vol_rec *fake_vol(int64_t volume)
 		if (fake.vols[i].volume == volume)
 			return &fake.vols[i];
 	return NULL;
-}
-
-static int f_volume_dir(void *arg, int64_t volume, int64_t *dir)
-{
-	struct thin_vol_rec *v = fake_vol(volume);
-
-	(void)arg;
-	if (!v)
-		return -ENOENT;
-	*dir = v->dir;
-	return 0;
 }
 
 static int f_load_dir(void *arg, int64_t id, struct thin_dir_rec *out)
@@ -106,9 +96,41 @@ static int f_max_page_id(void *arg, int64_t *out)
 	return 0;
 }
 
+static int f_page_ids(void *arg, int64_t **dirs, size_t *nr_dirs, int64_t **leaves,
+		      size_t *nr_leaves)
+{
+	(void)arg;
+	*dirs = malloc((fake.nr_dirs + 1) * sizeof(int64_t));
+	*leaves = malloc((fake.nr_leaves + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < fake.nr_dirs; i++)
+		(*dirs)[i] = fake.dirs[i].id;
+	for (size_t i = 0; i < fake.nr_leaves; i++)
+		(*leaves)[i] = fake.leaves[i].id;
+	*nr_dirs = fake.nr_dirs;
+	*nr_leaves = fake.nr_leaves;
+	return 0;
+}
+
+/* What the pool service records itself: a volume's row, an empty map. */
+static void record_volume(int64_t volume, int64_t dir, uint32_t slots)
+{
+	struct thin_vol_rec *v = fake_vol(volume);
+
+	*(v ? v : &fake.vols[fake.nr_vols++]) = (struct thin_vol_rec){ volume, dir };
+	if (!slots || fake_dir(dir))
+		return;
+	fake.dirs[fake.nr_dirs] = (struct thin_dir_rec){ dir, slots,
+							 calloc(slots, sizeof(int64_t)) };
+	fake.nr_dirs++;
+}
+
 static int f_commit(void *arg, const struct thin_commit *c)
 {
 	(void)arg;
+	if (fake.failures) {
+		fake.failures--;
+		return -EBUSY;
+	}
 	for (size_t i = 0; i < c->nr_leaves; i++) {
 		struct thin_leaf_rec *l = fake_leaf(c->leaves[i].id);
 
@@ -128,7 +150,8 @@ static int f_commit(void *arg, const struct thin_commit *c)
 	for (size_t i = 0; i < c->nr_vols; i++) {
 		struct thin_vol_rec *v = fake_vol(c->vols[i].volume);
 
-		*(v ? v : &fake.vols[fake.nr_vols++]) = c->vols[i];
+		ck_assert_ptr_nonnull(v);	/* rows are the service's */
+		*v = c->vols[i];
 	}
 	for (size_t i = 0; i < c->nr_dead_leaves; i++) {
 		struct thin_leaf_rec *l = fake_leaf(c->dead_leaves[i]);
@@ -144,21 +167,15 @@ static int f_commit(void *arg, const struct thin_commit *c)
 			*d = fake.dirs[--fake.nr_dirs];
 		}
 	}
-	for (size_t i = 0; i < c->nr_dead_vols; i++) {
-		struct thin_vol_rec *v = fake_vol(c->dead_vols[i]);
-
-		if (v)
-			*v = fake.vols[--fake.nr_vols];
-	}
 	fake.commits++;
 	return 0;
 }
 
 static const struct thin_meta_ops fake_ops = {
-	.volume_dir = f_volume_dir,
 	.load_dir = f_load_dir,
 	.load_leaf = f_load_leaf,
 	.max_page_id = f_max_page_id,
+	.page_ids = f_page_ids,
 	.commit = f_commit,
 };
 
@@ -203,24 +220,46 @@ static void teardown(void)
 		free(fake.dirs[i].leaves);
 }
 
+/* As the pool service creates a thin volume: record, then make. */
 static struct volume *new_volume(int64_t id, uint64_t size)
 {
+	int64_t dir = thin_pool_reserve_page_id(pool);
 	struct target *t;
 	struct volume *v;
 
-	ck_assert_int_eq(thin_create(pool, id, size, false, &t), 0);
+	record_volume(id, dir, thin_dir_slots((size + BS - 1) / BS));
+	ck_assert_int_eq(thin_create(pool, id, size, dir, &t), 0);
 	ck_assert_int_eq(volume_create(id, "v", size, t, &v), 0);
 	return v;
 }
 
+/* As the service snapshots: suspend the origin, commit, share, record. */
 static struct volume *snapshot(struct volume *origin, int64_t id)
 {
 	struct target *t;
 	struct volume *v;
 
+	thin_suspend(origin->target);
+	ck_assert_int_eq(thin_pool_admin_begin(pool, NULL), 0);
+	record_volume(id, thin_dir_id(origin->target), 0);
 	ck_assert_int_eq(thin_snapshot(origin->target, id, &t), 0);
+	thin_pool_admin_end(pool);
+	thin_unsuspend(origin->target);
 	ck_assert_int_eq(volume_create(id, "s", atomic_load(&origin->size), t, &v), 0);
 	return v;
+}
+
+/* As the service removes a thin volume: its row goes, then its map. */
+static void remove_volume(struct volume *v)
+{
+	struct thin_vol_rec *rec = fake_vol(v->id);
+
+	thin_suspend(v->target);
+	ck_assert_int_eq(thin_pool_admin_begin(pool, NULL), 0);
+	*rec = fake.vols[--fake.nr_vols];
+	ck_assert_int_eq(thin_remove(v->target), 0);
+	thin_pool_admin_end(pool);
+	thin_unsuspend(v->target);
 }
 
 static void fill(struct volume *v, uint64_t off, uint32_t len, int byte)
@@ -363,7 +402,7 @@ START_TEST(removing_a_snapshot_frees_only_its_own_blocks_after_commit)
 	s = snapshot(v, 11);
 	fill(s, 0, 2 * BS, 2);			/* s owns 2 blocks */
 	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 6);
-	ck_assert_int_eq(thin_remove(s->target), 0);
+	remove_volume(s);
 	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 6);
 	ck_assert_int_eq(thin_pool_commit(pool), 0);
 	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
@@ -378,13 +417,15 @@ START_TEST(full_pool_fails_with_enospc_keeps_data_and_grows)
 {
 	struct volume *v = new_volume(10, 32 * BS);
 	struct thin_area area = { dev, 0, 20ull * BS };
+	struct thin_areas *grown;
 	char buf[4096] = { 0 };
 
 	fill(v, 0, NR_BLOCKS * BS, 7);
 	ck_assert_int_eq(volume_write(v, &eng, buf, NR_BLOCKS * BS, sizeof(buf)), -ENOSPC);
 	expect(v, 0, NR_BLOCKS * BS, 7);
 	fill(v, 0, BS, 8);			/* overwrites still work */
-	ck_assert_int_eq(thin_pool_grow(pool, &area, 1), 0);
+	ck_assert_int_eq(thin_pool_areas_new(pool, &area, 1, &grown), 0);
+	thin_pool_grow(pool, grown);
 	fill(v, NR_BLOCKS * BS, BS, 9);
 	expect(v, NR_BLOCKS * BS, BS, 9);
 	volume_destroy(v);
@@ -458,9 +499,9 @@ START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 	thin_pool_close(pool);
 
 	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
-	ck_assert_int_eq(thin_create(pool, 10, 8 * BS, true, &t), 0);
+	ck_assert_int_eq(thin_load(pool, 10, 8 * BS, fake_vol(10)->dir, &t), 0);
 	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, &v), 0);
-	ck_assert_int_eq(thin_create(pool, 11, 8 * BS, true, &t), 0);
+	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
 	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, &s), 0);
 	ck_assert_int_eq(thin_pool_start(pool), 0);
 	expect(v, 0, BS, 5);
@@ -470,6 +511,45 @@ START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 	u = usage(v);
 	ck_assert_uint_eq(u.exclusive, 1);
 	ck_assert_uint_eq(u.shared, 2);
+	ck_assert_int_eq(thin_pool_stop(pool), 0);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+START_TEST(failed_commits_change_nothing_and_a_retry_writes_it_all)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	struct thin_pool_usage pu;
+	struct target *t;
+
+	fill(v, 0, 3 * BS, 4);
+	s = snapshot(v, 11);
+	fill(v, 0, BS, 5);			/* copies the dir, a leaf, a block */
+	fake.failures = 1;
+	ck_assert_int_eq(thin_pool_admin_begin(pool, NULL), -EBUSY);
+	thin_pool_usage(pool, &pu);
+	ck_assert_int_eq(pu.commit_error, -EBUSY);
+	ck_assert(!pu.failed);
+	fake.failures = 2;			/* fsync waits through two */
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_int_eq(fake.failures, 0);
+	thin_pool_usage(pool, &pu);
+	ck_assert_int_eq(pu.commit_error, 0);
+	volume_destroy(s);
+	volume_destroy(v);
+	thin_pool_close(pool);
+
+	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
+	ck_assert_int_eq(thin_load(pool, 10, 8 * BS, fake_vol(10)->dir, &t), 0);
+	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, &v), 0);
+	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
+	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, &s), 0);
+	ck_assert_int_eq(thin_pool_start(pool), 0);
+	expect(v, 0, BS, 5);
+	expect(v, BS, 2 * BS, 4);
+	expect(s, 0, 3 * BS, 4);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
 	ck_assert_int_eq(thin_pool_stop(pool), 0);
 	volume_destroy(s);
 	volume_destroy(v);
@@ -553,6 +633,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, discard_unmaps_whole_blocks_and_zeroes_partial_ones);
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
+	tcase_add_test(tc, failed_commits_change_nothing_and_a_retry_writes_it_all);
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
 	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
 	suite_add_tcase(suite, tc);

@@ -34,56 +34,24 @@ const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id
 	return bsearch(&key, w->leaves, w->nr_leaves, sizeof(key), cmp_leaf);
 }
 
-static int load_pages(struct store *s, struct thin_walk *w)
+static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk *w)
 {
-	int64_t *ids = NULL;
-	size_t nr = 0;
+	int64_t *dir_ids = NULL, *leaf_ids = NULL;
+	size_t nr_dir_ids = 0, nr_leaf_ids = 0;
 	int r;
 
-	r = store_thin_dir_ids(s, w->pool, &ids, &nr);
+	r = m->page_ids(arg, &dir_ids, &nr_dir_ids, &leaf_ids, &nr_leaf_ids);
 	if (r)
 		return r;
-	w->dirs = calloc(nr ? nr : 1, sizeof(*w->dirs));
-	r = w->dirs ? 0 : -ENOMEM;
-	for (size_t i = 0; !r && i < nr; i++, w->nr_dirs++)
-		r = store_thin_dir_get(s, w->pool, ids[i], &w->dirs[i]);
-	free(ids);
-	if (r)
-		return r;
-	r = store_thin_leaf_ids(s, w->pool, &ids, &nr);
-	if (r)
-		return r;
-	w->leaves = calloc(nr ? nr : 1, sizeof(*w->leaves));
-	r = w->leaves ? 0 : -ENOMEM;
-	for (size_t i = 0; !r && i < nr; i++, w->nr_leaves++)
-		r = store_thin_leaf_get(s, w->pool, ids[i], &w->leaves[i]);
-	free(ids);
-	return r;
-}
-
-static int load_geometry(struct store *s, struct thin_walk *w)
-{
-	struct extent_rec *e = NULL;
-	struct volume_rec v;
-	size_t nr = 0;
-	int r;
-
-	r = store_extents_of_volume(s, w->pool, &e, &nr);
-	if (r)
-		return r;
-	for (size_t i = 0; i < nr; i++)
-		w->nr_blocks += e[i].length / w->params.block_size;
-	free(e);
-	r = store_thin_list(s, w->pool, &w->vols, &w->nr_vols);
-	if (r)
-		return r;
-	w->vol_blocks = calloc(w->nr_vols ? w->nr_vols : 1, sizeof(*w->vol_blocks));
-	if (!w->vol_blocks)
-		return -ENOMEM;
-	for (size_t i = 0; i < w->nr_vols && !r; i++) {
-		r = store_volume_get_by_id(s, w->vols[i].volume, &v);
-		w->vol_blocks[i] = (v.size + w->params.block_size - 1) / w->params.block_size;
-	}
+	w->dirs = calloc(nr_dir_ids + 1, sizeof(*w->dirs));
+	w->leaves = calloc(nr_leaf_ids + 1, sizeof(*w->leaves));
+	r = w->dirs && w->leaves ? 0 : -ENOMEM;
+	for (size_t i = 0; !r && i < nr_dir_ids; i++, w->nr_dirs++)
+		r = m->load_dir(arg, dir_ids[i], &w->dirs[i]);
+	for (size_t i = 0; !r && i < nr_leaf_ids; i++, w->nr_leaves++)
+		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[i]);
+	free(dir_ids);
+	free(leaf_ids);
 	return r;
 }
 
@@ -132,17 +100,17 @@ static int derive(struct thin_walk *w)
 	return 0;
 }
 
-int thin_walk_load(struct store *s, int64_t pool, struct thin_walk *w)
+int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
+		   const struct thin_walk_vol *vols, size_t nr_vols,
+		   struct thin_walk *w)
 {
 	int r;
 
 	memset(w, 0, sizeof(*w));
-	w->pool = pool;
-	r = store_thin_pool_get(s, pool, &w->params);
-	if (!r)
-		r = load_geometry(s, w);
-	if (!r)
-		r = load_pages(s, w);
+	w->nr_blocks = nr_blocks;
+	w->vols = vols;
+	w->nr_vols = nr_vols;
+	r = load_pages(m, arg, w);
 	if (!r)
 		r = derive(w);
 	if (r)
@@ -156,61 +124,12 @@ void thin_walk_release(struct thin_walk *w)
 		free(w->dirs[i].leaves);
 	free(w->dirs);
 	free(w->leaves);
-	free(w->vols);
-	free(w->vol_blocks);
 	free(w->dir_reached);
 	free(w->leaf_reached);
 	free(w->dir_refs);
 	free(w->leaf_refs);
 	free(w->block_refs);
 	memset(w, 0, sizeof(*w));
-}
-
-static const struct thin_rec *find_vol(const struct thin_walk *w, int64_t volume,
-				       size_t *index)
-{
-	for (size_t i = 0; i < w->nr_vols; i++) {
-		if (w->vols[i].volume == volume) {
-			*index = i;
-			return &w->vols[i];
-		}
-	}
-	return NULL;
-}
-
-int thin_walk_usage(const struct thin_walk *w, int64_t volume,
-		    struct thin_walk_usage *out)
-{
-	const struct thin_dir_rec *d;
-	const struct thin_rec *t;
-	size_t index;
-	bool dir_alone;
-
-	memset(out, 0, sizeof(*out));
-	t = find_vol(w, volume, &index);
-	if (!t)
-		return -ENOENT;
-	d = thin_walk_dir(w, t->dir);
-	if (!d)
-		return 0;
-	dir_alone = w->dir_refs[d - w->dirs] == 1;
-	for (uint32_t j = 0; j < d->nr; j++) {
-		const struct thin_leaf_rec *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
-		bool alone = dir_alone && l && w->leaf_refs[l - w->leaves] == 1;
-
-		for (unsigned int k = 0; l && k < THIN_LEAF_ENTRIES; k++) {
-			uint32_t e = l->map[k];
-
-			if (!e)
-				continue;
-			out->mapped++;
-			if (alone && e - 1 < w->nr_blocks && w->block_refs[e - 1] == 1)
-				out->exclusive++;
-			else
-				out->shared++;
-		}
-	}
-	return 0;
 }
 
 static void report(void (*breach)(void *, const char *), void *arg, size_t *n,
@@ -232,12 +151,12 @@ static void report(void (*breach)(void *, const char *), void *arg, size_t *n,
 static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			 void (*breach)(void *, const char *), void *arg)
 {
-	const struct thin_rec *t = &w->vols[i];
+	const struct thin_walk_vol *t = &w->vols[i];
 	const struct thin_dir_rec *d = thin_walk_dir(w, t->dir);
 
 	if (!d) {
-		report(breach, arg, n, "volume %lld: its map (directory %lld) is missing",
-		       (long long)t->volume, (long long)t->dir);
+		report(breach, arg, n, "volume '%s': its map (directory %lld) is missing",
+		       t->name, (long long)t->dir);
 		return;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
@@ -247,8 +166,8 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			continue;
 		l = thin_walk_leaf(w, d->leaves[j]);
 		if (!l) {
-			report(breach, arg, n, "directory %lld: leaf %lld is missing",
-			       (long long)d->id, (long long)d->leaves[j]);
+			report(breach, arg, n, "volume '%s': leaf %lld of its directory %lld is missing",
+			       t->name, (long long)d->leaves[j], (long long)d->id);
 			continue;
 		}
 		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
@@ -259,14 +178,14 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 				continue;
 			if (e - 1 >= w->nr_blocks)
 				report(breach, arg, n,
-				       "leaf %lld maps virtual block %llu to block %u, past the end of the pool (%llu blocks)",
-				       (long long)l->id, (unsigned long long)vb, e - 1,
+				       "volume '%s': leaf %lld maps virtual block %llu to block %u, past the end of the pool (%llu blocks)",
+				       t->name, (long long)l->id, (unsigned long long)vb, e - 1,
 				       (unsigned long long)w->nr_blocks);
-			if (vb >= w->vol_blocks[i])
+			if (vb >= t->nr_blocks)
 				report(breach, arg, n,
-				       "volume %lld maps virtual block %llu, past its end (%llu blocks)",
-				       (long long)t->volume, (unsigned long long)vb,
-				       (unsigned long long)w->vol_blocks[i]);
+				       "volume '%s' maps virtual block %llu, past its end (%llu blocks)",
+				       t->name, (unsigned long long)vb,
+				       (unsigned long long)t->nr_blocks);
 		}
 	}
 }
@@ -344,75 +263,23 @@ size_t thin_walk_unreached(const struct thin_walk *w)
 	return n;
 }
 
-int thin_walk_gc(struct store *s, const struct thin_walk *w)
+int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w)
 {
-	int r;
+	int64_t *dirs = calloc(w->nr_dirs + 1, sizeof(*dirs));
+	int64_t *leaves = calloc(w->nr_leaves + 1, sizeof(*leaves));
+	struct thin_commit c = { .dead_leaves = leaves, .dead_dirs = dirs };
+	int r = -ENOMEM;
 
-	r = store_begin(s);
-	if (r)
-		return r;
-	for (size_t i = 0; !r && i < w->nr_dirs; i++)
-		if (!w->dir_reached[i])
-			r = store_thin_dir_delete(s, w->pool, w->dirs[i].id);
-	for (size_t i = 0; !r && i < w->nr_leaves; i++)
-		if (!w->leaf_reached[i])
-			r = store_thin_leaf_delete(s, w->pool, w->leaves[i].id);
-	if (!r)
-		r = store_commit(s);
-	if (r)
-		store_rollback(s);
-	return r;
-}
-
-static uint32_t entry_at(const struct thin_walk *w, const struct thin_dir_rec *d,
-			 uint64_t vb)
-{
-	const struct thin_leaf_rec *l;
-	uint64_t j = vb / THIN_LEAF_ENTRIES;
-
-	if (!d || j >= d->nr || !d->leaves[j])
-		return 0;
-	l = thin_walk_leaf(w, d->leaves[j]);
-	return l ? l->map[vb % THIN_LEAF_ENTRIES] : 0;
-}
-
-int thin_walk_diff(const struct thin_walk *w, int64_t a, int64_t b,
-		   int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg)
-{
-	const struct thin_rec *ta, *tb;
-	const struct thin_dir_rec *da, *db;
-	uint64_t end, run = 0, nr_run = 0;
-	size_t ia, ib;
-	int r = 0;
-
-	ta = find_vol(w, a, &ia);
-	tb = find_vol(w, b, &ib);
-	if (!ta || !tb)
-		return -ENOENT;
-	da = thin_walk_dir(w, ta->dir);
-	db = thin_walk_dir(w, tb->dir);
-	end = w->vol_blocks[ia] > w->vol_blocks[ib] ? w->vol_blocks[ia] : w->vol_blocks[ib];
-	for (uint64_t vb = 0; vb < end && !r; vb++) {
-		uint64_t j = vb / THIN_LEAF_ENTRIES;
-
-		if (vb % THIN_LEAF_ENTRIES == 0 && da && db && j < da->nr && j < db->nr &&
-		    da->leaves[j] == db->leaves[j]) {
-			vb += THIN_LEAF_ENTRIES - 1;	/* one shared leaf */
-			if (nr_run)
-				r = fn(arg, run, nr_run);
-			nr_run = 0;
-			continue;
-		}
-		if (entry_at(w, da, vb) != entry_at(w, db, vb)) {
-			if (!nr_run)
-				run = vb;
-			nr_run++;
-		} else if (nr_run) {
-			r = fn(arg, run, nr_run);
-			nr_run = 0;
-		}
+	if (dirs && leaves) {
+		for (size_t i = 0; i < w->nr_dirs; i++)
+			if (!w->dir_reached[i])
+				dirs[c.nr_dead_dirs++] = w->dirs[i].id;
+		for (size_t i = 0; i < w->nr_leaves; i++)
+			if (!w->leaf_reached[i])
+				leaves[c.nr_dead_leaves++] = w->leaves[i].id;
+		r = m->commit(arg, &c);
 	}
-	if (!r && nr_run)
-		r = fn(arg, run, nr_run);
+	free(dirs);
+	free(leaves);
 	return r;
 }

@@ -1,5 +1,5 @@
 /*
- * tools/size.h: sizes as people type and read them.
+ * core/size.h: sizes as people type and read them.
  *
  * Input is a whole number of bytes with an optional K, M, G or T suffix
  * (powers of 1024, any case, "KiB" spelled out also accepted), as lvcreate

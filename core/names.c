@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "store.h"
+#include "pool_meta.h"
 
 /* Not isalnum(): names must not depend on the locale. */
 static int name_char(char c)
@@ -15,7 +15,7 @@ int name_valid(const char *name)
 {
 	size_t len = strlen(name);
 
-	if (len == 0 || len > STORE_NAME_MAX)
+	if (len == 0 || len > POOL_NAME_MAX)
 		return 0;
 	if (name[0] == '.' || name[0] == '-')
 		return 0;

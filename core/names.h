@@ -1,9 +1,9 @@
 /*
- * tools/names.h: what a device or volume may be called.
+ * core/names.h: what a device or volume may be called.
  *
  * A name becomes a file name under the mount point, so it must be one
  * path component that no shell or option parser mistakes for something
- * else: 1 to STORE_NAME_MAX characters of [A-Za-z0-9._+-], not starting
+ * else: 1 to POOL_NAME_MAX characters of [A-Za-z0-9._+-], not starting
  * with '.' (no ".", "..", hidden files) or '-' (not an option).
  */
 #ifndef MAPPERFS_NAMES_H

@@ -1,0 +1,753 @@
+/*
+ * core/pool.c: the pool service's life cycle and the pieces every
+ * operation shares: lookups, the store transaction, publishing.
+ *
+ * Opening builds the pool from the store in the order the volumes need
+ * each other: raw devices first, then each kind in its type's build order
+ * (thin pools, then linear and switch volumes, then thin volumes, whose
+ * external origins may be any of those).  Whatever fails is kept, failed,
+ * with its reason; nothing is deleted because something else failed.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "label.h"
+#include "log.h"
+#include "names.h"
+#include "rcu.h"
+#include "size.h"
+#include "thin_pool.h"
+#include "volume.h"
+
+int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int pool_lock(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int db_path(const char *dir, char *buf, size_t len, struct pool_error *err)
+{
+	if ((size_t)snprintf(buf, len, "%s/pool.db", dir) >= len)
+		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", dir);
+	return 0;
+}
+
+static const char *open_strerror(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "does not exist (run 'mapperctl init')";
+	case -EUCLEAN:
+		return "is corrupt or not a mapperfs pool";
+	case -EPROTONOSUPPORT:
+		return "was written by a newer mapperfs";
+	case -EBUSY:
+		return "is locked by another process";
+	case -EEXIST:
+		return "exists already";
+	default:
+		return strerror(-r);
+	}
+}
+
+int pool_create(const char *dir, pool_meta_open_fn *open_meta,
+		struct pool_error *err)
+{
+	struct pool_meta *m;
+	char db[PATH_MAX];
+	int r;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return pool_fail(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
+	r = db_path(dir, db, sizeof(db), err);
+	if (r)
+		return r;
+	r = open_meta(db, true, &m);
+	if (r == -EEXIST)
+		return pool_fail(err, r, "'%s' holds a pool already", dir);
+	if (r)
+		return pool_fail(err, r, "cannot create pool database '%s': %s", db,
+				 strerror(-r));
+	m->ops->close(m);
+	return 0;
+}
+
+const char *pool_dir(const struct pool *p)
+{
+	return p->dir;
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+struct pool_volume *pool_volume_by_name(struct pool *p, const char *name)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (!strcmp(p->vols[i]->rec.name, name))
+			return p->vols[i];
+	return NULL;
+}
+
+struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->rec.id == id)
+			return p->vols[i];
+	return NULL;
+}
+
+struct pool_device *pool_device_by_name(struct pool *p, const char *name)
+{
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (!strcmp(p->devs[i]->rec.name, name))
+			return p->devs[i];
+	return NULL;
+}
+
+struct pool_device *pool_device_by_id(struct pool *p, int64_t id)
+{
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (p->devs[i]->rec.id == id)
+			return p->devs[i];
+	return NULL;
+}
+
+int pool_volume_get(struct pool *p, const char *name,
+		    const struct target_type *kind, bool failed_ok,
+		    struct pool_volume **out, struct pool_error *err)
+{
+	struct pool_volume *v = pool_volume_by_name(p, name);
+
+	if (!v)
+		return pool_fail(err, -ENOENT, "no volume '%s'", name);
+	if (kind && v->type != kind)
+		return pool_fail(err, -EINVAL, "volume '%s' is %s, not %s", name,
+				 v->type->name, kind->name);
+	if (v->failure && !failed_ok)
+		return pool_fail(err, -EIO, "volume '%s' is failed: %s", name, v->failure);
+	*out = v;
+	return 0;
+}
+
+const struct extent_rec *pool_extents_of(struct pool *p, int64_t volume,
+					 size_t *nr)
+{
+	size_t i = 0, n = 0;
+
+	while (i < p->nr_ext && p->ext[i].volume != volume)
+		i++;
+	while (i + n < p->nr_ext && p->ext[i + n].volume == volume)
+		n++;
+	*nr = n;
+	return n ? &p->ext[i] : NULL;
+}
+
+static int push_device(struct pool_device **v, size_t *nr, struct pool_device *d)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if (v[i] == d)
+			return 0;
+	v[(*nr)++] = d;
+	return 0;
+}
+
+int pool_devices_named(struct pool *p, char *const *names, size_t nr_names,
+		       struct pool_device ***out, size_t *nr,
+		       struct pool_error *err)
+{
+	struct pool_device **v;
+	size_t n = 0;
+	int r = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!nr_names)
+		return 0;
+	v = calloc(p->nr_devs + 1, sizeof(*v));
+	if (!v)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; !r && i < nr_names; i++) {
+		char *list = strdup(names[i]), *save = NULL, *name;
+
+		if (!list) {
+			r = pool_fail(err, -ENOMEM, "out of memory");
+			break;
+		}
+		if (!list[strspn(list, ",")])
+			r = pool_fail(err, -EINVAL, "--on needs a device name");
+		for (name = strtok_r(list, ",", &save); !r && name;
+		     name = strtok_r(NULL, ",", &save)) {
+			struct pool_device *d = pool_device_by_name(p, name);
+
+			if (!d)
+				r = pool_fail(err, -ENOENT, "no device '%s'", name);
+			else if (!d->dev)
+				r = pool_fail(err, -ENODEV, "device '%s' is failed: %s", name,
+					      d->failure);
+			else
+				push_device(v, &n, d);
+		}
+		free(list);
+	}
+	if (r) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err)
+{
+	if (!name_valid(name))
+		return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, name);
+	if (pool_volume_by_name(p, name))
+		return pool_fail(err, -EEXIST, "volume '%s' exists", name);
+	return 0;
+}
+
+/* ---- the store -------------------------------------------------------- */
+
+int pool_store_fail(struct pool_error *err, int r, const char *doing)
+{
+	switch (r) {
+	case -EBUSY:
+		return pool_fail(err, r, "cannot %s: the pool database is locked by another process; nothing changed",
+				 doing);
+	case -ENOSPC:
+		return pool_fail(err, r, "cannot %s: the file system of the pool database is full; nothing changed",
+				 doing);
+	case -EUCLEAN:
+		return pool_fail(err, r, "cannot %s: the pool database is damaged", doing);
+	default:
+		return pool_fail(err, r, "cannot %s: %s", doing, strerror(-r));
+	}
+}
+
+int pool_record(struct pool *p, const char *doing,
+		int (*record)(struct pool *p, void *arg), void *arg,
+		struct pool_error *err)
+{
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r;
+
+	r = m->begin(p->meta);
+	if (!r)
+		r = record(p, arg);
+	if (!r)
+		r = m->commit(p->meta);
+	if (r) {
+		m->rollback(p->meta);
+		return pool_store_fail(err, r, doing);
+	}
+	return 0;
+}
+
+/* ---- publishing ------------------------------------------------------- */
+
+static int grow(void **v, size_t *cap, size_t want, size_t size)
+{
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	want = want < 16 ? 16 : want * 2;
+	n = realloc(*v, want * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = want;
+	return 0;
+}
+
+int pool_reserve(struct pool *p, size_t vols, size_t ext)
+{
+	int r = grow((void **)&p->vols, &p->cap_vols, p->nr_vols + vols, sizeof(*p->vols));
+
+	return r ? r : grow((void **)&p->ext, &p->cap_ext, p->nr_ext + ext, sizeof(*p->ext));
+}
+
+void pool_volume_publish(struct pool *p, struct pool_volume *v)
+{
+	size_t i = p->nr_vols;
+
+	while (i && p->vols[i - 1]->rec.id > v->rec.id) {
+		p->vols[i] = p->vols[i - 1];
+		i--;
+	}
+	p->vols[i] = v;
+	p->nr_vols++;
+	if (v->served && !volset_add(&p->served, v->served))
+		v->published = true;
+	else if (v->served)
+		pool_volume_failed(v, "out of memory while publishing it");
+}
+
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct extent_rec *x = a, *y = b;
+
+	if (x->volume != y->volume)
+		return (x->volume > y->volume) - (x->volume < y->volume);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
+{
+	memcpy(&p->ext[p->nr_ext], e, nr * sizeof(*e));
+	p->nr_ext += nr;
+	qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	pool_space_update(p);
+}
+
+void pool_volume_forget(struct pool *p, struct pool_volume *v)
+{
+	size_t i = 0, j = 0;
+
+	while (i < p->nr_vols && p->vols[i] != v)
+		i++;
+	if (i < p->nr_vols) {
+		memmove(&p->vols[i], &p->vols[i + 1], (p->nr_vols - i - 1) * sizeof(*p->vols));
+		p->nr_vols--;
+	}
+	for (i = 0; i < p->nr_ext; i++)
+		if (p->ext[i].volume != v->rec.id)
+			p->ext[j++] = p->ext[i];
+	p->nr_ext = j;
+	pool_volume_free(p, v);
+	pool_space_update(p);
+}
+
+void pool_space_update(struct pool *p)
+{
+	uint64_t total = 0, used = 0;
+
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (p->devs[i]->rec.size > DEVICE_DATA_OFFSET)
+			total += p->devs[i]->rec.size - DEVICE_DATA_OFFSET;
+	for (size_t i = 0; i < p->nr_ext; i++)
+		used += p->ext[i].length;
+	atomic_store(&p->space_total, total);
+	atomic_store(&p->space_free, used < total ? total - used : 0);
+}
+
+int pool_thins_update(struct pool *p)
+{
+	struct pool_thins *t, *old;
+	size_t n = 0;
+
+	t = malloc(sizeof(*t) + (p->nr_vols + 1) * sizeof(t->v[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool)
+			t->v[n++] = p->vols[i]->tp.pool;
+	t->nr = n;
+	old = rcu_publish(p->thins, t);
+	rcu_wait_readers();
+	free(old);
+	return 0;
+}
+
+/* ---- volumes ---------------------------------------------------------- */
+
+struct pool_volume *pool_volume_new(const struct volume_rec *rec,
+				    const struct target_type *type)
+{
+	struct pool_volume *v = calloc(1, sizeof(*v));
+
+	if (v) {
+		v->rec = *rec;
+		v->type = type;
+	}
+	return v;
+}
+
+void pool_volume_free(struct pool *p, struct pool_volume *v)
+{
+	if (!v)
+		return;
+	if (v->published)
+		volset_remove(&p->served, v->served);	/* waits for readers */
+	if (v->served)
+		volume_destroy(v->served);
+	v->type->release(p, v);
+	free(v->failure);
+	free(v);
+}
+
+void pool_volume_failed(struct pool_volume *v, const char *why)
+{
+	free(v->failure);
+	v->failure = strdup(why);
+	log_warn("volume '%s' is not served: %s", v->rec.name, why);
+}
+
+void pool_volume_broken(struct pool_volume *v, const char *why)
+{
+	pool_volume_failed(v, why);
+	v->broken = true;
+}
+
+int pool_volume_serve(struct pool_volume *v, struct target *t)
+{
+	return volume_create(v->rec.id, v->rec.name, v->rec.size, t, &v->served);
+}
+
+/* ---- operations every kind shares ------------------------------------- */
+
+static int record_deletion(struct pool *p, void *arg)
+{
+	const struct pool_volume *v = arg;
+
+	return p->meta->ops->volume_delete(p->meta, v->rec.id);
+}
+
+int pool_remove_records(struct pool *p, struct pool_volume *v,
+			struct pool_error *err)
+{
+	int r;
+
+	if (v->served && volume_retire(v->served))
+		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
+	r = pool_record(p, "delete the volume", record_deletion, v, err);
+	if (r) {
+		if (v->served)
+			volume_unretire(v->served);
+		return r;
+	}
+	pool_volume_forget(p, v);
+	return 0;
+}
+
+/* The thin volume that reads @v as its external origin, or NULL. */
+static struct pool_volume *origin_user(struct pool *p, const struct pool_volume *v)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *u = p->vols[i];
+
+		if (u->type == &thin_type && u->thin.origin &&
+		    u->thin.origin->origin_volume == v->rec.id)
+			return u;
+	}
+	return NULL;
+}
+
+int pool_remove(struct pool *p, const char *name, struct pool_error *err)
+{
+	struct pool_volume *v, *user;
+	char vname[POOL_NAME_MAX + 1];
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, NULL, true, &v, err);
+	if (!r) {
+		user = origin_user(p, v);
+		if (user)
+			r = pool_fail(err, -EBUSY, "volume '%s' is the origin of thin volume '%s'",
+				      name, user->rec.name);
+	}
+	if (!r) {
+		snprintf(vname, sizeof(vname), "%s", v->rec.name);
+		r = v->type->remove(p, v, err);
+		if (!r)
+			log_info("removed volume '%s'", vname);
+	}
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_extend(struct pool *p, const char *name, uint64_t size,
+		char *const *on, size_t nr_on, struct volume_rec *out,
+		struct pool_error *err)
+{
+	char cur[SIZE_STR_LEN];
+	struct pool_volume *v;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (!r && size <= v->rec.size)
+		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
+			      format_size(v->rec.size, cur));
+	if (!r)
+		r = v->type->extend(p, v, size, on, nr_on, err);
+	if (!r) {
+		if (out)
+			*out = v->rec;
+		log_info("extended volume '%s' to %llu bytes", name,
+			 (unsigned long long)v->rec.size);
+	}
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+void pool_meta_image_release(struct pool_meta_image *img)
+{
+	free(img->devices);
+	free(img->volumes);
+	free(img->extents);
+	free(img->switches);
+	free(img->switch_paths);
+	free(img->thin_pools);
+	free(img->thins);
+	free(img->origins);
+	memset(img, 0, sizeof(*img));
+}
+
+int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
+		      struct pool_error *err)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type->attach(p->vols[i], img))
+			return pool_fail(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int load_volumes(struct pool *p, const struct pool_meta_image *img,
+			struct pool_error *err)
+{
+	if (pool_reserve(p, img->nr_volumes, img->nr_extents))
+		return pool_fail(err, -ENOMEM, "out of memory");
+	memcpy(p->ext, img->extents, img->nr_extents * sizeof(*p->ext));
+	p->nr_ext = img->nr_extents;
+	qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	for (size_t i = 0; i < img->nr_volumes; i++) {
+		const struct target_type *type = target_type_find(img->volumes[i].kind);
+		struct pool_volume *v = pool_volume_new(&img->volumes[i],
+							type ? type : &linear_type);
+
+		if (!v)
+			return pool_fail(err, -ENOMEM, "out of memory");
+		if (!type)
+			pool_volume_broken(v, "its kind is unknown to this build");
+		p->vols[p->nr_vols++] = v;
+	}
+	return 0;
+}
+
+/*
+ * Builds every volume that has no failure yet (at open), or every one
+ * that failed but is not broken (@retry: reload), in build order.
+ * Returns how many it built.
+ */
+static size_t build_all(struct pool *p, bool retry)
+{
+	unsigned int order, next = 0;
+	size_t built = 0;
+
+	for (order = 0; next != ~0u; order = next) {
+		next = ~0u;
+		for (size_t i = 0; i < p->nr_vols; i++) {
+			struct pool_volume *v = p->vols[i];
+			struct pool_error e;
+
+			if (v->type->build_order > order && v->type->build_order < next)
+				next = v->type->build_order;
+			if (v->type->build_order != order || v->broken ||
+			    !v->failure != !retry)
+				continue;
+			free(v->failure);
+			v->failure = NULL;
+			if (v->type->build(p, v, &e)) {
+				pool_volume_failed(v, e.msg);
+			} else if (v->served && volset_add(&p->served, v->served)) {
+				pool_volume_failed(v, "out of memory");
+			} else {
+				v->published = v->served != NULL;
+				built++;
+			}
+		}
+	}
+	return built;
+}
+
+int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
+		struct pool_error *err)
+{
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	*recovered = *failed = 0;
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
+			(*recovered)++;
+	*recovered += build_all(p, true);
+	for (size_t i = 0; i < p->nr_devs; i++)
+		*failed += !p->devs[i]->dev;
+	for (size_t i = 0; i < p->nr_vols; i++)
+		*failed += p->vols[i]->failure != NULL;
+	pool_space_update(p);
+	r = pool_thins_update(p);
+	if (r)
+		pool_fail(err, r, "out of memory");
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
+	      struct pool_error *err)
+{
+	struct pool_meta_image img = { 0 };
+	char db[PATH_MAX];
+	struct pool *p;
+	int r;
+
+	target_types_register();
+	r = db_path(dir, db, sizeof(db), err);
+	if (r)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->dir = strdup(dir)) || volset_init(&p->served)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto err_free;
+	}
+	pthread_mutex_init(&p->admin, NULL);
+	r = open_meta(db, false, &p->meta);
+	if (r) {
+		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));
+		p->meta = NULL;
+		goto err_free;
+	}
+	r = p->meta->ops->load(p->meta, &img);
+	if (r) {
+		pool_fail(err, r, "pool database '%s' cannot be read: %s", db,
+			  r == -EUCLEAN ? "it is damaged" : strerror(-r));
+		goto err_free;
+	}
+	p->uuid = img.uuid;
+	r = pool_devices_open(p, &img, err);
+	if (!r)
+		r = load_volumes(p, &img, err);
+	if (!r)
+		r = pool_kinds_attach(p, &img, err);
+	pool_meta_image_release(&img);
+	if (r)
+		goto err_free;
+	build_all(p, false);
+	pool_space_update(p);
+	r = pool_thins_update(p);
+	if (r) {
+		pool_fail(err, r, "out of memory");
+		goto err_free;
+	}
+	*out = p;
+	return 0;
+
+err_free:
+	pool_close(p);
+	return r;
+}
+
+int pool_commit_all(struct pool *p)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct thin_pool *tp = p->vols[i]->type == &thin_pool_type ?
+				       p->vols[i]->tp.pool : NULL;
+		int c = tp ? thin_pool_commit(tp) : 0;
+
+		if (c && !r)
+			r = c;
+	}
+	return r;
+}
+
+void pool_close(struct pool *p)
+{
+	if (!p)
+		return;
+	/* Thin volumes go before their pools, every volume before the devices. */
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool &&
+		    thin_pool_stop(p->vols[i]->tp.pool))
+			log_error("thin pool '%s': the last commit failed",
+				  p->vols[i]->rec.name);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->nr_vols; i++) {
+			struct pool_volume *v = p->vols[i];
+
+			if (!v || (v->type == &thin_pool_type) != (pass == 1))
+				continue;
+			pool_volume_free(p, v);
+			p->vols[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		device_close(p->devs[i]->dev);
+		free(p->devs[i]->failure);
+		free(p->devs[i]);
+	}
+	free(atomic_load(&p->thins));
+	if (atomic_load(&p->served.cur))
+		volset_release(&p->served);
+	if (p->meta)
+		p->meta->ops->close(p->meta);
+	pthread_mutex_destroy(&p->admin);
+	free(p->devs);
+	free(p->vols);
+	free(p->ext);
+	free(p->dir);
+	free(p);
+}
+
+/* ---- the daemon's view ------------------------------------------------ */
+
+struct volset_array *pool_served(struct pool *p)
+{
+	return volset_read(&p->served);
+}
+
+void pool_space(struct pool *p, struct pool_space *out)
+{
+	struct pool_thins *t;
+
+	out->total = atomic_load(&p->space_total);
+	out->free = atomic_load(&p->space_free);
+	out->block_size = 4096;
+	rcu_read_begin();
+	t = rcu_load(p->thins);
+	for (size_t i = 0; t && i < t->nr; i++) {
+		struct thin_pool_usage u;
+
+		thin_pool_usage(t->v[i], &u);
+		out->free += (u.nr_free + u.nr_pending) * u.block_size;
+		if (out->block_size == 4096 || u.block_size < out->block_size)
+			out->block_size = u.block_size;
+	}
+	rcu_read_end();
+}

@@ -1,0 +1,269 @@
+/*
+ * core/pool.h: the pool service, mapperfs's control plane.
+ *
+ * A pool is a directory holding one metadata store and the raw devices
+ * registered in it, the volumes made on them and the thin pools.  Every
+ * admin operation is one function here, used the same way by both hosts:
+ * `mapperctl` with no daemon running opens the pool in-process, and the
+ * daemon opens it once and runs the same functions for the requests its
+ * control socket carries.  Nothing here knows FUSE or SQL; the store is a
+ * port (pool_meta.h) and each kind of volume a target type
+ * (target_type.h).
+ *
+ * Every change goes the same way:
+ *   1. validate against the pool as held in memory (names, sizes, space,
+ *      who uses what), and prepare what publishing will need (tables,
+ *      targets), so that publishing cannot fail;
+ *   2. make it durable: one store transaction, with no device I/O inside
+ *      it (a label is written before it begins);
+ *   3. publish: the in-memory pool, the served volumes and their maps now
+ *      show the change.
+ * A change that fails in 1 or 2 leaves memory and the store as they were.
+ *
+ * Faults are confined: a raw device that is missing or wrong, a damaged
+ * thin pool or a missing origin fails that device, pool or volume, which
+ * then shows as failed with its reason in status and list and in the log;
+ * everything else is served.  Opening never deletes anything that belongs
+ * to what did not load.
+ *
+ * Operations are serialised by the pool's admin lock; they may block on
+ * the store and on device I/O, never call them on the I/O path.  Each
+ * returns 0 or -errno and, on error, a one-line reason that names the
+ * object in @err ("volume 'vm1' is open").  The served volumes are read by
+ * the I/O path under RCU (pool_served()).
+ */
+#ifndef MAPPERFS_POOL_H
+#define MAPPERFS_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pool_meta.h"
+
+struct json;
+struct pool;
+struct volset_array;
+
+#define POOL_ERROR_LEN	512
+
+/* Why an operation failed: one line for people. */
+struct pool_error {
+	char msg[POOL_ERROR_LEN];
+};
+
+/* Sets @err's message and returns @r (a -errno), for `return pool_fail(...)`. */
+int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Takes the pool's single-writer lock, DIR/lock (flock, exclusive,
+ * non-blocking; the file is made 0600): the daemon holds it for its life,
+ * an offline mapperctl for one command.  Returns the descriptor to keep
+ * open, -EBUSY if another process holds it, or the -errno of opening it.
+ */
+int pool_lock(const char *dir);
+
+/* Makes a new pool in @dir (created, mode 0700, if missing): init. */
+int pool_create(const char *dir, pool_meta_open_fn *open_meta,
+		struct pool_error *err);
+
+/*
+ * Opens the pool in @dir: reads the store, opens and checks every raw
+ * device (label, size; exclusively), builds every volume and thin pool
+ * and serves them.  What fails to load is kept as failed, with its reason;
+ * only a store that cannot be read fails the whole open.  The caller holds
+ * pool_lock().  Blocks: O(devices + volumes + thin map pages).
+ */
+int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
+	      struct pool_error *err);
+/*
+ * Commits and stops every thin pool, then frees everything.  No volume may
+ * be in use.
+ */
+void pool_close(struct pool *p);
+const char *pool_dir(const struct pool *p);
+
+/*
+ * Tries again what failed to load (raw devices, thin pools, volumes), as
+ * opening does, once its cause is gone (a device back in place, an origin
+ * restored); what is served is not touched.  Records that are damaged
+ * stay failed.  *recovered and *failed count volumes and devices.
+ */
+int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
+		struct pool_error *err);
+
+/*
+ * Commits every thin pool (shutdown, or a SIGTERM).  Returns the first
+ * error; each is logged.
+ */
+int pool_commit_all(struct pool *p);
+
+/* ---- raw devices ----------------------------------------------------- */
+
+struct pool_device_spec {
+	const char *path;		/* absolute */
+	const char *name;		/* NULL: the file name of path */
+	uint64_t create_size;		/* bytes: create the file first; 0: it exists */
+	bool force;			/* take over a device with another pool's label */
+};
+
+/* Registers a raw device and writes the pool's label on it. */
+int pool_device_add(struct pool *p, const struct pool_device_spec *s,
+		    struct device_rec *out, struct pool_error *err);
+/* Unregisters an unused device (its label stays). */
+int pool_device_remove(struct pool *p, const char *name, struct pool_error *err);
+
+/* ---- volumes --------------------------------------------------------- */
+
+/* A hand-placed piece of a linear volume. */
+struct pool_segment {
+	const char *arg;		/* as the user wrote it, for messages */
+	const char *device;		/* its name */
+	uint64_t offset;		/* bytes into the device's data area */
+	uint64_t length;		/* bytes */
+};
+
+struct pool_linear_spec {
+	const char *name;
+	uint64_t size;			/* bytes, from the free space; or 0 and: */
+	const struct pool_segment *segs;	/* placed by hand, in order */
+	size_t nr_segs;
+	char *const *on;		/* allocate on these devices only, in order */
+	size_t nr_on;
+};
+
+struct pool_switch_path {
+	const char *arg;		/* as written, for messages */
+	const char *device;
+	bool owned;			/* allocate its space (else at offset) */
+	uint64_t offset;		/* bytes into the data area, unless owned */
+};
+
+struct pool_switch_spec {
+	const char *name;
+	uint64_t size;			/* bytes */
+	uint64_t region_size;		/* bytes */
+	const struct pool_switch_path *paths;
+	size_t nr_paths;
+};
+
+struct pool_thin_pool_spec {
+	const char *name;
+	uint64_t size;			/* bytes; rounded down to whole blocks */
+	struct thin_pool_rec policy;	/* all but .volume */
+	char *const *on;
+	size_t nr_on;
+};
+
+struct pool_thin_spec {
+	const char *name;
+	const char *pool;		/* the thin pool's name */
+	uint64_t size;			/* bytes */
+	const char *origin;		/* a volume's name, an absolute path, or NULL */
+};
+
+/* Each fills @out (may be NULL) with the volume as created. */
+int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
+		       struct volume_rec *out, struct pool_error *err);
+int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
+		       struct volume_rec *out, struct pool_error *err);
+int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
+			  struct volume_rec *out, struct pool_error *err);
+int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
+		     struct volume_rec *out, struct pool_error *err);
+/* An O(1) writable snapshot of thin volume @origin, online. */
+int pool_snapshot(struct pool *p, const char *origin, const char *name,
+		  struct volume_rec *out, struct pool_error *err);
+/* Gives thin volume @name (not open) the content of @snap. */
+int pool_rollback(struct pool *p, const char *name, const char *snap,
+		  struct pool_error *err);
+/*
+ * Grows volume @name to @size bytes (a thin pool by whole blocks, taking
+ * the space from @on, or from any device).  Fills @out with the result.
+ */
+int pool_extend(struct pool *p, const char *name, uint64_t size,
+		char *const *on, size_t nr_on, struct volume_rec *out,
+		struct pool_error *err);
+/* Deletes volume @name (not open) and frees what only it used. */
+int pool_remove(struct pool *p, const char *name, struct pool_error *err);
+
+/*
+ * Applies dm-switch's set_region_mappings arguments to switch volume
+ * @name, all or nothing; *changed counts the regions that changed path,
+ * *nr_regions the volume's regions.
+ */
+int pool_switch_map(struct pool *p, const char *name, size_t argc,
+		    char *const *argv, uint64_t *changed, uint64_t *nr_regions,
+		    struct pool_error *err);
+/* Writes switch volume @name's table as mappings to @f. */
+int pool_switch_dump(struct pool *p, const char *name, FILE *f,
+		     struct pool_error *err);
+
+/* ---- reports --------------------------------------------------------- */
+
+/*
+ * Calls @fn for each run of blocks that differ between thin volumes @a and
+ * @b (same pool), in units of *block_size bytes.
+ */
+int pool_diff(struct pool *p, const char *a, const char *b,
+	      int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg,
+	      uint32_t *block_size, struct pool_error *err);
+
+/*
+ * Verifies the metadata of every thin pool (or of the one named): the
+ * committed pages against each other and against the counts the pool
+ * keeps in memory.  @breach gets each broken invariant as one line naming
+ * the pool; @summary one line per pool checked.  *breaches counts them.
+ */
+int pool_check(struct pool *p, const char *name,
+	       void (*breach)(void *arg, const char *msg),
+	       void (*summary)(void *arg, const char *msg), void *arg,
+	       size_t *breaches, struct pool_error *err);
+
+/*
+ * Reports as JSON (json.h decides the rendering): pool_status() one
+ * volume by name, or with @name NULL the pool, its devices and every
+ * volume; pool_list() an array of every volume with its usage;
+ * pool_devices() an array of the devices.  Failed objects carry "state":
+ * "failed" and "reason".
+ */
+int pool_status(struct pool *p, const char *name, struct json *j,
+		struct pool_error *err);
+int pool_list(struct pool *p, struct json *j, struct pool_error *err);
+int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
+
+/* A volume or device and whether it is failed, for tables. */
+struct pool_volume_info {
+	struct volume_rec rec;
+	char reason[POOL_ERROR_LEN];	/* "" when it is served */
+};
+
+struct pool_device_info {
+	struct device_rec rec;
+	uint64_t free;			/* bytes of its data area no extent uses */
+	char reason[POOL_ERROR_LEN];	/* "" when it is open */
+};
+
+/* Every volume / device by id; *out malloc'ed.  0 or -ENOMEM. */
+int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr);
+int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr);
+
+/* ---- the daemon's view ----------------------------------------------- */
+
+/*
+ * The served volumes, sorted by id: call inside an RCU read section, the
+ * array is valid until it ends.  Never blocks.
+ */
+struct volset_array *pool_served(struct pool *p);
+
+struct pool_space {
+	uint64_t total;			/* bytes of all data areas */
+	uint64_t free;			/* bytes: unallocated + free thin blocks */
+	uint32_t block_size;		/* the smallest thin block size, or 4096 */
+};
+
+/* For statfs.  Never blocks on the admin lock. */
+void pool_space(struct pool *p, struct pool_space *out);
+
+#endif

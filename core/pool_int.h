@@ -1,0 +1,216 @@
+/*
+ * core/pool_int.h: the pool service's in-memory pool, shared by its files
+ * (pool*.c, one per kind of volume) and nobody else.
+ *
+ * The pool holds every record of the store but the map pages, and the
+ * live objects built from them: open raw devices, targets, thin pools,
+ * the served volume set.  Only the admin path (under p->admin) reads or
+ * changes the records and arrays here; the I/O path sees the served set
+ * and the targets, which are published with RCU.  Arrays that publishing
+ * grows are reserved before the store transaction, so that once a change
+ * committed, showing it in memory cannot fail.
+ */
+#ifndef MAPPERFS_POOL_INT_H
+#define MAPPERFS_POOL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+#include "target_type.h"
+#include "volset.h"
+
+struct device;
+struct target;
+struct thin_pool;
+
+struct pool_device {
+	struct device_rec rec;
+	struct device *dev;		/* open, or NULL: failed */
+	char *failure;			/* why it is not open, or NULL */
+};
+
+struct pool_volume {
+	struct volume_rec rec;
+	const struct target_type *type;
+	struct volume *served;		/* its served volume, or NULL */
+	bool published;			/* served is in the served set */
+	char *failure;			/* why it is not served, or NULL */
+	bool broken;			/* its records are: reloading cannot help */
+	union {
+		struct {		/* switch */
+			struct switch_rec rec;
+			struct switch_path_rec *paths;
+		} sw;
+		struct {		/* thin-pool */
+			struct thin_pool_rec rec;
+			struct thin_pool *pool;		/* running, or NULL */
+			const struct thin_meta_ops *ops;
+			void *arg;			/* the port's, while open */
+		} tp;
+		struct {		/* thin */
+			struct thin_rec rec;	/* .dir as recorded: commits move it */
+			struct thin_origin_rec *origin;	/* or NULL */
+		} thin;
+	};
+};
+
+/* The running thin pools, for pool_space() from any thread (RCU). */
+struct pool_thins {
+	size_t nr;
+	struct thin_pool *v[];
+};
+
+struct pool {
+	char *dir;
+	struct uuid uuid;
+	struct pool_meta *meta;
+	pthread_mutex_t admin;		/* one operation at a time */
+
+	struct pool_device **devs;	/* by id */
+	size_t nr_devs, cap_devs;
+	struct pool_volume **vols;	/* by id */
+	size_t nr_vols, cap_vols;
+	struct extent_rec *ext;		/* every extent, by volume then seq */
+	size_t nr_ext, cap_ext;
+
+	struct volset served;
+	struct pool_thins *_Atomic thins;
+	_Atomic uint64_t space_total;	/* bytes of all data areas */
+	_Atomic uint64_t space_free;	/* bytes no extent uses */
+};
+
+/* ---- lookups (admin path) --------------------------------------------- */
+
+struct pool_volume *pool_volume_by_name(struct pool *p, const char *name);
+struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id);
+struct pool_device *pool_device_by_name(struct pool *p, const char *name);
+struct pool_device *pool_device_by_id(struct pool *p, int64_t id);
+
+/*
+ * Finds volume @name for an operation: -ENOENT "no volume 'x'", and, when
+ * @kind is not NULL, -EINVAL unless it is of that type.  Failed volumes
+ * are refused with their reason unless @failed_ok.
+ */
+int pool_volume_get(struct pool *p, const char *name,
+		    const struct target_type *kind, bool failed_ok,
+		    struct pool_volume **out, struct pool_error *err);
+
+/* @v's extents: a slice of p->ext.  *nr is 0 when it has none. */
+const struct extent_rec *pool_extents_of(struct pool *p, int64_t volume,
+					 size_t *nr);
+
+/*
+ * Resolves device names (each may be a comma list) to distinct open
+ * devices in the order given; *out malloc'ed (NULL and 0 for none).
+ */
+int pool_devices_named(struct pool *p, char *const *names, size_t nr_names,
+		       struct pool_device ***out, size_t *nr,
+		       struct pool_error *err);
+
+/* ---- the store -------------------------------------------------------- */
+
+/*
+ * Runs @record(@arg) inside one store transaction and commits it; on any
+ * error rolls back and sets @err ("cannot <doing>: ...").  Blocks on the
+ * store (the busy timeout is the retry); no device I/O may happen in
+ * @record.
+ */
+int pool_record(struct pool *p, const char *doing,
+		int (*record)(struct pool *p, void *arg), void *arg,
+		struct pool_error *err);
+/* "cannot <doing>: the pool database is locked by another process" ... */
+int pool_store_fail(struct pool_error *err, int r, const char *doing);
+
+/* ---- publishing (cannot fail once reserved) ------------------------------- */
+
+/* Room for @vols more volumes and @ext more extents.  0 or -ENOMEM. */
+int pool_reserve(struct pool *p, size_t vols, size_t ext);
+/* Adds @v (committed) to the pool; serves it if it has a volume. */
+void pool_volume_publish(struct pool *p, struct pool_volume *v);
+/* Adds committed extents to the model. */
+void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr);
+/*
+ * Takes @v out of the pool and the served set, and frees it (its type's
+ * release first).  Its records are gone from the store already.
+ */
+void pool_volume_forget(struct pool *p, struct pool_volume *v);
+/* Recounts the space figures after extents or devices changed. */
+void pool_space_update(struct pool *p);
+/* Republishes the list of running thin pools. */
+int pool_thins_update(struct pool *p);
+
+/* ---- building --------------------------------------------------------- */
+
+/* A zeroed volume of @type with @rec. */
+struct pool_volume *pool_volume_new(const struct volume_rec *rec,
+				    const struct target_type *type);
+void pool_volume_free(struct pool *p, struct pool_volume *v);
+/* Records why @v cannot be served, and logs it once. */
+void pool_volume_failed(struct pool_volume *v, const char *why);
+/* The same for records that are damaged: only a repair can help. */
+void pool_volume_broken(struct pool_volume *v, const char *why);
+/*
+ * Wraps target @t as the served volume of @v (not yet published).
+ * Takes @t, also on failure.  0 or -ENOMEM.
+ */
+int pool_volume_serve(struct pool_volume *v, struct target *t);
+
+/*
+ * The open devices behind @v's extents, as linear segments (or thin
+ * areas, the same shape); *out malloc'ed.  -ENODEV with @err naming the
+ * device that is not open.
+ */
+struct linear_seg;
+int pool_volume_segs(struct pool *p, struct pool_volume *v,
+		     const struct extent_rec *extra, size_t nr_extra,
+		     struct linear_seg **out, unsigned int *nr,
+		     struct pool_error *err);
+
+/*
+ * Carves @length bytes for volume @volume from @devs (all devices when
+ * @nr_devs is 0), first fit, as extents numbered from @seq; *out
+ * malloc'ed.  -ENOSPC with a message saying what is free.
+ */
+int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
+		  uint64_t length, struct pool_device **devs, size_t nr_devs,
+		  struct extent_rec **out, size_t *nr, struct pool_error *err);
+
+/* New extents for a volume that grows. */
+struct extent_plan {
+	struct extent_rec *ext;		/* numbered after the volume's last; malloc'ed */
+	size_t nr_ext;
+};
+
+/*
+ * Plans @more bytes for @v from the devices @on (all when @nr_on is 0),
+ * after its last extent, and reserves the room to publish them.
+ */
+int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
+		      char *const *on, size_t nr_on, struct extent_plan *out,
+		      struct pool_error *err);
+/* Records the planned extents and @v's new @size in one transaction. */
+int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,
+			const struct extent_plan *plan, struct pool_error *err);
+
+/* Adds "segments": [{device, offset, length}] for @v's extents. */
+void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j);
+
+/* Opening: the devices, then the kind rows of each volume. */
+int pool_devices_open(struct pool *p, const struct pool_meta_image *img,
+		      struct pool_error *err);
+/* Opens failed device @d again and checks it.  0 if it is open now. */
+int pool_device_attach(struct pool *p, struct pool_device *d);
+int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
+		      struct pool_error *err);
+
+/* The default remove: unserve (refused while open), delete, forget. */
+int pool_remove_records(struct pool *p, struct pool_volume *v,
+			struct pool_error *err);
+
+/* Validates a new volume's name: well formed and free. */
+int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
+
+#endif

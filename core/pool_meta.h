@@ -1,0 +1,193 @@
+/*
+ * core/pool_meta.h: what the pool service (pool.h) needs from the store
+ * that keeps a pool's metadata, in core's terms.  meta/ implements it on
+ * SQLite; core never sees SQL.
+ *
+ * Everything but the thin map pages is small (a row per device, volume,
+ * extent, path), so the service reads it whole when it opens the pool
+ * (load), keeps it in memory, checks every change against that copy, and
+ * makes a change durable as one transaction of records (begin, the record
+ * calls, commit) before it lets memory show it.  A change that fails to
+ * commit is rolled back and memory was never touched.  The control path
+ * never holds a transaction across device I/O: labels are written before
+ * begin.
+ *
+ * A thin pool's map pages have their own port (thin_meta.h), opened here
+ * per thin pool, on a connection of its own so that its commits (from the
+ * pool's worker, or a thread answering fsync) never share one with the
+ * service.
+ *
+ * Every op blocks on the store: admin path only.  Each returns 0 or
+ * -errno:
+ *   -ENOENT    no such row
+ *   -EEXIST    a unique name or path is taken
+ *   -EBUSY     another process holds the database's write lock past the
+ *              busy timeout (transient: try again later)
+ *   -ENOSPC    the file system holding the database is full
+ *   -EUCLEAN   the database is damaged
+ *   -EIO       anything else
+ */
+#ifndef MAPPERFS_POOL_META_H
+#define MAPPERFS_POOL_META_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thin_meta.h"
+#include "uuid.h"
+
+#define POOL_NAME_MAX	64		/* bytes of a device or volume name */
+
+/* A registered raw device. */
+struct device_rec {
+	int64_t id;
+	char name[POOL_NAME_MAX + 1];
+	char path[PATH_MAX];
+	struct uuid uuid;
+	uint64_t size;			/* bytes, when registered */
+};
+
+/*
+ * A volume, or a thin pool (LVM's way: a pool is a hidden volume).  kind
+ * names its target type (target_type.h).
+ */
+struct volume_rec {
+	int64_t id;			/* never reused: inode numbers derive from it */
+	char name[POOL_NAME_MAX + 1];
+	char kind[16];
+	uint64_t size;			/* bytes */
+};
+
+/* A piece of a raw device that a volume (or thin pool) owns. */
+struct extent_rec {
+	int64_t volume;
+	uint32_t seq;			/* order within the volume, from 0 */
+	int64_t device;
+	uint64_t dev_offset;		/* bytes, >= DEVICE_DATA_OFFSET */
+	uint64_t length;		/* bytes */
+};
+
+struct switch_rec {
+	int64_t volume;
+	uint64_t region_size;		/* bytes */
+	uint64_t nr_regions;
+	uint32_t nr_paths;
+	uint32_t entry_bits;		/* per entry in the table blob */
+};
+
+struct switch_path_rec {
+	int64_t volume;
+	uint32_t idx;			/* from 0 */
+	int64_t device;
+	uint64_t dev_offset;		/* bytes: where volume byte 0 lands */
+};
+
+struct thin_pool_rec {
+	int64_t volume;			/* the pool's volume id */
+	uint32_t block_size;		/* bytes */
+	bool zero;			/* zero new blocks */
+	bool wait;			/* when full: wait (else error) */
+	uint32_t wait_seconds;
+	uint32_t low_water;		/* percent free */
+};
+
+struct thin_rec {
+	int64_t volume;
+	int64_t pool;			/* the pool's volume id */
+	int64_t dir;			/* page id of its directory */
+};
+
+/* A thin volume's external origin: a volume (id), or an image file. */
+struct thin_origin_rec {
+	int64_t volume;			/* the thin volume */
+	int64_t origin_volume;		/* 0 if a file */
+	char origin_path[PATH_MAX];	/* "" if a volume */
+};
+
+/*
+ * The whole pool but for the map pages and switch tables, as load()
+ * returns it: every array malloc'ed (NULL when empty), rows by id (extents
+ * and switch paths by volume, then seq or idx).
+ */
+struct pool_meta_image {
+	struct uuid uuid;
+	struct device_rec *devices;
+	size_t nr_devices;
+	struct volume_rec *volumes;
+	size_t nr_volumes;
+	struct extent_rec *extents;
+	size_t nr_extents;
+	struct switch_rec *switches;
+	size_t nr_switches;
+	struct switch_path_rec *switch_paths;
+	size_t nr_switch_paths;
+	struct thin_pool_rec *thin_pools;
+	size_t nr_thin_pools;
+	struct thin_rec *thins;
+	size_t nr_thins;
+	struct thin_origin_rec *origins;
+	size_t nr_origins;
+};
+
+void pool_meta_image_release(struct pool_meta_image *img);
+
+struct pool_meta;
+
+struct pool_meta_ops {
+	int (*load)(struct pool_meta *m, struct pool_meta_image *out);
+	/* Switch volume @volume's region table as stored; *blob malloc'ed. */
+	int (*switch_table)(struct pool_meta *m, int64_t volume, void **blob,
+			    size_t *len);
+
+	/* A write transaction (BEGIN IMMEDIATE); the calls below go in it. */
+	int (*begin)(struct pool_meta *m);
+	int (*commit)(struct pool_meta *m);
+	void (*rollback)(struct pool_meta *m);	/* no-op outside one */
+
+	int (*device_insert)(struct pool_meta *m, struct device_rec *d);	/* sets id */
+	int (*device_delete)(struct pool_meta *m, int64_t id);
+	int (*volume_insert)(struct pool_meta *m, struct volume_rec *v);	/* sets id */
+	int (*volume_set_size)(struct pool_meta *m, int64_t id, uint64_t size);
+	/* Deletes the volume and all that hangs on it (extents, kind rows). */
+	int (*volume_delete)(struct pool_meta *m, int64_t id);
+	int (*extent_insert)(struct pool_meta *m, const struct extent_rec *e);
+	int (*switch_insert)(struct pool_meta *m, const struct switch_rec *sw,
+			     const struct switch_path_rec *paths, const void *table,
+			     size_t len);
+	int (*switch_table_set)(struct pool_meta *m, int64_t volume,
+				const void *table, size_t len);
+	int (*thin_pool_insert)(struct pool_meta *m, const struct thin_pool_rec *p);
+	/* Inserts or replaces a thin volume's row. */
+	int (*thin_put)(struct pool_meta *m, const struct thin_rec *t);
+	int (*thin_origin_put)(struct pool_meta *m, const struct thin_origin_rec *o);
+	/* Writes a directory page of thin pool @pool. */
+	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
+			    const struct thin_dir_rec *d);
+
+	/*
+	 * Opens the map pages of thin pool @pool on a connection of their
+	 * own: *arg is what @ops take, until thin_close().
+	 */
+	int (*thin_open)(struct pool_meta *m, int64_t pool,
+			 const struct thin_meta_ops **ops, void **arg);
+	void (*thin_close)(struct pool_meta *m, void *arg);
+
+	void (*close)(struct pool_meta *m);
+};
+
+/* meta/'s implementations embed this first. */
+struct pool_meta {
+	const struct pool_meta_ops *ops;
+};
+
+/*
+ * Opens (or with @create, creates: -EEXIST if it exists) the store at
+ * @db_path.  The hosts (mapperctl, mapperfs) pass meta's opener to the
+ * service; core calls it, never names it.
+ */
+typedef int pool_meta_open_fn(const char *db_path, bool create,
+			      struct pool_meta **out);
+
+#endif

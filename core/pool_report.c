@@ -1,0 +1,166 @@
+/*
+ * core/pool_report.c: what status, list and device list show, as JSON
+ * objects (json.h renders them as JSON or as "key: value" text), so each
+ * object has one shape everywhere.  Everything comes from the pool in
+ * memory and the live objects: no store read, whatever process asks.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "label.h"
+#include "space.h"
+#include "volume.h"
+
+static void report_device(struct pool *p, struct json *j, const struct pool_device *d)
+{
+	uint64_t free_bytes = space_free_bytes(p->ext, p->nr_ext, &d->rec);
+	uint64_t area = d->rec.size > DEVICE_DATA_OFFSET ? d->rec.size - DEVICE_DATA_OFFSET : 0;
+	char uuid[UUID_STR_LEN];
+
+	uuid_format(&d->rec.uuid, uuid);
+	json_string(j, "name", d->rec.name);
+	json_string(j, "path", d->rec.path);
+	json_string(j, "uuid", uuid);
+	json_size(j, "size", d->rec.size);
+	json_size(j, "used", area > free_bytes ? area - free_bytes : 0);
+	json_size(j, "free", free_bytes);
+	json_string(j, "state", d->dev ? "ok" : "failed");
+	if (d->failure)
+		json_string(j, "reason", d->failure);
+}
+
+static void report_live(struct json *j, struct volume *v)
+{
+	json_u64(j, "open", (uint64_t)atomic_load(&v->holders));
+	json_u64(j, "reads", atomic_load(&v->stats.reads));
+	json_u64(j, "writes", atomic_load(&v->stats.writes));
+	json_u64(j, "read_bytes", atomic_load(&v->stats.read_bytes));
+	json_u64(j, "write_bytes", atomic_load(&v->stats.write_bytes));
+	json_u64(j, "io_errors", atomic_load(&v->stats.errors));
+}
+
+static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
+			  bool live)
+{
+	json_string(j, "name", v->rec.name);
+	json_string(j, "kind", v->rec.kind);
+	json_size(j, "size", v->rec.size);
+	json_string(j, "state", v->failure ? "failed" : "ok");
+	if (v->failure)
+		json_string(j, "reason", v->failure);
+	v->type->status(p, v, j);
+	if (live && v->published)
+		report_live(j, v->served);
+}
+
+int pool_status(struct pool *p, const char *name, struct json *j,
+		struct pool_error *err)
+{
+	char uuid[UUID_STR_LEN];
+	struct pool_volume *v;
+	int r = 0;
+
+	pthread_mutex_lock(&p->admin);
+	if (name) {
+		r = pool_volume_get(p, name, NULL, true, &v, err);
+		if (!r) {
+			json_object_begin(j, NULL);
+			report_volume(p, j, v, true);
+			json_object_end(j);
+		}
+		goto out;
+	}
+	uuid_format(&p->uuid, uuid);
+	json_object_begin(j, NULL);
+	json_object_begin(j, "pool");
+	json_string(j, "path", p->dir);
+	json_string(j, "uuid", uuid);
+	json_object_end(j);
+	json_array_begin(j, "devices");
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		json_object_begin(j, NULL);
+		report_device(p, j, p->devs[i]);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "volumes");
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		json_object_begin(j, NULL);
+		report_volume(p, j, p->vols[i], true);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+out:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_list(struct pool *p, struct json *j, struct pool_error *err)
+{
+	(void)err;
+	pthread_mutex_lock(&p->admin);
+	json_array_begin(j, NULL);
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		json_object_begin(j, NULL);
+		report_volume(p, j, p->vols[i], false);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	pthread_mutex_unlock(&p->admin);
+	return 0;
+}
+
+int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
+{
+	(void)err;
+	pthread_mutex_lock(&p->admin);
+	json_array_begin(j, NULL);
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		json_object_begin(j, NULL);
+		report_device(p, j, p->devs[i]);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	pthread_mutex_unlock(&p->admin);
+	return 0;
+}
+
+int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
+{
+	struct pool_volume_info *v;
+
+	pthread_mutex_lock(&p->admin);
+	v = calloc(p->nr_vols + 1, sizeof(*v));
+	for (size_t i = 0; v && i < p->nr_vols; i++) {
+		v[i].rec = p->vols[i]->rec;
+		if (p->vols[i]->failure)
+			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->vols[i]->failure);
+	}
+	*nr = v ? p->nr_vols : 0;
+	pthread_mutex_unlock(&p->admin);
+	*out = v;
+	return v ? 0 : -ENOMEM;
+}
+
+int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
+{
+	struct pool_device_info *v;
+
+	pthread_mutex_lock(&p->admin);
+	v = calloc(p->nr_devs + 1, sizeof(*v));
+	for (size_t i = 0; v && i < p->nr_devs; i++) {
+		v[i].rec = p->devs[i]->rec;
+		v[i].free = space_free_bytes(p->ext, p->nr_ext, &p->devs[i]->rec);
+		if (p->devs[i]->failure)
+			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
+	}
+	*nr = v ? p->nr_devs : 0;
+	pthread_mutex_unlock(&p->admin);
+	*out = v;
+	return v ? 0 : -ENOMEM;
+}

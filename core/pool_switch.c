@@ -1,0 +1,449 @@
+/*
+ * core/pool_switch.c: switch volumes in the pool service.
+ *
+ * A switch volume's regions are spread over 2 to 256 paths by a region
+ * table, as dm-switch does.  Each path reaches the whole volume (byte x
+ * of the volume is byte OFFSET + x of its path), so a path is either a
+ * range of SIZE bytes carved from a device's free space, which the volume
+ * then owns as an extent, or DEVICE:OFFSET, a place the caller chose,
+ * which owns nothing and may be shared by other paths (multipath).  A new
+ * table maps region r to path r % N.
+ *
+ * switch-map stages the whole message on a private copy of the live
+ * table (switch_msg.h); only if every argument was good is the copy
+ * recorded, in one transaction, and then published word by word into the
+ * live table, while I/O goes on.  So a message is all or nothing, and the
+ * first bad argument is named.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "label.h"
+#include "json.h"
+#include "log.h"
+#include "size.h"
+#include "space.h"
+#include "switch.h"
+#include "switch_msg.h"
+#include "switch_table.h"
+#include "volume.h"
+
+#define VOLUME_ALIGN	4096u
+
+static int switch_attach(struct pool_volume *v, const struct pool_meta_image *img)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < img->nr_switches; i++)
+		if (img->switches[i].volume == v->rec.id)
+			v->sw.rec = img->switches[i];
+	for (size_t i = 0; i < img->nr_switch_paths; i++)
+		n += img->switch_paths[i].volume == v->rec.id;
+	v->sw.paths = calloc(n + 1, sizeof(*v->sw.paths));
+	if (!v->sw.paths)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < img->nr_switch_paths; i++)
+		if (img->switch_paths[i].volume == v->rec.id)
+			v->sw.paths[n++] = img->switch_paths[i];
+	if (!v->sw.rec.volume || n != v->sw.rec.nr_paths)
+		pool_volume_broken(v, "its switch rows are missing or do not match its paths");
+	return 0;
+}
+
+/* The live paths of @v on the open devices. */
+static int live_paths(struct pool *p, const struct pool_volume *v,
+		      struct switch_path *out, struct pool_error *err)
+{
+	for (uint32_t i = 0; i < v->sw.rec.nr_paths; i++) {
+		struct pool_device *d = pool_device_by_id(p, v->sw.paths[i].device);
+
+		if (!d)
+			return pool_fail(err, -EUCLEAN, "path %u uses device %lld, which the pool does not have",
+					 i, (long long)v->sw.paths[i].device);
+		if (!d->dev)
+			return pool_fail(err, -ENODEV, "path %u's device '%s' is failed: %s", i,
+					 d->rec.name, d->failure);
+		out[i] = (struct switch_path){ d->dev, v->sw.paths[i].dev_offset };
+	}
+	return 0;
+}
+
+static int serve_switch(struct pool *p, struct pool_volume *v,
+			struct switch_table *tb, struct pool_error *err)
+{
+	struct switch_path paths[SWITCH_PATHS_MAX];
+	struct target *t;
+	int r;
+
+	r = live_paths(p, v, paths, err);
+	if (r) {
+		switch_table_destroy(tb);
+		return r;
+	}
+	r = switch_create(paths, v->sw.rec.nr_paths, v->sw.rec.region_size, tb, &t);
+	if (!r)
+		r = pool_volume_serve(v, t);
+	return r ? pool_fail(err, r, "cannot build its target: %s", strerror(-r)) : 0;
+}
+
+static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct switch_table *tb;
+	void *blob = NULL;
+	size_t len = 0;
+	int r;
+
+	if (v->sw.rec.nr_paths > SWITCH_PATHS_MAX ||
+	    v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
+		return pool_fail(err, -EUCLEAN, "its region count does not match its size");
+	r = p->meta->ops->switch_table(p->meta, v->rec.id, &blob, &len);
+	if (r)
+		return pool_fail(err, r, "cannot read its region table: %s", strerror(-r));
+	r = switch_table_create(v->sw.rec.nr_regions, v->sw.rec.nr_paths, &tb);
+	if (!r) {
+		r = switch_table_import(tb, blob, len);
+		if (r)
+			switch_table_destroy(tb);
+	}
+	free(blob);
+	if (r == -EUCLEAN)
+		return pool_fail(err, r, "its stored region table is corrupt");
+	if (r)
+		return pool_fail(err, r, "cannot load its region table: %s", strerror(-r));
+	return serve_switch(p, v, tb, err);
+}
+
+static void switch_release(struct pool *p, struct pool_volume *v)
+{
+	(void)p;
+	free(v->sw.paths);
+}
+
+/* ---- create --------------------------------------------------------------- */
+
+/*
+ * A path that owns its storage needs @size contiguous bytes: the first
+ * free range of its device that holds them, from a SPACE_ALIGN boundary.
+ * The extents planned so far (@plan) count as used.
+ */
+static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
+			 const struct pool_device *d, uint64_t size,
+			 const struct extent_rec *plan, size_t nr_plan,
+			 uint64_t *offset, struct pool_error *err)
+{
+	struct extent_rec *all = calloc(p->nr_ext + nr_plan + 1, sizeof(*all));
+	struct space_range *free_ranges = NULL;
+	char want[SIZE_STR_LEN];
+	size_t nr = 0;
+	int r;
+
+	if (!all)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	memcpy(all, p->ext, p->nr_ext * sizeof(*all));
+	memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
+	r = space_free_ranges(all, p->nr_ext + nr_plan, &d->rec, &free_ranges, &nr);
+	free(all);
+	if (r)
+		return pool_fail(err, r, "out of memory");
+	r = -ENOSPC;
+	for (size_t i = 0; i < nr && r; i++) {
+		uint64_t start = (free_ranges[i].offset + SPACE_ALIGN - 1) / SPACE_ALIGN * SPACE_ALIGN;
+		uint64_t end = free_ranges[i].offset + free_ranges[i].length;
+
+		if (start < end && end - start >= size) {
+			*offset = start;
+			r = 0;
+		}
+	}
+	free(free_ranges);
+	if (r)
+		return pool_fail(err, r, "path '%s': device '%s' has no %s free in one piece",
+				 sp->arg, d->rec.name, format_size(size, want));
+	return 0;
+}
+
+struct new_switch {
+	struct volume_rec rec;
+	struct switch_rec sw;
+	struct switch_path_rec *paths;
+	struct extent_rec *ext;		/* the owned paths' */
+	size_t nr_ext;
+	uint8_t *blob;
+	size_t blob_len;
+};
+
+/* Places every path, allocating those that own their storage. */
+static int place_paths(struct pool *p, const struct pool_switch_spec *s,
+		       struct new_switch *n, struct pool_error *err)
+{
+	for (size_t i = 0; i < s->nr_paths; i++) {
+		const struct pool_switch_path *sp = &s->paths[i];
+		struct pool_device *d = pool_device_by_name(p, sp->device);
+		uint64_t off = sp->offset + DEVICE_DATA_OFFSET;
+		int r;
+
+		if (!d)
+			return pool_fail(err, -ENOENT, "path '%s': no device '%s'", sp->arg,
+					 sp->device);
+		if (!d->dev)
+			return pool_fail(err, -ENODEV, "path '%s': device '%s' is failed: %s",
+					 sp->arg, sp->device, d->failure);
+		if (sp->owned) {
+			r = allocate_path(p, sp, d, s->size, n->ext, n->nr_ext, &off, err);
+			if (r)
+				return r;
+			n->ext[n->nr_ext] = (struct extent_rec){ 0, (uint32_t)n->nr_ext,
+								 d->rec.id, off, s->size };
+			n->nr_ext++;
+		} else if (sp->offset % VOLUME_ALIGN) {
+			return pool_fail(err, -EINVAL, "path '%s': offset is not a multiple of 4 KiB",
+					 sp->arg);
+		} else if (sp->offset > d->rec.size || off > d->rec.size ||
+			   s->size > d->rec.size - off) {
+			return pool_fail(err, -ERANGE, "path '%s' runs past the end of device '%s'",
+					 sp->arg, d->rec.name);
+		}
+		n->paths[i] = (struct switch_path_rec){ 0, (uint32_t)i, d->rec.id, off };
+	}
+	return 0;
+}
+
+static int check_sizes(const struct pool_switch_spec *s, struct switch_rec *sw,
+		       struct pool_error *err)
+{
+	if (!s->size || s->size % VOLUME_ALIGN)
+		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
+	if (!s->region_size || s->region_size % VOLUME_ALIGN)
+		return pool_fail(err, -EINVAL, "the region size must be a positive multiple of 4 KiB");
+	if (s->nr_paths < 2 || s->nr_paths > SWITCH_PATHS_MAX)
+		return pool_fail(err, -EINVAL, "a switch volume has 2 to %d paths, not %zu",
+				 SWITCH_PATHS_MAX, s->nr_paths);
+	sw->region_size = s->region_size;
+	sw->nr_regions = switch_nr_regions(s->size, s->region_size);
+	sw->nr_paths = (uint32_t)s->nr_paths;
+	if (sw->nr_regions > SWITCH_REGIONS_MAX)
+		return pool_fail(err, -E2BIG, "%llu regions are too many (at most %llu): use larger regions",
+				 (unsigned long long)sw->nr_regions,
+				 (unsigned long long)SWITCH_REGIONS_MAX);
+	return 0;
+}
+
+static int record_new_switch(struct pool *p, void *arg)
+{
+	struct new_switch *n = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r;
+
+	r = m->volume_insert(p->meta, &n->rec);
+	for (size_t i = 0; !r && i < n->nr_ext; i++) {
+		n->ext[i].volume = n->rec.id;
+		r = m->extent_insert(p->meta, &n->ext[i]);
+	}
+	if (r)
+		return r;
+	n->sw.volume = n->rec.id;
+	for (size_t i = 0; i < n->sw.nr_paths; i++)
+		n->paths[i].volume = n->rec.id;
+	return m->switch_insert(p->meta, &n->sw, n->paths, n->blob, n->blob_len);
+}
+
+int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
+		       struct volume_rec *out, struct pool_error *err)
+{
+	struct new_switch n = { 0 };
+	struct pool_volume *v = NULL;
+	struct switch_table *tb = NULL;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_check_new_name(p, s->name, err);
+	if (!r)
+		r = check_sizes(s, &n.sw, err);
+	if (r)
+		goto out;
+	n.paths = calloc(s->nr_paths, sizeof(*n.paths));
+	n.ext = calloc(s->nr_paths, sizeof(*n.ext));
+	if (!n.paths || !n.ext || switch_table_create(n.sw.nr_regions, n.sw.nr_paths, &tb)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = place_paths(p, s, &n, err);
+	if (r)
+		goto out;
+	switch_table_round_robin(tb);
+	n.sw.entry_bits = tb->bits;
+	n.blob_len = tb->nr_words * 8;
+	n.blob = malloc(n.blob_len);
+	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
+	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", switch_type.name);
+	n.rec.size = s->size;
+	v = pool_volume_new(&n.rec, &switch_type);
+	if (!n.blob || !v || pool_reserve(p, 1, n.nr_ext)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	switch_table_export(tb, n.blob);
+	v->sw.rec = n.sw;
+	v->sw.paths = n.paths;
+	n.paths = NULL;
+	r = serve_switch(p, v, tb, err);
+	tb = NULL;
+	if (r)
+		goto out;
+	n.paths = v->sw.paths;		/* the record call fills in the volume id */
+	r = pool_record(p, "record the volume", record_new_switch, &n, err);
+	n.paths = NULL;
+	if (r)
+		goto out;
+	v->rec.id = v->served->id = n.rec.id;
+	v->sw.rec.volume = n.rec.id;
+	pool_extents_publish(p, n.ext, n.nr_ext);
+	pool_volume_publish(p, v);
+	if (out)
+		*out = v->rec;
+	log_info("created switch volume '%s'", v->rec.name);
+	v = NULL;
+out:
+	switch_table_destroy(tb);
+	pool_volume_free(p, v);
+	free(n.paths);
+	free(n.ext);
+	free(n.blob);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- switch-map ----------------------------------------------------------- */
+
+static uint64_t regions_changed(const struct switch_table *a, const struct switch_table *b)
+{
+	uint64_t n = 0;
+
+	for (uint64_t r = 0; r < a->nr_regions; r++)
+		n += switch_table_get(a, r) != switch_table_get(b, r);
+	return n;
+}
+
+struct table_change {
+	int64_t volume;
+	uint8_t *blob;
+	size_t len;
+};
+
+static int record_table(struct pool *p, void *arg)
+{
+	struct table_change *c = arg;
+
+	return p->meta->ops->switch_table_set(p->meta, c->volume, c->blob, c->len);
+}
+
+int pool_switch_map(struct pool *p, const char *name, size_t argc,
+		    char *const *argv, uint64_t *changed, uint64_t *nr_regions,
+		    struct pool_error *err)
+{
+	const struct switch_table *live;
+	struct switch_table *next = NULL;
+	struct table_change c = { 0 };
+	struct pool_volume *v;
+	char why[256];
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &switch_type, false, &v, err);
+	if (r)
+		goto out;
+	live = switch_table_of(v->served->target);
+	if (switch_table_clone(live, &next)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (switch_msg_apply(next, argc, argv, why, sizeof(why))) {
+		r = pool_fail(err, -EINVAL, "%s; the table of '%s' is unchanged", why, name);
+		goto out;
+	}
+	c.volume = v->rec.id;
+	c.len = next->nr_words * 8;
+	c.blob = malloc(c.len);
+	if (!c.blob) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	switch_table_export(next, c.blob);
+	*changed = regions_changed(live, next);
+	*nr_regions = next->nr_regions;
+	r = pool_record(p, "record the region table", record_table, &c, err);
+	if (!r)
+		switch_set_table(v->served->target, next);	/* same shape: cannot fail */
+out:
+	free(c.blob);
+	switch_table_destroy(next);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_switch_dump(struct pool *p, const char *name, FILE *f,
+		     struct pool_error *err)
+{
+	struct pool_volume *v;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &switch_type, false, &v, err);
+	if (!r) {
+		r = switch_msg_dump(switch_table_of(v->served->target), f);
+		if (r)
+			pool_fail(err, r, "cannot write the table: %s", strerror(-r));
+	}
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
+{
+	uint64_t regions[SWITCH_PATHS_MAX] = { 0 };
+
+	if (v->served)
+		switch_table_count(switch_table_of(v->served->target), regions);
+	json_size(j, "region_size", v->sw.rec.region_size);
+	json_u64(j, "region_count", v->sw.rec.nr_regions);
+	json_array_begin(j, "paths");
+	for (uint32_t i = 0; i < v->sw.rec.nr_paths; i++) {
+		const struct switch_path_rec *sp = &v->sw.paths[i];
+		struct pool_device *d = pool_device_by_id(p, sp->device);
+
+		json_object_begin(j, NULL);
+		json_u64(j, "index", sp->idx);
+		json_string(j, "device", d ? d->rec.name : "?");
+		json_u64(j, "offset", sp->dev_offset - DEVICE_DATA_OFFSET);
+		if (v->served) {
+			const struct switch_path_stats *st = switch_path_stats(v->served->target, i);
+
+			json_u64(j, "regions", regions[i]);
+			json_u64(j, "reads", atomic_load_explicit(&st->reads, memory_order_relaxed));
+			json_u64(j, "writes", atomic_load_explicit(&st->writes, memory_order_relaxed));
+			json_u64(j, "read_bytes",
+				 atomic_load_explicit(&st->read_bytes, memory_order_relaxed));
+			json_u64(j, "write_bytes",
+				 atomic_load_explicit(&st->write_bytes, memory_order_relaxed));
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+struct target_type switch_type = {
+	.name = "switch",
+	.served = true,
+	.build_order = 1,
+	.attach = switch_attach,
+	.build = switch_build,
+	.status = switch_status,
+	.release = switch_release,
+};

@@ -1,0 +1,1167 @@
+/*
+ * core/pool_thin.c: thin pools and thin volumes in the pool service.
+ *
+ * A thin pool is a volume of kind "thin-pool": a data area of extents,
+ * split into blocks, which is not a file in the mount.  Its thin volumes
+ * map their blocks into it (thin.c, thin_pool.c).  Their maps are pages
+ * that the pool commits lazily on its own connection to the store; the
+ * service records everything else: the volume rows, which directory page
+ * is a volume's map, the external origins.
+ *
+ * An admin change of a thin volume therefore brackets itself with the
+ * pool (thin_pool_admin_begin/end): after the volumes it touches are
+ * suspended (their writes wait), the pool commits what is pending, so
+ * that the directory ids the change records are committed ones, and no
+ * commit runs until the change is recorded and memory shows it.  So
+ *
+ *   snapshot:  suspend the origin, begin, share its map in memory (O(1),
+ *              undone if the record fails), record the new volume with
+ *              the origin's directory, publish, end;
+ *   rollback:  the same with the volume's row pointing at the snapshot's
+ *              directory;
+ *   extend:    record a grown copy of the directory under a new page id,
+ *              then switch to it;
+ *   remove:    record the deletion, then drop the map (the pages that die
+ *              are deleted by the pool's next commit; a crash before it
+ *              leaves unreachable pages, which opening collects).
+ *
+ * Opening a thin pool loads every map of it before it derives the block
+ * counts, so one volume whose map cannot be read fails the whole pool:
+ * counts without it would hand its blocks to others.  A missing external
+ * origin fails only its volume.  Unreachable pages are collected only
+ * when every thin volume of the pool has its row and every reference
+ * resolved: never at the cost of a volume that did not load.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "device.h"
+#include "json.h"
+#include "linear.h"
+#include "log.h"
+#include "size.h"
+#include "thin.h"
+#include "thin_alloc.h"
+#include "thin_map.h"
+#include "thin_pool.h"
+#include "thin_walk.h"
+#include "volume.h"
+
+#define VOLUME_ALIGN		4096u
+#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
+
+static struct thin_pool *running(struct pool_volume *pool_v)
+{
+	return pool_v->tp.pool;
+}
+
+/* The thin pool of thin volume @v, running, or NULL with @err set. */
+static struct pool_volume *pool_of(struct pool *p, struct pool_volume *v,
+				   struct pool_error *err)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+
+	if (!tp || tp->type != &thin_pool_type) {
+		pool_fail(err, -EUCLEAN, "thin volume '%s' names thin pool %lld, which the pool does not have",
+			  v->rec.name, (long long)v->thin.rec.pool);
+		return NULL;
+	}
+	if (!running(tp)) {
+		pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
+			  tp->failure ? tp->failure : "not running");
+		return NULL;
+	}
+	return tp;
+}
+
+static uint64_t slots_of(const struct pool_volume *tp, uint64_t size)
+{
+	uint64_t bs = tp->tp.rec.block_size;
+
+	return (size / bs + (size % bs != 0) + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES;
+}
+
+static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
+			      struct pool_error *err)
+{
+	char max[SIZE_STR_LEN];
+
+	if (!size || size % VOLUME_ALIGN)
+		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
+	if (slots_of(tp, size) > THIN_DIR_SLOTS_MAX)
+		return pool_fail(err, -EFBIG, "a thin volume of thin pool '%s' is at most %s",
+				 tp->rec.name,
+				 format_size((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES *
+					     tp->tp.rec.block_size, max));
+	return 0;
+}
+
+/* ---- attach: the kind rows -------------------------------------------------- */
+
+static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image *img)
+{
+	for (size_t i = 0; i < img->nr_thin_pools; i++)
+		if (img->thin_pools[i].volume == v->rec.id)
+			v->tp.rec = img->thin_pools[i];
+	if (!v->tp.rec.volume)
+		pool_volume_broken(v, "its thin pool row is missing");
+	return 0;
+}
+
+static int thin_attach(struct pool_volume *v, const struct pool_meta_image *img)
+{
+	for (size_t i = 0; i < img->nr_thins; i++)
+		if (img->thins[i].volume == v->rec.id)
+			v->thin.rec = img->thins[i];
+	for (size_t i = 0; i < img->nr_origins; i++) {
+		if (img->origins[i].volume != v->rec.id)
+			continue;
+		v->thin.origin = malloc(sizeof(*v->thin.origin));
+		if (!v->thin.origin)
+			return -ENOMEM;
+		*v->thin.origin = img->origins[i];
+	}
+	if (!v->thin.rec.volume)
+		pool_volume_broken(v, "its map is missing (no thin row)");
+	return 0;
+}
+
+/* ---- external origins --------------------------------------------------------- */
+
+/*
+ * Gives thin target @t the external origin @o names: a served volume
+ * (which cannot be removed while @t reads it), or an image file opened
+ * here and closed with @t.
+ */
+static int attach_origin(struct pool *p, struct target *t,
+			 const struct thin_origin_rec *o, struct pool_error *err)
+{
+	struct linear_seg seg;
+	struct target *lt;
+	int r;
+
+	if (o->origin_volume) {
+		struct pool_volume *ov = pool_volume_by_id(p, o->origin_volume);
+
+		if (!ov || !ov->served || !ov->published)
+			return pool_fail(err, -ENOENT, "its origin volume %s is not served",
+					 ov ? ov->rec.name : "(gone)");
+		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
+		return 0;
+	}
+	r = device_open(o->origin_path, 0, &seg.dev);
+	if (r)
+		return pool_fail(err, r, "cannot open its origin '%s': %s", o->origin_path,
+				 strerror(-r));
+	seg.dev_off = 0;
+	seg.len = seg.dev->size;
+	r = seg.len ? linear_create(&seg, 1, &lt) : -EINVAL;
+	if (r) {
+		device_close(seg.dev);
+		return pool_fail(err, r, "cannot read its origin '%s': %s", o->origin_path,
+				 r == -EINVAL ? "it is empty" : strerror(-r));
+	}
+	thin_set_origin(t, lt, seg.len, true, seg.dev);
+	return 0;
+}
+
+/* ---- build ------------------------------------------------------------------ */
+
+static bool every_thin_has_its_row(struct pool *p)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_type && !p->vols[i]->thin.rec.volume)
+			return false;
+	return true;
+}
+
+/*
+ * The thin volumes of thin pool @tp, as the walk wants them; *out
+ * malloc'ed.  A map's directory changes with the pool's commits (a write
+ * after a snapshot copies it), so for a loaded map it is the live one:
+ * the committed one, once the pool committed and holds its commits off.
+ */
+static int walk_vols(struct pool *p, struct pool_volume *tp,
+		     struct thin_walk_vol **out, size_t *nr)
+{
+	struct thin_walk_vol *w = calloc(p->nr_vols + 1, sizeof(*w));
+	uint64_t bs = tp->tp.rec.block_size;
+	size_t n = 0;
+
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type == &thin_type && v->thin.rec.pool == tp->rec.id)
+			w[n++] = (struct thin_walk_vol){ v->rec.name,
+				v->served ? thin_dir_id(v->served->target) : v->thin.rec.dir,
+				(v->rec.size + bs - 1) / bs };
+	}
+	*out = w;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Removing a large volume drops its leaves over several commits, and a
+ * crash between removal and the pool's next commit leaves its pages
+ * behind: garbage nothing reaches.  They hold no blocks (counts derive
+ * from reachable pages), but are deleted here, before the pool loads,
+ * unless anything is amiss: then they stay for repair.
+ */
+static void collect_garbage(struct pool *p, struct pool_volume *tp)
+{
+	struct thin_walk_vol *vols;
+	struct thin_walk w;
+	size_t nr, n;
+
+	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
+		return;
+	if (!thin_walk_load(tp->tp.ops, tp->tp.arg, 0, vols, nr, &w)) {
+		n = thin_walk_unreached(&w);
+		if (n && !w.dangling) {
+			log_info("thin pool '%s': deleting %zu map pages no volume reaches",
+				 tp->rec.name, n);
+			if (thin_walk_gc(tp->tp.ops, tp->tp.arg, &w))
+				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
+		}
+		thin_walk_release(&w);
+	}
+	free(vols);
+}
+
+/* The pool's data area on the open devices; *out malloc'ed. */
+static int pool_areas(struct pool *p, struct pool_volume *tp,
+		      const struct extent_rec *extra, size_t nr_extra,
+		      struct thin_area **out, unsigned int *nr, struct pool_error *err)
+{
+	struct linear_seg *segs;
+	int r;
+
+	r = pool_volume_segs(p, tp, extra, nr_extra, &segs, nr, err);
+	if (r)
+		return r;
+	*out = calloc(*nr + 1, sizeof(**out));
+	if (!*out) {
+		free(segs);
+		return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	for (unsigned int i = 0; i < *nr; i++)
+		(*out)[i] = (struct thin_area){ segs[i].dev, segs[i].dev_off, segs[i].len };
+	free(segs);
+	return 0;
+}
+
+/* Loads the map of every thin volume of @tp into its pool.  Not started. */
+static int load_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+		struct target *t;
+		int r;
+
+		if (v->type != &thin_type || v->thin.rec.pool != tp->rec.id)
+			continue;
+		r = thin_load(tp->tp.pool, v->rec.id, v->rec.size, v->thin.rec.dir, &t);
+		if (!r)
+			r = pool_volume_serve(v, t);
+		if (r)
+			return pool_fail(err, r, "the map of thin volume '%s' cannot be read: %s",
+					 v->rec.name, r == -ENOENT ? "a page is missing" :
+					 r == -EUCLEAN ? "it is damaged" : strerror(-r));
+	}
+	return 0;
+}
+
+static void unload_members(struct pool *p, struct pool_volume *tp)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type == &thin_type && v->thin.rec.pool == tp->rec.id && v->served) {
+			volume_destroy(v->served);
+			v->served = NULL;
+		}
+	}
+}
+
+static void close_pool(struct pool *p, struct pool_volume *tp)
+{
+	if (tp->tp.pool) {
+		thin_pool_close(tp->tp.pool);
+		tp->tp.pool = NULL;
+	}
+	if (tp->tp.arg) {
+		p->meta->ops->thin_close(p->meta, tp->tp.arg);
+		tp->tp.arg = NULL;
+	}
+}
+
+static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	struct thin_pool_params params = {
+		.id = tp->rec.id,
+		.name = tp->rec.name,
+		.block_size = tp->tp.rec.block_size,
+		.zero = tp->tp.rec.zero,
+		.when_full = tp->tp.rec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
+		.wait_s = tp->tp.rec.wait_seconds,
+		.low_water_pct = tp->tp.rec.low_water,
+	};
+	struct thin_area *areas;
+	unsigned int nr;
+	int r;
+
+	r = pool_areas(p, tp, NULL, 0, &areas, &nr, err);
+	if (r)
+		return r;
+	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &tp->tp.ops, &tp->tp.arg);
+	if (r) {
+		free(areas);
+		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
+	}
+	collect_garbage(p, tp);
+	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
+	free(areas);
+	if (r) {
+		pool_fail(err, r, "cannot open it: %s", strerror(-r));
+		goto err_close;
+	}
+	r = load_members(p, tp, err);
+	if (r)
+		goto err_unload;
+	r = thin_pool_start(tp->tp.pool);
+	if (r) {
+		pool_fail(err, r, "its maps disagree with its size: %s", strerror(-r));
+		goto err_unload;
+	}
+	return 0;
+
+err_unload:
+	unload_members(p, tp);
+err_close:
+	close_pool(p, tp);
+	return r;
+}
+
+static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct pool_volume *tp = pool_of(p, v, err);
+
+	if (!tp)
+		return -EIO;
+	if (!v->served)
+		return pool_fail(err, -EIO, "its map was not loaded");
+	return v->thin.origin ? attach_origin(p, v->served->target, v->thin.origin, err) : 0;
+}
+
+static void thin_pool_release(struct pool *p, struct pool_volume *tp)
+{
+	close_pool(p, tp);
+}
+
+static void thin_release(struct pool *p, struct pool_volume *v)
+{
+	(void)p;
+	free(v->thin.origin);
+}
+
+/* ---- create a thin pool -------------------------------------------------------- */
+
+struct new_pool {
+	struct volume_rec rec;
+	struct thin_pool_rec tp;
+	struct extent_plan plan;
+};
+
+static int record_new_pool(struct pool *p, void *arg)
+{
+	struct new_pool *n = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r;
+
+	r = m->volume_insert(p->meta, &n->rec);
+	for (size_t i = 0; !r && i < n->plan.nr_ext; i++) {
+		n->plan.ext[i].volume = n->rec.id;
+		r = m->extent_insert(p->meta, &n->plan.ext[i]);
+	}
+	n->tp.volume = n->rec.id;
+	return r ? r : m->thin_pool_insert(p->meta, &n->tp);
+}
+
+static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
+{
+	uint32_t bs = tp->block_size;
+
+	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
+				 bs);
+	if (tp->low_water > 100)
+		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
+	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
+		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
+	return 0;
+}
+
+int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
+			  struct volume_rec *out, struct pool_error *err)
+{
+	struct new_pool n = { .tp = s->policy };
+	struct pool_volume *v = NULL, probe = { 0 };
+	char max[SIZE_STR_LEN];
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_check_new_name(p, s->name, err);
+	if (!r)
+		r = check_policy(&n.tp, err);
+	if (r)
+		goto out;
+	n.rec.size = s->size - s->size % n.tp.block_size;
+	if (!n.rec.size) {
+		r = pool_fail(err, -EINVAL, "the size is smaller than one block");
+		goto out;
+	}
+	if (n.rec.size / n.tp.block_size > THIN_ALLOC_MAX_BLOCKS) {
+		r = pool_fail(err, -EFBIG, "a thin pool of %u-byte blocks is at most %s",
+			      n.tp.block_size,
+			      format_size(THIN_ALLOC_MAX_BLOCKS * n.tp.block_size, max));
+		goto out;
+	}
+	r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
+	if (r)
+		goto out;
+	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
+	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", thin_pool_type.name);
+	v = pool_volume_new(&n.rec, &thin_pool_type);
+	if (!v || pool_reserve(p, 1, n.plan.nr_ext)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = pool_record(p, "record the thin pool", record_new_pool, &n, err);
+	if (r)
+		goto out;
+	v->rec = n.rec;
+	v->tp.rec = n.tp;
+	pool_extents_publish(p, n.plan.ext, n.plan.nr_ext);
+	pool_volume_publish(p, v);
+	if (out)
+		*out = v->rec;
+	/* Opening it reads only what was just committed. */
+	r = thin_pool_build(p, v, err);
+	if (r)
+		pool_volume_failed(v, err->msg);
+	else if (pool_thins_update(p))
+		log_warn("thin pool '%s' is not counted in statfs (out of memory)", v->rec.name);
+	log_info("created thin pool '%s'", v->rec.name);
+	v = NULL;
+out:
+	pool_volume_free(p, v);
+	free(n.plan.ext);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- create a thin volume, snapshot ---------------------------------------- */
+
+struct new_thin {
+	struct volume_rec rec;
+	struct thin_rec thin;
+	struct thin_dir_rec dir;	/* its empty map, or none (nr 0): shared */
+	struct thin_origin_rec *origin;
+};
+
+static int record_new_thin(struct pool *p, void *arg)
+{
+	struct new_thin *n = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r;
+
+	r = m->volume_insert(p->meta, &n->rec);
+	n->thin.volume = n->rec.id;
+	if (!r && n->dir.nr)
+		r = m->thin_dir_put(p->meta, n->thin.pool, &n->dir);
+	if (!r)
+		r = m->thin_put(p->meta, &n->thin);
+	if (!r && n->origin) {
+		n->origin->volume = n->rec.id;
+		r = m->thin_origin_put(p->meta, n->origin);
+	}
+	return r;
+}
+
+/* @arg names the origin: a volume of the pool, else an absolute path. */
+static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_rec *o,
+			  struct pool_error *err)
+{
+	struct pool_volume *ov = pool_volume_by_name(p, arg);
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	if (ov) {
+		if (ov->type == &thin_pool_type)
+			return pool_fail(err, -EINVAL, "origin '%s' is a thin pool, not a volume", arg);
+		if (!ov->published)
+			return pool_fail(err, -EIO, "origin '%s' is failed: %s", arg,
+					 ov->failure ? ov->failure : "not served");
+		o->origin_volume = ov->rec.id;
+		return 0;
+	}
+	if (arg[0] != '/')
+		return pool_fail(err, -ENOENT, "origin '%s' is neither a volume nor an absolute path",
+				 arg);
+	if (stat(arg, &st))
+		return pool_fail(err, -errno, "origin '%s' is neither a volume nor a file: %s", arg,
+				 strerror(errno));
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return pool_fail(err, -EINVAL, "origin '%s' is neither a regular file nor a block device",
+				 arg);
+	snprintf(o->origin_path, sizeof(o->origin_path), "%s", arg);
+	return 0;
+}
+
+/* Records @n and publishes its target @t as @v; undoes nothing itself. */
+static int commit_thin(struct pool *p, struct pool_volume *v, struct new_thin *n,
+		       struct pool_error *err)
+{
+	int r;
+
+	r = pool_record(p, "record the volume", record_new_thin, n, err);
+	if (r)
+		return r;
+	v->rec.id = v->served->id = n->rec.id;
+	v->thin.rec = n->thin;
+	if (n->origin) {
+		v->thin.origin = n->origin;
+		n->origin = NULL;
+	}
+	thin_bind(v->served->target, n->rec.id);
+	pool_volume_publish(p, v);
+	return 0;
+}
+
+static struct pool_volume *new_thin_volume(struct new_thin *n, const char *name,
+					   uint64_t size, int64_t pool)
+{
+	snprintf(n->rec.name, sizeof(n->rec.name), "%s", name);
+	snprintf(n->rec.kind, sizeof(n->rec.kind), "%s", thin_type.name);
+	n->rec.size = size;
+	n->thin.pool = pool;
+	return pool_volume_new(&n->rec, &thin_type);
+}
+
+int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
+		     struct volume_rec *out, struct pool_error *err)
+{
+	struct thin_origin_rec origin;
+	struct new_thin n = { 0 };
+	struct pool_volume *tp, *v = NULL;
+	struct target *t = NULL;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_check_new_name(p, s->name, err);
+	if (!r)
+		r = pool_volume_get(p, s->pool, &thin_pool_type, false, &tp, err);
+	if (!r && !running(tp))
+		r = pool_fail(err, -EIO, "thin pool '%s' is not running", s->pool);
+	if (!r)
+		r = check_virtual_size(tp, s->size, err);
+	if (!r && s->origin)
+		r = resolve_origin(p, s->origin, &origin, err);
+	if (r)
+		goto out;
+	v = new_thin_volume(&n, s->name, s->size, tp->rec.id);
+	n.origin = s->origin ? malloc(sizeof(*n.origin)) : NULL;
+	n.dir.id = n.thin.dir = thin_pool_reserve_page_id(running(tp));
+	n.dir.nr = (uint32_t)slots_of(tp, s->size);
+	n.dir.leaves = calloc(n.dir.nr + 1, sizeof(*n.dir.leaves));
+	if (!v || (s->origin && !n.origin) || !n.dir.leaves || pool_reserve(p, 1, 0)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (n.origin)
+		*n.origin = origin;
+	r = thin_create(running(tp), 0, s->size, n.dir.id, &t);
+	if (r) {
+		r = pool_fail(err, r, "out of memory");
+		goto out;
+	}
+	r = n.origin ? attach_origin(p, t, n.origin, err) : 0;
+	if (!r) {
+		r = pool_volume_serve(v, t);
+		if (r)
+			r = pool_fail(err, r, "out of memory");
+	} else {
+		t->ops->destroy(t);
+	}
+	if (!r)
+		r = commit_thin(p, v, &n, err);
+	if (r)
+		goto out;
+	if (out)
+		*out = v->rec;
+	log_info("created thin volume '%s' in thin pool '%s'", v->rec.name, tp->rec.name);
+	v = NULL;
+out:
+	pool_volume_free(p, v);
+	free(n.dir.leaves);
+	free(n.origin);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* Undoes a snapshot target made before its record failed. */
+static void drop_target(struct pool_volume *v)
+{
+	thin_remove(v->served->target);
+}
+
+int pool_snapshot(struct pool *p, const char *origin, const char *name,
+		  struct volume_rec *out, struct pool_error *err)
+{
+	struct pool_volume *o, *tp, *v = NULL;
+	struct new_thin n = { 0 };
+	struct target *t;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_check_new_name(p, name, err);
+	if (!r)
+		r = pool_volume_get(p, origin, &thin_type, false, &o, err);
+	if (r)
+		goto out_unlock;
+	tp = pool_of(p, o, err);
+	if (!tp) {
+		r = -EIO;
+		goto out_unlock;
+	}
+	v = new_thin_volume(&n, name, o->rec.size, tp->rec.id);
+	n.origin = o->thin.origin ? malloc(sizeof(*n.origin)) : NULL;
+	if (!v || (o->thin.origin && !n.origin) || pool_reserve(p, 1, 0)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out_unlock;
+	}
+	if (n.origin)
+		*n.origin = *o->thin.origin;	/* a snapshot reads through the same origin */
+	thin_suspend(o->served->target);
+	r = thin_pool_admin_begin(running(tp), NULL);
+	if (r) {
+		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
+			      strerror(-r));
+		goto out_resume;
+	}
+	n.thin.dir = thin_dir_id(o->served->target);
+	r = thin_snapshot(o->served->target, 0, &t);
+	if (r) {
+		r = pool_fail(err, r, "out of memory");
+		goto out_end;
+	}
+	r = n.origin ? attach_origin(p, t, n.origin, err) : 0;
+	if (!r && pool_volume_serve(v, t))
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	else if (r)
+		t->ops->destroy(t);		/* drops its share of the map */
+	if (!r) {
+		r = commit_thin(p, v, &n, err);
+		if (r)
+			drop_target(v);
+	}
+	if (!r) {
+		if (out)
+			*out = v->rec;
+		log_info("created snapshot '%s' of '%s'", name, origin);
+		v = NULL;
+	}
+out_end:
+	thin_pool_admin_end(running(tp));
+out_resume:
+	thin_unsuspend(o->served->target);
+out_unlock:
+	pool_volume_free(p, v);
+	free(n.origin);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- rollback -------------------------------------------------------------------- */
+
+static int record_thin_row(struct pool *p, void *arg)
+{
+	return p->meta->ops->thin_put(p->meta, arg);
+}
+
+int pool_rollback(struct pool *p, const char *name, const char *snap,
+		  struct pool_error *err)
+{
+	struct pool_volume *v, *s, *tp;
+	struct thin_rec row;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_type, false, &v, err);
+	if (!r)
+		r = pool_volume_get(p, snap, &thin_type, false, &s, err);
+	if (r)
+		goto out_unlock;
+	if (v == s)
+		r = pool_fail(err, -EINVAL, "'%s' cannot be rolled back to itself", name);
+	else if (v->thin.rec.pool != s->thin.rec.pool)
+		r = pool_fail(err, -EXDEV, "'%s' and '%s' are in different thin pools", name, snap);
+	else if (v->rec.size != s->rec.size)
+		r = pool_fail(err, -EINVAL, "'%s' and '%s' differ in size", name, snap);
+	tp = r ? NULL : pool_of(p, v, err);
+	if (!r && !tp)
+		r = -EIO;
+	if (!r && volume_retire(v->served))
+		r = pool_fail(err, -EBUSY, "volume '%s' is busy (open)", name);
+	if (r)
+		goto out_unlock;
+	thin_suspend(v->served->target);
+	thin_suspend(s->served->target);
+	r = thin_pool_admin_begin(running(tp), NULL);
+	if (r) {
+		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
+			      strerror(-r));
+		goto out_resume;
+	}
+	row = v->thin.rec;
+	row.dir = thin_dir_id(s->served->target);
+	r = pool_record(p, "record the rollback", record_thin_row, &row, err);
+	if (!r) {
+		r = thin_rollback(v->served->target, s->served->target);
+		if (r)	/* memory could not follow: say so, the store is right */
+			pool_volume_failed(v, "out of memory while rolling back");
+		v->thin.rec = row;
+	}
+	thin_pool_admin_end(running(tp));
+out_resume:
+	thin_unsuspend(s->served->target);
+	thin_unsuspend(v->served->target);
+	volume_unretire(v->served);
+	if (!r)
+		log_info("rolled back '%s' to '%s'", name, snap);
+out_unlock:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- extend ------------------------------------------------------------------------ */
+
+struct thin_growth {
+	const struct pool_volume *v;
+	uint64_t size;
+	struct thin_rec row;
+	struct thin_dir_rec dir;	/* nr 0: the map keeps its directory */
+};
+
+static int record_thin_growth(struct pool *p, void *arg)
+{
+	struct thin_growth *g = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r = 0;
+
+	if (g->dir.nr) {
+		r = m->thin_dir_put(p->meta, g->row.pool, &g->dir);
+		if (!r)
+			r = m->thin_put(p->meta, &g->row);
+	}
+	return r ? r : m->volume_set_size(p->meta, g->v->rec.id, g->size);
+}
+
+static int thin_extend(struct pool *p, struct pool_volume *v, uint64_t size,
+		       char *const *on, size_t nr_on, struct pool_error *err)
+{
+	struct thin_growth g = { .v = v, .size = size, .row = v->thin.rec };
+	struct pool_volume *tp = pool_of(p, v, err);
+	struct thin_pool *pool;
+	int r;
+
+	(void)on;
+	if (!tp)
+		return -EIO;
+	if (nr_on)
+		return pool_fail(err, -EINVAL, "--on does not apply to thin volume '%s': it grows in its pool",
+				 v->rec.name);
+	r = check_virtual_size(tp, size, err);
+	if (r)
+		return r;
+	pool = running(tp);
+	thin_suspend(v->served->target);
+	r = thin_pool_admin_begin(pool, NULL);
+	if (r) {
+		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
+			      strerror(-r));
+		goto out_resume;
+	}
+	if (slots_of(tp, size) > slots_of(tp, v->rec.size)) {
+		g.row.dir = thin_pool_reserve_page_id(pool);
+		r = thin_dir_record(v->served->target, size, g.row.dir, &g.dir);
+		if (r)
+			r = pool_fail(err, r, "out of memory");
+	}
+	if (!r)
+		r = pool_record(p, "record the new size", record_thin_growth, &g, err);
+	if (!r && g.dir.nr && thin_resize(v->served->target, size, g.row.dir))
+		pool_volume_failed(v, "out of memory while growing its map");
+	if (!r) {
+		v->thin.rec = g.row;
+		v->rec.size = size;
+		/* The map covers the new size before the size shows. */
+		atomic_store(&v->served->size, size);
+	}
+	free(g.dir.leaves);
+	thin_pool_admin_end(pool);
+out_resume:
+	thin_unsuspend(v->served->target);
+	return r;
+}
+
+static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t size,
+			    char *const *on, size_t nr_on, struct pool_error *err)
+{
+	uint32_t bs = tp->tp.rec.block_size;
+	struct extent_plan plan = { 0 };
+	struct thin_areas *next = NULL;
+	struct thin_area *areas;
+	unsigned int nr;
+	int r;
+
+	size -= size % bs;
+	if (size <= tp->rec.size)
+		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
+				 tp->rec.name, bs);
+	if (!running(tp))
+		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
+				 tp->failure ? tp->failure : "not running");
+	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
+	if (r)
+		return r;
+	r = pool_areas(p, tp, plan.ext, plan.nr_ext, &areas, &nr, err);
+	if (!r) {
+		r = thin_pool_areas_new(running(tp), areas, nr, &next);
+		free(areas);
+		if (r == -EFBIG)
+			r = pool_fail(err, r, "thin pool '%s' cannot have that many blocks",
+				      tp->rec.name);
+		else if (r)
+			r = pool_fail(err, r, "out of memory");
+	}
+	if (!r)
+		r = pool_record_extents(p, tp, size, &plan, err);
+	if (r) {
+		thin_pool_areas_free(next);
+		free(plan.ext);
+		return r;
+	}
+	thin_pool_grow(running(tp), next);
+	pool_extents_publish(p, plan.ext, plan.nr_ext);
+	tp->rec.size = size;
+	free(plan.ext);
+	return 0;
+}
+
+/* ---- remove ------------------------------------------------------------------------ */
+
+static int record_removal(struct pool *p, void *arg)
+{
+	const struct pool_volume *v = arg;
+
+	return p->meta->ops->volume_delete(p->meta, v->rec.id);
+}
+
+static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct pool_volume *tp;
+	int r;
+
+	if (!v->served)		/* its map never loaded: only rows to delete */
+		return pool_remove_records(p, v, err);
+	tp = pool_of(p, v, err);
+	if (!tp)
+		return -EIO;
+	if (volume_retire(v->served))
+		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
+	thin_suspend(v->served->target);
+	r = thin_pool_admin_begin(running(tp), NULL);
+	if (r) {
+		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
+			      strerror(-r));
+		thin_unsuspend(v->served->target);
+		volume_unretire(v->served);
+		return r;
+	}
+	r = pool_record(p, "delete the volume", record_removal, v, err);
+	if (!r && thin_remove(v->served->target))
+		log_warn("thin volume '%s': out of memory while dropping its map; its blocks stay allocated until restart",
+			 v->rec.name);
+	thin_unsuspend(v->served->target);
+	thin_pool_admin_end(running(tp));
+	if (r) {
+		volume_unretire(v->served);
+		return r;
+	}
+	pool_volume_forget(p, v);
+	return 0;
+}
+
+static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	struct thin_pool *pool = tp->tp.pool;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < p->nr_vols; i++)
+		n += p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id;
+	if (n)
+		return pool_fail(err, -EBUSY, "thin pool '%s' still has %zu volume%s", tp->rec.name,
+				 n, n == 1 ? "" : "s");
+	r = pool_record(p, "delete the thin pool", record_removal, tp, err);
+	if (r)
+		return r;
+	if (pool && thin_pool_stop(pool))
+		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
+	/* statfs stops reading it before it is closed */
+	tp->tp.pool = NULL;
+	if (pool_thins_update(p))
+		pool = NULL;		/* leaked rather than freed under a reader */
+	tp->tp.pool = pool;
+	pool_volume_forget(p, tp);
+	return 0;
+}
+
+/* ---- reports ------------------------------------------------------------------------ */
+
+static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+	uint64_t bs = tp ? tp->tp.rec.block_size : 0;
+	struct thin_usage u;
+
+	if (tp)
+		json_string(j, "pool", tp->rec.name);
+	if (v->thin.origin) {
+		struct pool_volume *ov = pool_volume_by_id(p, v->thin.origin->origin_volume);
+
+		json_string(j, "external_origin", v->thin.origin->origin_volume ?
+			    (ov ? ov->rec.name : "?") : v->thin.origin->origin_path);
+	}
+	if (!v->served)
+		return;
+	thin_usage(v->served->target, &u);
+	json_u64(j, "mapped_bytes", u.mapped * bs);
+	json_u64(j, "exclusive_bytes", u.exclusive * bs);
+	json_u64(j, "shared_bytes", u.shared * bs);
+}
+
+static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
+{
+	const struct thin_pool_rec *r = &tp->tp.rec;
+	struct thin_pool_usage u;
+	size_t nr_vols = 0;
+
+	for (size_t i = 0; i < p->nr_vols; i++)
+		nr_vols += p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id;
+	json_u64(j, "block_size", r->block_size);
+	if (running(tp)) {
+		thin_pool_usage(running(tp), &u);
+		json_u64(j, "data_used_bytes", (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size);
+		json_u64(j, "data_total_bytes", u.nr_blocks * u.block_size);
+		json_u64(j, "metadata_bytes", u.nr_leaves * THIN_LEAF_ENTRIES * 4);
+		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
+		json_bool(j, "low_water_crossed", u.low_water);
+		if (u.commit_error) {
+			json_string(j, "commit_error", strerror(-u.commit_error));
+			json_u64(j, "commit_failing_ms", u.failing_ms);
+		}
+		if (u.failed)
+			json_string(j, "state", "failed");
+	}
+	json_u64(j, "thin_volumes", nr_vols);
+	json_string(j, "when_full", r->wait ? "wait" : "error");
+	if (r->wait)
+		json_u64(j, "wait_seconds", r->wait_seconds);
+	json_bool(j, "zero", r->zero);
+	json_u64(j, "low_water_percent", r->low_water);
+}
+
+int pool_diff(struct pool *p, const char *a, const char *b,
+	      int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg,
+	      uint32_t *block_size, struct pool_error *err)
+{
+	struct pool_volume *va, *vb, *tp;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, a, &thin_type, false, &va, err);
+	if (!r)
+		r = pool_volume_get(p, b, &thin_type, false, &vb, err);
+	if (!r && va->thin.rec.pool != vb->thin.rec.pool)
+		r = pool_fail(err, -EXDEV, "'%s' and '%s' are in different thin pools", a, b);
+	tp = r ? NULL : pool_volume_by_id(p, va->thin.rec.pool);
+	if (tp) {
+		*block_size = tp->tp.rec.block_size;
+		r = thin_diff(va->served->target, vb->served->target, fn, arg);
+		if (r)
+			pool_fail(err, r, "cannot compare '%s' and '%s': %s", a, b, strerror(-r));
+	}
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- check ------------------------------------------------------------------------ */
+
+struct check_out {
+	void (*breach)(void *arg, const char *msg);
+	void *arg;
+	const char *pool;
+	size_t n;
+};
+
+static void pool_breach(void *arg, const char *msg)
+{
+	struct check_out *o = arg;
+	char line[POOL_ERROR_LEN];
+
+	snprintf(line, sizeof(line), "thin pool '%s': %s", o->pool, msg);
+	o->breach(o->arg, line);
+	o->n++;
+}
+
+/* The pool's counts in memory against the ones the committed pages give. */
+static void compare_counts(struct check_out *o, const struct thin_walk *w,
+			   const struct thin_pool_counts *c)
+{
+	uint64_t pending = 0;
+	size_t n0 = o->n;
+	char msg[256];
+
+	if (c->nr_blocks != w->nr_blocks) {
+		snprintf(msg, sizeof(msg), "memory has %llu blocks, the metadata %llu",
+			 (unsigned long long)c->nr_blocks, (unsigned long long)w->nr_blocks);
+		pool_breach(o, msg);
+		return;
+	}
+	for (uint64_t b = 0; b < c->nr_blocks && o->n - n0 < 20; b++) {
+		pending += c->pending[b];
+		if (c->refs[b] != w->block_refs[b]) {
+			snprintf(msg, sizeof(msg), "block %llu: memory counts %u references, the committed pages %u",
+				 (unsigned long long)b, c->refs[b], w->block_refs[b]);
+			pool_breach(o, msg);
+		}
+		if (c->pending[b] && w->block_refs[b]) {
+			snprintf(msg, sizeof(msg), "block %llu is both free and mapped",
+				 (unsigned long long)b);
+			pool_breach(o, msg);
+		}
+	}
+	if (o->n == n0 && c->nr_free + pending + w->used != c->nr_blocks) {
+		snprintf(msg, sizeof(msg), "free (%llu), freed (%llu) and used (%llu) blocks do not add up to %llu",
+			 (unsigned long long)c->nr_free, (unsigned long long)pending,
+			 (unsigned long long)w->used, (unsigned long long)c->nr_blocks);
+		pool_breach(o, msg);
+	}
+}
+
+/* Walks the committed pages on a connection of its own, the pool frozen. */
+static int check_thin_pool(struct pool *p, struct pool_volume *tp, struct check_out *o,
+			   void (*summary)(void *arg, const char *msg),
+			   struct pool_error *err)
+{
+	struct thin_pool_counts counts;
+	const struct thin_meta_ops *ops;
+	struct thin_walk_vol *vols = NULL;
+	struct thin_walk w;
+	char line[256];
+	size_t nr, n0 = o->n;
+	void *arg;
+	int r;
+
+	if (!running(tp))
+		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
+				 tp->failure ? tp->failure : "not running");
+	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
+	if (r)
+		return pool_store_fail(err, r, "read the thin pool's metadata");
+	r = thin_pool_admin_begin(running(tp), &counts);
+	if (r) {
+		r = pool_fail(err, r, "cannot commit thin pool '%s': %s", tp->rec.name,
+			      r == -EBUSY ? "writes keep provisioning blocks" : strerror(-r));
+		goto out;
+	}
+	r = walk_vols(p, tp, &vols, &nr);
+	if (!r)
+		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
+	thin_pool_admin_end(running(tp));
+	if (r) {
+		r = r == -ENOMEM ? pool_fail(err, r, "out of memory") :
+				   pool_store_fail(err, r, "read the thin pool's metadata");
+		goto out_counts;
+	}
+	o->pool = tp->rec.name;
+	thin_walk_check(&w, pool_breach, o);
+	compare_counts(o, &w, &counts);
+	snprintf(line, sizeof(line), "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
+		 tp->rec.name, nr, (unsigned long long)w.used,
+		 (unsigned long long)w.nr_blocks, o->n - n0);
+	summary(o->arg, line);
+	thin_walk_release(&w);
+out_counts:
+	free(vols);
+	thin_pool_counts_release(&counts);
+out:
+	p->meta->ops->thin_close(p->meta, arg);
+	return r;
+}
+
+int pool_check(struct pool *p, const char *name,
+	       void (*breach)(void *arg, const char *msg),
+	       void (*summary)(void *arg, const char *msg), void *arg,
+	       size_t *breaches, struct pool_error *err)
+{
+	struct check_out o = { breach, arg, NULL, 0 };
+	struct pool_volume *only = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&p->admin);
+	if (name)
+		r = pool_volume_get(p, name, &thin_pool_type, true, &only, err);
+	for (size_t i = 0; !r && i < p->nr_vols; i++) {
+		struct pool_volume *tp = p->vols[i];
+
+		if (tp->type == &thin_pool_type && (!only || tp == only))
+			r = check_thin_pool(p, tp, &o, summary, err);
+	}
+	pthread_mutex_unlock(&p->admin);
+	*breaches = o.n;
+	return r;
+}
+
+struct target_type thin_pool_type = {
+	.name = "thin-pool",
+	.served = false,
+	.build_order = 0,
+	.attach = thin_pool_attach,
+	.build = thin_pool_build,
+	.extend = thin_pool_extend,
+	.remove = thin_pool_remove,
+	.status = thin_pool_status,
+	.release = thin_pool_release,
+};
+
+struct target_type thin_type = {
+	.name = "thin",
+	.served = true,
+	.build_order = 2,
+	.attach = thin_attach,
+	.build = thin_build,
+	.extend = thin_extend,
+	.remove = thin_remove_volume,
+	.status = thin_status,
+	.release = thin_release,
+};

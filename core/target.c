@@ -1,0 +1,31 @@
+/* core/target.c: the defaults of target_ops (target.h). */
+#include "target.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+int target_never_defers(struct target *t, struct engine *e, uint64_t off,
+			uint32_t len, const void *buf)
+{
+	(void)t, (void)e, (void)off, (void)len, (void)buf;
+	return -EIO;
+}
+
+void target_no_end_write(struct target *t)
+{
+	(void)t;
+}
+
+int target_seek_all_data(struct target *t, uint64_t off, uint64_t size,
+			 int whence, uint64_t *out)
+{
+	(void)t;
+	*out = whence == SEEK_DATA ? off : size;
+	return 0;
+}
+
+uint64_t target_all_mapped(struct target *t, uint64_t size)
+{
+	(void)t;
+	return size;
+}

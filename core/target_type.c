@@ -1,0 +1,79 @@
+/*
+ * core/target_type.c: the registry of target types.
+ *
+ * Each kind defines its table in its own file (pool_linear.c,
+ * pool_switch.c, pool_thin.c) with only the hooks it has; registering
+ * fills the missing hooks with defaults, once, before the first pool
+ * opens, so the service calls every hook without looking first.
+ */
+#include "target_type.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "pool_int.h"
+
+static int no_attach(struct pool_volume *v, const struct pool_meta_image *img)
+{
+	(void)v, (void)img;
+	return 0;
+}
+
+static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
+		     char *const *on, size_t nr_on, struct pool_error *err)
+{
+	(void)p, (void)size, (void)on, (void)nr_on;
+	return pool_fail(err, -EOPNOTSUPP, "cannot extend %s volume '%s'", v->type->name,
+			 v->rec.name);
+}
+
+static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
+{
+	(void)p, (void)v, (void)j;
+}
+
+static void no_release(struct pool *p, struct pool_volume *v)
+{
+	(void)p, (void)v;
+}
+
+static struct target_type *const registry[] = {
+	&thin_pool_type, &linear_type, &switch_type, &thin_type,
+};
+
+#define NR_TYPES	(sizeof(registry) / sizeof(registry[0]))
+
+static pthread_once_t registered = PTHREAD_ONCE_INIT;
+
+static void register_types(void)
+{
+	for (size_t i = 0; i < NR_TYPES; i++) {
+		struct target_type *t = registry[i];
+
+		if (!t->attach)
+			t->attach = no_attach;
+		if (!t->extend)
+			t->extend = no_extend;
+		if (!t->remove)
+			t->remove = pool_remove_records;
+		if (!t->status)
+			t->status = no_status;
+		if (!t->release)
+			t->release = no_release;
+	}
+}
+
+void target_types_register(void)
+{
+	pthread_once(&registered, register_types);
+}
+
+const struct target_type *target_type_find(const char *name)
+{
+	target_types_register();
+	for (size_t i = 0; i < NR_TYPES; i++)
+		if (!strcmp(registry[i]->name, name))
+			return registry[i];
+	return NULL;
+}

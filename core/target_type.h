@@ -1,0 +1,71 @@
+/*
+ * core/target_type.h: the kinds of volume, registered as device-mapper
+ * registers its target types.
+ *
+ * A volume's kind is a string in the store ("linear", "switch", "thin",
+ * "thin-pool"); everywhere else it is the target type that string names,
+ * found once when the volume is loaded or created.  A type carries the
+ * hooks the pool service calls for what differs between kinds: building
+ * the live objects from the records, growing, removing, and reporting.
+ * So a new kind is one file with one table, and nothing compares kind
+ * strings.
+ *
+ * Every hook runs on the admin path, under the pool's admin lock, and may
+ * block.  Hooks a kind does not have are filled with defaults when the
+ * types are registered, so callers never test for NULL.
+ */
+#ifndef MAPPERFS_TARGET_TYPE_H
+#define MAPPERFS_TARGET_TYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json;
+struct pool;
+struct pool_meta_image;
+struct pool_error;
+struct pool_volume;
+
+struct target_type {
+	const char *name;		/* as stored */
+	bool served;			/* a file in the mount (not a thin pool) */
+	/*
+	 * Order of building at open: lower first (thin pools before their
+	 * volumes, origins before the thin volumes that read them).
+	 */
+	unsigned int build_order;
+
+	/* Takes the kind's rows for @v from the store's image.  Default: none. */
+	int (*attach)(struct pool_volume *v, const struct pool_meta_image *img);
+	/*
+	 * Builds @v's live objects from its records (the devices are open).
+	 * On failure, sets @err; the service then keeps @v as failed.
+	 */
+	int (*build)(struct pool *p, struct pool_volume *v, struct pool_error *err);
+	/*
+	 * Grows @v to @size bytes (> its size, validated as a size): the
+	 * whole change, validate, record, publish.  Default: refused.
+	 */
+	int (*extend)(struct pool *p, struct pool_volume *v, uint64_t size,
+		      char *const *on, size_t nr_on, struct pool_error *err);
+	/*
+	 * Deletes @v: records, then memory (pool_volume_forget).  Default:
+	 * stop serving it (refused while open), delete its records, forget.
+	 */
+	int (*remove)(struct pool *p, struct pool_volume *v, struct pool_error *err);
+	/* Adds the kind's members to @v's status object.  Default: none. */
+	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
+	/* Frees the kind's live objects and records.  Default: nothing. */
+	void (*release)(struct pool *p, struct pool_volume *v);
+};
+
+/* Fills in the defaults, once; before any type is used. */
+void target_types_register(void);
+/* The type named @name, or NULL. */
+const struct target_type *target_type_find(const char *name);
+
+/* The types, defined in their own files; registered, they are complete. */
+extern struct target_type linear_type, switch_type, thin_type, thin_pool_type;
+
+#endif

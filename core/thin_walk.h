@@ -1,0 +1,63 @@
+/*
+ * core/thin_walk.h: one walk over a thin pool's committed map pages,
+ * shared by check and by the clean-up of pages that a crash between two
+ * transactions left unreachable.  (Usage and diff read the live maps,
+ * thin.h.)
+ *
+ * The walk loads every page of the pool through its metadata port (2 KiB
+ * per 512 mapped blocks) and derives what the pool derives at start-up:
+ * which directories the thin volumes reach, which leaves those reach, and
+ * per data block the number of distinct reachable leaves mapping it.
+ * O(pages + blocks).  Blocks on the store: admin path only.
+ */
+#ifndef MAPPERFS_THIN_WALK_H
+#define MAPPERFS_THIN_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thin_meta.h"
+
+/* A thin volume of the pool, as its records say. */
+struct thin_walk_vol {
+	const char *name;		/* for messages */
+	int64_t dir;			/* its directory's page id */
+	uint64_t nr_blocks;		/* its virtual size in blocks */
+};
+
+struct thin_walk {
+	uint64_t nr_blocks;		/* data blocks in the pool */
+	const struct thin_walk_vol *vols;	/* the caller's */
+	size_t nr_vols;
+	struct thin_dir_rec *dirs;	/* every directory row, by id */
+	size_t nr_dirs;
+	struct thin_leaf_rec *leaves;	/* every leaf row, by id */
+	size_t nr_leaves;
+	bool *dir_reached, *leaf_reached;
+	uint32_t *dir_refs;		/* per directory: volumes using it */
+	uint32_t *leaf_refs;		/* per leaf: reached directories */
+	uint32_t *block_refs;		/* per block, from reachable leaves */
+	uint64_t used;			/* blocks with a reference */
+	uint64_t dangling;		/* references to missing pages */
+};
+
+/* Loads every page through @m and derives.  0 or -errno. */
+int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
+		   const struct thin_walk_vol *vols, size_t nr_vols,
+		   struct thin_walk *w);
+void thin_walk_release(struct thin_walk *w);
+
+/*
+ * Checks every invariant; calls @breach with a one-line message for each
+ * one broken (naming the volume).  Returns the number of breaches.
+ */
+size_t thin_walk_check(const struct thin_walk *w,
+		       void (*breach)(void *arg, const char *msg), void *arg);
+
+/* Pages no volume reaches (garbage a crash may leave). */
+size_t thin_walk_unreached(const struct thin_walk *w);
+/* Deletes the pages no volume reaches, in one commit of @m.  0 or -errno. */
+int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w);
+
+#endif
