@@ -469,6 +469,18 @@ out:
 
 /* ---- create a thin volume, snapshot ---------------------------------------- */
 
+/* thin_pool_admin_begin(), and what its failure means for people. */
+static int begin_admin(struct pool_volume *tp, struct pool_error *err)
+{
+	char doing[POOL_NAME_MAX + 64];
+	int r = thin_pool_admin_begin(running(tp), NULL);
+
+	if (!r)
+		return 0;
+	snprintf(doing, sizeof(doing), "commit thin pool '%s' first", tp->rec.name);
+	return pool_store_fail(err, r, doing);
+}
+
 struct new_thin {
 	struct volume_rec rec;
 	struct thin_rec thin;
@@ -650,10 +662,8 @@ int pool_snapshot(struct pool *p, const char *origin, const char *name,
 	if (n.origin)
 		*n.origin = *o->thin.origin;	/* a snapshot reads through the same origin */
 	thin_suspend(o->served->target);
-	r = thin_pool_admin_begin(running(tp), NULL);
+	r = begin_admin(tp, err);
 	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
-			      strerror(-r));
 		goto out_resume;
 	}
 	n.thin.dir = thin_dir_id(o->served->target);
@@ -724,10 +734,8 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		goto out_unlock;
 	thin_suspend(v->served->target);
 	thin_suspend(s->served->target);
-	r = thin_pool_admin_begin(running(tp), NULL);
+	r = begin_admin(tp, err);
 	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
-			      strerror(-r));
 		goto out_resume;
 	}
 	row = v->thin.rec;
@@ -793,12 +801,9 @@ static int thin_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 		return r;
 	pool = running(tp);
 	thin_suspend(v->served->target);
-	r = thin_pool_admin_begin(pool, NULL);
-	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
-			      strerror(-r));
+	r = begin_admin(tp, err);
+	if (r)
 		goto out_resume;
-	}
 	if (slots_of(tp, size) > slots_of(tp, v->rec.size)) {
 		g.row.dir = thin_pool_reserve_page_id(pool);
 		r = thin_dir_record(v->served->target, size, g.row.dir, &g.dir);
@@ -888,10 +893,8 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 	if (volume_retire(v->served))
 		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
 	thin_suspend(v->served->target);
-	r = thin_pool_admin_begin(running(tp), NULL);
+	r = begin_admin(tp, err);
 	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s' first: %s", tp->rec.name,
-			      strerror(-r));
 		thin_unsuspend(v->served->target);
 		volume_unretire(v->served);
 		return r;

@@ -701,16 +701,20 @@ static uint64_t thin_mapped_bytes(struct target *t, uint64_t size)
  * a page still waiting in a commit list (dirty, or being committed) is
  * left to leak rather than freed under the commit.
  */
-static void forget_dir(struct thin_dir *d)
+static void forget_dir(struct thin_pool *p, struct thin_dir *d)
 {
 	if (atomic_fetch_sub(&d->refs, 1) != 1)
 		return;
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
 
-		if (l && atomic_fetch_sub(&l->refs, 1) == 1 && !l->dirty && !l->committing)
+		if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+			continue;
+		p->nr_leaves--;
+		if (!l->dirty && !l->committing)
 			free(l);
 	}
+	p->nr_dirs--;
 	if (!d->dirty && !d->committing)
 		free(d);
 }
@@ -739,7 +743,7 @@ static void thin_destroy(struct target *t)
 	thin_pool_unlink(th->pool, th);
 	d = atomic_load(&th->dir);
 	if (d)
-		forget_dir(d);
+		forget_dir(th->pool, d);
 	pthread_mutex_unlock(&th->pool->lock);
 	free(th);
 }

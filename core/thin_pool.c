@@ -613,6 +613,13 @@ static void batch_release(struct batch *b)
 	thin_vec_release(&b->dead_dirs);
 }
 
+/* Nothing for the store: the commit is only the devices' flush. */
+static bool batch_empty(const struct batch *b)
+{
+	return !b->c.nr_leaves && !b->c.nr_dirs && !b->c.nr_vols &&
+	       !b->c.nr_dead_leaves && !b->c.nr_dead_dirs;
+}
+
 static void *alloc_n(size_t n, size_t size)
 {
 	return calloc(n ? n : 1, size);
@@ -844,7 +851,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	pthread_mutex_unlock(&p->lock);
 	if (!r)
 		r = sync_devices(b.devs, b.nr_devs);
-	if (!r)
+	if (!r && !batch_empty(&b))
 		r = p->meta->commit(p->meta_arg, &b.c);
 	/*
 	 * Blocks this transaction freed become reusable, and pages that died

@@ -323,6 +323,60 @@ _t_undo_mount()
 	fi
 }
 
+# ---- faults --------------------------------------------------------------------------
+
+# hold_db_lock DB: a sqlite3 shell takes DB's write lock (BEGIN IMMEDIATE)
+# and keeps it until release_db_lock; returns once the lock is held.  The
+# shell reads its commands from a fifo, so the test decides when.
+hold_db_lock()
+{
+	local line
+
+	mkfifo "$T_DIR/.sql.in" "$T_DIR/.sql.out"
+	sqlite3 "$1" <"$T_DIR/.sql.in" >"$T_DIR/.sql.out" 2>&1 &
+	_T_SQL_PID=$!
+	cleanup_fn _t_undo_db_lock "$_T_SQL_PID"
+	exec 7>"$T_DIR/.sql.in" 8<"$T_DIR/.sql.out"
+	printf '.timeout 30000\nBEGIN IMMEDIATE;\n.print locked\n' >&7
+	read -r -u 8 line || fail "the sqlite3 shell holding $1 died"
+	[ "$line" = locked ] || fail "sqlite3 could not lock $1: $line"
+}
+
+# release_db_lock: the shell commits its empty transaction and exits.
+release_db_lock()
+{
+	printf 'COMMIT;\n.quit\n' >&7
+	exec 7>&- 8<&-
+	wait "$_T_SQL_PID" || fail "the sqlite3 shell holding the lock failed"
+	rm -f "$T_DIR/.sql.in" "$T_DIR/.sql.out"
+}
+
+_t_undo_db_lock()
+{
+	kill "$1" 2>/dev/null || true
+}
+
+# log_mark: where the pool's log ends now, for wait_log.
+log_mark()
+{
+	stat -c %s "$POOL/mapperfs.log"
+}
+
+# wait_log REGEX [MARK]: waits (up to 60 s) until a line matching the
+# extended REGEX is in the pool's log after byte MARK (log_mark; default
+# its start), reading the log as it grows: an event, not a poll.
+wait_log()
+{
+	local file=$POOL/mapperfs.log pid found=1
+
+	exec 6< <(exec timeout 60 tail -c +$((${2:-0} + 1)) -F "$file" 2>/dev/null)
+	pid=$!
+	grep -E -q -m 1 -- "$1" <&6 && found=0
+	kill "$pid" 2>/dev/null || true
+	exec 6<&-
+	[ "$found" -eq 0 ] || fail "no line matching /$1/ in $file within 60 s"
+}
+
 # ---- assertions ------------------------------------------------------------------------
 
 # expect_fail [-s STATUS] [-m REGEX] CMD [ARGS...]: CMD must fail (with
