@@ -9,43 +9,70 @@
 
 static const char size_units[] = "KMGTPE";
 
-/* log2 of the suffix at *p, advancing past it; -1 for junk. */
-static int parse_suffix(const char **p)
+/*
+ * log2 of the unit at *p (none: bytes; "s": 512-byte sectors; K, M, G,
+ * T, P, E in any case, with an optional "iB" or "B"), advancing past it;
+ * -1 for junk.
+ */
+static int parse_unit(const char **p)
 {
 	const char *u;
 
 	if (!**p)
 		return 0;
+	if (**p == 's' || **p == 'S') {
+		(*p)++;
+		return 9;
+	}
+	if (**p == 'b' || **p == 'B') {
+		(*p)++;
+		return 0;
+	}
 	u = strchr(size_units, toupper((unsigned char)**p));
-	if (!u || u - size_units > 3)
+	if (!u)
 		return -1;
 	(*p)++;
 	if (!strcasecmp(*p, "iB"))
 		*p += 2;
+	else if (!strcasecmp(*p, "B"))
+		*p += 1;
 	return 10 * (int)(u - size_units + 1);
 }
 
 int parse_size(const char *s, uint64_t *out)
 {
+	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
 	const char *p = s;
-	uint64_t v = 0;
 	int shift;
 
 	if (!isdigit((unsigned char)*p))
 		return -EINVAL;
 	for (; isdigit((unsigned char)*p); p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (SIZE_MAX_BYTES - d) / 10)
+		whole = whole * 10 + (unsigned int)(*p - '0');
+		if (whole > SIZE_MAX_BYTES)
 			return -ERANGE;
-		v = v * 10 + d;
 	}
-	shift = parse_suffix(&p);
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (scale > UINT64_MAX)
+				return -EDOM;		/* finer than any unit */
+			frac = frac * 10 + (unsigned int)(*p - '0');
+			scale *= 10;
+		}
+	}
+	shift = parse_unit(&p);
 	if (shift < 0 || *p)
 		return -EINVAL;
-	if (v > SIZE_MAX_BYTES >> shift)
+	if (whole > SIZE_MAX_BYTES >> shift)
 		return -ERANGE;
-	*out = v << shift;
+	if ((frac << shift) % scale)
+		return -EDOM;
+	v = (whole << shift) + (frac << shift) / scale;
+	if (v > SIZE_MAX_BYTES)
+		return -ERANGE;
+	*out = (uint64_t)v;
 	return 0;
 }
 

@@ -1,11 +1,12 @@
 /*
  * core/size.h: sizes as people type and read them.
  *
- * Input is a whole number of bytes with an optional K, M, G or T suffix
- * (powers of 1024, any case, "KiB" spelled out also accepted), as lvcreate
- * and qemu-img take it.  Decimals are refused rather than rounded: a
- * volume's size must be exact.  Output is the largest unit that keeps the
- * number at least 1, with two decimals ("1.50 GiB"), bytes below 1 KiB.
+ * Input is what lvcreate -L takes: a number, with a decimal fraction if
+ * it comes to a whole number of bytes ("1.5G"), and an optional unit: K,
+ * M, G, T, P, E in any case, as "K", "KB" or "KiB" alike (powers of 1024),
+ * "s" for 512-byte sectors, "B" for bytes.  Nothing is rounded: "1.3K"
+ * is refused.  Output is the largest unit that keeps the number at least
+ * 1, with two decimals ("1.50 GiB"), bytes below 1 KiB.
  */
 #ifndef MAPPERFS_SIZE_H
 #define MAPPERFS_SIZE_H
@@ -16,10 +17,10 @@
 #define SIZE_STR_LEN	32			/* room for format_size() */
 
 /*
- * Parses @s into *out.  Returns 0, -EINVAL if it is not a whole number
- * with a known suffix (empty, negative, decimal, junk), or -ERANGE if it
- * exceeds SIZE_MAX_BYTES.  Zero is accepted: callers that need a positive
- * size say so in their own words.
+ * Parses @s into *out.  Returns 0, -EINVAL if it is not a number with a
+ * known unit (empty, negative, junk), -EDOM if it is not a whole number of
+ * bytes ("1.3K"), or -ERANGE if it exceeds SIZE_MAX_BYTES.  Zero is
+ * accepted: callers that need a positive size say so in their own words.
  */
 int parse_size(const char *s, uint64_t *out);
 

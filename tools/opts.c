@@ -14,10 +14,12 @@ int opts_size(const char *arg, uint64_t *out, struct pool_error *err)
 
 	if (r == -ERANGE)
 		return pool_fail(err, r, "size '%s' is too large", arg);
+	if (r == -EDOM)
+		return pool_fail(err, -EINVAL, "size '%s' is not a whole number of bytes", arg);
 	if (r && arg[0] == '-')
 		return pool_fail(err, -EINVAL, "size '%s' is negative", arg);
 	if (r)
-		return pool_fail(err, -EINVAL, "invalid size '%s': use a whole number of bytes with an optional K, M, G or T suffix",
+		return pool_fail(err, -EINVAL, "invalid size '%s': use a number with an optional unit K, M, G, T, P, E (KB, KiB: 1024 bytes) or s (sectors)",
 				 arg);
 	return 0;
 }

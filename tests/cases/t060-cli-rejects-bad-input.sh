@@ -32,7 +32,7 @@ rejects -s 2 -m frobnicate list --frobnicate
 rejects -s 2 -m frobnicate create linear x --size 8M --frobnicate
 rejects -s 2 create linear x				# no size, no segment
 rejects -s 2 -m wobbly create wobbly x --size 8M	# unknown kind
-for size in 0 -1 abc 1Q 99999999999T 1.5M ''; do
+for size in 0 -1 abc 1Q 99999999999T 1.3K ''; do
 	rejects -m size create linear x --size "$size"
 done
 for name in a/b .. . '' "$(printf 'a\nb')"; do
