@@ -23,6 +23,7 @@
 #include "device.h"
 #include "log.h"
 #include "names.h"
+#include "probe.h"
 #include "size.h"
 
 #define DEVICE_MIN_SIZE	(DEVICE_DATA_OFFSET + (1u << 20))	/* bytes */
@@ -123,9 +124,17 @@ static int check_unregistered(struct pool *p, const char *name, const char *path
 	return 0;
 }
 
-static int check_device(struct device *dev, bool force, struct pool_error *err)
+/*
+ * What is on @dev already.  A device of this pool (the same device again,
+ * by another path or alias) is refused whatever --force says: registering
+ * it twice would hand its bytes out twice.  Another pool's label, a
+ * damaged one, or any other signature (file system, partition table,
+ * disk image ...) is refused unless @force.
+ */
+static int check_device(struct pool *p, struct device *dev, bool force,
+			struct pool_error *err)
 {
-	char have[SIZE_STR_LEN], need[SIZE_STR_LEN];
+	char have[SIZE_STR_LEN], need[SIZE_STR_LEN], what[128];
 	struct device_label l;
 	int r;
 
@@ -134,7 +143,14 @@ static int check_device(struct device *dev, bool force, struct pool_error *err)
 				 dev->path, format_size(dev->size, have),
 				 format_size(DEVICE_MIN_SIZE, need));
 	r = device_label_read(dev, &l);
-	if (r == -ENODATA || force)
+	if (!r && uuid_equal(&l.pool, &p->uuid)) {
+		for (size_t i = 0; i < p->nr_devs; i++)
+			if (uuid_equal(&l.device, &p->devs[i]->rec.uuid))
+				return pool_fail(err, -EEXIST, "'%s' is device '%s' of this pool already (at '%s')",
+						 dev->path, p->devs[i]->rec.name,
+						 p->devs[i]->rec.path);
+	}
+	if (force)
 		return 0;
 	if (!r)
 		return pool_fail(err, -EEXIST, "device '%s' already belongs to a pool (use --force to take it over)",
@@ -142,8 +158,16 @@ static int check_device(struct device *dev, bool force, struct pool_error *err)
 	if (r == -EBADMSG)
 		return pool_fail(err, -EEXIST, "device '%s' carries a damaged mapperfs label (use --force to take it over)",
 				 dev->path);
-	return pool_fail(err, r, "cannot read the label of '%s': %s", dev->path,
-			 strerror(-r));
+	if (r != -ENODATA)
+		return pool_fail(err, r, "cannot read the label of '%s': %s", dev->path,
+				 strerror(-r));
+	r = probe_signature(dev->fd, what, sizeof(what));
+	if (r < 0)
+		return pool_fail(err, r, "cannot read '%s': %s", dev->path, strerror(-r));
+	if (r)
+		return pool_fail(err, -EEXIST, "device '%s' holds %s (use --force to overwrite it)",
+				 dev->path, what);
+	return 0;
 }
 
 /* Reads what the label will overwrite, to put it back if the add fails. */
@@ -259,7 +283,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	else if (r)
 		r = pool_fail(err, r, "cannot open '%s': %s", abs, strerror(-r));
 	if (!r)
-		r = check_device(dev, s->force, err);
+		r = check_device(p, dev, s->force, err);
 	if (r)
 		goto out_close;
 	d = calloc(1, sizeof(*d));

@@ -37,12 +37,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "json.h"
 #include "linear.h"
 #include "log.h"
+#include "probe.h"
 #include "size.h"
 #include "thin.h"
 #include "thin_alloc.h"
@@ -507,12 +510,36 @@ static int record_new_thin(struct pool *p, void *arg)
 	return r;
 }
 
+/*
+ * An origin is read as raw bytes: a disk image's container (qcow2 ...)
+ * would be served as if it were the disk.
+ */
+static int raw_image(const char *path, struct pool_error *err)
+{
+	char what[128];
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pool_fail(err, -errno, "cannot open origin '%s': %s", path,
+				 strerror(errno));
+	r = probe_image_format(fd, what, sizeof(what));
+	close(fd);
+	if (r < 0)
+		return pool_fail(err, r, "cannot read origin '%s': %s", path, strerror(-r));
+	if (r)
+		return pool_fail(err, -EINVAL, "origin '%s' is %s, not a raw image (convert it with 'qemu-img convert -O raw')",
+				 path, what);
+	return 0;
+}
+
 /* @arg names the origin: a volume of the pool, else an absolute path. */
 static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_rec *o,
 			  struct pool_error *err)
 {
 	struct pool_volume *ov = pool_volume_by_name(p, arg);
 	struct stat st;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	if (ov) {
@@ -533,6 +560,9 @@ static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_re
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return pool_fail(err, -EINVAL, "origin '%s' is neither a regular file nor a block device",
 				 arg);
+	r = raw_image(arg, err);
+	if (r)
+		return r;
 	snprintf(o->origin_path, sizeof(o->origin_path), "%s", arg);
 	return 0;
 }
