@@ -46,6 +46,8 @@ int pool_lock(const char *dir)
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EROFS)	/* a read-only pool: reading it is fine */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -81,6 +83,54 @@ static const char *open_strerror(int r)
 	}
 }
 
+/*
+ * The pool directory holds the database, the lock, the control socket and
+ * the daemon's log and pid files, which a root daemon opens: anyone else
+ * who can write in it could swap them for links to other files.  So it
+ * must be a directory of this user that nobody else may write.
+ */
+static int check_dir(const char *dir, struct pool_error *err)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return pool_fail(err, -errno, "no pool at '%s': %s%s", dir, strerror(errno),
+				 errno == ENOENT ? " (run 'mapperctl init')" : "");
+	if (!S_ISDIR(st.st_mode))
+		return pool_fail(err, -ENOTDIR, "pool '%s' is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return pool_fail(err, -EPERM, "pool directory '%s' belongs to user %u, not to this user (%u)",
+				 dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return pool_fail(err, -EPERM, "pool directory '%s' can be written by others (mode %04o): allow only its owner (chmod 0700)",
+				 dir, (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
+/* mkdir -p, mode 0700 for what it creates. */
+static int make_dirs(const char *dir, struct pool_error *err)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(path))
+		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", dir);
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return pool_fail(err, -errno, "cannot create directory '%s': %s", path,
+					 strerror(errno));
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
 int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 		struct pool_error *err)
 {
@@ -88,8 +138,11 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 	char db[PATH_MAX];
 	int r;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return pool_fail(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
+	r = make_dirs(dir, err);
+	if (!r)
+		r = check_dir(dir, err);
+	if (r)
+		return r;
 	r = db_path(dir, db, sizeof(db), err);
 	if (r)
 		return r;
@@ -247,6 +300,9 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing)
 				 doing);
 	case -ENOSPC:
 		return pool_fail(err, r, "cannot %s: the file system of the pool database is full; nothing changed",
+				 doing);
+	case -EROFS:
+		return pool_fail(err, r, "cannot %s: the pool database is on a read-only file system",
 				 doing);
 	case -EUCLEAN:
 		return pool_fail(err, r, "cannot %s: the pool database is damaged", doing);
@@ -627,7 +683,9 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	int r;
 
 	target_types_register();
-	r = db_path(dir, db, sizeof(db), err);
+	r = check_dir(dir, err);
+	if (!r)
+		r = db_path(dir, db, sizeof(db), err);
 	if (r)
 		return r;
 	p = calloc(1, sizeof(*p));

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -54,6 +55,8 @@ int store_error(struct store *s, int rc)
 		return -ENOMEM;
 	case SQLITE_FULL:
 		return -ENOSPC;
+	case SQLITE_READONLY:
+		return -EROFS;
 	}
 	log_error("pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);
 	return -EIO;
@@ -315,6 +318,14 @@ static int store_configure(struct store *s, enum store_open_flags flags)
 	r = store_check_version(s, flags);
 	if (r)
 		return r;
+	if (flags & STORE_READ_ONLY) {
+		int version;
+
+		r = store_user_version(s, &version);
+		if (!r && version != migrate_latest())
+			r = -EROFS;	/* too old, and it cannot be migrated */
+		return r ? r : store_pool_uuid(s, &uuid);
+	}
 	r = store_exec(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL");
 	if (r)
 		return r;
@@ -328,8 +339,30 @@ static int store_configure(struct store *s, enum store_open_flags flags)
 	return r == -ENOENT ? -EUCLEAN : r;
 }
 
+/*
+ * On a file system mounted read-only, the database is opened as immutable
+ * (no locks, no WAL index to create): nobody can write it there.
+ */
+static int store_open_db(struct store *s, const char *path, enum store_open_flags flags)
+{
+	char *uri;
+	int rc;
+
+	if (!(flags & STORE_READ_ONLY))
+		return sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+				       SQLITE_OPEN_NOFOLLOW, NULL);
+	uri = sqlite3_mprintf("file:%s?immutable=1", path);
+	if (!uri)
+		return SQLITE_NOMEM;
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+			     SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
+	sqlite3_free(uri);
+	return rc;
+}
+
 int store_open(const char *path, enum store_open_flags flags, struct store **out)
 {
+	struct statvfs fs;
 	struct store *s;
 	struct stat sb;
 	int rc, r;
@@ -340,13 +373,14 @@ int store_open(const char *path, enum store_open_flags flags, struct store **out
 		r = stat(path, &sb) ? -errno : 0;
 	if (r)
 		return r;
+	if (!(flags & STORE_CREATE) && !statvfs(path, &fs) && (fs.f_flag & ST_RDONLY))
+		flags |= STORE_READ_ONLY;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		r = -ENOMEM;
 		goto err_remove;
 	}
-	rc = sqlite3_open_v2(path, &s->db,
-			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = store_open_db(s, path, flags);
 	if (rc != SQLITE_OK) {
 		r = s->db && sqlite3_system_errno(s->db) ?
 			-sqlite3_system_errno(s->db) : store_error(s, rc);

@@ -12,6 +12,8 @@
  *   -EPROTONOSUPPORT  the schema is newer than this build
  *   -EBUSY     locked by another writer past the busy timeout
  *   -ENOSPC    the file system is full
+ *   -EROFS     the database is on a read-only file system (opened for
+ *              reading: every write fails so)
  *   -EIO       anything else (logged once with SQLite's message)
  *
  * Every call blocks on SQLite: never call one on the I/O path.  A store is
@@ -30,6 +32,7 @@ struct store;
 
 enum store_open_flags {
 	STORE_CREATE = (1 << 0),	/* create a new pool; -EEXIST if it exists */
+	STORE_READ_ONLY = (1 << 1),	/* set by store_open on a read-only file system */
 };
 
 int store_open(const char *path, enum store_open_flags flags, struct store **out);
