@@ -715,6 +715,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	pool_meta_image_release(&img);
 	if (r)
 		goto err_free;
+	pool_check_records(p);
 	build_all(p, false);
 	pool_space_update(p);
 	r = pool_thins_update(p);

@@ -206,6 +206,32 @@ int pool_device_attach(struct pool *p, struct pool_device *d);
 int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
 		      struct pool_error *err);
 
+/* ---- checking ------------------------------------------------------- */
+
+struct pool_check {
+	bool deep;			/* walk thin maps too (check), not only records */
+	/* Gets every breach as a line naming its volume (@v, or NULL). */
+	void (*on_breach)(struct pool_check *c, struct pool_volume *v, const char *line);
+	void (*report)(void *arg, const char *line);	/* check's printers */
+	void (*summary)(void *arg, const char *line);
+	void *arg;
+	size_t n;			/* breaches so far */
+};
+
+/* One breach of @v's ("volume 'x': ..."), or of the pool (@v NULL). */
+void pool_breach(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A line of check's summary ("thin pool 'tp': 2 volumes, ..."). */
+void pool_summary(struct pool_check *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A breach unless @v's extents add up to its size. */
+void pool_check_extent_sum(struct pool *p, struct pool_volume *v, struct pool_check *c);
+/*
+ * At open: the records part of check; a volume whose records break an
+ * invariant is kept out of service (broken, the breach its reason).
+ */
+void pool_check_records(struct pool *p);
+
 /* The default remove: unserve (refused while open), delete, forget. */
 int pool_remove_records(struct pool *p, struct pool_volume *v,
 			struct pool_error *err);

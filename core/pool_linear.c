@@ -400,11 +400,20 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 	json_array_end(j);
 }
 
+static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
+			struct pool_error *err)
+{
+	(void)err;
+	pool_check_extent_sum(p, v, c);
+	return 0;
+}
+
 struct target_type linear_type = {
 	.name = "linear",
 	.served = true,
 	.build_order = 1,
 	.build = linear_build,
 	.extend = linear_extend,
+	.check = linear_check,
 	.status = pool_report_segments,
 };

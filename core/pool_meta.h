@@ -137,6 +137,12 @@ struct pool_meta;
 
 struct pool_meta_ops {
 	int (*load)(struct pool_meta *m, struct pool_meta_image *out);
+	/*
+	 * Checks the database's own pages (PRAGMA quick_check), calling
+	 * @report with each problem found.  0, or -errno if it cannot look.
+	 */
+	int (*integrity)(struct pool_meta *m, void (*report)(void *arg, const char *msg),
+			 void *arg);
 	/* Switch volume @volume's region table as stored; *blob malloc'ed. */
 	int (*switch_table)(struct pool_meta *m, int64_t volume, void **blob,
 			    size_t *len);

@@ -438,12 +438,43 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_array_end(j);
 }
 
+/* Every path reaches the whole volume; owned ones own exactly that. */
+static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
+			struct pool_error *err)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+
+	(void)err;
+	if (v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
+		pool_breach(c, v, "%llu regions of %llu bytes do not cover its size",
+			    (unsigned long long)v->sw.rec.nr_regions,
+			    (unsigned long long)v->sw.rec.region_size);
+	for (uint32_t i = 0; i < v->sw.rec.nr_paths && v->sw.paths; i++) {
+		const struct switch_path_rec *sp = &v->sw.paths[i];
+		struct pool_device *d = pool_device_by_id(p, sp->device);
+
+		if (!d)
+			pool_breach(c, v, "path %u names device %lld, which the pool does not have",
+				    i, (long long)sp->device);
+		else if (sp->dev_offset < DEVICE_DATA_OFFSET || sp->dev_offset > d->rec.size ||
+			 v->rec.size > d->rec.size - sp->dev_offset)
+			pool_breach(c, v, "path %u runs past the end of device '%s'", i, d->rec.name);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (e[i].length != v->rec.size)
+			pool_breach(c, v, "the extent of path %u is %llu bytes, not its size",
+				    e[i].seq, (unsigned long long)e[i].length);
+	return 0;
+}
+
 struct target_type switch_type = {
 	.name = "switch",
 	.served = true,
 	.build_order = 1,
 	.attach = switch_attach,
 	.build = switch_build,
+	.check = switch_check,
 	.status = switch_status,
 	.release = switch_release,
 };

@@ -1049,75 +1049,61 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 
 /* ---- check ------------------------------------------------------------------------ */
 
-struct check_out {
-	void (*breach)(void *arg, const char *msg);
-	void *arg;
-	const char *pool;
-	size_t n;
-};
-
-static void pool_breach(void *arg, const char *msg)
-{
-	struct check_out *o = arg;
-	char line[POOL_ERROR_LEN];
-
-	snprintf(line, sizeof(line), "thin pool '%s': %s", o->pool, msg);
-	o->breach(o->arg, line);
-	o->n++;
-}
-
 /* The pool's counts in memory against the ones the committed pages give. */
-static void compare_counts(struct check_out *o, const struct thin_walk *w,
-			   const struct thin_pool_counts *c)
+static void compare_counts(struct pool_check *c, struct pool_volume *tp,
+			   const struct thin_walk *w, const struct thin_pool_counts *m)
 {
 	uint64_t pending = 0;
-	size_t n0 = o->n;
-	char msg[256];
+	size_t n0 = c->n;
 
-	if (c->nr_blocks != w->nr_blocks) {
-		snprintf(msg, sizeof(msg), "memory has %llu blocks, the metadata %llu",
-			 (unsigned long long)c->nr_blocks, (unsigned long long)w->nr_blocks);
-		pool_breach(o, msg);
+	if (m->nr_blocks != w->nr_blocks) {
+		pool_breach(c, tp, "memory has %llu blocks, the metadata %llu",
+			    (unsigned long long)m->nr_blocks, (unsigned long long)w->nr_blocks);
 		return;
 	}
-	for (uint64_t b = 0; b < c->nr_blocks && o->n - n0 < 20; b++) {
-		pending += c->pending[b];
-		if (c->refs[b] != w->block_refs[b]) {
-			snprintf(msg, sizeof(msg), "block %llu: memory counts %u references, the committed pages %u",
-				 (unsigned long long)b, c->refs[b], w->block_refs[b]);
-			pool_breach(o, msg);
-		}
-		if (c->pending[b] && w->block_refs[b]) {
-			snprintf(msg, sizeof(msg), "block %llu is both free and mapped",
-				 (unsigned long long)b);
-			pool_breach(o, msg);
-		}
+	for (uint64_t b = 0; b < m->nr_blocks && c->n - n0 < 20; b++) {
+		pending += m->pending[b];
+		if (m->refs[b] != w->block_refs[b])
+			pool_breach(c, tp, "block %llu: memory counts %u references, the committed pages %u",
+				    (unsigned long long)b, m->refs[b], w->block_refs[b]);
+		if (m->pending[b] && w->block_refs[b])
+			pool_breach(c, tp, "block %llu is both free and mapped",
+				    (unsigned long long)b);
 	}
-	if (o->n == n0 && c->nr_free + pending + w->used != c->nr_blocks) {
-		snprintf(msg, sizeof(msg), "free (%llu), freed (%llu) and used (%llu) blocks do not add up to %llu",
-			 (unsigned long long)c->nr_free, (unsigned long long)pending,
-			 (unsigned long long)w->used, (unsigned long long)c->nr_blocks);
-		pool_breach(o, msg);
-	}
+	if (c->n == n0 && m->nr_free + pending + w->used != m->nr_blocks)
+		pool_breach(c, tp, "free (%llu), freed (%llu) and used (%llu) blocks do not add up to %llu",
+			    (unsigned long long)m->nr_free, (unsigned long long)pending,
+			    (unsigned long long)w->used, (unsigned long long)m->nr_blocks);
+}
+
+struct walk_breach {
+	struct pool_check *c;
+	struct pool_volume *tp;
+};
+
+static void walk_breach(void *arg, const char *msg)
+{
+	struct walk_breach *w = arg;
+
+	pool_breach(w->c, w->tp, "%s", msg);
 }
 
 /* Walks the committed pages on a connection of its own, the pool frozen. */
-static int check_thin_pool(struct pool *p, struct pool_volume *tp, struct check_out *o,
-			   void (*summary)(void *arg, const char *msg),
+static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
+	struct walk_breach wb = { c, tp };
 	struct thin_pool_counts counts;
 	const struct thin_meta_ops *ops;
 	struct thin_walk_vol *vols = NULL;
 	struct thin_walk w;
-	char line[256];
-	size_t nr, n0 = o->n;
+	size_t nr, n0 = c->n;
 	void *arg;
 	int r;
 
-	if (!running(tp))
-		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
-				 tp->failure ? tp->failure : "not running");
+	pool_check_extent_sum(p, tp, c);
+	if (!c->deep || !running(tp))
+		return 0;	/* records only, or failed: nothing to walk */
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
 	if (r)
 		return pool_store_fail(err, r, "read the thin pool's metadata");
@@ -1136,13 +1122,11 @@ static int check_thin_pool(struct pool *p, struct pool_volume *tp, struct check_
 				   pool_store_fail(err, r, "read the thin pool's metadata");
 		goto out_counts;
 	}
-	o->pool = tp->rec.name;
-	thin_walk_check(&w, pool_breach, o);
-	compare_counts(o, &w, &counts);
-	snprintf(line, sizeof(line), "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
-		 tp->rec.name, nr, (unsigned long long)w.used,
-		 (unsigned long long)w.nr_blocks, o->n - n0);
-	summary(o->arg, line);
+	thin_walk_check(&w, walk_breach, &wb);
+	compare_counts(c, tp, &w, &counts);
+	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
+		     tp->rec.name, nr, (unsigned long long)w.used,
+		     (unsigned long long)w.nr_blocks, c->n - n0);
 	thin_walk_release(&w);
 out_counts:
 	free(vols);
@@ -1152,27 +1136,25 @@ out:
 	return r;
 }
 
-int pool_check(struct pool *p, const char *name,
-	       void (*breach)(void *arg, const char *msg),
-	       void (*summary)(void *arg, const char *msg), void *arg,
-	       size_t *breaches, struct pool_error *err)
+/* A thin volume's records: its pool, its size, its origin. */
+static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
+		      struct pool_error *err)
 {
-	struct check_out o = { breach, arg, NULL, 0 };
-	struct pool_volume *only = NULL;
-	int r = 0;
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
 
-	pthread_mutex_lock(&p->admin);
-	if (name)
-		r = pool_volume_get(p, name, &thin_pool_type, true, &only, err);
-	for (size_t i = 0; !r && i < p->nr_vols; i++) {
-		struct pool_volume *tp = p->vols[i];
-
-		if (tp->type == &thin_pool_type && (!only || tp == only))
-			r = check_thin_pool(p, tp, &o, summary, err);
+	(void)err;
+	if (!tp || tp->type != &thin_pool_type) {
+		pool_breach(c, v, "its thin pool (volume %lld) does not exist",
+			    (long long)v->thin.rec.pool);
+		return 0;
 	}
-	pthread_mutex_unlock(&p->admin);
-	*breaches = o.n;
-	return r;
+	if (slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
+		pool_breach(c, v, "its size is more than thin pool '%s' can map", tp->rec.name);
+	if (v->thin.origin && v->thin.origin->origin_volume &&
+	    !pool_volume_by_id(p, v->thin.origin->origin_volume))
+		pool_breach(c, v, "its origin volume %lld does not exist",
+			    (long long)v->thin.origin->origin_volume);
+	return 0;
 }
 
 struct target_type thin_pool_type = {
@@ -1183,6 +1165,7 @@ struct target_type thin_pool_type = {
 	.build = thin_pool_build,
 	.extend = thin_pool_extend,
 	.remove = thin_pool_remove,
+	.check = thin_pool_check,
 	.status = thin_pool_status,
 	.release = thin_pool_release,
 };
@@ -1195,6 +1178,7 @@ struct target_type thin_type = {
 	.build = thin_build,
 	.extend = thin_extend,
 	.remove = thin_remove_volume,
+	.check = thin_check,
 	.status = thin_status,
 	.release = thin_release,
 };

@@ -28,6 +28,13 @@ static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 			 v->rec.name);
 }
 
+static int no_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
+		    struct pool_error *err)
+{
+	(void)p, (void)v, (void)c, (void)err;
+	return 0;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -57,6 +64,8 @@ static void register_types(void)
 			t->extend = no_extend;
 		if (!t->remove)
 			t->remove = pool_remove_records;
+		if (!t->check)
+			t->check = no_check;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->release)

@@ -23,6 +23,7 @@
 
 struct json;
 struct pool;
+struct pool_check;
 struct pool_meta_image;
 struct pool_error;
 struct pool_volume;
@@ -54,6 +55,13 @@ struct target_type {
 	 * stop serving it (refused while open), delete its records, forget.
 	 */
 	int (*remove)(struct pool *p, struct pool_volume *v, struct pool_error *err);
+	/*
+	 * Checks what only this kind knows of @v (records, maps), reporting
+	 * each breach with pool_breach().  Default: nothing more than the
+	 * extent checks every volume gets.  0, or -errno if it could not look.
+	 */
+	int (*check)(struct pool *p, struct pool_volume *v, struct pool_check *c,
+		     struct pool_error *err);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Frees the kind's live objects and records.  Default: nothing. */

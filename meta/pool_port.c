@@ -58,6 +58,12 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 	return r;
 }
 
+static int port_integrity(struct pool_meta *m, void (*report)(void *arg, const char *msg),
+			  void *arg)
+{
+	return store_quick_check(st(m), report, arg);
+}
+
 static int port_switch_table(struct pool_meta *m, int64_t volume, void **blob,
 			     size_t *len)
 {
@@ -172,6 +178,7 @@ static void port_close(struct pool_meta *m)
 
 static const struct pool_meta_ops pool_port_ops = {
 	.load = port_load,
+	.integrity = port_integrity,
 	.switch_table = port_switch_table,
 	.begin = port_begin,
 	.commit = port_commit,

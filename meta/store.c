@@ -207,6 +207,31 @@ int store_pool_uuid(struct store *s, struct uuid *out)
 	return r;
 }
 
+int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg),
+		      void *arg)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "PRAGMA quick_check", &st);
+	if (r)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *msg = (const char *)sqlite3_column_text(st, 0);
+
+		if (msg && strcmp(msg, "ok"))
+			report(arg, msg);
+	}
+	if (rc != SQLITE_DONE) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "cannot be read: %s", sqlite3_errmsg(s->db));
+		report(arg, msg);
+	}
+	store_stmt_done(st);
+	return 0;
+}
+
 int store_begin(struct store *s)
 {
 	return store_exec(s, "BEGIN IMMEDIATE");

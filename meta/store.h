@@ -43,6 +43,12 @@ int store_commit(struct store *s);
 void store_rollback(struct store *s);	/* no-op outside a transaction */
 
 int store_pool_uuid(struct store *s, struct uuid *out);
+/*
+ * PRAGMA quick_check: calls @report with each problem SQLite finds in the
+ * file's pages.  O(file size).  0, or -errno if it cannot run.
+ */
+int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg),
+		      void *arg);
 int store_schema_version(struct store *s, int *out);
 
 /* The rows of pool_meta.h.  Lists are by id (extents by volume, seq). */

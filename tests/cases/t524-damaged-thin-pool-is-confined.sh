@@ -40,7 +40,10 @@ grep -q "volume 'bad' is not served" "$POOL/mapperfs.log" || fail "the log does 
 [ "$(sqlite3 "$POOL/pool.db" "SELECT count(*) FROM thin_dir WHERE pool = (SELECT id FROM volume WHERE name = 'bad');")" = "$pages" ] ||
 	fail "start-up deleted pages of the damaged pool"
 mapperctl check good >/dev/null || fail "check of the healthy pool failed"
-expect_fail -s 1 -m "thin pool 'bad' is failed" mapperctl check bad
+expect_fail -s 1 -m "1 breach found" mapperctl check bad
+grep -q "^thin pool 'bad': it is failed: .*'b1'" "$T_DIR/.stdout" ||
+	fail "check does not name the failed pool and why"
+expect_fail -s 1 -m "no volume 'nosuch'" mapperctl check nosuch
 # The healthy pool still takes changes.
 mapperctl snapshot g1 g1s >/dev/null
 cmp g1.data <(head -c $((4 * MiB)) "$MNT/g1s") || fail "a snapshot in the healthy pool failed"
