@@ -66,9 +66,11 @@ static int engine_break(struct engine *e, int r)
 
 static void report(const struct seg *g, bool write, int res)
 {
-	log_error("%s of %u bytes at offset %llu of '%s' failed: %s",
-		  write ? "write" : "read", g->len, (unsigned long long)g->dev_off,
-		  g->dev->path, res ? strerror(-res) : "unexpected end of device");
+	static struct log_limit limit;
+
+	log_error_limited(&limit, "%s of %u bytes at offset %llu of '%s' failed: %s",
+			  write ? "write" : "read", g->len, (unsigned long long)g->dev_off,
+			  g->dev->path, res ? strerror(-res) : "unexpected end of device");
 }
 
 /*
@@ -194,8 +196,10 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 			if (r < 0)
 				return engine_break(e, r);
 			if (cqe->res < 0) {
-				log_error("fdatasync of '%s' failed: %s",
-					  devs[cqe->user_data]->path, strerror(-cqe->res));
+				static struct log_limit limit;
+
+				log_error_limited(&limit, "fdatasync of '%s' failed: %s",
+						  devs[cqe->user_data]->path, strerror(-cqe->res));
 				err = -EIO;
 			}
 			io_uring_cqe_seen(&e->ring, cqe);

@@ -1,11 +1,19 @@
+/*
+ * core/log.c: one-line messages.  Errors that a failing device repeats on
+ * every request are rate-limited per call site (log_error_limited): a
+ * disk that fails for an hour writes a few lines a minute, not one per
+ * request, and says how many it left out.
+ */
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *log_program = "mapperfs";
 static FILE *log_stream;
@@ -67,3 +75,42 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 LOG_FN(log_error, LOG_ERROR, "error: ")
 LOG_FN(log_warn, LOG_WARN, "warning: ")
 LOG_FN(log_info, LOG_INFO, "")
+
+static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+void log_error_limited(struct log_limit *l, const char *fmt, ...)
+{
+	uint64_t now = now_s(), left_out = 0;
+	bool print;
+	va_list ap;
+
+	pthread_mutex_lock(&limit_lock);
+	if (now - l->start >= LOG_LIMIT_PERIOD_S) {
+		left_out = l->left_out;
+		l->start = now;
+		l->lines = 0;
+		l->left_out = 0;
+	}
+	print = l->lines < LOG_LIMIT_BURST;
+	if (print)
+		l->lines++;
+	else
+		l->left_out++;
+	pthread_mutex_unlock(&limit_lock);
+	if (left_out)
+		log_error("... and %llu more like the above in %u s", (unsigned long long)left_out,
+			  LOG_LIMIT_PERIOD_S);
+	if (!print || LOG_ERROR > log_max)
+		return;
+	va_start(ap, fmt);
+	log_line("error: ", fmt, ap);
+	va_end(ap);
+}

@@ -9,6 +9,7 @@
 #define MAPPERFS_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum log_level {
@@ -27,5 +28,21 @@ void log_also_stderr(bool on);
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A call site's budget: LOG_LIMIT_BURST lines per LOG_LIMIT_PERIOD_S, then
+ * one line counting what was left out.  Static, zeroed.
+ */
+#define LOG_LIMIT_BURST		10
+#define LOG_LIMIT_PERIOD_S	60
+
+struct log_limit {
+	uint64_t start;			/* seconds (CLOCK_MONOTONIC) */
+	unsigned int lines;		/* printed in this period */
+	uint64_t left_out;		/* dropped in this period */
+};
+
+void log_error_limited(struct log_limit *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif

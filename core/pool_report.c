@@ -41,6 +41,7 @@ static void report_live(struct json *j, struct volume *v)
 	json_u64(j, "read_bytes", atomic_load(&v->stats.read_bytes));
 	json_u64(j, "write_bytes", atomic_load(&v->stats.write_bytes));
 	json_u64(j, "io_errors", atomic_load(&v->stats.errors));
+	json_u64(j, "no_space", atomic_load(&v->stats.no_space));
 }
 
 static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,

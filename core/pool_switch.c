@@ -220,6 +220,8 @@ static int check_sizes(const struct pool_switch_spec *s, struct switch_rec *sw,
 		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
 	if (!s->region_size || s->region_size % VOLUME_ALIGN)
 		return pool_fail(err, -EINVAL, "the region size must be a positive multiple of 4 KiB");
+	if (s->region_size > s->size)
+		return pool_fail(err, -EINVAL, "the region size is larger than the volume");
 	if (s->nr_paths < 2 || s->nr_paths > SWITCH_PATHS_MAX)
 		return pool_fail(err, -EINVAL, "a switch volume has 2 to %d paths, not %zu",
 				 SWITCH_PATHS_MAX, s->nr_paths);

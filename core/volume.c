@@ -98,6 +98,10 @@ static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 
 static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
 {
+	if (r == -ENOSPC) {		/* the pool is full: not the device's fault */
+		atomic_fetch_add_explicit(&v->stats.no_space, 1, memory_order_relaxed);
+		return;
+	}
 	if (r < 0) {
 		atomic_fetch_add_explicit(&v->stats.errors, 1, memory_order_relaxed);
 		return;
@@ -209,6 +213,13 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 void volume_read_done(void)
 {
 	rcu_read_end();
+}
+
+void volume_read_lost(struct volume *v, uint32_t len)
+{
+	atomic_fetch_sub_explicit(&v->stats.reads, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&v->stats.read_bytes, len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&v->stats.errors, 1, memory_order_relaxed);
 }
 
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,

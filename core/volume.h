@@ -33,7 +33,8 @@ struct engine;
 struct volume_stats {
 	_Atomic uint64_t reads, writes;			/* requests */
 	_Atomic uint64_t read_bytes, write_bytes;	/* bytes */
-	_Atomic uint64_t errors;			/* requests failed */
+	_Atomic uint64_t errors;			/* requests failed: I/O errors */
+	_Atomic uint64_t no_space;			/* writes refused: ENOSPC */
 };
 
 struct volume {
@@ -81,6 +82,12 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 			unsigned int *nr_iov);
 /* Ends the read section of volume_read_iov().  Never blocks. */
 void volume_read_done(void);
+/*
+ * A read of @len bytes that volume_read_iov() counted as done never
+ * reached the reader (its reply failed: a mapped device shrank under it):
+ * count it as failed.
+ */
+void volume_read_lost(struct volume *v, uint32_t len);
 /*
  * Writes up to @len bytes.  Returns the bytes written (short at the end of
  * the volume), -ENOSPC at or past the end, or -errno.

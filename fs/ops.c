@@ -243,8 +243,8 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			    (uint32_t)size, iov, &nr_iov);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_iov(req, iov, (int)nr_iov);
+	else if (fuse_reply_iov(req, iov, (int)nr_iov) < 0)
+		volume_read_lost(fh_volume(fi), (uint32_t)n);
 	volume_read_done();
 }
 

@@ -86,7 +86,7 @@ static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_thin_pool_spec s = { 0 };
 	struct pool_args a = { 0 };
-	char size[SIZE_STR_LEN];
+	char size[SIZE_STR_LEN], requested[SIZE_STR_LEN], block[SIZE_STR_LEN];
 	struct pool_error err;
 	struct volume_rec v;
 	int r;
@@ -104,7 +104,11 @@ static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_fail(ctx, WHAT, &err);
 		goto out;
 	}
-	fprintf(ctx->out, "created thin pool '%s' of %s\n", v.name, format_size(v.size, size));
+	fprintf(ctx->out, "created thin pool '%s' of %s", v.name, format_size(v.size, size));
+	if (v.size != s.size)
+		fprintf(ctx->out, " (%s rounded down to whole %s blocks)",
+			format_size(s.size, requested), format_size(s.policy.block_size, block));
+	fputc('\n', ctx->out);
 out:
 	free(a.on);
 	return r;

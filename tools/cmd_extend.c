@@ -61,7 +61,7 @@ static int new_size(struct pool *p, const char *name, const char *arg, uint64_t 
 static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	const char *size_arg = NULL;
-	char **on, buf[SIZE_STR_LEN];
+	char **on, buf[SIZE_STR_LEN], asked[SIZE_STR_LEN];
 	struct pool_error err;
 	struct volume_rec v;
 	size_t nr_on = 0;
@@ -89,7 +89,10 @@ static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!r && (new_size(ctx->pool, argv[optind], size_arg, &size, &err) ||
 		   pool_extend(ctx->pool, argv[optind], size, on, nr_on, &v, &err)))
 		r = cmd_fail(ctx, WHAT, &err);
-	if (!r)
+	if (!r && v.size != size)
+		fprintf(ctx->out, "extended volume '%s' to %s (%s rounded down to whole blocks)\n",
+			v.name, format_size(v.size, buf), format_size(size, asked));
+	else if (!r)
 		fprintf(ctx->out, "extended volume '%s' to %s\n", v.name, format_size(v.size, buf));
 	free(on);
 	return r;

@@ -99,6 +99,11 @@ static int read_file(struct cmd_ctx *ctx, const char *path, char **text)
 		done += (size_t)n;
 	}
 	(*text)[done] = '\0';
+	if (strlen(*text) != done) {
+		r = cmd_error(ctx, WHAT, "'%s' holds a NUL byte at offset %zu: it is not a text of mappings",
+			      path, strlen(*text));
+		free(*text);
+	}
 out:
 	if (fd >= 0)
 		close(fd);

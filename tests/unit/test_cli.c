@@ -475,7 +475,7 @@ START_TEST(status_json_shows_segments_relative_to_the_data_area)
 		"  \"segments\": [\n    {\n      \"device\": \"d1\",\n"
 		"      \"offset\": 4194304,\n      \"length\": 4096\n    }\n  ],\n"
 		"  \"open\": 0,\n  \"reads\": 0,\n  \"writes\": 0,\n  \"read_bytes\": 0,\n"
-		"  \"write_bytes\": 0,\n  \"io_errors\": 0\n}\n");
+		"  \"write_bytes\": 0,\n  \"io_errors\": 0,\n  \"no_space\": 0\n}\n");
 	ck_assert_int_eq(RUN("status"), 0);
 	ck_assert_ptr_nonnull(strstr(out, "volumes:\n  - name: v\n"));
 	ck_failed(RUN("status", "nosuch"), CMD_FAIL);
