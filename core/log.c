@@ -37,7 +37,7 @@ void log_also_stderr(bool on)
 
 int log_to_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
 	if (!f) {

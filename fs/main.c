@@ -10,6 +10,7 @@
  * the parent waits for the child to say "ready" (or to fail), so when
  * mapperfs returns 0 the mount is usable and POOL/mapperfs.pid is written.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -45,6 +46,7 @@ struct options {
 	const char *pool_dir;
 	const char *mountpoint;
 	int foreground;
+	int nonempty;			/* -o nonempty: mount over files */
 	unsigned int workers;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -58,6 +60,7 @@ static const char usage_text[] =
 	"  --pool DIR     the pool directory (made by 'mapperctl init')\n"
 	"  -f             stay in the foreground, log to stderr\n"
 	"  -o threads=N   worker threads (default 32)\n"
+	"  -o nonempty    mount over a directory that has files in it\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -82,7 +85,9 @@ static int parse_o(struct options *o, char *list)
 {
 	for (char *save, *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(opt, "threads=", 8)) {
+		if (!strcmp(opt, "nonempty")) {
+			o->nonempty = 1;
+		} else if (!strncmp(opt, "threads=", 8)) {
 			char *end;
 			unsigned long n = strtoul(opt + 8, &end, 10);
 
@@ -243,17 +248,76 @@ static void *signal_main(void *arg)
 	return NULL;
 }
 
+/* POOL/mapperfs.pid, never through a link; removed at a clean exit. */
 static int write_pidfile(const char *pool_dir)
 {
 	char path[PATH_MAX];
 	FILE *f;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/mapperfs.pid", pool_dir);
-	f = fopen(path, "we");
-	if (!f)
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -errno;
+	}
 	fprintf(f, "%d\n", (int)getpid());
 	return fclose(f) ? -errno : 0;
+}
+
+static void remove_pidfile(const char *pool_dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/mapperfs.pid", pool_dir);
+	unlink(path);
+}
+
+/*
+ * The mount point must be an empty directory that nothing is mounted on,
+ * outside the pool directory (the daemon's own files live there).  One
+ * line says which it is not.  0, or -errno.
+ */
+static int check_mountpoint(const struct options *o)
+{
+	size_t pool_len = strlen(o->pool_dir);
+	struct stat st, parent;
+	char up[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if (stat(o->mountpoint, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("mount point '%s' is not a directory", o->mountpoint);
+		return -ENOTDIR;
+	}
+	if (!strncmp(o->mountpoint, o->pool_dir, pool_len) &&
+	    (o->mountpoint[pool_len] == '/' || !o->mountpoint[pool_len])) {
+		log_error("mount point '%s' is inside the pool directory '%s'", o->mountpoint,
+			  o->pool_dir);
+		return -EINVAL;
+	}
+	snprintf(up, sizeof(up), "%s/..", o->mountpoint);
+	if (stat(up, &parent) == 0 && (parent.st_dev != st.st_dev || parent.st_ino == st.st_ino)) {
+		log_error("mount point '%s' has a file system mounted on it already",
+			  o->mountpoint);
+		return -EBUSY;
+	}
+	d = opendir(o->mountpoint);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")))
+		;
+	closedir(d);
+	if (e && !o->nonempty) {
+		log_error("mount point '%s' is not empty (files there would be hidden; -o nonempty to mount anyway)",
+			  o->mountpoint);
+		return -ENOTEMPTY;
+	}
+	return 0;
 }
 
 /*
@@ -359,6 +423,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	daemon_set_session(d, NULL);
 	fuse_session_unmount(sig.se);
 	fuse_session_destroy(sig.se);
+	remove_pidfile(o->pool_dir);
 	log_info("unmounted '%s'", o->mountpoint);
 	return 0;
 }
@@ -381,12 +446,23 @@ int main(int argc, char **argv)
 	mountpoint_arg = o.mountpoint;
 	o.pool_dir = realpath(pool_arg, NULL);
 	if (!o.pool_dir) {
-		log_error("no pool at '%s': %s", pool_arg, strerror(errno));
+		log_error("no pool at '%s': %s%s", pool_arg, strerror(errno),
+			  errno == ENOENT ? " (run 'mapperctl init')" : "");
 		return 1;
 	}
 	o.mountpoint = realpath(mountpoint_arg, NULL);
 	if (!o.mountpoint) {
 		log_error("mount point '%s': %s", mountpoint_arg, strerror(errno));
+		return 1;
+	}
+	r = check_mountpoint(&o);
+	if (r) {
+		if (r != -ENOTDIR && r != -EINVAL && r != -EBUSY && r != -ENOTEMPTY)
+			log_error("mount point '%s': %s", o.mountpoint, strerror(-r));
+		return 1;
+	}
+	if (chdir("/") < 0) {	/* every path is absolute from here on */
+		log_error("cannot change to '/': %s", strerror(errno));
 		return 1;
 	}
 	if (!o.foreground) {
