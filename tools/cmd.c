@@ -256,23 +256,46 @@ static char *absolute(const char *path, struct pool_error *err)
 {
 	char cwd[PATH_MAX], *abs;
 
-	if (path[0] == '/')
-		return strdup(path);
+	if (path[0] == '/') {
+		abs = strdup(path);
+		if (!abs)
+			pool_fail(err, -ENOMEM, "out of memory");
+		return abs;
+	}
 	if (!getcwd(cwd, sizeof(cwd))) {
 		pool_fail(err, -errno, "cannot find the current directory: %s", strerror(errno));
 		return NULL;
 	}
-	if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+	if (asprintf(&abs, "%s/%s", cwd, path) < 0) {
+		pool_fail(err, -ENOMEM, "out of memory");
 		return NULL;
+	}
 	return abs;
 }
 
-static int is_path_option(const struct cmd *c, const char *name)
+static int named(const char *const *list, const char *name)
 {
-	for (const char *const *p = c->path_options; p && *p; p++)
+	for (const char *const *p = list; p && *p; p++)
 		if (!strcmp(*p + 2, name))		/* "--file" names "file" */
 			return 1;
 	return 0;
+}
+
+/* Is @value of option @name a path to make absolute? */
+static int is_path(const struct cmd *c, const char *name, const char *value)
+{
+	if (named(c->path_options, name))
+		return 1;
+	return named(c->path_or_name_options, name) &&
+	       (strchr(value, '/') || !access(value, F_OK));
+}
+
+/* Puts @abs where @old was in @argv (the parse permuted only a copy). */
+static void replace(int argc, char **argv, const char *old, char *abs)
+{
+	for (int i = 0; i < argc; i++)
+		if (argv[i] == old)
+			argv[i] = abs;
 }
 
 int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
@@ -280,42 +303,46 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 {
 	static const struct option none[] = { { 0 } };
 	const struct option *options = c->options ? c->options : none;
-	int ch, index;
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	int ch, index, r = 0;
 
+	if (!copy)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", options, &index)) != -1) {
-		char **slot = &argv[optind - 1];
+	while (!r && (ch = getopt_long(argc, copy, ":", options, &index)) != -1) {
+		const char *slot = copy[optind - 1];
 		char *abs;
 
 		if (ch == '?' || ch == ':' || !options[index].has_arg ||
-		    !is_path_option(c, options[index].name))
-			continue;
-		/* A word with no '/' is a volume's name, unless such a file is here. */
-		if (!strchr(optarg, '/') && access(optarg, F_OK))
+		    !is_path(c, options[index].name, optarg))
 			continue;
 		abs = absolute(optarg, err);
-		if (!abs)
-			return -ENOMEM;
-		if (optarg != *slot) {		/* --file=F */
+		if (abs && optarg != slot) {		/* --file=F */
 			char *opt;
 
 			if (asprintf(&opt, "--%s=%s", options[index].name, abs) < 0) {
-				free(abs);
-				return -ENOMEM;
+				opt = NULL;
+				pool_fail(err, -ENOMEM, "out of memory");
 			}
 			free(abs);
 			abs = opt;
 		}
-		*slot = abs;
+		if (abs)
+			replace(argc, argv, slot, abs);
+		else
+			r = -ENOMEM;
 	}
-	if (c->path_positional && optind + (int)c->path_positional - 1 < argc) {
-		char **slot = &argv[optind + c->path_positional - 1];
-		char *abs = absolute(*slot, err);
+	if (!r && c->path_positional && optind + (int)c->path_positional - 1 < argc) {
+		const char *slot = copy[optind + c->path_positional - 1];
+		char *abs = absolute(slot, err);
 
-		if (!abs)
-			return -ENOMEM;
-		*slot = abs;
+		if (abs)
+			replace(argc, argv, slot, abs);
+		else
+			r = -ENOMEM;
 	}
-	return 0;
+	free(copy);
+	return r;
 }

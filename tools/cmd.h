@@ -47,12 +47,13 @@ struct cmd {
 	/*
 	 * Which arguments are paths, made absolute by mapperctl before the
 	 * command line leaves it (the daemon resolves nothing against its own
-	 * working directory): the long options named here (a value with no
-	 * '/' names a volume and is left alone, unless a file of that name is
-	 * in the working directory), and the positional argument
-	 * @path_positional (1 = the first; 0 = none).
+	 * working directory): the long options of @path_options; those of
+	 * @path_or_name_options, whose value names a volume if it has no '/'
+	 * and no file of that name is in the working directory; and the
+	 * positional argument @path_positional (1 = the first; 0 = none).
 	 */
 	const char *const *path_options;
+	const char *const *path_or_name_options;
 	unsigned int path_positional;
 };
 
@@ -77,8 +78,8 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv);
 
 /*
  * mapperctl's side: makes the path arguments of command @c (argv after its
- * name words) absolute, permuting argv as the command's parse would.
- * New strings are left for exit to free.  0, or -errno with @err set.
+ * name words) absolute, in place.  New strings are left for exit to free.
+ * 0, or -errno with @err set.
  */
 int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 		       struct pool_error *err);

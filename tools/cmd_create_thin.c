@@ -69,5 +69,5 @@ const struct cmd cmd_create_thin = {
 	.run = create_thin_run,
 	.options = options,
 	.needs_pool = 1,
-	.path_options = path_options,
+	.path_or_name_options = path_options,
 };

@@ -94,6 +94,7 @@ static int read_file(struct cmd_ctx *ctx, const char *path, char **text)
 			r = cmd_error(ctx, WHAT, "cannot read '%s': %s", path,
 				      n ? strerror(errno) : "it shrank");
 			free(*text);
+			*text = NULL;
 			goto out;
 		}
 		done += (size_t)n;
@@ -103,6 +104,7 @@ static int read_file(struct cmd_ctx *ctx, const char *path, char **text)
 		r = cmd_error(ctx, WHAT, "'%s' holds a NUL byte at offset %zu: it is not a text of mappings",
 			      path, strlen(*text));
 		free(*text);
+		*text = NULL;
 	}
 out:
 	if (fd >= 0)

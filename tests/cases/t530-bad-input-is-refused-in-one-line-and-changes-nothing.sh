@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# t530-bad-input-is-refused-in-one-line-and-changes-nothing.sh: a table of
+# bad input, careless or hostile (command lines, table syntax, devices,
+# databases, pool directories, mount points): each case fails with the
+# exit status and the one-line message it names, and leaves the pool
+# byte-for-byte as it was (its database and every raw device).
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires jq sqlite3 mkfs.ext4 sha256sum
+
+make_pool
+d0=$(add_file_device d0 16M)
+d1=$(add_file_device d1 16M)
+mapperctl create linear lin --segment d0:0:4M >/dev/null
+mapperctl create thin-pool tp --size 8M --on d1 >/dev/null
+mapperctl create thin t --pool tp --size 16M >/dev/null
+mapperctl create thin t2 --pool tp --size 8M >/dev/null
+mapperctl create thin clone --pool tp --size 4M --origin lin >/dev/null
+mapperctl create switch sw --size 4M --region-size 1M --path d0:8M --path d1:10M >/dev/null
+mapperctl list >/dev/null	# leaves the database checkpointed
+
+# The things to refuse.
+truncate -s 16M ext4.img && mkfs.ext4 -q -F ext4.img
+printf 'QFI\xfb\0\0\0\3' >image.qcow2 && truncate -s 16M image.qcow2
+printf '0:1\n\0:0\n' >nul.map
+truncate -s 512K small.img
+touch exists.img
+mkdir -p full mnt && touch full/x file
+sqlite3 foreign.db 'CREATE TABLE t (x);'
+
+fingerprint() { sha256sum "$POOL/pool.db" "$d0" "$d1"; ls -l --time-style=+ "$POOL"; }
+fingerprint >before
+n=0
+
+# refuses STATUS REGEX ARGS...: mapperctl ARGS fails with STATUS and a
+# line matching REGEX; the pool did not change.
+refuses()
+{
+	local status=$1 regex=$2
+
+	shift 2
+	expect_fail -s "$status" -m "^mapperctl: .*$regex" mapperctl "$@"
+	fingerprint | cmp -s before - || fail "'mapperctl $*' failed but changed the pool"
+	n=$((n + 1))
+}
+
+# Usage errors.
+refuses 2 "unknown command 'frobnicate'" frobnicate
+refuses 2 "unknown option '--frobnicate'" list --frobnicate
+refuses 2 "need --size or --segment" create linear x
+refuses 2 "unknown sub-command 'wobbly'" create wobbly x --size 8M
+refuses 2 "exclude each other" create linear x --size 8M --segment d0:0:1M
+refuses 2 "--on goes with --size" create linear x --on d0 --segment d0:4M:1M
+refuses 2 "missing the volume NAME" remove
+refuses 2 "unexpected argument 'b'" remove a b
+refuses 2 "missing the ORIGIN and the snapshot NAME" snapshot t
+refuses 2 "missing the volume NAME and the SNAPSHOT" rollback t
+refuses 2 "missing the volumes A and B" diff t
+refuses 2 "need --pool and --size" create thin x --size 4M
+refuses 2 "need --size and --region-size" create switch x --size 8M
+refuses 2 "need 2 to 256 --path" create switch x --size 8M --region-size 1M --path d0
+refuses 2 "missing the mappings" switch-map sw
+refuses 2 "exclude each other" switch-map sw --file nul.map --dump
+refuses 2 "missing --size" extend lin
+refuses 2 "missing the device or file PATH" device add
+refuses 2 "missing the device NAME" device remove
+refuses 2 "unexpected argument 'b'" status a b
+refuses 2 "unknown sub-command 'frob'" device frob
+refuses 2 "unexpected argument 'b'" check a b
+refuses 2 "option '--pool' needs a value" --pool
+refuses 2 "unexpected argument 'x'" reload x
+refuses 2 "option '--size' needs a value" create linear x --size
+# Sizes.
+refuses 1 "size '0' must be larger than zero" create linear x --size 0
+refuses 1 "size '-1' is negative" create linear x --size -1
+refuses 1 "invalid size 'abc'" create linear x --size abc
+refuses 1 "invalid size '1Q'" create linear x --size 1Q
+refuses 1 "size '99999999999T' is too large" create linear x --size 99999999999T
+refuses 1 "size '1.3K' is not a whole number of bytes" create linear x --size 1.3K
+refuses 1 "size '1000' is not a multiple of 4 KiB" create linear x --size 1000
+refuses 1 "invalid size ''" create linear x --size ''
+# Names.
+refuses 1 "invalid name 'a/b'" create linear a/b --size 1M
+refuses 1 "invalid name '\.\.'" create linear .. --size 1M
+refuses 1 "invalid name '\.hidden'" create linear .hidden --size 1M
+refuses 1 "invalid name 'a\\\\x0ab'" create linear "$(printf 'a\nb')" --size 1M
+refuses 1 "invalid name 'x{65}'" create linear "$(printf 'x%.0s' {1..65})" --size 1M
+refuses 1 "volume 'lin' exists" create linear lin --size 1M
+# Linear tables and space.
+refuses 1 "segment 'd0:14M:8M' runs past the end of device 'd0'" create linear x --segment d0:14M:8M
+refuses 1 "segment 'd0:15M:1M' runs past the end of device 'd0'" create linear x --segment d0:15M:1M
+refuses 1 "segment 'd0:2M:4M' overlaps volume 'lin'" create linear x --segment d0:2M:4M
+refuses 1 "segment 'nosuchdev:0:1M': no device 'nosuchdev'" create linear x --segment nosuchdev:0:1M
+refuses 1 "invalid segment 'd0:1M'" create linear x --segment d0:1M
+refuses 1 "offset is not a multiple of 4 KiB" create linear x --segment d0:1000:4K
+refuses 1 "overlaps segment 'd0:4M:2M'" create linear x --segment d0:4M:2M --segment d0:5M:2M
+refuses 1 "not enough free space for 1.00 GiB" create linear x --size 1G
+refuses 1 "no device 'nosuchdev'" create linear x --size 1M --on nosuchdev
+refuses 1 "not enough free space for 8.00 MiB on device\(s\) d1" create linear x --size 8M --on d1
+refuses 1 "new size must be larger than 4.00 MiB" extend lin --size 2M
+refuses 1 "not enough free space for" extend lin --size 1T
+refuses 1 "no volume 'nosuch'" extend nosuch --size 1G
+refuses 1 "cannot extend switch volume 'sw'" extend sw --size 8M
+refuses 1 "thin pool 'tp' is at most" extend t --size 1048576T
+refuses 1 "--on does not apply to thin volume 't'" extend t --size 32M --on d0
+refuses 1 "size '\+99999999T' is too large|size '99999999T' is too large" extend lin --size +99999999T
+# Removal.
+refuses 1 "no volume 'nosuch'" remove nosuch
+refuses 1 "thin pool 'tp' still has 3 volumes" remove tp
+refuses 1 "volume 'lin' is the origin of thin volume 'clone'" remove lin
+refuses 1 "no volume 'nosuch'" status nosuch
+refuses 1 "no volume 'nosuch'" check nosuch
+# Devices.
+refuses 1 "'$d0' is registered already as device 'd0'" device add "$d0" --name again
+refuses 1 "is too small" device add "$T_DIR/small.img"
+refuses 1 "cannot open '$T_DIR/nosuch.img'" device add nosuch.img
+refuses 1 "holds a file system \(ext4\)" device add ext4.img
+refuses 1 "holds a qcow2" device add image.qcow2
+refuses 1 "neither a block device nor a regular file" device add /dev/null
+refuses 1 "file '$T_DIR/exists.img' exists" device add exists.img --create 8M
+refuses 1 "invalid name 'a/b'" device add new.img --create 8M --name a/b
+refuses 1 "--create needs a size larger than zero" device add new.img --create 0
+refuses 1 "device 'd0' is in use by volume 'lin'" device remove d0
+refuses 1 "no device 'nosuch'" device remove nosuch
+[ ! -e new.img ] || fail "a refused device add left its file behind"
+# Thin pools and thin volumes.
+refuses 1 "must be a power of two from 64K to 1G" create thin-pool x --size 8M --block-size 100K
+refuses 1 "must be a power of two from 64K to 1G" create thin-pool x --size 8M --block-size 32K
+refuses 1 "invalid --when-full 'sometimes'" create thin-pool x --size 8M --when-full sometimes
+refuses 1 "invalid --when-full 'wait:0'" create thin-pool x --size 8M --when-full wait:0
+refuses 1 "low-water mark '101' must be a percentage" create thin-pool x --size 8M --low-water 101
+refuses 1 "smaller than one block" create thin-pool x --size 32K
+refuses 1 "not enough free space" create thin-pool x --size 1T
+refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
+refuses 1 "volume 'lin' is linear, not thin-pool" create thin x --pool lin --size 4M
+refuses 1 "origin '/nonexistent' is neither a volume nor a file" create thin x --pool tp --size 4M --origin /nonexistent
+refuses 1 "is a qcow2 \(or qcow\) disk image, not a raw image" create thin x --pool tp --size 4M --origin image.qcow2
+refuses 1 "thin pool 'tp' is at most" create thin x --pool tp --size 1048576T
+refuses 1 "volume 'lin' is linear, not thin" snapshot lin x
+refuses 1 "volume 't' exists" snapshot t t
+refuses 1 "volume 'lin' is linear, not thin" rollback t lin
+refuses 1 "cannot be rolled back to itself" rollback t t
+refuses 1 "'t' and 't2' differ in size" rollback t t2
+refuses 1 "volume 'lin' is linear, not thin" diff t lin
+# Switch tables.
+refuses 1 "region" switch-map sw 10:1
+refuses 1 "path" switch-map sw 0:5
+refuses 1 "R5,2" switch-map sw R5,2
+refuses 1 "volume 'lin' is linear, not switch" switch-map lin 0:1
+refuses 1 "holds a NUL byte" switch-map sw --file nul.map
+refuses 1 "cannot read '$T_DIR/nosuch.map'" switch-map sw --file nosuch.map
+refuses 1 "the region size is larger than the volume" create switch x --size 4M --region-size 8M --path d0 --path d1
+refuses 1 "path 'd0:15M' runs past the end of device 'd0'" create switch x --size 4M --region-size 1M --path d0:15M --path d1:0
+refuses 1 "path 'd9': no device 'd9'" create switch x --size 4M --region-size 1M --path d9 --path d1
+refuses 1 "holds a pool already" init
+# Databases and pool directories.
+refuses 1 "no pool at '$T_DIR/nosuchpool'" --pool "$T_DIR/nosuchpool" list
+mkdir -p copies/corrupt copies/newer copies/foreign copies/open
+chmod 0700 copies/*
+cp "$POOL/pool.db" copies/corrupt/ && dd if=/dev/urandom of=copies/corrupt/pool.db bs=4096 seek=2 count=4 conv=notrunc status=none
+cp "$POOL/pool.db" copies/newer/ && sqlite3 copies/newer/pool.db 'PRAGMA user_version = 999'
+cp foreign.db copies/foreign/pool.db
+cp "$POOL/pool.db" copies/open/ && chmod 0777 copies/open
+refuses 1 "pool database .* is corrupt|cannot be read: it is damaged|breach" --pool "$T_DIR/copies/corrupt" check
+refuses 1 "was written by a newer mapperfs" --pool "$T_DIR/copies/newer" list
+refuses 1 "is corrupt or not a mapperfs pool" --pool "$T_DIR/copies/foreign" list
+refuses 1 "can be written by others \(mode 0777\)" --pool "$T_DIR/copies/open" list
+
+# The daemon's surroundings: mount points.
+mounts()
+{
+	expect_fail -s 1 -m "^mapperfs: .*$1" mapperfs --pool "$POOL" "$2"
+	! mountpoint -q "$2" || fail "mapperfs mounted on $2"
+	n=$((n + 1))
+}
+mounts "mount point '$T_DIR/file' is not a directory" file
+mounts "mount point '$T_DIR/full' is not empty" full
+mounts "is inside the pool directory" "$POOL"
+mounts "mount point 'nosuch': No such file or directory" nosuch
+expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
+n=$((n + 1))
+start_daemon
+expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
+[ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"
+n=$((n + 1))
+log "$n cases refused"
+[ "$n" -ge 80 ] || fail "only $n cases"
