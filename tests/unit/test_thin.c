@@ -484,10 +484,29 @@ START_TEST(diff_names_exactly_the_blocks_written_after_the_snapshot)
 }
 END_TEST
 
+/*
+ * Opens the pool again from what was committed, with volumes 10 (v) and
+ * 11 (s) of the tests below, and finds them as those left them.
+ */
+static void reload(struct volume **v, struct volume **s)
+{
+	struct target *t;
+
+	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
+	ck_assert_int_eq(thin_load(pool, 10, 8 * BS, fake_vol(10)->dir, &t), 0);
+	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, v), 0);
+	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
+	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, s), 0);
+	ck_assert_int_eq(thin_pool_start(pool), 0);
+	expect(*v, 0, BS, 5);
+	expect(*v, BS, 2 * BS, 4);
+	expect(*s, 0, 3 * BS, 4);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+}
+
 START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 {
 	struct volume *v = new_volume(10, 8 * BS), *s;
-	struct target *t;
 	struct thin_usage u;
 
 	fill(v, 0, 3 * BS, 4);
@@ -498,16 +517,7 @@ START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 	volume_destroy(v);
 	thin_pool_close(pool);
 
-	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
-	ck_assert_int_eq(thin_load(pool, 10, 8 * BS, fake_vol(10)->dir, &t), 0);
-	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, &v), 0);
-	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
-	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, &s), 0);
-	ck_assert_int_eq(thin_pool_start(pool), 0);
-	expect(v, 0, BS, 5);
-	expect(v, BS, 2 * BS, 4);
-	expect(s, 0, 3 * BS, 4);
-	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	reload(&v, &s);
 	u = usage(v);
 	ck_assert_uint_eq(u.exclusive, 1);
 	ck_assert_uint_eq(u.shared, 2);
@@ -521,7 +531,6 @@ START_TEST(failed_commits_change_nothing_and_a_retry_writes_it_all)
 {
 	struct volume *v = new_volume(10, 8 * BS), *s;
 	struct thin_pool_usage pu;
-	struct target *t;
 
 	fill(v, 0, 3 * BS, 4);
 	s = snapshot(v, 11);
@@ -540,16 +549,7 @@ START_TEST(failed_commits_change_nothing_and_a_retry_writes_it_all)
 	volume_destroy(v);
 	thin_pool_close(pool);
 
-	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
-	ck_assert_int_eq(thin_load(pool, 10, 8 * BS, fake_vol(10)->dir, &t), 0);
-	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, &v), 0);
-	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
-	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, &s), 0);
-	ck_assert_int_eq(thin_pool_start(pool), 0);
-	expect(v, 0, BS, 5);
-	expect(v, BS, 2 * BS, 4);
-	expect(s, 0, 3 * BS, 4);
-	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	reload(&v, &s);
 	ck_assert_int_eq(thin_pool_stop(pool), 0);
 	volume_destroy(s);
 	volume_destroy(v);
