@@ -21,3 +21,69 @@ pool_locked()
 {
 	! flock -n "$1/lock" true
 }
+
+# ---- faulty raw devices: nbdkit behind nbdfuse -----------------------------------
+
+# nbd_device NAME SIZE [NBDKIT_PARAM=VALUE...]: a raw device whose faults
+# the test controls, and prints its path (a regular file: give it to
+# `mapperctl device add`).  nbdkit serves SIZE bytes of memory on a Unix
+# socket through the error and delay filters (params such as
+# delay-read=1, delay-write=500ms go to them); nbdfuse shows it as the file
+# $T_DIR/nbd/NAME/mnt/NAME.  Every request fails with EIO while
+# nbd_fail NAME is in force (nbd_heal NAME ends it).  Registers nbdfuse's
+# unmount and nbdkit's end.  Safe inside $(...).
+nbd_device()
+{
+	local name=$1 size=$2 dir=$T_DIR/nbd/$1 pid
+
+	shift 2
+	mkdir -p "$dir/mnt"
+	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" \
+		--filter=error --filter=delay memory size="$size" \
+		error-rate=100% error-file="$dir/fail" "$@" </dev/null >/dev/null 2>"$dir/nbdkit.log" ||
+		fail "nbdkit for $name did not start: $(cat "$dir/nbdkit.log")"
+	cleanup_fn _t_undo_nbdkit "$(cat "$dir/nbdkit.pid")"
+	# nbdfuse writes its pid when it serves: into a fifo, that is the event.
+	mkfifo "$dir/nbdfuse.pid"
+	nbdfuse -P "$dir/nbdfuse.pid" "$dir/mnt/$name" --unix "$dir/sock" \
+		</dev/null >/dev/null 2>"$dir/nbdfuse.log" &
+	cleanup_fn _t_undo_nbdfuse "$dir/mnt" "$!"
+	pid=$(timeout 30 cat "$dir/nbdfuse.pid") && [ -n "$pid" ] ||
+		fail "nbdfuse for $name did not start: $(cat "$dir/nbdfuse.log")"
+	echo "$dir/mnt/$name"
+}
+
+# nbd_fail NAME / nbd_heal NAME: from now on every request to NAME fails
+# with EIO / is served again.
+nbd_fail() { : >"$T_DIR/nbd/$1/fail"; }
+nbd_heal() { rm -f "$T_DIR/nbd/$1/fail"; }
+
+_t_undo_nbdfuse()
+{
+	local mnt=$1 pid=$2 rc=0
+
+	if mountpoint -q "$mnt"; then
+		fusermount3 -u "$mnt" || { fusermount3 -uz "$mnt"; rc=1; }
+	fi
+	timeout 10 tail --pid="$pid" -f /dev/null || { kill -KILL "$pid" 2>/dev/null; rc=1; }
+	return "$rc"
+}
+
+_t_undo_nbdkit()
+{
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = nbdkit ] || return 0
+	kill "$1"
+	timeout 10 tail --pid="$1" -f /dev/null
+}
+
+# ---- a file system that fills up ---------------------------------------------------
+
+# small_tmpfs DIR SIZE: mounts a tmpfs of SIZE (K/M suffixes) on DIR
+# (created) and registers its unmount: a pool or a raw device on it runs
+# out of space when the test wants.
+small_tmpfs()
+{
+	mkdir -p "$1"
+	mount -t tmpfs -o size="$2",mode=0700 mapperfs-test "$1" || fail "cannot mount a tmpfs on $1"
+	cleanup_fn _t_undo_mount "$(realpath "$1")"
+}
