@@ -4,6 +4,7 @@
 # do not delay anyone else's commands, which answer at once; the daemon
 # closes such a client after its request timeout and says so in its log.
 . "$(dirname "$0")/../lib/functions.sh"
+. "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
 requires python3
 
@@ -24,14 +25,12 @@ print("closed" if s.recv(1) == b"" else "data", flush=True)
 ' "$POOL/control.sock"
 }
 
-stop_client() { kill "$1" 2>/dev/null || true; }
-
 declare -a idle_out idle_pid
 for i in 0 1 2; do
 	mkfifo "idle$i"
 	idle_client >"idle$i" &
 	idle_pid[i]=$!
-	cleanup_fn stop_client "${idle_pid[i]}"
+	cleanup_fn end_pid "${idle_pid[i]}"
 	exec {fd}<"idle$i"
 	idle_out[i]=$fd
 	read -r -t 10 line <&"$fd" && [ "$line" = connected ] ||

@@ -87,3 +87,10 @@ small_tmpfs()
 	mount -t tmpfs -o size="$2",mode=0700 mapperfs-test "$1" || fail "cannot mount a tmpfs on $1"
 	cleanup_fn _t_undo_mount "$(realpath "$1")"
 }
+
+# end_pid PID: the undo step for a helper process the test started: kills
+# it if it still runs (it may well have ended by itself).
+end_pid()
+{
+	kill "$1" 2>/dev/null || true
+}
