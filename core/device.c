@@ -8,6 +8,10 @@
  * the holder's pid, so the refusal can name it.  Both go when the process
  * dies, however it dies.
  *
+ * An external origin image is only read: device_open_shared() claims a
+ * file with flock(LOCK_SH), so pools may share a base image but none may
+ * use it as a raw device meanwhile (a block device is not claimed then).
+ *
  * Within one process a device may be opened more than once: the pool
  * service opens a device again to wipe its label, thin volumes share an
  * origin image.  So a claim belongs to the process, not to one struct
@@ -39,6 +43,7 @@ struct claim {
 	dev_t dev;			/* st_rdev of a block device, else st_dev */
 	ino_t ino;			/* 0 for a block device */
 	int fd;				/* holds the O_EXCL open or the flock */
+	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
 	struct claim *next;
 };
@@ -52,34 +57,68 @@ static void claim_identity(const struct stat *st, dev_t *dev, ino_t *ino)
 	*ino = S_ISBLK(st->st_mode) ? 0 : st->st_ino;
 }
 
+static int flock_nb(int fd, bool exclusive)
+{
+	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+}
+
 /*
  * A descriptor that claims what @fd is open on: a new O_EXCL open of the
  * same block device (through /proc, so it cannot be another device that
  * took the path meanwhile), or a duplicate of @fd with the flock on it.
  */
-static int claim_open(int fd, const struct stat *st)
+static int claim_open(int fd, const struct stat *st, bool exclusive)
 {
 	char path[64];
-	int cfd;
+	int cfd, r;
 
 	if (S_ISBLK(st->st_mode)) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		cfd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+		cfd = open(path, O_RDONLY | O_CLOEXEC | (exclusive ? O_EXCL : 0));
 		return cfd < 0 ? -errno : cfd;
 	}
 	cfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (cfd < 0)
 		return -errno;
-	if (flock(cfd, LOCK_EX | LOCK_NB) < 0) {
-		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-
+	r = flock_nb(cfd, exclusive);
+	if (r) {
 		close(cfd);
 		return r;
 	}
 	return cfd;
 }
 
-static int claim_take(int fd, const struct stat *st, struct claim **out)
+/*
+ * A shared claim becomes exclusive when this process opens the device as a
+ * raw device too.  flock() converts by dropping the shared lock first, so
+ * a refused conversion takes it back.
+ */
+static int claim_upgrade(struct claim *c, int fd, const struct stat *st)
+{
+	int cfd, r;
+
+	if (c->exclusive)
+		return 0;
+	if (S_ISREG(st->st_mode)) {
+		r = flock_nb(c->fd, true);
+		if (r)
+			flock_nb(c->fd, false);
+	} else {
+		cfd = claim_open(fd, st, true);
+		r = cfd < 0 ? cfd : 0;
+		if (!r) {
+			close(c->fd);
+			c->fd = cfd;
+		}
+	}
+	if (!r)
+		c->exclusive = true;
+	return r;
+}
+
+static int claim_take(int fd, const struct stat *st, bool exclusive, struct claim **out)
 {
 	struct claim *c;
 	dev_t dev;
@@ -91,16 +130,18 @@ static int claim_take(int fd, const struct stat *st, struct claim **out)
 	for (c = claims; c && (c->dev != dev || c->ino != ino); c = c->next)
 		;
 	if (c) {
-		c->refs++;
+		r = exclusive ? claim_upgrade(c, fd, st) : 0;
+		if (!r)
+			c->refs++;
 	} else if (!(c = calloc(1, sizeof(*c)))) {
 		r = -ENOMEM;
 	} else {
-		c->fd = claim_open(fd, st);
+		c->fd = claim_open(fd, st, exclusive);
 		if (c->fd < 0) {
 			r = c->fd;
 			free(c);
 		} else {
-			*c = (struct claim){ dev, ino, c->fd, 1, claims };
+			*c = (struct claim){ dev, ino, c->fd, exclusive, 1, claims };
 			claims = c;
 		}
 	}
@@ -173,7 +214,8 @@ static void device_map_if_in_memory(struct device *dev, const struct stat *st)
 		dev->mem = p;
 }
 
-int device_open(const char *path, int64_t id, struct device **out)
+static int open_claimed(const char *path, int64_t id, bool exclusive,
+			struct device **out)
 {
 	struct device *dev;
 	struct stat st;
@@ -202,7 +244,7 @@ int device_open(const char *path, int64_t id, struct device **out)
 		r = -ENOTBLK;
 		goto err_close;
 	}
-	r = claim_take(dev->fd, &st, &dev->claim);
+	r = claim_take(dev->fd, &st, exclusive, &dev->claim);
 	if (r)
 		goto err_close;
 	r = device_size(dev->fd, &st, &dev->size);
@@ -223,6 +265,16 @@ err_free_path:
 err_free:
 	free(dev);
 	return r;
+}
+
+int device_open(const char *path, int64_t id, struct device **out)
+{
+	return open_claimed(path, id, true, out);
+}
+
+int device_open_shared(const char *path, struct device **out)
+{
+	return open_claimed(path, 0, false, out);
 }
 
 void device_close(struct device *dev)

@@ -50,6 +50,13 @@ struct device {
  * device, it is mounted), or another -errno.
  */
 int device_open(const char *path, int64_t id, struct device **out);
+/*
+ * The same for a device that is only read (an external origin image): a
+ * file is claimed shared, so several pools may read it, and -EBUSY means
+ * another process holds it exclusively (as a raw device); a block device
+ * is not claimed.
+ */
+int device_open_shared(const char *path, struct device **out);
 void device_close(struct device *dev);
 
 /*

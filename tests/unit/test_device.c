@@ -31,23 +31,29 @@ static void make_file(struct fixture *f)
 }
 
 /*
- * device_open(@path) in another process: its result, as -errno.  That
- * process is this program run again (main: --open PATH), since a child
- * that was only forked shares our claims, as it shares our flocks.
+ * device_open(@path), or device_open_shared() with @how "--open-shared",
+ * in another process: its result, as -errno.  That process is this
+ * program run again (main: --open PATH), since a child that was only
+ * forked shares our claims, as it shares our flocks.
  */
-static int open_elsewhere(const char *path)
+static int open_elsewhere_as(const char *how, const char *path)
 {
 	int status;
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		execl("/proc/self/exe", "test_device", "--open", path, (char *)NULL);
+		execl("/proc/self/exe", "test_device", how, path, (char *)NULL);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	return -WEXITSTATUS(status);
+}
+
+static int open_elsewhere(const char *path)
+{
+	return open_elsewhere_as("--open", path);
 }
 
 START_TEST(another_process_cannot_open_a_file_we_hold)
@@ -115,6 +121,41 @@ START_TEST(the_refusal_names_the_holding_program_and_pid)
 }
 END_TEST
 
+START_TEST(pools_may_share_an_origin_image_but_not_use_it_as_a_device)
+{
+	struct fixture f;
+	struct device *a, *b;
+
+	make_file(&f);
+	ck_assert_int_eq(device_open_shared(f.path, &a), 0);
+	ck_assert_int_eq(open_elsewhere_as("--open-shared", f.path), 0);
+	ck_assert_int_eq(open_elsewhere(f.path), -EBUSY);
+	device_close(a);
+	ck_assert_int_eq(device_open(f.path, 1, &a), 0);
+	ck_assert_int_eq(open_elsewhere_as("--open-shared", f.path), -EBUSY);
+	ck_assert_int_eq(device_open_shared(f.path, &b), 0);	/* ours already */
+	device_close(b);
+	device_close(a);
+	unlink(f.path);
+}
+END_TEST
+
+START_TEST(a_shared_claim_becomes_exclusive_when_we_use_the_image_as_a_device)
+{
+	struct fixture f;
+	struct device *a, *b;
+
+	make_file(&f);
+	ck_assert_int_eq(device_open_shared(f.path, &a), 0);
+	ck_assert_int_eq(device_open(f.path, 1, &b), 0);
+	ck_assert_int_eq(open_elsewhere_as("--open-shared", f.path), -EBUSY);
+	device_close(b);
+	device_close(a);
+	ck_assert_int_eq(open_elsewhere(f.path), 0);
+	unlink(f.path);
+}
+END_TEST
+
 START_TEST(other_errors_read_as_strerror)
 {
 	char why[160];
@@ -132,6 +173,8 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, another_process_cannot_open_a_file_we_hold);
 	tcase_add_test(tc, one_process_may_open_a_device_twice_and_holds_it_until_the_last_close);
 	tcase_add_test(tc, the_refusal_names_the_holding_program_and_pid);
+	tcase_add_test(tc, pools_may_share_an_origin_image_but_not_use_it_as_a_device);
+	tcase_add_test(tc, a_shared_claim_becomes_exclusive_when_we_use_the_image_as_a_device);
 	tcase_add_test(tc, other_errors_read_as_strerror);
 	suite_add_tcase(s, tc);
 	return s;
@@ -142,9 +185,10 @@ int main(int argc, char **argv)
 	SRunner *sr;
 	int failed;
 
-	if (argc == 3 && !strcmp(argv[1], "--open")) {
+	if (argc == 3 && !strncmp(argv[1], "--open", 6)) {
 		struct device *dev;
-		int r = device_open(argv[2], 0, &dev);
+		int r = strcmp(argv[1], "--open-shared") ? device_open(argv[2], 0, &dev)
+							 : device_open_shared(argv[2], &dev);
 
 		if (!r)
 			device_close(dev);
