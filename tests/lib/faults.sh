@@ -38,11 +38,11 @@ nbd_device()
 
 	shift 2
 	mkdir -p "$dir/mnt"
+	cleanup_fn _t_undo_nbdkit "$dir/nbdkit.pid"	# before it starts: it detaches
 	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" \
 		--filter=error --filter=delay memory size="$size" \
 		error-rate=100% error-file="$dir/fail" "$@" </dev/null >/dev/null 2>"$dir/nbdkit.log" ||
 		fail "nbdkit for $name did not start: $(cat "$dir/nbdkit.log")"
-	cleanup_fn _t_undo_nbdkit "$(cat "$dir/nbdkit.pid")"
 	# nbdfuse writes its pid when it serves: into a fifo, that is the event.
 	mkfifo "$dir/nbdfuse.pid"
 	nbdfuse -P "$dir/nbdfuse.pid" "$dir/mnt/$name" --unix "$dir/sock" \
@@ -69,11 +69,15 @@ _t_undo_nbdfuse()
 	return "$rc"
 }
 
+# _t_undo_nbdkit PIDFILE: ends the nbdkit that wrote PIDFILE, if it runs.
 _t_undo_nbdkit()
 {
-	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = nbdkit ] || return 0
-	kill "$1"
-	timeout 10 tail --pid="$1" -f /dev/null
+	local pid
+
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nbdkit ] || return 0
+	kill "$pid"
+	timeout 10 tail --pid="$pid" -f /dev/null
 }
 
 # ---- a file system that fills up ---------------------------------------------------
