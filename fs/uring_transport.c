@@ -163,10 +163,15 @@ static enum phase wait_phase_after_prepare(struct uring_transport *t)
 
 /* ---- one thread ---- */
 
+/* Pins the thread to its queue's CPU and names it uring-qN (perf, top, tests). */
 static void pin_to_cpu(struct ring_thread *rt)
 {
+	char name[16];
 	cpu_set_t set;
 	int r;
+
+	snprintf(name, sizeof(name), "uring-q%u", rt->qid);
+	pthread_setname_np(pthread_self(), name);
 
 	CPU_ZERO(&set);
 	CPU_SET(rt->qid, &set);

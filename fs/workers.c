@@ -77,6 +77,7 @@ static void *dev_worker_main(void *arg)
 {
 	struct dev_worker *dw = arg;
 
+	pthread_setname_np(pthread_self(), "fuse-dev");
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	if (worker_enter(&dw->w)) {
 		log_error("cannot set up io_uring for a worker; it will not serve");

@@ -80,7 +80,7 @@ start()
 
 	say "mapperfs --pool $pool $mnt"
 	"$bin/mapperfs" --pool "$pool" "$mnt"
-	grep -o "over [^ ]*[^(]*" "$pool/mapperfs.log" | tail -n 1	# the transport serving it
+	grep "serving pool" "$pool/mapperfs.log" | tail -n 1	# says which transport serves
 	ls -l "$mnt"
 
 	say "direct-I/O loop device on $mnt/vol0, ext4 on it"
