@@ -582,9 +582,10 @@ static void log_serving(const struct options *o, const struct serving *s)
 {
 	if (s->ring_serves)
 		log_info("serving pool '%s' on '%s' over io_uring: %u queues (one per CPU) "
-			 "x %u threads", o->pool_dir, o->mountpoint,
+			 "x %u threads x %u entries", o->pool_dir, o->mountpoint,
 			 uring_transport_nr_queues(),
-			 uring_transport_threads(s->ring) / uring_transport_nr_queues());
+			 uring_transport_threads_per_queue(s->ring),
+			 uring_transport_entries_per_thread(s->ring));
 	else
 		log_info("serving pool '%s' on '%s' over /dev/fuse with %u workers "
 			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers, s->why);

@@ -15,30 +15,36 @@
 
 #define PAGE			4096
 #define RING_PAYLOAD		WORKER_MAX_IO	/* >= the kernel's max_payload_sz */
-#define RING_DEPTH		2		/* one command in flight per thread */
 #define ENABLE_URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
 
 /*
- * One serving thread and its ring entry.  Memory: one page that holds the
- * entry's header buffer at its start and, at its end, the in-header and op
- * struct copied for libfuse; then the payload buffer, page aligned.
+ * One ring entry.  Memory: one page that holds the entry's header buffer
+ * at its start and, at its end, the in-header and op struct copied for
+ * libfuse; then the payload buffer, page aligned.
  */
+struct ring_entry {
+	char *mem;			/* PAGE + RING_PAYLOAD */
+	struct fuse_uring_req_header *hdr;	/* at mem */
+	char *payload;			/* at mem + PAGE */
+	struct iovec iov[2];		/* REGISTER: header, payload */
+	bool live;			/* registered, not torn down */
+	/* the request in it */
+	uint64_t unique;
+	bool replied;
+};
+
+/* One serving thread, its ring, and the entries it serves. */
 struct ring_thread {
 	struct uring_transport *t;
 	unsigned int qid;
 	pthread_t thread;
 	bool thread_ok;
-	struct worker w;		/* read_buf is the payload buffer */
+	struct worker w;		/* read_buf: the served entry's payload */
 	struct io_uring ring;
 	bool ring_ok;
-	char *mem;			/* PAGE + RING_PAYLOAD */
-	struct fuse_uring_req_header *hdr;	/* at mem */
-	char *payload;			/* at mem + PAGE */
-	struct iovec iov[2];		/* REGISTER: header, payload */
 	int result;			/* of the last step reported */
-	/* the request being served */
-	uint64_t unique;
-	bool replied;
+	struct ring_entry *serving;	/* the entry whose request runs */
+	struct ring_entry *e;		/* t->per_thread of them */
 };
 
 enum phase {
@@ -51,6 +57,7 @@ struct uring_transport {
 	struct fuse_session *se;
 	int fd;				/* /dev/fuse */
 	unsigned int nr_queues, per_queue, nr;
+	unsigned int per_thread;	/* ring entries per thread */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	enum phase phase;
@@ -58,7 +65,7 @@ struct uring_transport {
 	struct ring_thread th[];
 };
 
-static __thread struct ring_thread *serving;
+static __thread struct ring_thread *self;
 
 /* Counts the CPUs in a list such as "0-3,8,10-11". */
 static unsigned int count_cpu_list(const char *s)
@@ -172,7 +179,6 @@ static void pin_to_cpu(struct ring_thread *rt)
 
 	snprintf(name, sizeof(name), "uring-q%u", rt->qid);
 	pthread_setname_np(pthread_self(), name);
-
 	CPU_ZERO(&set);
 	CPU_SET(rt->qid, &set);
 	r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
@@ -181,25 +187,38 @@ static void pin_to_cpu(struct ring_thread *rt)
 			 rt->qid, strerror(r));
 }
 
+static int entry_init(struct ring_entry *e)
+{
+	if (posix_memalign((void **)&e->mem, PAGE, PAGE + RING_PAYLOAD))
+		return -ENOMEM;
+	e->hdr = (struct fuse_uring_req_header *)e->mem;
+	e->payload = e->mem + PAGE;
+	e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
+	e->iov[1] = (struct iovec){ e->payload, RING_PAYLOAD };
+	return 0;
+}
+
 static int ring_setup(struct ring_thread *rt)
 {
 	unsigned int flags = IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER |
 			     IORING_SETUP_DEFER_TASKRUN;
+	unsigned int n = rt->t->per_thread;
 	int r;
 
-	if (posix_memalign((void **)&rt->mem, PAGE, PAGE + RING_PAYLOAD))
+	rt->e = calloc(n, sizeof(rt->e[0]));
+	if (!rt->e)
 		return -ENOMEM;
-	rt->hdr = (struct fuse_uring_req_header *)rt->mem;
-	rt->payload = rt->mem + PAGE;
-	rt->iov[0] = (struct iovec){ rt->hdr, sizeof(*rt->hdr) };
-	rt->iov[1] = (struct iovec){ rt->payload, RING_PAYLOAD };
-	rt->w.read_buf = rt->payload;
+	for (unsigned int i = 0; i < n; i++) {
+		r = entry_init(&rt->e[i]);
+		if (r)
+			return r;
+	}
 	r = worker_enter(&rt->w);
 	if (r)
 		return r;
-	r = io_uring_queue_init(RING_DEPTH, &rt->ring, flags);
+	r = io_uring_queue_init(n, &rt->ring, flags);
 	if (r == -EINVAL)	/* before 6.1: no DEFER_TASKRUN */
-		r = io_uring_queue_init(RING_DEPTH, &rt->ring, IORING_SETUP_SQE128);
+		r = io_uring_queue_init(n, &rt->ring, IORING_SETUP_SQE128);
 	if (r)
 		return r;
 	rt->ring_ok = true;
@@ -216,11 +235,20 @@ static void ring_teardown(struct ring_thread *rt)
 		worker_leave(&rt->w);
 }
 
+static void ring_free(struct ring_thread *rt)
+{
+	if (!rt->e)
+		return;
+	for (unsigned int i = 0; i < rt->t->per_thread; i++)
+		free(rt->e[i].mem);
+	free(rt->e);
+}
+
 /*
- * Queues a command for our entry: REGISTER or COMMIT_AND_FETCH.  The ring
- * has room for two and holds at most one: 0, or -EBUSY if that broke.
+ * Queues a command for entry @e: REGISTER or COMMIT_AND_FETCH.  The ring
+ * has one SQE per entry: 0, or -EBUSY if that broke.
  */
-static int queue_cmd(struct ring_thread *rt, enum fuse_uring_cmd op)
+static int queue_cmd(struct ring_thread *rt, struct ring_entry *e, enum fuse_uring_cmd op)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
 	struct fuse_uring_cmd_req *req;
@@ -233,119 +261,105 @@ static int queue_cmd(struct ring_thread *rt, enum fuse_uring_cmd op)
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->fd = 0;
 	sqe->cmd_op = op;
+	sqe->user_data = (uint64_t)(e - rt->e);
 	if (op == FUSE_IO_URING_CMD_REGISTER) {
-		sqe->addr = (uintptr_t)rt->iov;
+		sqe->addr = (uintptr_t)e->iov;
 		sqe->len = 2;
+		e->unique = 0;
 	}
 	req->qid = (uint16_t)rt->qid;
-	req->commit_id = rt->unique;
+	req->commit_id = e->unique;
 	return 0;
 }
 
 /*
- * Submits what is queued and waits for our entry's command to complete.
- * Returns its result: 0 (a request is in the entry) or -errno.
- */
-static int submit_and_wait(struct ring_thread *rt)
-{
-	struct io_uring_cqe *cqe;
-	int r;
-
-	for (;;) {
-		r = io_uring_submit_and_wait(&rt->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
-			return r;
-		if (io_uring_peek_cqe(&rt->ring, &cqe) == 0)
-			break;
-	}
-	r = cqe->res;
-	io_uring_cqe_seen(&rt->ring, cqe);
-	return r;
-}
-
-/*
- * Hands the entry to the kernel.  A refusal completes at once; an accepted
- * entry completes only when a request arrives, so an empty completion
- * queue right after the submission means "accepted".
+ * Hands every entry to the kernel.  A refusal completes at once; an
+ * accepted entry completes only when a request arrives.  So a completion
+ * with an error right after the submission means "refused"; the serving
+ * loop reads the completions.
  */
 static int ring_register(struct ring_thread *rt)
 {
 	struct io_uring_cqe *cqe;
+	unsigned int head;
 	int r;
 
-	rt->unique = 0;
-	r = queue_cmd(rt, FUSE_IO_URING_CMD_REGISTER);
-	if (r)
-		return r;
+	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
+		r = queue_cmd(rt, &rt->e[i], FUSE_IO_URING_CMD_REGISTER);
+		if (r)
+			return r;
+		rt->e[i].live = true;
+	}
 	r = io_uring_submit(&rt->ring);
 	if (r < 0)
 		return r;
-	if (io_uring_peek_cqe(&rt->ring, &cqe) == 0 && cqe->res < 0) {
-		r = cqe->res;
-		io_uring_cqe_seen(&rt->ring, cqe);
-		return r;
+	r = 0;
+	io_uring_for_each_cqe(&rt->ring, head, cqe) {
+		if (cqe->res < 0 && !r)
+			r = cqe->res;
 	}
-	return 0;
+	return r;
 }
 
-static void commit_error(struct ring_thread *rt, int err)
+static void commit_error(struct ring_entry *e, int err)
 {
 	struct fuse_out_header oh = {
-		.len = sizeof(oh), .error = -err, .unique = rt->unique,
+		.len = sizeof(oh), .error = -err, .unique = e->unique,
 	};
 
-	memcpy(rt->hdr->in_out, &oh, sizeof(oh));
-	rt->hdr->ring_ent_in_out.payload_sz = 0;
-	rt->replied = true;
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	e->hdr->ring_ent_in_out.payload_sz = 0;
+	e->replied = true;
 }
 
 /* Rebuilds the request as libfuse reads it, in front of the payload, and serves it. */
-static void serve_request(struct ring_thread *rt)
+static void serve_request(struct ring_thread *rt, struct ring_entry *e)
 {
-	const struct fuse_in_header *in = (const void *)rt->hdr->in_out;
-	uint32_t payload_sz = rt->hdr->ring_ent_in_out.payload_sz;
+	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
+	uint32_t payload_sz = e->hdr->ring_ent_in_out.payload_sz;
 	struct fuse_buf fbuf = { .flags = 0 };
 	size_t op_sz;
 	char *msg;
 
-	rt->unique = rt->hdr->ring_ent_in_out.commit_id;
-	rt->replied = false;
+	e->unique = e->hdr->ring_ent_in_out.commit_id;
+	e->replied = false;
 	if (in->len < sizeof(*in) + payload_sz || payload_sz > RING_PAYLOAD ||
 	    in->len - sizeof(*in) - payload_sz > FUSE_URING_OP_IN_OUT_SZ) {
 		log_error("io_uring request %llu (opcode %u) is malformed: length %u, "
-			  "payload %u; answering EIO", (unsigned long long)rt->unique,
+			  "payload %u; answering EIO", (unsigned long long)e->unique,
 			  in->opcode, in->len, payload_sz);
-		commit_error(rt, EIO);
+		commit_error(e, EIO);
 		return;
 	}
 	op_sz = in->len - sizeof(*in) - payload_sz;
-	msg = rt->payload - op_sz - sizeof(*in);
+	msg = e->payload - op_sz - sizeof(*in);
 	memcpy(msg, in, sizeof(*in));
-	memcpy(msg + sizeof(*in), rt->hdr->op_in, op_sz);
+	memcpy(msg + sizeof(*in), e->hdr->op_in, op_sz);
 	fbuf.mem = msg;
 	fbuf.size = in->len;
-	serving = rt;
+	rt->w.read_buf = e->payload;	/* a read lands where the reply goes */
+	rt->serving = e;
 	fuse_session_process_buf(rt->t->se, &fbuf);
-	serving = NULL;
-	if (!rt->replied)	/* the kernel waits for every fetched request */
-		commit_error(rt, EIO);
+	rt->serving = NULL;
+	if (!e->replied)	/* the kernel waits for every fetched request */
+		commit_error(e, EIO);
 }
 
 bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
 {
-	struct ring_thread *rt = serving;
+	struct ring_entry *e = self ? self->serving : NULL;
 	const struct fuse_out_header *oh = iov[0].iov_base;
 	size_t used = 0;
 
-	if (!rt || rt->replied || oh->unique != rt->unique)
+	if (!e || e->replied || oh->unique != e->unique)
 		return false;
 	for (int i = 1; i < count; i++) {
-		char *to = rt->payload + used;
+		char *to = e->payload + used;
 
 		if (iov[i].iov_len > RING_PAYLOAD - used) {
 			log_error("reply to request %llu is larger than the ring's %u bytes",
-				  (unsigned long long)rt->unique, RING_PAYLOAD);
-			commit_error(rt, EIO);
+				  (unsigned long long)e->unique, RING_PAYLOAD);
+			commit_error(e, EIO);
 			*res = -1;
 			errno = EINVAL;
 			return true;
@@ -355,39 +369,73 @@ bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
 			memmove(to, iov[i].iov_base, iov[i].iov_len);
 		used += iov[i].iov_len;
 	}
-	memcpy(rt->hdr->in_out, oh, sizeof(*oh));
-	rt->hdr->ring_ent_in_out.payload_sz = (uint32_t)used;
-	rt->replied = true;
+	memcpy(e->hdr->in_out, oh, sizeof(*oh));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)used;
+	e->replied = true;
 	*res = (ssize_t)(sizeof(*oh) + used);
 	return true;
 }
 
-/* The session ended, or the entry is gone for a reason we cannot mend. */
-static bool fatal(int r)
+/*
+ * What became of an entry's command: @res 0, a request to serve; -ENOENT
+ * or -EIO, the kernel lost our commit (we offer the entry anew); anything
+ * else, the entry is gone (the session ended, or a refusal).  Queues the
+ * entry's next command; returns false when the entry is gone.
+ */
+static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int res)
 {
-	return r != -ENOENT && r != -EIO;
+	if (res == 0) {
+		serve_request(rt, e);
+		return queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+	}
+	if (res == -ENOENT || res == -EIO) {
+		log_warn("io_uring queue %u: commit of request %llu failed (%s); "
+			 "registering the entry again", rt->qid,
+			 (unsigned long long)e->unique, strerror(-res));
+		return queue_cmd(rt, e, FUSE_IO_URING_CMD_REGISTER) == 0;
+	}
+	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED)
+		log_error("an io_uring entry of queue %u stops: %s", rt->qid, strerror(-res));
+	return false;
 }
 
-static void serve(struct ring_thread *rt, int r)
+/*
+ * Serves until every entry is gone.  Each pass takes all completions at
+ * hand, serves their requests one after the other, and commits them all
+ * (each commit also fetching) with one io_uring_enter, which then sleeps
+ * until the next request arrives.
+ */
+static void serve(struct ring_thread *rt)
 {
-	for (;;) {
-		if (r == 0) {
-			serve_request(rt);
-			r = queue_cmd(rt, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
-		} else if (!fatal(r)) {
-			/* The kernel lost our commit; offer the entry anew. */
-			log_warn("io_uring queue %u: commit of request %llu failed (%s); "
-				 "registering the entry again", rt->qid,
-				 (unsigned long long)rt->unique, strerror(-r));
-			rt->unique = 0;
-			r = queue_cmd(rt, FUSE_IO_URING_CMD_REGISTER);
+	unsigned int n = rt->t->per_thread, live = n;
+	struct { unsigned int i; int res; } done[n];
+
+	while (live) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, nr = 0;
+		int r;
+
+		io_uring_for_each_cqe(&rt->ring, head, cqe) {
+			done[nr].i = (unsigned int)cqe->user_data;
+			done[nr].res = cqe->res;
+			nr++;
 		}
-		if (r) {
-			if (r != -ENOTCONN && r != -ECONNABORTED && r != -ECANCELED)
-				log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
-			return;
+		io_uring_cq_advance(&rt->ring, nr);
+		for (unsigned int k = 0; k < nr; k++) {
+			struct ring_entry *e = &rt->e[done[k].i];
+
+			if (e->live && !entry_completed(rt, e, done[k].res)) {
+				e->live = false;
+				live--;
+			}
 		}
-		r = submit_and_wait(rt);
+		if (!live)
+			break;
+		r = io_uring_submit_and_wait(&rt->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
+			break;
+		}
 	}
 }
 
@@ -396,16 +444,17 @@ static void *ring_main(void *arg)
 	struct ring_thread *rt = arg;
 	int r;
 
+	self = rt;
 	pin_to_cpu(rt);
 	r = ring_setup(rt);
 	report(rt, r);
 	if (!r && wait_phase_after_prepare(rt->t) == PHASE_REGISTER) {
 		r = ring_register(rt);
 		report(rt, r);
-		if (!r)
-			serve(rt, submit_and_wait(rt));
+		serve(rt);
 	}
 	ring_teardown(rt);
+	self = NULL;
 	return NULL;
 }
 
@@ -420,10 +469,13 @@ static unsigned int running(const struct uring_transport *t)
 	return n;
 }
 
-int uring_transport_prepare(struct fuse_session *se, unsigned int per_queue,
+int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
 			    struct uring_transport **out)
 {
 	unsigned int nr_queues = uring_transport_nr_queues();
+	unsigned int per_thread = entries < URING_ENTRIES_PER_THREAD ? entries :
+				  URING_ENTRIES_PER_THREAD;
+	unsigned int per_queue = (entries + per_thread - 1) / per_thread;
 	unsigned int nr = nr_queues * per_queue;
 	struct uring_transport *t = calloc(1, sizeof(*t) + nr * sizeof(t->th[0]));
 	int r = 0;
@@ -435,6 +487,7 @@ int uring_transport_prepare(struct fuse_session *se, unsigned int per_queue,
 	t->fd = fuse_session_fd(se);
 	t->nr_queues = nr_queues;
 	t->per_queue = per_queue;
+	t->per_thread = per_thread;
 	t->nr = nr;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
@@ -482,9 +535,14 @@ int uring_transport_start(struct uring_transport *t)
 	return 0;
 }
 
-unsigned int uring_transport_threads(const struct uring_transport *t)
+unsigned int uring_transport_threads_per_queue(const struct uring_transport *t)
 {
-	return t->nr;
+	return t->per_queue;
+}
+
+unsigned int uring_transport_entries_per_thread(const struct uring_transport *t)
+{
+	return t->per_thread;
 }
 
 void uring_transport_join(struct uring_transport *t)
@@ -500,7 +558,7 @@ void uring_transport_join(struct uring_transport *t)
 		if (!t->th[i].thread_ok)
 			continue;
 		pthread_join(t->th[i].thread, NULL);
-		free(t->th[i].mem);
+		ring_free(&t->th[i]);
 	}
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);

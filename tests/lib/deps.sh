@@ -3,7 +3,7 @@
 # bench/run.sh, so a fresh Debian 12 box gets the same packages, kernel
 # modules and build whichever of them is run first.
 #
-# Functions: deps_install, deps_kernel, deps_fuse_uring,
+# Functions: deps_install [PACKAGES...], deps_kernel, deps_fuse_uring,
 # deps_build BUILD_DIR [CMAKE_ARGS...].
 # They assume root for apt-get and modprobe and say so when it is missing.
 
@@ -15,14 +15,18 @@ MAPPERFS_PACKAGES=(
 	nbdkit libnbd-bin
 )
 
-# Installs whatever of MAPPERFS_PACKAGES is missing; runs `apt-get update`
-# once, and only when something is missing, so a ready machine is not
-# touched (and needs no network).
+# What bench/run.sh needs besides: gnuplot draws its chart.
+MAPPERFS_BENCH_PACKAGES=(gnuplot-nox)
+
+# deps_install [MORE_PACKAGES...]: installs whatever of MAPPERFS_PACKAGES
+# (and MORE_PACKAGES) is missing; runs `apt-get update` once, and only when
+# something is missing, so a ready machine is not touched (and needs no
+# network).
 deps_install()
 {
 	local p missing=()
 
-	for p in "${MAPPERFS_PACKAGES[@]}"; do
+	for p in "${MAPPERFS_PACKAGES[@]}" "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q 'install ok installed' || missing+=("$p")
 	done
