@@ -31,13 +31,15 @@
 # ratio to raw (loop rows also to loop:raw), and the spread of the ratios.
 # The machine's load average is printed before and after.
 #
-# Output: the table on stdout; with BENCH_OUT=DIR also DIR/bench.tsv (every
-# sample), DIR/bench.txt (the table) and DIR/bench.png, a chart of the
-# median ratios (gnuplot).
+# Output: the table on stdout, and in BENCH_OUT (default docs/):
+# bench-transports.tsv (every sample), bench-transports.txt (the table)
+# and bench-transports.png, a chart of the median ratios (gnuplot), which
+# docs/performance.md shows.
 #
 # Environment: BENCH_SECONDS (default 5) per sample, BENCH_SIZE (default
 # 1G), BENCH_REPS (default 3), BENCH_DIR (default a new dir in /dev/shm),
-# BENCH_OUT.  Needs root (loop devices, FUSE, enable_uring).  Not run by CI.
+# BENCH_OUT (empty: the table only).  Needs root (loop devices, FUSE,
+# enable_uring).  Not run by CI.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,7 +47,7 @@ bin=$src/build/bin
 secs=${BENCH_SECONDS:-5}
 size=${BENCH_SIZE:-1G}
 reps=${BENCH_REPS:-3}
-out=${BENCH_OUT:-}
+out=${BENCH_OUT-$src/docs}
 MiB=$((1024 * 1024))
 
 . "$src/tests/lib/deps.sh"
@@ -263,7 +265,13 @@ done
 
 [ -n "$out" ] || exit 0
 mkdir -p "$out"
-cp "$tsv" "$table" "$out/"
+cp "$tsv" "$out/bench-transports.tsv"
+{
+	printf 'bench/run.sh: %s per sample, %s reps, %s, kernel %s, %s CPUs, %s\n' \
+		"${secs}s" "$reps" "$size" "$(uname -r)" "$(nproc)" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf 'load average before: %s, after: %s\n\n' "$load_before" "$load_after"
+	cat "$table"
+} >"$out/bench-transports.txt"
 # The chart: median speed relative to raw per workload (throughput ratio,
 # or raw latency / latency), one bar per target; 1.0 is the raw file.
 python3 - "$tsv" "$reps" >"$dir/chart.dat" <<'PY'
@@ -288,7 +296,7 @@ for w, label in works:
 PY
 gnuplot <<EOF
 set terminal pngcairo size 900,480 font "DejaVu Sans,10"
-set output "$out/bench.png"
+set output "$out/bench-transports.png"
 set title "mapperfs linear volume vs raw file in /dev/shm ($(uname -r), $(nproc) vCPUs, median of $reps)"
 set ylabel "speed relative to the raw file (1.0 = raw; loop rows: to loop on raw)"
 set style data histograms
@@ -304,4 +312,4 @@ plot "$dir/chart.dat" using 2:xtic(1) title "io\\\_uring", \
      "" using 4 title "loop on io\\\_uring", \
      "" using 5 title "loop on /dev/fuse"
 EOF
-echo "bench: wrote $out/bench.tsv, $out/bench.txt, $out/bench.png" >&2
+echo "bench: wrote $out/bench-transports.{tsv,txt,png}" >&2
