@@ -48,76 +48,9 @@ secs=${BENCH_SECONDS:-5}
 size=${BENCH_SIZE:-1G}
 reps=${BENCH_REPS:-3}
 out=${BENCH_OUT-$src/docs}
-MiB=$((1024 * 1024))
 
-. "$src/tests/lib/deps.sh"
-deps_install "${MAPPERFS_BENCH_PACKAGES[@]}"
-deps_kernel
-deps_fuse_uring
-if [ ! -x "$bin/mapperfs" ] || [ ! -x "$bin/mapperctl" ]; then
-	deps_build build >/dev/null
-fi
-
-dir=${BENCH_DIR:-$(mktemp -d /dev/shm/mapperfs-bench.XXXXXX)}
-mkdir -p "$dir"
-loops=()
-pids=()
-mnts=()
-qsd_pid=
-
-cleanup()
-{
-	local dev mnt pid
-
-	set +e
-	for dev in "${loops[@]}"; do
-		losetup -d "$dev"
-	done
-	for mnt in "${mnts[@]}"; do
-		if mountpoint -q "$mnt" 2>/dev/null; then
-			fusermount3 -u "$mnt" || umount -l "$mnt"
-		fi
-	done
-	for pid in "${pids[@]}"; do
-		timeout 30 tail --pid="$pid" -f /dev/null
-	done
-	if [ -n "$qsd_pid" ]; then
-		kill "$qsd_pid" 2>/dev/null
-		timeout 30 tail --pid="$qsd_pid" -f /dev/null
-	fi
-	[ -z "${BENCH_DIR:-}" ] && rm -rf --one-file-system "$dir"
-}
-trap cleanup EXIT
-
-bytes=$(numfmt --from=iec "$size")
-notes=()
-
-# serve NAME TRANSPORT: a pool NAME with raw file NAME.img and linear
-# volume vol, mounted on NAME.mnt over TRANSPORT.  Sets $vol.
-serve()
-{
-	local name=$1 transport=$2 pool=$dir/$1.pool raw=$dir/$1.img mnt=$dir/$1.mnt
-
-	MAPPERFS_POOL=$pool "$bin/mapperctl" init >/dev/null
-	MAPPERFS_POOL=$pool "$bin/mapperctl" device add "$raw" --create $((bytes + MiB)) \
-		--name raw >/dev/null
-	MAPPERFS_POOL=$pool "$bin/mapperctl" create linear vol --size "$bytes" --on raw >/dev/null
-	# Fill it, so that no row reads holes that tmpfs answers for free.
-	dd if=/dev/zero of="$raw" bs=1M seek=1 count=$((bytes / MiB)) conv=notrunc status=none
-	mkdir -p "$mnt"
-	mnts+=("$mnt")
-	"$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=$transport"
-	pids+=("$(cat "$pool/mapperfs.pid")")
-	grep -q "serving pool .* over $([ "$transport" = io_uring ] && echo io_uring ||
-		echo /dev/fuse)" "$pool/mapperfs.log" ||
-		{ echo "bench: $name is not served over $transport:" >&2; tail -n 3 "$pool/mapperfs.log" >&2; exit 1; }
-	vol=$mnt/vol
-}
-
-if ! grep -q Y /sys/module/fuse/parameters/enable_uring 2>/dev/null; then
-	echo "bench: FUSE over io_uring is not available here; cannot compare the transports" >&2
-	exit 1
-fi
+. "$src/bench/lib.sh"
+bench_setup
 serve u io_uring
 vol_u=$vol
 serve d dev-fuse
@@ -129,14 +62,6 @@ if ! dd if="$raw" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/n
 	raw_direct=0
 	notes+=("$raw does not support O_DIRECT (tmpfs before Linux 6.6): the raw row is buffered")
 fi
-
-attach()	# FILE [LOSETUP_ARGS...]: sets $dev, records it for cleanup
-{
-	dev=$(losetup --find --show --direct-io=on --sector-size 512 "${@:2}" "$1")
-	loops+=("$dev")
-	[ "$(cat "/sys/block/${dev#/dev/}/loop/dio")" = 1 ] ||
-		notes+=("$dev on $1 fell back to buffered I/O")
-}
 
 targets=(raw io_uring dev-fuse loop:raw loop:io_uring loop:dev-fuse)
 declare -A file=([raw]=$raw [io_uring]=$vol_u [dev-fuse]=$vol_d)
@@ -162,33 +87,18 @@ else
 	notes+=("qemu-storage-daemon is not installed: no qsd row")
 fi
 
-# fio_json NAME TARGET ARGS...: runs one workload on one target.
-fio_json()
-{
-	local name=$1 t=$2
-
-	shift 2
-	fio --output-format=json --name="$name" --filename="${file[$t]}" \
-		--offset="${offset[$t]:-0}" --size="$bytes" --direct="${direct[$t]:-1}" \
-		--time_based --runtime="$secs" --ramp_time=1 --group_reporting "$@" \
-		2>"$dir/fio.err" || { echo null; return 0; }
-}
-
 # sample WORKLOAD TARGET: prints the workload's figure(s) on the target.
 sample()
 {
-	local lat
+	local j
 
+	# shellcheck disable=SC2046 # workload_args is a list of arguments
+	j=$(fio_json "$1" "${file[$2]}" "${offset[$2]:-0}" "${direct[$2]:-1}" $(workload_args "$1"))
 	case $1 in
-	seq1M) fio_json seq1M "$2" --rw=read --bs=1M --ioengine=psync --iodepth=1 |
-		jq '.jobs[0].read.bw / 1024' ;;
-	rand64K) fio_json rand64K "$2" --rw=randread --bs=64K --ioengine=libaio \
-		--iodepth=32 --numjobs=4 | jq '.jobs[0].read.bw / 1024' ;;
-	rw512) fio_json rw512 "$2" --rw=randrw --bs=512 --ioengine=psync --numjobs=8 |
-		jq '(.jobs[0].read.iops + .jobs[0].write.iops) / 1000' ;;
-	lat4K) lat=$(fio_json lat4K "$2" --rw=randread --bs=4K --ioengine=psync --iodepth=1)
-		jq -r '.jobs[0].read.clat_ns.percentile | "\(.["50.000000"] / 1000) \(.["99.000000"] / 1000)"' \
-			<<<"$lat" ;;
+	seq1M | rand64K) jq '.jobs[0].read.bw / 1024' <<<"$j" ;;
+	rw512) jq '(.jobs[0].read.iops + .jobs[0].write.iops) / 1000' <<<"$j" ;;
+	lat4K) jq -r '.jobs[0].read.clat_ns.percentile |
+		"\(.["50.000000"] / 1000) \(.["99.000000"] / 1000)"' <<<"$j" ;;
 	esac
 }
 
