@@ -4,6 +4,8 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,12 @@ struct uring_transport {
 };
 
 static __thread struct ring_thread *self;
+/*
+ * Set while the thread copies a reply: where a SIGBUS returns to.
+ * Volatile: the compiler knows memmove does not read it, and would
+ * otherwise drop the store before the copy.
+ */
+static __thread sigjmp_buf *volatile copy_fault;
 
 /* Counts the CPUs in a list such as "0-3,8,10-11". */
 static unsigned int count_cpu_list(const char *s)
@@ -356,6 +364,48 @@ static void serve_request(struct ring_thread *rt, struct ring_entry *e)
 		commit_error(e, EIO);
 }
 
+/*
+ * A read reply may point into a raw device's mapping (fs/ops.c serves
+ * memory-backed devices from it).  Over /dev/fuse the kernel copies it
+ * and a device that shrank meanwhile is an EFAULT; here we copy it, and it
+ * would be a SIGBUS.  So the copy runs under a handler that jumps back and
+ * the reply becomes EIO.  A SIGBUS anywhere else is not ours: the default
+ * action (a core dump) follows.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si, (void)uc;
+	if (copy_fault)
+		siglongjmp(*copy_fault, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int catch_sigbus(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus };
+
+	/* SA_NODEFER: the jump out leaves the signal mask as it was. */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
+}
+
+/* memmove that returns false instead of crashing on a vanished mapping. */
+static bool copy_guarded(char *to, const void *from, size_t len)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		copy_fault = NULL;
+		return false;
+	}
+	copy_fault = &jb;
+	memmove(to, from, len);
+	copy_fault = NULL;
+	return true;
+}
+
 bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
 {
 	struct ring_entry *e = self ? self->serving : NULL;
@@ -376,8 +426,16 @@ bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
 			return true;
 		}
 		/* A read served into the payload buffer is already in place. */
-		if (iov[i].iov_base != to)
-			memmove(to, iov[i].iov_base, iov[i].iov_len);
+		if (iov[i].iov_base != to && !copy_guarded(to, iov[i].iov_base, iov[i].iov_len)) {
+			static struct log_limit limit;
+
+			log_error_limited(&limit, "a read reply's data vanished while copied "
+					  "(a raw device shrank?); answering EIO");
+			commit_error(e, EIO);
+			*res = -1;
+			errno = EFAULT;
+			return true;
+		}
 		used += iov[i].iov_len;
 	}
 	memcpy(e->hdr->in_out, oh, sizeof(*oh));
@@ -494,6 +552,11 @@ int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
+	r = catch_sigbus();
+	if (r) {
+		free(t);
+		return r;
+	}
 	t->se = se;
 	t->fd = fuse_session_fd(se);
 	t->nr_queues = nr_queues;
