@@ -3,7 +3,7 @@
 # blocks of 4 KiB to 1 MiB from 4 jobs at once, each job in its own
 # quarter, with crc32c checksums, and reads every block back clean: once
 # through the volume file, once through a direct-I/O loop device on it.
-# (Registered for both transports, like every test that mounts.)
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

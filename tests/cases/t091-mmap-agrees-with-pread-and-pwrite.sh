@@ -5,6 +5,7 @@
 # mapping and pread/pwrite agree both ways: stores show in pread at once
 # and after msync, pwrites show in the mapping, and what was stored ends up
 # on the raw device after msync.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires python3
