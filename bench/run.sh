@@ -205,7 +205,7 @@ for w, label in works:
     print('"%s" %s' % (label, " ".join(row)))
 PY
 gnuplot <<EOF
-set terminal pngcairo size 900,480 font "DejaVu Sans,10"
+set terminal pngcairo size 900,480 font "DejaVu Sans,10" noenhanced
 set output "$out/bench-transports.png"
 set title "mapperfs linear volume vs raw file in /dev/shm ($(uname -r), $(nproc) vCPUs, median of $reps)"
 set ylabel "speed relative to the raw file (1.0 = raw; loop rows: to loop on raw)"
@@ -215,11 +215,12 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
 set grid ytics
-set key top left
+set key outside bottom center horizontal
+set xrange [-0.6:3.6]
 set xtics nomirror
-plot "$dir/chart.dat" using 2:xtic(1) title "io\\\_uring", \
+plot "$dir/chart.dat" using 2:xtic(1) title "io_uring", \
      "" using 3 title "/dev/fuse", \
-     "" using 4 title "loop on io\\\_uring", \
+     "" using 4 title "loop on io_uring", \
      "" using 5 title "loop on /dev/fuse"
 EOF
 echo "bench: wrote $out/bench-transports.{tsv,txt,png}" >&2
