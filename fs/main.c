@@ -628,8 +628,10 @@ static int drain(struct daemon *d, const char *mnt, struct control **control,
 	if (r)
 		log_warn("cannot detach '%s': %s", mnt, strerror(-r));
 	log_open_volumes(d, mnt, sig, !r);
-	if (!stop_wait_closed())
+	if (!stop_wait_closed()) {
 		workers_cancel(s->workers);
+		uring_transport_cancel(s->ring);
+	}
 	return !r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <liburing.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -9,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include "fuse_abi.h"
 #include "log.h"
@@ -21,6 +24,7 @@
 #define RING_PAYLOAD		WORKER_MAX_IO	/* >= the kernel's max_payload_sz */
 #define ENTRY_SIZE		(PAGE + RING_PAYLOAD)
 #define ENABLE_URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
+#define CANCEL_TAG		UINT64_MAX	/* user_data of the cancel poll */
 
 /*
  * One ring entry.  Memory (ENTRY_SIZE): one page that holds the entry's
@@ -65,6 +69,7 @@ enum phase {
 struct uring_transport {
 	struct fuse_session *se;
 	int fd;				/* /dev/fuse */
+	int cancel_fd;			/* eventfd: uring_transport_cancel */
 	unsigned int nr_queues, per_queue, nr;
 	unsigned int per_thread;	/* ring entries per thread */
 	pthread_mutex_t lock;
@@ -238,9 +243,10 @@ static int ring_setup(struct ring_thread *rt)
 	r = worker_enter(&rt->w);
 	if (r)
 		return r;
-	r = io_uring_queue_init(n, &rt->ring, flags);
+	/* One SQE per entry, one for the cancel poll. */
+	r = io_uring_queue_init(n + 1, &rt->ring, flags);
 	if (r == -EINVAL)	/* before 6.1: no DEFER_TASKRUN */
-		r = io_uring_queue_init(n, &rt->ring, IORING_SETUP_SQE128);
+		r = io_uring_queue_init(n + 1, &rt->ring, IORING_SETUP_SQE128);
 	if (r)
 		return r;
 	rt->ring_ok = true;
@@ -299,10 +305,17 @@ static int queue_cmd(struct ring_thread *rt, struct ring_entry *e, enum fuse_uri
  */
 static int ring_register(struct ring_thread *rt)
 {
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
 	struct io_uring_cqe *cqe;
 	unsigned int head;
 	int r;
 
+	if (!sqe)
+		return -EBUSY;
+	/* uring_transport_cancel writes the eventfd: a completion that ends us. */
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	io_uring_prep_poll_add(sqe, rt->t->cancel_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
 	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
 		r = queue_cmd(rt, &rt->e[i], FUSE_IO_URING_CMD_REGISTER);
 		if (r)
@@ -314,7 +327,7 @@ static int ring_register(struct ring_thread *rt)
 		return r;
 	r = 0;
 	io_uring_for_each_cqe(&rt->ring, head, cqe) {
-		if (cqe->res < 0 && !r)
+		if (cqe->user_data != CANCEL_TAG && cqe->res < 0 && !r)
 			r = cqe->res;
 	}
 	return r;
@@ -469,15 +482,18 @@ static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int re
 }
 
 /*
- * Serves until every entry is gone.  Each pass takes all completions at
- * hand, serves their requests one after the other, and commits them all
- * (each commit also fetching) with one io_uring_enter, which then sleeps
- * until the next request arrives.
+ * Serves until every entry is gone or the transport is cancelled.  Each
+ * pass takes all completions at hand, serves their requests one after the
+ * other, and commits them all (each commit also fetching) with one
+ * io_uring_enter, which then sleeps until the next request arrives.  A
+ * cancel ends the thread after the pass that saw it: what it took is
+ * answered.
  */
 static void serve(struct ring_thread *rt)
 {
 	unsigned int n = rt->t->per_thread, live = n;
-	struct { unsigned int i; int res; } done[n];
+	struct { uint64_t tag; int res; } done[n + 1];
+	bool cancelled = false;
 
 	while (live) {
 		struct io_uring_cqe *cqe;
@@ -485,18 +501,24 @@ static void serve(struct ring_thread *rt)
 		int r;
 
 		io_uring_for_each_cqe(&rt->ring, head, cqe) {
-			done[nr].i = (unsigned int)cqe->user_data;
+			done[nr].tag = cqe->user_data;
 			done[nr].res = cqe->res;
 			nr++;
 		}
 		io_uring_cq_advance(&rt->ring, nr);
 		for (unsigned int k = 0; k < nr; k++) {
-			struct ring_entry *e = &rt->e[done[k].i];
+			struct ring_entry *e = &rt->e[done[k].tag == CANCEL_TAG ? 0 : done[k].tag];
 
-			if (e->live && !entry_completed(rt, e, done[k].res)) {
+			if (done[k].tag == CANCEL_TAG) {
+				cancelled = true;
+			} else if (e->live && !entry_completed(rt, e, done[k].res)) {
 				e->live = false;
 				live--;
 			}
+		}
+		if (cancelled) {
+			io_uring_submit(&rt->ring);	/* the answers */
+			break;
 		}
 		if (!live)
 			break;
@@ -553,7 +575,12 @@ int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
 	if (!t)
 		return -ENOMEM;
 	r = catch_sigbus();
+	t->cancel_fd = eventfd(0, EFD_CLOEXEC);
+	if (!r && t->cancel_fd < 0)
+		r = -errno;
 	if (r) {
+		if (t->cancel_fd >= 0)
+			close(t->cancel_fd);
 		free(t);
 		return r;
 	}
@@ -609,6 +636,14 @@ int uring_transport_start(struct uring_transport *t)
 	return 0;
 }
 
+void uring_transport_cancel(struct uring_transport *t)
+{
+	uint64_t one = 1;
+
+	if (t && write(t->cancel_fd, &one, sizeof(one)) != sizeof(one))
+		log_error("cannot end the io_uring threads: %s", strerror(errno));
+}
+
 unsigned int uring_transport_threads_per_queue(const struct uring_transport *t)
 {
 	return t->per_queue;
@@ -636,5 +671,6 @@ void uring_transport_join(struct uring_transport *t)
 	}
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
+	close(t->cancel_fd);
 	free(t);
 }

@@ -84,6 +84,14 @@ unsigned int uring_transport_threads_per_queue(const struct uring_transport *t);
 unsigned int uring_transport_entries_per_thread(const struct uring_transport *t);
 
 /*
+ * Ends every started thread while the session is still up, each once the
+ * requests it took are answered (SIGTERM with nothing open, stop.h).  The
+ * caller then joins them; requests that reach an entry later fail
+ * (ENOTCONN) when /dev/fuse closes.  Never blocks.
+ */
+void uring_transport_cancel(struct uring_transport *t);
+
+/*
  * Ends threads that were never started (INIT did not grant the ring), or
  * waits for the threads of a started transport to see the session end;
  * then frees everything.  Blocks.
