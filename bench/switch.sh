@@ -65,7 +65,7 @@ ctl create switch sw1m --size 4G --region-size 4K \
 # Fill lin's extent, so that no run reads holes that tmpfs answers for free.
 dd if=/dev/zero of="$raw" bs=1M seek=1 count=$((size / MiB)) conv=notrunc status=none
 mkdir -p "$mnt"
-"$bin/mapperfs" --pool "$pool" "$mnt" 2>"$dir/mapperfs.err"
+"$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=${BENCH_TRANSPORT:-auto}" 2>"$dir/mapperfs.err"
 pid=$(cat "$pool/mapperfs.pid")
 
 # fio_run NAME VOLUME ARGS...: one time-based workload, JSON on stdout.

@@ -53,7 +53,7 @@ trap cleanup EXIT
 ctl() { "$bin/mapperctl" "$@"; }
 ms_of() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $(((t1 - t0) / 1000000)); }
 ratio() { jq -n "$1 / $2 * 1000 | round / 1000"; }
-start() { "$bin/mapperfs" --pool "$1" "$2"; pids+=("$(cat "$1/mapperfs.pid")"); }
+start() { "$bin/mapperfs" --pool "$1" "$2" -o "transport=${BENCH_TRANSPORT:-auto}"; pids+=("$(cat "$1/mapperfs.pid")"); }
 
 # fio_bw FILE ARGS...: MiB/s of one workload on FILE.
 fio_bw()

@@ -9,6 +9,12 @@
  * workers and the control socket.  Without -f the process forks first and
  * the parent waits for the child to say "ready" (or to fail), so when
  * mapperfs returns 0 the mount is usable and POOL/mapperfs.pid is written.
+ *
+ * The transport is settled before "ready": the io_uring threads are made
+ * before the kernel's INIT is answered (so the answer can ask for the
+ * rings), one /dev/fuse worker answers INIT, and then either the rings
+ * are handed to the kernel or the other /dev/fuse workers start.  The
+ * kernel holds every request until one or the other is in place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +36,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "fuse_abi.h"
 #include "log.h"
 #include "ops.h"
 #include "pool.h"
@@ -37,6 +44,7 @@
 #include "rcu.h"
 #include "stop.h"
 #include "transport.h"
+#include "uring_transport.h"
 #include "volset.h"
 #include "volume.h"
 #include "wire.h"
@@ -49,12 +57,19 @@
 #define PR_SET_IO_FLUSHER 57
 #endif
 
+enum transport_choice {
+	CHOOSE_AUTO,		/* io_uring where the kernel offers it */
+	CHOOSE_IO_URING,	/* io_uring or refuse to start */
+	CHOOSE_DEV_FUSE,	/* /dev/fuse read/writev */
+};
+
 struct options {
 	const char *pool_dir;
 	const char *mountpoint;
 	int foreground;
 	int nonempty;			/* -o nonempty: mount over files */
-	unsigned int workers;
+	unsigned int workers;		/* requests served at once */
+	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
 
@@ -66,7 +81,10 @@ static const char usage_text[] =
 	"\n"
 	"  --pool DIR     the pool directory (made by 'mapperctl init')\n"
 	"  -f             stay in the foreground, log to stderr\n"
-	"  -o threads=N   worker threads (default 32)\n"
+	"  -o threads=N   requests served at once (default 32): /dev/fuse worker\n"
+	"                 threads, or io_uring entries (N / CPUs per CPU)\n"
+	"  -o transport=T how requests reach the daemon: auto (default: io_uring\n"
+	"                 where the kernel offers it), io_uring, or dev-fuse\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other\n"
 	"  -h, --help     this text\n"
@@ -87,12 +105,33 @@ static int add_fuse_opt(struct options *o, const char *opt)
 	return 0;
 }
 
-/* Splits -o lists: ours (threads=N) are kept, the rest go to libfuse. */
+static int parse_transport(struct options *o, const char *opt)
+{
+	static const char *const names[] = {
+		[CHOOSE_AUTO] = "auto",
+		[CHOOSE_IO_URING] = "io_uring",
+		[CHOOSE_DEV_FUSE] = "dev-fuse",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(opt + strlen("transport="), names[i])) {
+			o->transport = (enum transport_choice)i;
+			return 0;
+		}
+	}
+	log_error("invalid -o %s: use transport=auto, io_uring or dev-fuse", opt);
+	return -EINVAL;
+}
+
+/* Splits -o lists: ours (threads=N, transport=T, nonempty) are kept, the rest go to libfuse. */
 static int parse_o(struct options *o, char *list)
 {
 	for (char *save, *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(opt, "nonempty")) {
+		if (!strncmp(opt, "transport=", 10)) {
+			if (parse_transport(o, opt))
+				return -EINVAL;
+		} else if (!strcmp(opt, "nonempty")) {
 			o->nonempty = 1;
 		} else if (!strncmp(opt, "threads=", 8)) {
 			char *end;
@@ -445,13 +484,140 @@ static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int det
 		 detached ? "is detached (no new opens)" : "could not be detached", list);
 }
 
+/* How the mount is served, and why not over io_uring when it is not. */
+struct serving {
+	struct workers *workers;	/* /dev/fuse */
+	struct uring_transport *ring;	/* NULL: none was made */
+	bool ring_serves;
+	char why[160];			/* why /dev/fuse serves */
+};
+
+/*
+ * Before the mount: refuses to start (one line) when io_uring is demanded
+ * and the kernel cannot give it.  0, or -EOPNOTSUPP.
+ */
+static int check_transport(const struct options *o, struct serving *s)
+{
+	const char *why;
+	int r;
+
+	if (o->transport == CHOOSE_DEV_FUSE) {
+		snprintf(s->why, sizeof(s->why), "-o transport=dev-fuse");
+		return 0;
+	}
+	r = uring_transport_check_kernel(&why);
+	if (r && o->transport == CHOOSE_IO_URING) {
+		log_error("-o transport=io_uring: %s", why);
+		return r;
+	}
+	if (r)
+		snprintf(s->why, sizeof(s->why), "%s", why);
+	return 0;
+}
+
+/*
+ * After the mount, before INIT is answered: makes the rings when the
+ * kernel can use them, and asks for them in the INIT reply.
+ */
+static int prepare_ring(struct fuse_session *se, const struct options *o, struct serving *s)
+{
+	unsigned int nr_queues = uring_transport_nr_queues();
+	unsigned int per_queue = (o->workers + nr_queues - 1) / nr_queues;
+	int r;
+
+	if (s->why[0])
+		return 0;
+	/* As many requests in flight per CPU as threads would serve. */
+	r = uring_transport_prepare(se, per_queue, &s->ring);
+	if (r) {
+		snprintf(s->why, sizeof(s->why), "cannot set up its rings: %s", strerror(-r));
+		if (o->transport == CHOOSE_IO_URING) {
+			log_error("-o transport=io_uring: %s", s->why);
+			return r;
+		}
+		return 0;
+	}
+	transport_want_init_flags(FUSE_OVER_IO_URING);
+	return 0;
+}
+
+/*
+ * Once INIT is answered: hands the rings to the kernel if it granted them,
+ * else lets the /dev/fuse workers serve everything.
+ */
+static int settle_transport(const struct options *o, struct serving *s)
+{
+	uint64_t granted;
+	int r;
+
+	r = transport_wait_init(&granted);
+	if (r) {
+		log_error("the mount went away before the kernel's INIT was answered");
+		return r;
+	}
+	if (s->ring && !(granted & FUSE_OVER_IO_URING)) {
+		snprintf(s->why, sizeof(s->why), "the kernel did not offer it at INIT");
+		uring_transport_join(s->ring);
+		s->ring = NULL;
+	} else if (s->ring) {
+		r = uring_transport_start(s->ring);
+		if (!r) {
+			s->ring_serves = true;
+			transport_set_kind(TRANSPORT_IO_URING);
+			return 0;
+		}
+		/* Threads that were accepted stay until the session ends. */
+		snprintf(s->why, sizeof(s->why), "the kernel refused its ring entries: %s",
+			 strerror(-r));
+	}
+	if (o->transport == CHOOSE_IO_URING) {
+		log_error("-o transport=io_uring: %s", s->why);
+		return -EOPNOTSUPP;
+	}
+	transport_set_kind(TRANSPORT_DEV_FUSE);
+	return workers_add(s->workers, o->workers);
+}
+
+static void log_serving(const struct options *o, const struct serving *s)
+{
+	if (s->ring_serves)
+		log_info("serving pool '%s' on '%s' over io_uring: %u queues (one per CPU) "
+			 "x %u threads x %u entries", o->pool_dir, o->mountpoint,
+			 uring_transport_nr_queues(),
+			 uring_transport_threads_per_queue(s->ring),
+			 uring_transport_entries_per_thread(s->ring));
+	else
+		log_info("serving pool '%s' on '%s' over /dev/fuse with %u workers "
+			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers, s->why);
+}
+
+/* Starts serving a mounted @se: the transport, then its threads. */
+static int start_serving(struct fuse_session *se, const struct options *o,
+			 struct serving *s)
+{
+	int r = prepare_ring(se, o, s);
+
+	if (!r)
+		r = workers_start(se, s->ring ? 1 : o->workers, o->workers, &s->workers);
+	if (!r)
+		r = settle_transport(o, s);
+	return r;
+}
+
+/* Waits for every serving thread to see the session end, and frees them. */
+static void join_serving(struct serving *s)
+{
+	workers_join(s->workers);
+	uring_transport_join(s->ring);
+}
+
 /*
  * SIGTERM/SIGINT (stop.h): no more admin commands, a commit, the mount
  * detached; then serve until nothing is open.  Returns 1 if the mount was
  * detached here (it must then not be unmounted by path again).
  */
 static int drain(struct daemon *d, const char *mnt, struct control **control,
-		 struct workers *workers, int sig, dev_t mnt_dev)
+		 struct serving *s, int sig, dev_t mnt_dev)
 {
 	int r;
 
@@ -462,8 +628,10 @@ static int drain(struct daemon *d, const char *mnt, struct control **control,
 	if (r)
 		log_warn("cannot detach '%s': %s", mnt, strerror(-r));
 	log_open_volumes(d, mnt, sig, !r);
-	if (!stop_wait_closed())
-		workers_cancel(workers);
+	if (!stop_wait_closed()) {
+		workers_cancel(s->workers);
+		uring_transport_cancel(s->ring);
+	}
 	return !r;
 }
 
@@ -471,16 +639,18 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		 int io_flusher_refused)
 {
 	struct control *control = NULL;
+	struct serving s = { 0 };
 	struct fuse_session *se;
-	struct workers *workers;
 	int detached = 0, sig, r;
 	struct stat st;
 
-	r = mount_session(d, o, &se);
+	r = check_transport(o, &s);
+	if (!r)
+		r = mount_session(d, o, &se);
 	if (r)
 		return r;
 	daemon_set_session(d, se);
-	r = workers_start(se, o->workers, &workers);
+	r = start_serving(se, o, &s);
 	if (!r)				/* served by the workers: they run */
 		r = stat(o->mountpoint, &st) ? -errno : 0;
 	if (!r)
@@ -492,7 +662,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 			control_stop(control);
 		fuse_session_exit(se);
 		fuse_session_unmount(se);
-		workers_join(workers);
+		join_serving(&s);
 		daemon_set_session(d, NULL);
 		fuse_session_destroy(se);
 		return r;
@@ -500,15 +670,14 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	r = write_pidfile(o->pool_dir);
 	if (r)
 		log_warn("cannot write the pid file: %s", strerror(-r));
-	log_info("serving pool '%s' on '%s' with %u workers", o->pool_dir,
-		 o->mountpoint, o->workers);
+	log_serving(o, &s);		/* in the log before mapperfs returns */
 	tell_ready(ready_fd);
 	log_io_flusher(io_flusher_refused);
 
 	sig = stop_wait_request();
 	if (sig)
-		detached = drain(d, o->mountpoint, &control, workers, sig, st.st_dev);
-	workers_join(workers);		/* returns once the session is over */
+		detached = drain(d, o->mountpoint, &control, &s, sig, st.st_dev);
+	join_serving(&s);		/* returns once the session is over */
 	stop_unwatch_signals();
 	if (control)
 		control_stop(control);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fuse_abi.h"
 #include "pool.h"
 #include "rcu.h"
 #include "stop.h"
@@ -66,6 +67,12 @@ static void mfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ASYNC_DIO;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/*
+	 * Shared mmap of a direct_io file (kernel 6.6+; ENODEV without it).
+	 * The kernel keeps the mapping's pages coherent with direct reads
+	 * and writes; libfuse 3.14 cannot ask for it, the transport can.
+	 */
+	transport_want_init_flags(FUSE_DIRECT_IO_ALLOW_MMAP);
 }
 
 static void mfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "rcu.h"
 #include "stop.h"
+#include "transport.h"
 
 /* Header (40 bytes) + fuse_write_in (40 bytes) before a WRITE payload. */
 #define WRITE_PAYLOAD_OFFSET	80
@@ -14,9 +15,19 @@
 /* libfuse reads up to 256 pages + one header page per request. */
 #define RECV_SIZE		((256 + 1) * PAGE)
 
+/* A thread reading requests from /dev/fuse. */
+struct dev_worker {
+	pthread_t thread;
+	struct fuse_session *se;
+	struct worker w;
+	char *recv_mem;			/* allocation behind fbuf.mem */
+	struct fuse_buf fbuf;
+};
+
 struct workers {
-	unsigned int nr;
-	struct worker w[];
+	struct fuse_session *se;
+	unsigned int nr, max;
+	struct dev_worker w[];
 };
 
 static __thread struct worker *self;
@@ -26,10 +37,34 @@ struct worker *worker_self(void)
 	return self;
 }
 
-static void worker_leave(void *arg)
+int worker_enter(struct worker *w)
 {
-	(void)arg;
+	int r;
+
+	urcu_memb_register_thread();
+	/* The ring is made here: IORING_SETUP_SINGLE_ISSUER binds it to us. */
+	r = engine_init(&w->engine, WORKER_RING_DEPTH);
+	w->engine_ok = r == 0;
+	if (r) {
+		urcu_memb_unregister_thread();
+		return r;
+	}
+	self = w;
+	return 0;
+}
+
+void worker_leave(struct worker *w)
+{
+	self = NULL;
+	if (w->engine_ok)
+		engine_exit(&w->engine);
+	w->engine_ok = 0;
 	urcu_memb_unregister_thread();
+}
+
+static void dev_worker_leave(void *arg)
+{
+	worker_leave(arg);
 }
 
 /*
@@ -38,83 +73,90 @@ static void worker_leave(void *arg)
  * and answered first.  The kernel ends the session with ENODEV when the
  * mount goes away; that worker tells main().
  */
-static void *worker_main(void *arg)
+static void *dev_worker_main(void *arg)
 {
-	struct worker *w = arg;
+	struct dev_worker *dw = arg;
 
+	pthread_setname_np(pthread_self(), "fuse-dev");
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	self = w;
-	urcu_memb_register_thread();
-	/* The ring is made here: IORING_SETUP_SINGLE_ISSUER binds it to us. */
-	w->engine_ok = engine_init(&w->engine, WORKER_RING_DEPTH) == 0;
-	if (!w->engine_ok) {
+	if (worker_enter(&dw->w)) {
 		log_error("cannot set up io_uring for a worker; it will not serve");
-		urcu_memb_unregister_thread();
 		return NULL;
 	}
-	pthread_cleanup_push(worker_leave, w);
-	while (!fuse_session_exited(w->se)) {
+	pthread_cleanup_push(dev_worker_leave, &dw->w);
+	while (!fuse_session_exited(dw->se)) {
 		int r;
 
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-		r = fuse_session_receive_buf(w->se, &w->fbuf);
+		r = fuse_session_receive_buf(dw->se, &dw->fbuf);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (r == -EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		fuse_session_process_buf(w->se, &w->fbuf);
+		fuse_session_process_buf(dw->se, &dw->fbuf);
 		/* libfuse sets size to the bytes read; give the room back. */
-		w->fbuf.size = RECV_SIZE;
+		dw->fbuf.size = RECV_SIZE;
 	}
+	transport_session_ended();
 	stop_session_over();
 	pthread_cleanup_pop(1);
 	return NULL;
 }
 
-static int worker_init(struct worker *w, struct fuse_session *se)
+static int dev_worker_init(struct dev_worker *dw, struct fuse_session *se)
 {
-	w->se = se;
-	if (posix_memalign((void **)&w->recv_mem, PAGE, RECV_SIZE + PAGE))
+	dw->se = se;
+	if (posix_memalign((void **)&dw->recv_mem, PAGE, RECV_SIZE + PAGE))
 		return -ENOMEM;
-	w->fbuf.mem = w->recv_mem + PAGE - WRITE_PAYLOAD_OFFSET;
-	w->fbuf.size = RECV_SIZE;
-	if (posix_memalign(&w->read_buf, PAGE, WORKER_MAX_IO)) {
-		free(w->recv_mem);
+	dw->fbuf.mem = dw->recv_mem + PAGE - WRITE_PAYLOAD_OFFSET;
+	dw->fbuf.size = RECV_SIZE;
+	if (posix_memalign(&dw->w.read_buf, PAGE, WORKER_MAX_IO)) {
+		free(dw->recv_mem);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static void worker_release(struct worker *w)
+static void dev_worker_release(struct dev_worker *dw)
 {
-	if (w->engine_ok)
-		engine_exit(&w->engine);
-	free(w->read_buf);
-	free(w->recv_mem);
+	free(dw->w.read_buf);
+	free(dw->recv_mem);
 }
 
-int workers_start(struct fuse_session *se, unsigned int nr, struct workers **out)
+int workers_add(struct workers *ws, unsigned int nr)
 {
-	struct workers *ws = calloc(1, sizeof(*ws) + nr * sizeof(ws->w[0]));
 	int r = 0;
 
-	if (!ws)
-		return -ENOMEM;
-	for (ws->nr = 0; ws->nr < nr; ws->nr++) {
-		struct worker *w = &ws->w[ws->nr];
+	if (nr > ws->max)
+		nr = ws->max;
+	while (ws->nr < nr) {
+		struct dev_worker *dw = &ws->w[ws->nr];
 
-		r = worker_init(w, se);
+		r = dev_worker_init(dw, ws->se);
 		if (r)
 			break;
-		r = -pthread_create(&w->thread, NULL, worker_main, w);
+		r = -pthread_create(&dw->thread, NULL, dev_worker_main, dw);
 		if (r) {
-			worker_release(w);
+			dev_worker_release(dw);
 			break;
 		}
+		ws->nr++;
 	}
-	*out = ws;
 	return r;
+}
+
+int workers_start(struct fuse_session *se, unsigned int nr, unsigned int max,
+		  struct workers **out)
+{
+	struct workers *ws = calloc(1, sizeof(*ws) + max * sizeof(ws->w[0]));
+
+	*out = ws;
+	if (!ws)
+		return -ENOMEM;
+	ws->se = se;
+	ws->max = max;
+	return workers_add(ws, nr);
 }
 
 void workers_cancel(struct workers *ws)
@@ -125,9 +167,11 @@ void workers_cancel(struct workers *ws)
 
 void workers_join(struct workers *ws)
 {
+	if (!ws)
+		return;
 	for (unsigned int i = 0; i < ws->nr; i++) {
 		pthread_join(ws->w[i].thread, NULL);
-		worker_release(&ws->w[i]);
+		dev_worker_release(&ws->w[i]);
 	}
 	free(ws);
 }

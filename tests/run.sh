@@ -2,7 +2,9 @@
 # tests/run.sh: everything CI does, runnable by hand on a fresh Debian 12
 # machine as root: install what is missing, build, build again with
 # ThreadSanitizer and run the unit tests there, then run every test (unit
-# and shell) against the normal build.  Exits non-zero if any test failed;
+# and shell) against the normal build.  Shell tests that mount run twice:
+# over the default transport (io_uring, switched on here where the kernel
+# has it) and over /dev/fuse (NAME@dev-fuse).  Exits non-zero if any test failed;
 # skipped tests (exit 77: no /dev/fuse, no loop devices) do not fail it.
 set -euo pipefail
 
@@ -11,6 +13,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 
 deps_install
 deps_kernel
+deps_fuse_uring		# shell tests then run over io_uring, and again over /dev/fuse
 
 deps_build build
 deps_build build-tsan -DMAPPERFS_TSAN=ON

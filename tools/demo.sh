@@ -60,6 +60,7 @@ start()
 	. "$src/tests/lib/deps.sh"
 	deps_install
 	deps_kernel
+	deps_fuse_uring
 	say "build"
 	mkdir -p "$demo"
 	deps_build build >"$demo/build.log" 2>&1 ||
@@ -79,6 +80,7 @@ start()
 
 	say "mapperfs --pool $pool $mnt"
 	"$bin/mapperfs" --pool "$pool" "$mnt"
+	grep "serving pool" "$pool/mapperfs.log" | tail -n 1	# says which transport serves
 	ls -l "$mnt"
 
 	say "direct-I/O loop device on $mnt/vol0, ext4 on it"

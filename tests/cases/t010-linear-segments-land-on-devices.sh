@@ -3,6 +3,7 @@
 # volume made of explicit segments on two devices reads back, and each piece
 # sits in the backing file exactly where its segment says (after the 1 MiB
 # label), while the gaps between segments stay untouched.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

@@ -3,6 +3,7 @@
 # sectors over a linear volume file works (the kernel keeps dio on, which it
 # silently drops if the file cannot do O_DIRECT), and what goes through it
 # reads back and lands on the raw devices where the volume's segments say.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

@@ -3,6 +3,7 @@
 # over a linear volume (spanning two devices) holds a copied tree, checks
 # clean, and after the daemon is stopped and started again the same files
 # with the same contents are there.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

@@ -2,6 +2,7 @@
 # t040-extend-online.sh: extending a volume while the daemon serves it shows
 # the new size at once, to a process that holds the file open and to a new
 # stat, keeps the old data, and the new range is writable and reads back.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

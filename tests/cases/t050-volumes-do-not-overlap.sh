@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t050-volumes-do-not-overlap.sh: two volumes allocated on the same two
 # devices get disjoint segments, and filling one never changes the other.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

@@ -2,6 +2,7 @@
 # t070-fsync-and-statfs.sh: fsync, fdatasync and syncfs on volume files
 # succeed and the data is then on the raw device; df and stat -f work on
 # the mount and report a sane file system.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires xfs_io df jq

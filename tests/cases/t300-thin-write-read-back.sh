@@ -3,6 +3,7 @@
 # zeros where nothing was written, takes pool blocks only for what is
 # written, and data written through the file and through a direct-I/O loop
 # device reads back, also after a daemon restart; check is clean.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

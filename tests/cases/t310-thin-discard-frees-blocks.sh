@@ -3,6 +3,7 @@
 # (fallocate), blkdiscard on its loop device and fstrim on an ext4 on it
 # return whole blocks to the pool; partly covered blocks read zeros where
 # discarded; SEEK_DATA/SEEK_HOLE and statfs's block size tell the truth.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

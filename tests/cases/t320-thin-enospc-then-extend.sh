@@ -3,6 +3,7 @@
 # writes that need a block with ENOSPC at once, keeps what was written,
 # still takes overwrites, and takes new writes again after `extend`; with
 # wait:N a write waits for the pool to grow.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

@@ -5,6 +5,7 @@
 # holds the files as they were, and e2fsck is clean on both; a snapshot of
 # the snapshot is writable and independent; removing snapshots frees only
 # their own blocks.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires_loop

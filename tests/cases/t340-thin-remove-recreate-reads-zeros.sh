@@ -3,6 +3,7 @@
 # created again reads zeros where the old one had data, even though its
 # new blocks are the old ones (a new block never shows old data); a pool
 # with volumes cannot be removed, an empty one can.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

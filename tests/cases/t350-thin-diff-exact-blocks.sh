@@ -2,6 +2,7 @@
 # t350-thin-diff-exact-blocks.sh: `diff` between a snapshot and its origin
 # reports exactly the blocks written after the snapshot, online and
 # offline; rollback returns the origin to the snapshot.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

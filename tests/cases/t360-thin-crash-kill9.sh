@@ -7,6 +7,7 @@
 # `mapperctl check` passes.  This is the proof of the commit order: data
 # fdatasync'ed before the metadata COMMIT, freed blocks reused only after
 # it.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq python3

@@ -4,6 +4,7 @@
 # written, zeros past the image's end, and copies the rest of a block from
 # the image on its first write, leaving the image untouched; snapshots read
 # through the same image; the origin volume cannot be removed under it.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

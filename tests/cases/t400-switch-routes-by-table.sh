@@ -5,6 +5,7 @@
 # on the backing files, and absent from the other paths); after a remap to
 # 210210... new writes follow the new table; and a restarted daemon keeps
 # the table.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

@@ -3,6 +3,7 @@
 # (the same device and offset, as multipath does), a fio verify job runs
 # clean while the region table is replaced over and over, and the per-path
 # I/O counters of `status --json` show the routing following the table.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires fio

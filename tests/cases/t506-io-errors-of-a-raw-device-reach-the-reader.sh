@@ -5,6 +5,7 @@
 # data), the daemon keeps serving the volumes on other devices, and once
 # the device heals the same read returns the data; a delayed device is
 # slow but right.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs

@@ -5,6 +5,7 @@
 # /dev/shm, served from its mapping, and one on disk) reach the reader as
 # EIO and count as I/O errors, not as reads; and a device that keeps
 # failing writes a few lines a minute to the log, not one per request.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq

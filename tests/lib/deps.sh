@@ -3,7 +3,8 @@
 # bench/run.sh, so a fresh Debian 12 box gets the same packages, kernel
 # modules and build whichever of them is run first.
 #
-# Functions: deps_install, deps_kernel, deps_build BUILD_DIR [CMAKE_ARGS...].
+# Functions: deps_install [PACKAGES...], deps_kernel, deps_fuse_uring,
+# deps_build BUILD_DIR [CMAKE_ARGS...].
 # They assume root for apt-get and modprobe and say so when it is missing.
 
 MAPPERFS_PACKAGES=(
@@ -14,14 +15,18 @@ MAPPERFS_PACKAGES=(
 	nbdkit libnbd-bin
 )
 
-# Installs whatever of MAPPERFS_PACKAGES is missing; runs `apt-get update`
-# once, and only when something is missing, so a ready machine is not
-# touched (and needs no network).
+# What bench/run.sh needs besides: gnuplot draws its chart.
+MAPPERFS_BENCH_PACKAGES=(gnuplot-nox)
+
+# deps_install [MORE_PACKAGES...]: installs whatever of MAPPERFS_PACKAGES
+# (and MORE_PACKAGES) is missing; runs `apt-get update` once, and only when
+# something is missing, so a ready machine is not touched (and needs no
+# network).
 deps_install()
 {
 	local p missing=()
 
-	for p in "${MAPPERFS_PACKAGES[@]}"; do
+	for p in "${MAPPERFS_PACKAGES[@]}" "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q 'install ok installed' || missing+=("$p")
 	done
@@ -48,6 +53,26 @@ deps_kernel()
 	done
 	[ -c /dev/fuse ] || echo "deps: warning: /dev/fuse is missing; mount tests will be skipped" >&2
 	[ -e /dev/loop-control ] || echo "deps: warning: /dev/loop-control is missing; loop tests will be skipped" >&2
+	return 0
+}
+
+# Switches FUSE over io_uring on (kernel 6.14+ built with it; the fuse
+# module's enable_uring parameter reads N after boot), so that mapperfs's
+# default transport is io_uring, and says which transport mounts will get.
+# Not fatal: without it mapperfs serves over /dev/fuse.
+deps_fuse_uring()
+{
+	local p=/sys/module/fuse/parameters/enable_uring
+
+	if [ ! -e "$p" ]; then
+		echo "deps: this kernel has no FUSE over io_uring ($p): mapperfs will serve over /dev/fuse" >&2
+	elif [ "$(cat "$p")" = Y ]; then
+		echo "deps: FUSE over io_uring is on ($p = Y): mapperfs will serve over io_uring" >&2
+	elif { echo Y >"$p"; } 2>/dev/null; then
+		echo "deps: switched FUSE over io_uring on (echo Y > $p): mapperfs will serve over io_uring" >&2
+	else
+		echo "deps: cannot switch FUSE over io_uring on ($p, needs root): mapperfs will serve over /dev/fuse" >&2
+	fi
 	return 0
 }
 

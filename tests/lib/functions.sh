@@ -185,17 +185,22 @@ add_file_device()
 
 # ---- the daemon ------------------------------------------------------------------
 
-# start_daemon [POOL [MNT]]: mounts POOL (default $POOL) at MNT (default
-# $T_DIR/mnt, exported as MNT) and registers the unmount.  mapperfs returns
-# only once the mount is ready, so nothing here waits or polls.
+# start_daemon [POOL [MNT [MAPPERFS_ARGS...]]]: mounts POOL (default $POOL)
+# at MNT (default $T_DIR/mnt, exported as MNT) and registers the unmount.
+# mapperfs returns only once the mount is ready, so nothing here waits or
+# polls.  MAPPERFS_TRANSPORT (auto, io_uring, dev-fuse), if set, chooses
+# the transport: tests/CMakeLists.txt runs the I/O tests once per transport.
 start_daemon()
 {
 	local pool=${1:-$POOL} mnt=${2:-$T_DIR/mnt} pid
+	local -a args=("${@:3}")
 
 	pool=$(realpath -m "$pool")
 	mnt=$(realpath -m "$mnt")
 	mkdir -p "$mnt"
-	mapperfs --pool "$pool" "$mnt" || fail "mapperfs --pool $pool $mnt failed (exit $?)"
+	[ -z "${MAPPERFS_TRANSPORT:-}" ] || args+=(-o "transport=$MAPPERFS_TRANSPORT")
+	mapperfs --pool "$pool" "$mnt" "${args[@]}" ||
+		fail "mapperfs --pool $pool $mnt ${args[*]} failed (exit $?)"
 	[ -s "$pool/mapperfs.pid" ] || fail "mapperfs did not write $pool/mapperfs.pid"
 	pid=$(cat "$pool/mapperfs.pid")
 	echo "$pid" >>"$T_DIR/.daemons"

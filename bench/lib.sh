@@ -1,0 +1,114 @@
+# bench/lib.sh: what bench/run.sh and bench/profile.sh share, sourced.
+#
+# bench_setup installs what is missing (and gnuplot), switches FUSE over
+# io_uring on, builds if needed, makes the scratch directory ($dir, in
+# /dev/shm unless BENCH_DIR) and the EXIT trap that undoes everything.
+# serve NAME TRANSPORT makes a pool with one raw file and a linear volume
+# of $size filling it, mounts it over TRANSPORT and sets $vol; attach
+# FILE [LOSETUP_ARGS] makes a direct-I/O loop device and sets $dev.
+# Expects $src, $bin and $size.
+
+MiB=$((1024 * 1024))
+loops=()
+pids=()
+mnts=()
+qsd_pid=
+notes=()
+
+bench_cleanup()
+{
+	local dev mnt pid
+
+	set +e
+	for dev in "${loops[@]}"; do
+		losetup -d "$dev"
+	done
+	for mnt in "${mnts[@]}"; do
+		if mountpoint -q "$mnt" 2>/dev/null; then
+			fusermount3 -u "$mnt" || umount -l "$mnt"
+		fi
+	done
+	for pid in "${pids[@]}"; do
+		timeout 30 tail --pid="$pid" -f /dev/null
+	done
+	if [ -n "$qsd_pid" ]; then
+		kill "$qsd_pid" 2>/dev/null
+		timeout 30 tail --pid="$qsd_pid" -f /dev/null
+	fi
+	[ -z "${BENCH_DIR:-}" ] && rm -rf --one-file-system "$dir"
+}
+
+bench_setup()
+{
+	. "$src/tests/lib/deps.sh"
+	deps_install "${MAPPERFS_BENCH_PACKAGES[@]}"
+	deps_kernel
+	deps_fuse_uring
+	if [ ! -x "$bin/mapperfs" ] || [ ! -x "$bin/mapperctl" ]; then
+		deps_build build >/dev/null
+	fi
+	if ! grep -q Y /sys/module/fuse/parameters/enable_uring 2>/dev/null; then
+		echo "bench: FUSE over io_uring is not available here; cannot compare the transports" >&2
+		exit 1
+	fi
+	dir=${BENCH_DIR:-$(mktemp -d /dev/shm/mapperfs-bench.XXXXXX)}
+	mkdir -p "$dir"
+	trap bench_cleanup EXIT
+	bytes=$(numfmt --from=iec "$size")
+}
+
+# serve NAME TRANSPORT: a pool NAME with raw file NAME.img and linear
+# volume vol, mounted on NAME.mnt over TRANSPORT.  Sets $vol.
+serve()
+{
+	local name=$1 transport=$2 pool=$dir/$1.pool raw=$dir/$1.img mnt=$dir/$1.mnt
+
+	MAPPERFS_POOL=$pool "$bin/mapperctl" init >/dev/null
+	MAPPERFS_POOL=$pool "$bin/mapperctl" device add "$raw" --create $((bytes + MiB)) \
+		--name raw >/dev/null
+	MAPPERFS_POOL=$pool "$bin/mapperctl" create linear vol --size "$bytes" --on raw >/dev/null
+	# Fill it, so that no row reads holes that tmpfs answers for free.
+	dd if=/dev/zero of="$raw" bs=1M seek=1 count=$((bytes / MiB)) conv=notrunc status=none
+	mkdir -p "$mnt"
+	mnts+=("$mnt")
+	"$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=$transport"
+	pids+=("$(cat "$pool/mapperfs.pid")")
+	grep -q "serving pool .* over $([ "$transport" = io_uring ] && echo io_uring ||
+		echo /dev/fuse)" "$pool/mapperfs.log" ||
+		{ echo "bench: $name is not served over $transport:" >&2; tail -n 3 "$pool/mapperfs.log" >&2; exit 1; }
+	vol=$mnt/vol
+}
+
+# attach FILE [LOSETUP_ARGS...]: a direct-I/O loop device with 512-byte
+# sectors; sets $dev, records it for cleanup.
+attach()
+{
+	dev=$(losetup --find --show --direct-io=on --sector-size 512 "${@:2}" "$1")
+	loops+=("$dev")
+	[ "$(cat "/sys/block/${dev#/dev/}/loop/dio")" = 1 ] ||
+		notes+=("$dev on $1 fell back to buffered I/O")
+}
+
+
+# fio_json NAME FILE OFFSET DIRECT ARGS...: runs a workload, JSON on stdout
+# ("null" if fio failed).
+fio_json()
+{
+	local name=$1 f=$2 off=$3 direct=$4
+
+	shift 4
+	fio --output-format=json --name="$name" --filename="$f" --offset="$off" \
+		--size="$bytes" --direct="$direct" --time_based --runtime="$secs" \
+		--ramp_time=1 --group_reporting "$@" 2>"$dir/fio.err" || echo null
+}
+
+# workload_args WORKLOAD: fio's arguments for one of the four workloads.
+workload_args()
+{
+	case $1 in
+	seq1M) echo --rw=read --bs=1M --ioengine=psync --iodepth=1 ;;
+	rand64K) echo --rw=randread --bs=64K --ioengine=libaio --iodepth=32 --numjobs=4 ;;
+	rw512) echo --rw=randrw --bs=512 --ioengine=psync --numjobs=8 ;;
+	lat4K) echo --rw=randread --bs=4K --ioengine=psync --iodepth=1 ;;
+	esac
+}

@@ -1,0 +1,676 @@
+#include "uring_transport.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "fuse_abi.h"
+#include "log.h"
+#include "workers.h"
+
+#define PAGE			4096
+#define HUGE_PAGE		(2u << 20)
+#define RING_PAYLOAD		WORKER_MAX_IO	/* >= the kernel's max_payload_sz */
+#define ENTRY_SIZE		(PAGE + RING_PAYLOAD)
+#define ENABLE_URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
+#define CANCEL_TAG		UINT64_MAX	/* user_data of the cancel poll */
+
+/*
+ * One ring entry.  Memory (ENTRY_SIZE): one page that holds the entry's
+ * header buffer at its start and, at its end, the in-header and op struct
+ * copied for libfuse; then the payload buffer, page aligned.  A thread's
+ * entries lie side by side in one region backed by huge pages where the
+ * kernel has them: the kernel pins the payload's pages for every copy in
+ * or out, and 1 MiB reads cost the daemon 12% less CPU that way.
+ */
+struct ring_entry {
+	char *mem;			/* ENTRY_SIZE bytes in the thread's region */
+	struct fuse_uring_req_header *hdr;	/* at mem */
+	char *payload;			/* at mem + PAGE */
+	struct iovec iov[2];		/* REGISTER: header, payload */
+	bool live;			/* registered, not torn down */
+	/* the request in it */
+	uint64_t unique;
+	bool replied;
+};
+
+/* One serving thread, its ring, and the entries it serves. */
+struct ring_thread {
+	struct uring_transport *t;
+	unsigned int qid;
+	pthread_t thread;
+	bool thread_ok;
+	struct worker w;		/* read_buf: the served entry's payload */
+	struct io_uring ring;
+	bool ring_ok;
+	int result;			/* of the last step reported */
+	struct ring_entry *serving;	/* the entry whose request runs */
+	struct ring_entry *e;		/* t->per_thread of them */
+	char *region;			/* their memory */
+};
+
+enum phase {
+	PHASE_PREPARE,		/* threads make their rings */
+	PHASE_REGISTER,		/* threads hand their entries over and serve */
+	PHASE_QUIT,		/* never started: threads exit */
+};
+
+struct uring_transport {
+	struct fuse_session *se;
+	int fd;				/* /dev/fuse */
+	int cancel_fd;			/* eventfd: uring_transport_cancel */
+	unsigned int nr_queues, per_queue, nr;
+	unsigned int per_thread;	/* ring entries per thread */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum phase phase;
+	unsigned int reported;		/* threads done with the phase's step */
+	struct ring_thread th[];
+};
+
+static __thread struct ring_thread *self;
+/*
+ * Set while the thread copies a reply: where a SIGBUS returns to.
+ * Volatile: the compiler knows memmove does not read it, and would
+ * otherwise drop the store before the copy.
+ */
+static __thread sigjmp_buf *volatile copy_fault;
+
+/* Counts the CPUs in a list such as "0-3,8,10-11". */
+static unsigned int count_cpu_list(const char *s)
+{
+	unsigned int n = 0;
+
+	while (*s >= '0' && *s <= '9') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (b >= a)
+			n += (unsigned int)(b - a + 1);
+		if (*end != ',')
+			break;
+		s = end + 1;
+	}
+	return n;
+}
+
+unsigned int uring_transport_nr_queues(void)
+{
+	char buf[256] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	unsigned int n = 0;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			n = count_cpu_list(buf);
+		fclose(f);
+	}
+	return n ? n : (unsigned int)get_nprocs_conf();
+}
+
+int uring_transport_check_kernel(const char **why)
+{
+	FILE *f = fopen(ENABLE_URING_PARAM, "re");
+	int c;
+
+	if (!f) {
+		*why = "this kernel has no FUSE over io_uring (no " ENABLE_URING_PARAM ")";
+		return -EOPNOTSUPP;
+	}
+	c = fgetc(f);
+	fclose(f);
+	if (c != 'Y' && c != 'y' && c != '1') {
+		*why = "it is switched off (echo Y > " ENABLE_URING_PARAM ")";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- phases: each thread reports its step, the caller waits for all ---- */
+
+static void report(struct ring_thread *rt, int result)
+{
+	struct uring_transport *t = rt->t;
+
+	pthread_mutex_lock(&t->lock);
+	rt->result = result;
+	t->reported++;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Waits until every running thread reported; returns the first error. */
+static int wait_reports(struct uring_transport *t, unsigned int running)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&t->lock);
+	while (t->reported < running)
+		pthread_cond_wait(&t->cond, &t->lock);
+	for (unsigned int i = 0; i < t->nr; i++)
+		if (t->th[i].thread_ok && t->th[i].result && !r)
+			r = t->th[i].result;
+	t->reported = 0;
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+static void set_phase(struct uring_transport *t, enum phase phase)
+{
+	pthread_mutex_lock(&t->lock);
+	t->phase = phase;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static enum phase wait_phase_after_prepare(struct uring_transport *t)
+{
+	enum phase phase;
+
+	pthread_mutex_lock(&t->lock);
+	while (t->phase == PHASE_PREPARE)
+		pthread_cond_wait(&t->cond, &t->lock);
+	phase = t->phase;
+	pthread_mutex_unlock(&t->lock);
+	return phase;
+}
+
+/* ---- one thread ---- */
+
+/* Pins the thread to its queue's CPU and names it uring-qN (perf, top, tests). */
+static void pin_to_cpu(struct ring_thread *rt)
+{
+	char name[16];
+	cpu_set_t set;
+	int r;
+
+	snprintf(name, sizeof(name), "uring-q%u", rt->qid);
+	pthread_setname_np(pthread_self(), name);
+	CPU_ZERO(&set);
+	CPU_SET(rt->qid, &set);
+	r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (r && rt == &rt->t->th[rt->qid * rt->t->per_queue])
+		log_warn("cannot pin the io_uring threads of CPU %u: %s; they run unpinned",
+			 rt->qid, strerror(r));
+}
+
+static void entry_init(struct ring_entry *e, char *mem)
+{
+	e->mem = mem;
+	e->hdr = (struct fuse_uring_req_header *)e->mem;
+	e->payload = e->mem + PAGE;
+	e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
+	e->iov[1] = (struct iovec){ e->payload, RING_PAYLOAD };
+}
+
+static int entries_init(struct ring_thread *rt)
+{
+	unsigned int n = rt->t->per_thread;
+	size_t size = (size_t)n * ENTRY_SIZE;
+
+	rt->e = calloc(n, sizeof(rt->e[0]));
+	if (!rt->e || posix_memalign((void **)&rt->region, HUGE_PAGE, size))
+		return -ENOMEM;
+	madvise(rt->region, size, MADV_HUGEPAGE);	/* a hint: fine if refused */
+	for (unsigned int i = 0; i < n; i++)
+		entry_init(&rt->e[i], rt->region + (size_t)i * ENTRY_SIZE);
+	return 0;
+}
+
+static int ring_setup(struct ring_thread *rt)
+{
+	unsigned int flags = IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER |
+			     IORING_SETUP_DEFER_TASKRUN;
+	unsigned int n = rt->t->per_thread;
+	int r;
+
+	r = entries_init(rt);
+	if (r)
+		return r;
+	r = worker_enter(&rt->w);
+	if (r)
+		return r;
+	/* One SQE per entry, one for the cancel poll. */
+	r = io_uring_queue_init(n + 1, &rt->ring, flags);
+	if (r == -EINVAL)	/* before 6.1: no DEFER_TASKRUN */
+		r = io_uring_queue_init(n + 1, &rt->ring, IORING_SETUP_SQE128);
+	if (r)
+		return r;
+	rt->ring_ok = true;
+	/* /dev/fuse as fixed file 0: no file lookup per command. */
+	return io_uring_register_files(&rt->ring, &rt->t->fd, 1);
+}
+
+static void ring_teardown(struct ring_thread *rt)
+{
+	if (rt->ring_ok)
+		io_uring_queue_exit(&rt->ring);
+	rt->ring_ok = false;
+	if (rt->w.engine_ok)
+		worker_leave(&rt->w);
+}
+
+static void ring_free(struct ring_thread *rt)
+{
+	free(rt->region);
+	free(rt->e);
+}
+
+/*
+ * Queues a command for entry @e: REGISTER or COMMIT_AND_FETCH.  The ring
+ * has one SQE per entry: 0, or -EBUSY if that broke.
+ */
+static int queue_cmd(struct ring_thread *rt, struct ring_entry *e, enum fuse_uring_cmd op)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
+	struct fuse_uring_cmd_req *req;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));	/* SQE128: two slots */
+	req = (struct fuse_uring_cmd_req *)sqe->cmd;
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->fd = 0;
+	sqe->cmd_op = op;
+	sqe->user_data = (uint64_t)(e - rt->e);
+	if (op == FUSE_IO_URING_CMD_REGISTER) {
+		sqe->addr = (uintptr_t)e->iov;
+		sqe->len = 2;
+		e->unique = 0;
+	}
+	req->qid = (uint16_t)rt->qid;
+	req->commit_id = e->unique;
+	return 0;
+}
+
+/*
+ * Hands every entry to the kernel.  A refusal completes at once; an
+ * accepted entry completes only when a request arrives.  So a completion
+ * with an error right after the submission means "refused"; the serving
+ * loop reads the completions.
+ */
+static int ring_register(struct ring_thread *rt)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
+	struct io_uring_cqe *cqe;
+	unsigned int head;
+	int r;
+
+	if (!sqe)
+		return -EBUSY;
+	/* uring_transport_cancel writes the eventfd: a completion that ends us. */
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	io_uring_prep_poll_add(sqe, rt->t->cancel_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
+	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
+		r = queue_cmd(rt, &rt->e[i], FUSE_IO_URING_CMD_REGISTER);
+		if (r)
+			return r;
+		rt->e[i].live = true;
+	}
+	r = io_uring_submit(&rt->ring);
+	if (r < 0)
+		return r;
+	r = 0;
+	io_uring_for_each_cqe(&rt->ring, head, cqe) {
+		if (cqe->user_data != CANCEL_TAG && cqe->res < 0 && !r)
+			r = cqe->res;
+	}
+	return r;
+}
+
+static void commit_error(struct ring_entry *e, int err)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh), .error = -err, .unique = e->unique,
+	};
+
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	e->hdr->ring_ent_in_out.payload_sz = 0;
+	e->replied = true;
+}
+
+/* Rebuilds the request as libfuse reads it, in front of the payload, and serves it. */
+static void serve_request(struct ring_thread *rt, struct ring_entry *e)
+{
+	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
+	uint32_t payload_sz = e->hdr->ring_ent_in_out.payload_sz;
+	struct fuse_buf fbuf = { .flags = 0 };
+	size_t op_sz;
+	char *msg;
+
+	e->unique = e->hdr->ring_ent_in_out.commit_id;
+	e->replied = false;
+	if (in->len < sizeof(*in) + payload_sz || payload_sz > RING_PAYLOAD ||
+	    in->len - sizeof(*in) - payload_sz > FUSE_URING_OP_IN_OUT_SZ) {
+		log_error("io_uring request %llu (opcode %u) is malformed: length %u, "
+			  "payload %u; answering EIO", (unsigned long long)e->unique,
+			  in->opcode, in->len, payload_sz);
+		commit_error(e, EIO);
+		return;
+	}
+	op_sz = in->len - sizeof(*in) - payload_sz;
+	msg = e->payload - op_sz - sizeof(*in);
+	memcpy(msg, in, sizeof(*in));
+	memcpy(msg + sizeof(*in), e->hdr->op_in, op_sz);
+	fbuf.mem = msg;
+	fbuf.size = in->len;
+	rt->w.read_buf = e->payload;	/* a read lands where the reply goes */
+	rt->serving = e;
+	fuse_session_process_buf(rt->t->se, &fbuf);
+	rt->serving = NULL;
+	if (!e->replied)	/* the kernel waits for every fetched request */
+		commit_error(e, EIO);
+}
+
+/*
+ * A read reply may point into a raw device's mapping (fs/ops.c serves
+ * memory-backed devices from it).  Over /dev/fuse the kernel copies it
+ * and a device that shrank meanwhile is an EFAULT; here we copy it, and it
+ * would be a SIGBUS.  So the copy runs under a handler that jumps back and
+ * the reply becomes EIO.  A SIGBUS anywhere else is not ours: the default
+ * action (a core dump) follows.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si, (void)uc;
+	if (copy_fault)
+		siglongjmp(*copy_fault, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int catch_sigbus(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus };
+
+	/* SA_NODEFER: the jump out leaves the signal mask as it was. */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
+}
+
+/* memmove that returns false instead of crashing on a vanished mapping. */
+static bool copy_guarded(char *to, const void *from, size_t len)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		copy_fault = NULL;
+		return false;
+	}
+	copy_fault = &jb;
+	memmove(to, from, len);
+	copy_fault = NULL;
+	return true;
+}
+
+bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
+{
+	struct ring_entry *e = self ? self->serving : NULL;
+	const struct fuse_out_header *oh = iov[0].iov_base;
+	size_t used = 0;
+
+	if (!e || e->replied || oh->unique != e->unique)
+		return false;
+	for (int i = 1; i < count; i++) {
+		char *to = e->payload + used;
+
+		if (iov[i].iov_len > RING_PAYLOAD - used) {
+			log_error("reply to request %llu is larger than the ring's %u bytes",
+				  (unsigned long long)e->unique, RING_PAYLOAD);
+			commit_error(e, EIO);
+			*res = -1;
+			errno = EINVAL;
+			return true;
+		}
+		/* A read served into the payload buffer is already in place. */
+		if (iov[i].iov_base != to && !copy_guarded(to, iov[i].iov_base, iov[i].iov_len)) {
+			static struct log_limit limit;
+
+			log_error_limited(&limit, "a read reply's data vanished while copied "
+					  "(a raw device shrank?); answering EIO");
+			commit_error(e, EIO);
+			*res = -1;
+			errno = EFAULT;
+			return true;
+		}
+		used += iov[i].iov_len;
+	}
+	memcpy(e->hdr->in_out, oh, sizeof(*oh));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)used;
+	e->replied = true;
+	*res = (ssize_t)(sizeof(*oh) + used);
+	return true;
+}
+
+/*
+ * What became of an entry's command: @res 0, a request to serve; -ENOENT
+ * or -EIO, the kernel lost our commit (we offer the entry anew); anything
+ * else, the entry is gone (the session ended, or a refusal).  Queues the
+ * entry's next command; returns false when the entry is gone.
+ */
+static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int res)
+{
+	if (res == 0) {
+		serve_request(rt, e);
+		return queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+	}
+	if (res == -ENOENT || res == -EIO) {
+		log_warn("io_uring queue %u: commit of request %llu failed (%s); "
+			 "registering the entry again", rt->qid,
+			 (unsigned long long)e->unique, strerror(-res));
+		return queue_cmd(rt, e, FUSE_IO_URING_CMD_REGISTER) == 0;
+	}
+	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED)
+		log_error("an io_uring entry of queue %u stops: %s", rt->qid, strerror(-res));
+	return false;
+}
+
+/*
+ * Serves until every entry is gone or the transport is cancelled.  Each
+ * pass takes all completions at hand, serves their requests one after the
+ * other, and commits them all (each commit also fetching) with one
+ * io_uring_enter, which then sleeps until the next request arrives.  A
+ * cancel ends the thread after the pass that saw it: what it took is
+ * answered.
+ */
+static void serve(struct ring_thread *rt)
+{
+	unsigned int n = rt->t->per_thread, live = n;
+	struct { uint64_t tag; int res; } done[n + 1];
+	bool cancelled = false;
+
+	while (live) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, nr = 0;
+		int r;
+
+		io_uring_for_each_cqe(&rt->ring, head, cqe) {
+			done[nr].tag = cqe->user_data;
+			done[nr].res = cqe->res;
+			nr++;
+		}
+		io_uring_cq_advance(&rt->ring, nr);
+		for (unsigned int k = 0; k < nr; k++) {
+			struct ring_entry *e = &rt->e[done[k].tag == CANCEL_TAG ? 0 : done[k].tag];
+
+			if (done[k].tag == CANCEL_TAG) {
+				cancelled = true;
+			} else if (e->live && !entry_completed(rt, e, done[k].res)) {
+				e->live = false;
+				live--;
+			}
+		}
+		if (cancelled) {
+			io_uring_submit(&rt->ring);	/* the answers */
+			break;
+		}
+		if (!live)
+			break;
+		r = io_uring_submit_and_wait(&rt->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
+			break;
+		}
+	}
+}
+
+static void *ring_main(void *arg)
+{
+	struct ring_thread *rt = arg;
+	int r;
+
+	self = rt;
+	pin_to_cpu(rt);
+	r = ring_setup(rt);
+	report(rt, r);
+	if (!r && wait_phase_after_prepare(rt->t) == PHASE_REGISTER) {
+		r = ring_register(rt);
+		report(rt, r);
+		serve(rt);
+	}
+	ring_teardown(rt);
+	self = NULL;
+	return NULL;
+}
+
+/* ---- the transport ---- */
+
+static unsigned int running(const struct uring_transport *t)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->nr; i++)
+		n += t->th[i].thread_ok;
+	return n;
+}
+
+int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
+			    struct uring_transport **out)
+{
+	unsigned int nr_queues = uring_transport_nr_queues();
+	unsigned int per_thread = entries < URING_ENTRIES_PER_THREAD ? entries :
+				  URING_ENTRIES_PER_THREAD;
+	unsigned int per_queue = (entries + per_thread - 1) / per_thread;
+	unsigned int nr = nr_queues * per_queue;
+	struct uring_transport *t = calloc(1, sizeof(*t) + nr * sizeof(t->th[0]));
+	int r = 0;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	r = catch_sigbus();
+	t->cancel_fd = eventfd(0, EFD_CLOEXEC);
+	if (!r && t->cancel_fd < 0)
+		r = -errno;
+	if (r) {
+		if (t->cancel_fd >= 0)
+			close(t->cancel_fd);
+		free(t);
+		return r;
+	}
+	t->se = se;
+	t->fd = fuse_session_fd(se);
+	t->nr_queues = nr_queues;
+	t->per_queue = per_queue;
+	t->per_thread = per_thread;
+	t->nr = nr;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	for (unsigned int i = 0; i < nr && !r; i++) {
+		struct ring_thread *rt = &t->th[i];
+
+		rt->t = t;
+		rt->qid = i / per_queue;
+		r = -pthread_create(&rt->thread, NULL, ring_main, rt);
+		rt->thread_ok = r == 0;
+	}
+	if (!r)
+		r = wait_reports(t, running(t));
+	if (r) {
+		uring_transport_join(t);
+		return r;
+	}
+	*out = t;
+	return 0;
+}
+
+/*
+ * The kernel switches to the rings once every queue holds an entry, even
+ * if it refused some (a refusal also tells it to fall back, but a later
+ * acceptance that completes the set wins).  So the rings serve exactly
+ * when every queue has an accepted entry.
+ */
+int uring_transport_start(struct uring_transport *t)
+{
+	int r;
+
+	set_phase(t, PHASE_REGISTER);
+	r = wait_reports(t, running(t));
+	for (unsigned int q = 0; q < t->nr_queues; q++) {
+		bool held = false;
+
+		for (unsigned int i = q * t->per_queue; i < (q + 1) * t->per_queue; i++)
+			held |= t->th[i].thread_ok && t->th[i].result == 0;
+		if (!held)
+			return r ? r : -EIO;
+	}
+	if (r)
+		log_warn("the kernel refused some io_uring entries (%s); the rest serve",
+			 strerror(-r));
+	return 0;
+}
+
+void uring_transport_cancel(struct uring_transport *t)
+{
+	uint64_t one = 1;
+
+	if (t && write(t->cancel_fd, &one, sizeof(one)) != sizeof(one))
+		log_error("cannot end the io_uring threads: %s", strerror(errno));
+}
+
+unsigned int uring_transport_threads_per_queue(const struct uring_transport *t)
+{
+	return t->per_queue;
+}
+
+unsigned int uring_transport_entries_per_thread(const struct uring_transport *t)
+{
+	return t->per_thread;
+}
+
+void uring_transport_join(struct uring_transport *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (t->phase == PHASE_PREPARE)
+		t->phase = PHASE_QUIT;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	for (unsigned int i = 0; i < t->nr; i++) {
+		if (!t->th[i].thread_ok)
+			continue;
+		pthread_join(t->th[i].thread, NULL);
+		ring_free(&t->th[i]);
+	}
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	close(t->cancel_fd);
+	free(t);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# t092-io-uring-serves-where-the-kernel-offers-it.sh: with FUSE over
+# io_uring switched on, the daemon's default transport is io_uring, says so
+# in its log, and its per-CPU ring threads (not the /dev/fuse worker) serve
+# the requests; -o transport=dev-fuse serves over /dev/fuse with no ring
+# thread at all; a bad transport name is refused in one line.
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires dd
+
+param=/sys/module/fuse/parameters/enable_uring
+make_pool
+add_file_device d0 16M >/dev/null
+mapperctl create linear v --size 8M
+
+expect_fail -s 2 -m 'transport=' mapperfs --pool "$POOL" "$T_DIR" -o transport=bogus
+
+# switches THREAD_NAME_PREFIX: voluntary context switches of the daemon's
+# threads whose name starts with the prefix, summed.
+switches()
+{
+	local pid t sum=0 n
+
+	pid=$(daemon_pid)
+	for t in /proc/"$pid"/task/*; do
+		case $(cat "$t/comm") in "$1"*) ;; *) continue ;; esac
+		n=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")
+		sum=$((sum + n))
+	done
+	echo "$sum"
+}
+
+nr_threads()
+{
+	grep -l "^$1" /proc/"$(daemon_pid)"/task/*/comm 2>/dev/null | wc -l
+}
+
+MAPPERFS_TRANSPORT=dev-fuse start_daemon
+grep -q "over /dev/fuse with .* (not io_uring: -o transport=dev-fuse)" "$POOL/mapperfs.log" ||
+	fail "the log does not say /dev/fuse serves: $(grep serving "$POOL/mapperfs.log")"
+[ "$(nr_threads uring-)" -eq 0 ] || fail "ring threads run under -o transport=dev-fuse"
+dd if="$MNT/v" of=/dev/null bs=4k count=16 iflag=direct status=none
+stop_daemon
+
+[ "$(cat "$param" 2>/dev/null)" = Y ] ||
+	skip "FUSE over io_uring is off here ($param; tests/run.sh switches it on as root)"
+: >"$POOL/mapperfs.log"
+MAPPERFS_TRANSPORT='' start_daemon
+grep -q "over io_uring: [0-9]* queues (one per CPU)" "$POOL/mapperfs.log" ||
+	fail "the log does not say io_uring serves: $(grep serving "$POOL/mapperfs.log")"
+queues=$(sed -n 's/.* over io_uring: \([0-9]*\) queues.*/\1/p' "$POOL/mapperfs.log")
+[ "$queues" -eq "$(grep -c ^processor /proc/cpuinfo)" ] ||
+	log "note: $queues queues for $(grep -c ^processor /proc/cpuinfo) online CPUs (queues follow the possible CPUs)"
+[ "$(nr_threads uring-)" -ge "$queues" ] || fail "fewer ring threads than queues"
+
+# At queue depth 1 every request wakes a ring thread; none reaches /dev/fuse.
+ring_before=$(switches uring-) dev_before=$(switches fuse-dev)
+dd if="$MNT/v" of=/dev/null bs=4k count=200 iflag=direct status=none
+ring_after=$(switches uring-) dev_after=$(switches fuse-dev)
+[ $((ring_after - ring_before)) -ge 200 ] ||
+	fail "200 reads woke the ring threads $((ring_after - ring_before)) times"
+[ $((dev_after - dev_before)) -lt 10 ] ||
+	fail "200 reads woke the /dev/fuse worker $((dev_after - dev_before)) times"
+log "200 reads: ring threads woke $((ring_after - ring_before)) times, the /dev/fuse worker $((dev_after - dev_before))"
