@@ -719,8 +719,10 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	build_all(p, false);
 	pool_space_update(p);
 	r = pool_thins_update(p);
+	if (!r)
+		r = pool_monitor_start(p);
 	if (r) {
-		pool_fail(err, r, "out of memory");
+		pool_fail(err, r, "cannot start: %s", strerror(-r));
 		goto err_free;
 	}
 	*out = p;
@@ -750,6 +752,7 @@ void pool_close(struct pool *p)
 {
 	if (!p)
 		return;
+	pool_monitor_stop(p);
 	/* Thin volumes go before their pools, every volume before the devices. */
 	for (size_t i = 0; i < p->nr_vols; i++)
 		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool &&
@@ -776,6 +779,7 @@ void pool_close(struct pool *p)
 		volset_release(&p->served);
 	if (p->meta)
 		p->meta->ops->close(p->meta);
+	pool_monitor_free(p);
 	pthread_mutex_destroy(&p->admin);
 	free(p->devs);
 	free(p->vols);

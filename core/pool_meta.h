@@ -91,12 +91,18 @@ struct thin_pool_rec {
 	bool wait;			/* when full: wait (else error) */
 	uint32_t wait_seconds;
 	uint32_t low_water;		/* percent free */
+	bool discard_passdown;		/* discard freed blocks on the raw devices */
+	uint32_t autoextend_threshold;	/* percent used that grows the pool; 100: never */
+	uint32_t autoextend_percent;	/* grow by this percent of its size */
+	uint64_t metadata_limit;	/* bytes of map pages; 0: thin_metadata_estimate */
+	char on_event[PATH_MAX];	/* shell command run on its events, or "" */
 };
 
 struct thin_rec {
 	int64_t volume;
 	int64_t pool;			/* the pool's volume id */
 	int64_t dir;			/* page id of its directory */
+	int64_t snapshot_of;		/* the volume it was a snapshot of, or 0 */
 };
 
 /* A thin volume's external origin: a volume (id), or an image file. */

@@ -305,6 +305,14 @@ static void close_pool(struct pool *p, struct pool_volume *tp)
 	}
 }
 
+uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
+{
+	if (tp->tp.rec.metadata_limit)
+		return tp->tp.rec.metadata_limit;
+	return thin_metadata_estimate(tp->rec.size / tp->tp.rec.block_size,
+				      THIN_DEFAULT_MAX_THINS);
+}
+
 static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	struct thin_pool_params params = {
@@ -315,6 +323,10 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		.when_full = tp->tp.rec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
 		.wait_s = tp->tp.rec.wait_seconds,
 		.low_water_pct = tp->tp.rec.low_water,
+		.discard_passdown = tp->tp.rec.discard_passdown,
+		.metadata_limit = pool_thin_metadata_limit(tp),
+		.notify = pool_monitor_kick,
+		.notify_arg = p,
 	};
 	struct thin_area *areas;
 	unsigned int nr;
@@ -408,6 +420,14 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
 	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
 		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
+	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
+		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
+	if (tp->autoextend_percent > 1000)
+		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
+	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
+		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
+	if (tp->metadata_limit && tp->metadata_limit < THIN_METADATA_OVERHEAD)
+		return pool_fail(err, -EINVAL, "the metadata limit must be at least 4 MiB");
 	return 0;
 }
 
@@ -697,6 +717,7 @@ int pool_snapshot(struct pool *p, const char *origin, const char *name,
 		goto out_resume;
 	}
 	n.thin.dir = thin_dir_id(o->served->target);
+	n.thin.snapshot_of = o->rec.id;
 	r = thin_snapshot(o->served->target, 0, &t);
 	if (r) {
 		r = pool_fail(err, r, "out of memory");
@@ -857,8 +878,8 @@ out_resume:
 	return r;
 }
 
-static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t size,
-			    char *const *on, size_t nr_on, struct pool_error *err)
+int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
+			char *const *on, size_t nr_on, struct pool_error *err)
 {
 	uint32_t bs = tp->tp.rec.block_size;
 	struct extent_plan plan = { 0 };
@@ -897,6 +918,7 @@ static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t siz
 	thin_pool_grow(running(tp), next);
 	pool_extents_publish(p, plan.ext, plan.nr_ext);
 	tp->rec.size = size;
+	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
 	return 0;
 }
@@ -978,6 +1000,12 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 
 	if (tp)
 		json_string(j, "pool", tp->rec.name);
+	if (v->thin.rec.snapshot_of) {
+		struct pool_volume *sv = pool_volume_by_id(p, v->thin.rec.snapshot_of);
+
+		if (sv)
+			json_string(j, "origin", sv->rec.name);
+	}
 	if (v->thin.origin) {
 		struct pool_volume *ov = pool_volume_by_id(p, v->thin.origin->origin_volume);
 
@@ -990,6 +1018,7 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_u64(j, "mapped_bytes", u.mapped * bs);
 	json_u64(j, "exclusive_bytes", u.exclusive * bs);
 	json_u64(j, "shared_bytes", u.shared * bs);
+	json_percent(j, "data_percent", u.mapped * bs, v->rec.size);
 }
 
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
@@ -1003,11 +1032,18 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	json_u64(j, "block_size", r->block_size);
 	if (running(tp)) {
 		thin_pool_usage(running(tp), &u);
-		json_u64(j, "data_used_bytes", (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size);
+		uint64_t used = (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size;
+
+		json_u64(j, "data_used_bytes", used);
 		json_u64(j, "data_total_bytes", u.nr_blocks * u.block_size);
-		json_u64(j, "metadata_bytes", u.nr_leaves * THIN_LEAF_ENTRIES * 4);
+		json_percent(j, "data_percent", used, u.nr_blocks * u.block_size);
+		json_u64(j, "metadata_used_bytes", u.metadata_bytes);
+		json_u64(j, "metadata_total_bytes", u.metadata_limit);
+		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
+		json_u64(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
+		json_bool(j, "full", u.full);
 		if (u.commit_error) {
 			json_string(j, "commit_error", strerror(-u.commit_error));
 			json_u64(j, "commit_failing_ms", u.failing_ms);
@@ -1021,6 +1057,11 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_u64(j, "wait_seconds", r->wait_seconds);
 	json_bool(j, "zero", r->zero);
 	json_u64(j, "low_water_percent", r->low_water);
+	json_bool(j, "discard_passdown", r->discard_passdown);
+	json_u64(j, "autoextend_threshold", r->autoextend_threshold);
+	json_u64(j, "autoextend_percent", r->autoextend_percent);
+	if (r->on_event[0])
+		json_string(j, "on_event", r->on_event);
 }
 
 int pool_diff(struct pool *p, const char *a, const char *b,
@@ -1163,7 +1204,7 @@ struct target_type thin_pool_type = {
 	.build_order = 0,
 	.attach = thin_pool_attach,
 	.build = thin_pool_build,
-	.extend = thin_pool_extend,
+	.extend = pool_thin_pool_grow,
 	.remove = thin_pool_remove,
 	.check = thin_pool_check,
 	.status = thin_pool_status,
