@@ -200,6 +200,54 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 		     struct pool_error *err);
 
+/* ---- thin pool administration (thin-provisioning-tools' jobs) -------- */
+
+enum pool_dump_format {
+	POOL_DUMP_XML,			/* thin_dump's (thin_image.h) */
+	POOL_DUMP_JSON,			/* the same tree as JSON */
+};
+
+/*
+ * Writes the maps of thin pool @name, from a committed consistent point
+ * (online: the pool commits and holds its commits during the read), to
+ * @out: superblock, devices (dev_id = volume id, plus their name and
+ * size), single and range mappings.  Refuses a failed pool or maps that
+ * break an invariant (repair first).  O(pages + mapped blocks).
+ */
+int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
+		   FILE *out, struct pool_error *err);
+/*
+ * Creates thin volumes and their maps in thin pool @name (running, with
+ * no volumes) from thin_dump XML read from @xml: data block numbers are
+ * the pool's blocks, whose content stays.  Volumes take the XML's
+ * name/size attributes, else "thin<dev_id>" and the end of their last
+ * mapping.  @report gets a line per volume; with @dry_run nothing else
+ * happens.  All or nothing: one store transaction, then the pool is
+ * started again from it.
+ */
+int pool_thin_restore(struct pool *p, const char *name, FILE *xml, bool dry_run,
+		      void (*report)(void *arg, const char *line), void *arg,
+		      struct pool_error *err);
+/*
+ * Rebuilds the maps of thin pool @name from the pages that can be read,
+ * dropping what cannot; @report gets each lost range, per volume by name,
+ * and a summary.  Its volumes must be closed.  The pool is served again
+ * after (a failed one comes back into service).
+ */
+int pool_thin_repair(struct pool *p, const char *name,
+		     void (*report)(void *arg, const char *line), void *arg,
+		     struct pool_error *err);
+/* Discards every free block of thin pool @name (thin_trim); *bytes done. */
+int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
+		   struct pool_error *err);
+/*
+ * The metadata a thin pool of @pool_size bytes in blocks of @block_size
+ * with up to @max_thins volumes needs at most (thin_metadata_size's job),
+ * in *bytes: the default of a pool's metadata limit uses it.  Pure.
+ */
+int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
+			    uint64_t *bytes, struct pool_error *err);
+
 /* ---- reports --------------------------------------------------------- */
 
 /*

@@ -230,6 +230,18 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err);
 
 /*
+ * Restore and repair replace a thin pool's maps in the store, then serve
+ * what they wrote: retire the pool's volumes (-EBUSY naming one that is
+ * open, and then none is retired), stop the pool (unpublish its volumes,
+ * final commit, forget the maps), record, start it again from the store
+ * (its volumes served anew; a failed pool comes back into service).
+ */
+int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err);
+void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp);
+void pool_thin_stop(struct pool *p, struct pool_volume *tp);
+int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err);
+
+/*
  * The monitor (pool_monitor.c), dmeventd's part: a thread that watches
  * the running thin pools, grows those past their autoextend threshold
  * and runs their event command.  Started by pool_open, stopped by

@@ -177,6 +177,11 @@ struct pool_meta_ops {
 	/* Writes a directory page of thin pool @pool. */
 	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
 			    const struct thin_dir_rec *d);
+	/* Writes a leaf page of thin pool @pool. */
+	int (*thin_leaf_put)(struct pool_meta *m, int64_t pool,
+			     const struct thin_leaf_rec *l);
+	/* Deletes every map page of thin pool @pool (repair writes them anew). */
+	int (*thin_pages_delete)(struct pool_meta *m, int64_t pool);
 
 	/*
 	 * Opens the map pages of thin pool @pool on a connection of their

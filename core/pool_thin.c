@@ -386,6 +386,89 @@ static void thin_release(struct pool *p, struct pool_volume *v)
 	free(v->thin.origin);
 }
 
+/* ---- rebuild: restore and repair ------------------------------------------- */
+
+static bool member_of(const struct pool_volume *v, const struct pool_volume *tp)
+{
+	return v->type == &thin_type && v->thin.rec.pool == tp->rec.id;
+}
+
+int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (!member_of(v, tp) || !v->served || !volume_retire(v->served))
+			continue;
+		while (i--)
+			if (member_of(p->vols[i], tp) && p->vols[i]->served)
+				volume_unretire(p->vols[i]->served);
+		return pool_fail(err, -EBUSY, "volume '%s' of thin pool '%s' is busy (open)",
+				 v->rec.name, tp->rec.name);
+	}
+	return 0;
+}
+
+void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp) && p->vols[i]->served)
+			volume_unretire(p->vols[i]->served);
+}
+
+void pool_thin_stop(struct pool *p, struct pool_volume *tp)
+{
+	struct thin_pool *pool = tp->tp.pool;
+
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (member_of(v, tp) && v->published) {
+			volset_remove(&p->served, v->served);	/* waits for readers */
+			v->published = false;
+		}
+	}
+	if (pool && thin_pool_stop(pool))
+		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
+	tp->tp.pool = NULL;		/* statfs stops reading it first */
+	if (pool && pool_thins_update(p))
+		log_warn("thin pool '%s': out of memory while stopping it", tp->rec.name);
+	tp->tp.pool = pool;
+	unload_members(p, tp);
+	close_pool(p, tp);
+}
+
+int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	int r;
+
+	free(tp->failure);
+	tp->failure = NULL;
+	r = thin_pool_build(p, tp, err);
+	if (r) {
+		pool_volume_failed(tp, err->msg);
+		return r;
+	}
+	if (pool_thins_update(p))
+		log_warn("thin pool '%s' is not counted in statfs (out of memory)", tp->rec.name);
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+		struct pool_error e;
+
+		if (!member_of(v, tp) || v->broken)
+			continue;
+		free(v->failure);
+		v->failure = NULL;
+		if (thin_build(p, v, &e))
+			pool_volume_failed(v, e.msg);
+		else if (volset_add(&p->served, v->served))
+			pool_volume_failed(v, "out of memory");
+		else
+			v->published = true;
+	}
+	return 0;
+}
+
 /* ---- create a thin pool -------------------------------------------------------- */
 
 struct new_pool {

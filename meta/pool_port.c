@@ -149,6 +149,17 @@ static int port_thin_dir_put(struct pool_meta *m, int64_t pool,
 	return store_thin_dir_put(st(m), pool, d);
 }
 
+static int port_thin_leaf_put(struct pool_meta *m, int64_t pool,
+			      const struct thin_leaf_rec *l)
+{
+	return store_thin_leaf_put(st(m), pool, l);
+}
+
+static int port_thin_pages_delete(struct pool_meta *m, int64_t pool)
+{
+	return store_thin_pages_delete(st(m), pool);
+}
+
 static int port_thin_open(struct pool_meta *m, int64_t pool,
 			  const struct thin_meta_ops **ops, void **arg)
 {
@@ -195,6 +206,8 @@ static const struct pool_meta_ops pool_port_ops = {
 	.thin_put = port_thin_put,
 	.thin_origin_put = port_thin_origin_put,
 	.thin_dir_put = port_thin_dir_put,
+	.thin_leaf_put = port_thin_leaf_put,
+	.thin_pages_delete = port_thin_pages_delete,
 	.thin_open = port_thin_open,
 	.thin_close = port_thin_close,
 	.close = port_close,

@@ -121,6 +121,46 @@ int store_thin_list(struct store *s, struct thin_rec **out, size_t *nr)
 	return store_collect(s, st, sizeof(**out), thin_row, (void **)out, nr);
 }
 
+static int vol_row(sqlite3_stmt *st, void *rec)
+{
+	struct thin_vol_rec *v = rec;
+
+	v->volume = sqlite3_column_int64(st, 0);
+	v->dir = sqlite3_column_int64(st, 1);
+	return 0;
+}
+
+int store_thin_vols_of(struct store *s, int64_t pool, struct thin_vol_rec **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT volume, dir FROM thin WHERE pool = ? ORDER BY volume", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_collect(s, st, sizeof(**out), vol_row, (void **)out, nr);
+}
+
+int store_thin_pages_delete(struct store *s, int64_t pool)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "DELETE FROM thin_leaf WHERE pool = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	r = store_step_done(s, st);
+	if (r)
+		return r;
+	r = store_stmt(s, "DELETE FROM thin_dir WHERE pool = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_step_done(s, st);
+}
+
 static void put_le64(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
