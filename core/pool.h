@@ -220,12 +220,25 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
  * Creates thin volumes and their maps in thin pool @name (running, with
  * no volumes) from thin_dump XML read from @xml: data block numbers are
  * the pool's blocks, whose content stays.  Volumes take the XML's
- * name/size attributes, else "thin<dev_id>" and the end of their last
- * mapping.  @report gets a line per volume; with @dry_run nothing else
+ * names and sizes given in @s, else the XML's name/size attributes,
+ * else "thin<dev_id>" and the end of their last mapping.  @report gets a line per volume; with @dry_run nothing else
  * happens.  All or nothing: one store transaction, then the pool is
  * started again from it.
  */
-int pool_thin_restore(struct pool *p, const char *name, FILE *xml, bool dry_run,
+struct pool_restore_volume {
+	uint64_t dev_id;
+	const char *name;		/* NULL: the XML's, or thin<dev_id> */
+	uint64_t size;			/* bytes; 0: the XML's, or its mappings' end */
+};
+
+struct pool_restore_spec {
+	FILE *xml;
+	bool dry_run;
+	const struct pool_restore_volume *vols;	/* names and sizes given */
+	size_t nr_vols;
+};
+
+int pool_thin_restore(struct pool *p, const char *name, const struct pool_restore_spec *s,
 		      void (*report)(void *arg, const char *line), void *arg,
 		      struct pool_error *err);
 /*

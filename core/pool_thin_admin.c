@@ -498,7 +498,8 @@ static int record_restore(struct pool *p, void *arg)
 }
 
 /* Names and sizes for the image's devices, checked. */
-static int restore_plan(struct pool *p, struct restore *rs, struct pool_error *err)
+static int restore_plan(struct pool *p, struct restore *rs, const struct pool_restore_spec *s,
+			struct pool_error *err)
 {
 	uint32_t bs = rs->tp->tp.rec.block_size;
 	int r;
@@ -512,12 +513,19 @@ static int restore_plan(struct pool *p, struct restore *rs, struct pool_error *e
 		uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin +
 					    d->runs[d->nr_runs - 1].len : 0;
 
-		if (d->name[0])
+		const struct pool_restore_volume *given = NULL;
+
+		for (size_t j = 0; j < s->nr_vols; j++)
+			if (s->vols[j].dev_id == d->dev_id)
+				given = &s->vols[j];
+		if (given && given->name)
+			snprintf(v->name, sizeof(v->name), "%s", given->name);
+		else if (d->name[0])
 			snprintf(v->name, sizeof(v->name), "%s", d->name);
 		else
 			snprintf(v->name, sizeof(v->name), "thin%llu", (unsigned long long)d->dev_id);
 		snprintf(v->kind, sizeof(v->kind), "%s", thin_type.name);
-		v->size = image_size(d, bs);
+		v->size = given && given->size ? given->size : image_size(d, bs);
 		r = pool_check_new_name(p, v->name, err);
 		for (size_t j = 0; !r && j < i; j++)
 			if (!strcmp(rs->recs[j].name, v->name))
@@ -595,10 +603,11 @@ static void restore_publish(struct pool *p, struct restore *rs)
 	}
 }
 
-int pool_thin_restore(struct pool *p, const char *name, FILE *xml, bool dry_run,
+int pool_thin_restore(struct pool *p, const char *name, const struct pool_restore_spec *s,
 		      void (*report)(void *arg, const char *line), void *arg,
 		      struct pool_error *err)
 {
+	bool dry_run = s->dry_run;
 	struct restore rs = { 0 };
 	char why[POOL_ERROR_LEN - 64];
 	uint64_t mapped = 0;
@@ -613,14 +622,23 @@ int pool_thin_restore(struct pool *p, const char *name, FILE *xml, bool dry_run,
 			      name);
 	if (r)
 		goto out;
-	r = thin_image_read_xml(xml, &rs.img, why, sizeof(why));
+	r = thin_image_read_xml(s->xml, &rs.img, why, sizeof(why));
 	if (r) {
 		r = pool_fail(err, r, "cannot read the dump: %s", r == -ENOMEM ? "out of memory" : why);
 		goto out;
 	}
 	r = image_check(&rs.img, rs.tp, err);
 	if (!r)
-		r = restore_plan(p, &rs, err);
+		r = restore_plan(p, &rs, s, err);
+	for (size_t i = 0; !r && i < s->nr_vols; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < rs.img.nr_devs; j++)
+			found |= rs.img.devs[j].dev_id == s->vols[i].dev_id;
+		if (!found)
+			r = pool_fail(err, -ENOENT, "the dump has no device %llu",
+				      (unsigned long long)s->vols[i].dev_id);
+	}
 	if (r)
 		goto out;
 	for (size_t i = 0; i < rs.img.nr_devs; i++) {
