@@ -851,6 +851,8 @@ int pool_thin_repair(struct pool *p, const char *name,
 		r = repair_plan(&rp, err);
 	if (!r)
 		r = pool_record(p, "record the repaired maps", record_repair, &rp, err);
+	for (size_t i = 0; !r && i < rp.c.nr; i++)
+		rp.c.pvs[i]->thin.rec.dir = rp.pages.dirs[i].id;
 	if (!r) {
 		report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu unreadable pages dropped, %zu leaves written",
 			    name, rp.c.nr, (unsigned long long)rp.lost,
