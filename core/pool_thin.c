@@ -1145,6 +1145,7 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	json_u64(j, "autoextend_percent", r->autoextend_percent);
 	if (r->on_event[0])
 		json_string(j, "on_event", r->on_event);
+	pool_report_segments(p, tp, j);
 }
 
 int pool_diff(struct pool *p, const char *a, const char *b,
