@@ -298,6 +298,10 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
 struct pool_volume_info {
 	struct volume_rec rec;
 	char reason[POOL_ERROR_LEN];	/* "" when it is served */
+	char pool[POOL_NAME_MAX + 1];	/* a thin volume's pool, or "" */
+	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
+	/* lvs's Data% and Meta% in hundredths of a percent, -1 if none */
+	int32_t data_pct, meta_pct;
 };
 
 struct pool_device_info {
@@ -306,7 +310,10 @@ struct pool_device_info {
 	char reason[POOL_ERROR_LEN];	/* "" when it is open */
 };
 
-/* Every volume / device by id; *out malloc'ed.  0 or -ENOMEM. */
+/*
+ * Every volume / device by id; *out malloc'ed.  0 or -ENOMEM.  Thin
+ * figures cost a walk of each thin volume's map.
+ */
 int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr);
 int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr);
 

@@ -1104,6 +1104,40 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_percent(j, "data_percent", u.mapped * bs, v->rec.size);
 }
 
+static int32_t hundredths(uint64_t part, uint64_t whole)
+{
+	return whole ? (int32_t)((part * 10000 + whole / 2) / whole) : 0;
+}
+
+static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+	struct pool_volume *sv = v->thin.rec.snapshot_of ?
+				 pool_volume_by_id(p, v->thin.rec.snapshot_of) : NULL;
+	struct thin_usage u;
+
+	if (tp)
+		snprintf(out->pool, sizeof(out->pool), "%s", tp->rec.name);
+	if (sv)
+		snprintf(out->origin, sizeof(out->origin), "%s", sv->rec.name);
+	if (!v->served || !tp)
+		return;
+	thin_usage(v->served->target, &u);
+	out->data_pct = hundredths(u.mapped * tp->tp.rec.block_size, v->rec.size);
+}
+
+static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_volume_info *out)
+{
+	struct thin_pool_usage u;
+
+	(void)p;
+	if (!running(tp))
+		return;
+	thin_pool_usage(running(tp), &u);
+	out->data_pct = hundredths(u.nr_blocks - u.nr_free - u.nr_pending, u.nr_blocks);
+	out->meta_pct = hundredths(u.metadata_bytes, u.metadata_limit);
+}
+
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
 {
 	const struct thin_pool_rec *r = &tp->tp.rec;
@@ -1292,6 +1326,7 @@ struct target_type thin_pool_type = {
 	.remove = thin_pool_remove,
 	.check = thin_pool_check,
 	.status = thin_pool_status,
+	.info = thin_pool_info,
 	.release = thin_pool_release,
 };
 
@@ -1305,5 +1340,6 @@ struct target_type thin_type = {
 	.remove = thin_remove_volume,
 	.check = thin_check,
 	.status = thin_status,
+	.info = thin_info,
 	.release = thin_release,
 };
