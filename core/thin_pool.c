@@ -425,7 +425,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->block_size = p->params.block_size;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing;
+	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing + p->alloc.nr_held;
 	out->nr_leaves = p->nr_leaves;
 	out->nr_dirs = p->nr_dirs;
 	out->low_water = p->low_water;

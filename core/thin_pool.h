@@ -60,7 +60,7 @@ struct thin_pool_usage {
 	uint32_t block_size;		/* bytes */
 	uint64_t nr_blocks;		/* in the data area */
 	uint64_t nr_free;		/* free now (pending frees excluded) */
-	uint64_t nr_pending;		/* freed, reusable after the next commit */
+	uint64_t nr_pending;		/* freed, reusable after the next commit (or discard) */
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
 	bool low_water;			/* free is below the low-water mark */
 	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
