@@ -1,3 +1,24 @@
+/*
+ * Exclusive ownership.  A pool owns its raw devices while it has them
+ * open, so that a copy of its database (another pool directory naming the
+ * same devices) can never serve the same bytes at the same time.  The
+ * kernel keeps the score: a block device is claimed by an O_EXCL open,
+ * which it grants to one opener at a time and refuses while the device is
+ * mounted; a regular file by flock(LOCK_EX), which /proc/locks shows with
+ * the holder's pid, so the refusal can name it.  Both go when the process
+ * dies, however it dies.
+ *
+ * An external origin image is only read: device_open_shared() claims a
+ * file with flock(LOCK_SH), so pools may share a base image but none may
+ * use it as a raw device meanwhile (a block device is not claimed then).
+ *
+ * Within one process a device may be opened more than once: the pool
+ * service opens a device again to wipe its label, thin volumes share an
+ * origin image.  So a claim belongs to the process, not to one struct
+ * device: a table of claims by identity (the device number of a block
+ * device, device and inode of a file) counts its openers, and the claim
+ * holds a descriptor of its own until the last of them closes.
+ */
 #include "device.h"
 
 #include <errno.h>
@@ -9,11 +30,141 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/magic.h>
+#include <pthread.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+struct claim {
+	dev_t dev;			/* st_rdev of a block device, else st_dev */
+	ino_t ino;			/* 0 for a block device */
+	int fd;				/* holds the O_EXCL open or the flock */
+	bool exclusive;			/* else shared: an origin image */
+	unsigned int refs;		/* struct devices of this process on it */
+	struct claim *next;
+};
+
+static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct claim *claims;
+
+static void claim_identity(const struct stat *st, dev_t *dev, ino_t *ino)
+{
+	*dev = S_ISBLK(st->st_mode) ? st->st_rdev : st->st_dev;
+	*ino = S_ISBLK(st->st_mode) ? 0 : st->st_ino;
+}
+
+static int flock_nb(int fd, bool exclusive)
+{
+	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? -EBUSY : -errno;
+}
+
+/*
+ * A descriptor that claims what @fd is open on: a new O_EXCL open of the
+ * same block device (through /proc, so it cannot be another device that
+ * took the path meanwhile), or a duplicate of @fd with the flock on it.
+ */
+static int claim_open(int fd, const struct stat *st, bool exclusive)
+{
+	char path[64];
+	int cfd, r;
+
+	if (S_ISBLK(st->st_mode)) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		cfd = open(path, O_RDONLY | O_CLOEXEC | (exclusive ? O_EXCL : 0));
+		return cfd < 0 ? -errno : cfd;
+	}
+	cfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (cfd < 0)
+		return -errno;
+	r = flock_nb(cfd, exclusive);
+	if (r) {
+		close(cfd);
+		return r;
+	}
+	return cfd;
+}
+
+/*
+ * A shared claim becomes exclusive when this process opens the device as a
+ * raw device too.  flock() converts by dropping the shared lock first, so
+ * a refused conversion takes it back.
+ */
+static int claim_upgrade(struct claim *c, int fd, const struct stat *st)
+{
+	int cfd, r;
+
+	if (c->exclusive)
+		return 0;
+	if (S_ISREG(st->st_mode)) {
+		r = flock_nb(c->fd, true);
+		if (r)
+			flock_nb(c->fd, false);
+	} else {
+		cfd = claim_open(fd, st, true);
+		r = cfd < 0 ? cfd : 0;
+		if (!r) {
+			close(c->fd);
+			c->fd = cfd;
+		}
+	}
+	if (!r)
+		c->exclusive = true;
+	return r;
+}
+
+static int claim_take(int fd, const struct stat *st, bool exclusive, struct claim **out)
+{
+	struct claim *c;
+	dev_t dev;
+	ino_t ino;
+	int r = 0;
+
+	claim_identity(st, &dev, &ino);
+	pthread_mutex_lock(&claims_lock);
+	for (c = claims; c && (c->dev != dev || c->ino != ino); c = c->next)
+		;
+	if (c) {
+		r = exclusive ? claim_upgrade(c, fd, st) : 0;
+		if (!r)
+			c->refs++;
+	} else if (!(c = calloc(1, sizeof(*c)))) {
+		r = -ENOMEM;
+	} else {
+		c->fd = claim_open(fd, st, exclusive);
+		if (c->fd < 0) {
+			r = c->fd;
+			free(c);
+		} else {
+			*c = (struct claim){ dev, ino, c->fd, exclusive, 1, claims };
+			claims = c;
+		}
+	}
+	pthread_mutex_unlock(&claims_lock);
+	if (!r)
+		*out = c;
+	return r;
+}
+
+static void claim_drop(struct claim *c)
+{
+	struct claim **pp;
+
+	pthread_mutex_lock(&claims_lock);
+	if (--c->refs == 0) {
+		for (pp = &claims; *pp != c; pp = &(*pp)->next)
+			;
+		*pp = c->next;
+		close(c->fd);
+		free(c);
+	}
+	pthread_mutex_unlock(&claims_lock);
+}
 
 static int device_size(int fd, const struct stat *st, uint64_t *size)
 {
@@ -63,7 +214,8 @@ static void device_map_if_in_memory(struct device *dev, const struct stat *st)
 		dev->mem = p;
 }
 
-int device_open(const char *path, int64_t id, struct device **out)
+static int open_claimed(const char *path, int64_t id, bool exclusive,
+			struct device **out)
 {
 	struct device *dev;
 	struct stat st;
@@ -92,15 +244,20 @@ int device_open(const char *path, int64_t id, struct device **out)
 		r = -ENOTBLK;
 		goto err_close;
 	}
-	r = device_size(dev->fd, &st, &dev->size);
+	r = claim_take(dev->fd, &st, exclusive, &dev->claim);
 	if (r)
 		goto err_close;
+	r = device_size(dev->fd, &st, &dev->size);
+	if (r)
+		goto err_drop_claim;
 	device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
 	device_map_if_in_memory(dev, &st);
 	*out = dev;
 	return 0;
 
+err_drop_claim:
+	claim_drop(dev->claim);
 err_close:
 	close(dev->fd);
 err_free_path:
@@ -108,6 +265,16 @@ err_free_path:
 err_free:
 	free(dev);
 	return r;
+}
+
+int device_open(const char *path, int64_t id, struct device **out)
+{
+	return open_claimed(path, id, true, out);
+}
+
+int device_open_shared(const char *path, struct device **out)
+{
+	return open_claimed(path, 0, false, out);
 }
 
 void device_close(struct device *dev)
@@ -119,8 +286,86 @@ void device_close(struct device *dev)
 	if (dev->fd_direct >= 0)
 		close(dev->fd_direct);
 	close(dev->fd);
+	claim_drop(dev->claim);
 	free(dev->path);
 	free(dev);
+}
+
+/*
+ * The flock holder of the file @st, from /proc/locks lines such as
+ * "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (device in hex).
+ */
+static pid_t flock_holder(const struct stat *st)
+{
+	char line[256], type[16], mode[16], id[64];
+	unsigned int maj, min;
+	unsigned long ino;
+	pid_t pid = 0;
+	FILE *f = fopen("/proc/locks", "re");
+	int pid_read;
+
+	if (!f)
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*[^:]: %15s %*s %15s %d %63s", type, mode, &pid_read, id) != 4 ||
+		    strcmp(type, "FLOCK") || strcmp(mode, "WRITE") ||
+		    sscanf(id, "%x:%x:%lu", &maj, &min, &ino) != 3)
+			continue;
+		if (makedev(maj, min) == st->st_dev && ino == st->st_ino)
+			pid = pid_read;
+	}
+	fclose(f);
+	return pid;
+}
+
+/* Where block device @rdev is mounted, from /proc/self/mountinfo. */
+static bool mounted_at(dev_t rdev, char *at, size_t len)
+{
+	char line[1024], where[512];
+	unsigned int maj, min;
+	bool found = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u %*u %u:%u %*s %511s", &maj, &min, where) == 3 &&
+		    makedev(maj, min) == rdev) {
+			snprintf(at, len, "%s", where);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+const char *device_strerror(const char *path, int r, char *buf, size_t len)
+{
+	char comm[64] = "", at[512], proc[64];
+	struct stat st;
+	pid_t pid;
+	FILE *f;
+
+	if (r != -EBUSY || stat(path, &st) < 0) {
+		snprintf(buf, len, "%s", strerror(-r));
+	} else if (S_ISBLK(st.st_mode)) {
+		if (mounted_at(st.st_rdev, at, sizeof(at)))
+			snprintf(buf, len, "in use: mounted on '%s'", at);
+		else
+			snprintf(buf, len, "in use: opened exclusively by another program "
+				 "(a mapperfs pool, a file system, swap, a RAID)");
+	} else if ((pid = flock_holder(&st)) > 0) {
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)pid);
+		f = fopen(proc, "re");
+		if (f && fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		if (f)
+			fclose(f);
+		snprintf(buf, len, "in use by %s (pid %d)", *comm ? comm : "another program",
+			 (int)pid);
+	} else {
+		snprintf(buf, len, "in use by another program (it holds a lock on it)");
+	}
+	return buf;
 }
 
 int device_label_read(struct device *dev, struct device_label *out)

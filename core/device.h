@@ -14,6 +14,11 @@
  * would cost two (on a real device, DMA fills the buffer and the reply is
  * the one copy).  A fault on the mapping surfaces as EFAULT/EIO in the
  * kernel's copy, never as a signal in the daemon.
+ *
+ * Opening claims the device for this process (device.c): an O_EXCL open of
+ * a block device, an flock on a regular file, held until the last struct
+ * device of this process on it is closed.  Another process that opens it
+ * meanwhile gets -EBUSY; device_strerror() says who holds it.
  */
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
@@ -24,6 +29,8 @@
 
 #include "label.h"
 
+struct claim;
+
 struct device {
 	int64_t id;			/* the pool's id for it; 0 if none */
 	char *path;
@@ -33,15 +40,31 @@ struct device {
 	bool nowait;			/* takes RWF_NOWAIT: io_uring runs it inline */
 	uint64_t size;			/* bytes, as found at open */
 	const char *mem;		/* memory-backed file mapped read-only, or NULL */
+	struct claim *claim;		/* this process's hold on it (device.c) */
 };
 
 /*
- * Opens @path read-write.  Blocks (open, fstat).  Returns 0, -ENOENT if it
- * does not exist, -ENOTBLK if it is neither a block device nor a regular
- * file, or another -errno.
+ * Opens @path read-write and claims it.  Blocks (open, fstat).  Returns 0,
+ * -ENOENT if it does not exist, -ENOTBLK if it is neither a block device
+ * nor a regular file, -EBUSY if another process holds it (or, for a block
+ * device, it is mounted), or another -errno.
  */
 int device_open(const char *path, int64_t id, struct device **out);
+/*
+ * The same for a device that is only read (an external origin image): a
+ * file is claimed shared, so several pools may read it, and -EBUSY means
+ * another process holds it exclusively (as a raw device); a block device
+ * is not claimed.
+ */
+int device_open_shared(const char *path, struct device **out);
 void device_close(struct device *dev);
+
+/*
+ * Describes error @r of device_open(@path) in @buf, one phrase: for
+ * -EBUSY who holds the device ("in use by mapperfs (pid 1234)", "in use:
+ * mounted on '/mnt'"), else strerror.  Reads /proc.  Returns @buf.
+ */
+const char *device_strerror(const char *path, int r, char *buf, size_t len);
 
 /* Reads the label.  Returns 0, -ENODATA, -EBADMSG or -EIO. */
 int device_label_read(struct device *dev, struct device_label *out);

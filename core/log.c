@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ static const char *log_program = "mapperfs";
 static FILE *log_stream;
 static enum log_level log_max = LOG_INFO;
 static bool log_stderr_too;
+static char *log_path;			/* what log_reopen() opens again */
 
 void log_init(const char *program)
 {
@@ -35,19 +38,50 @@ void log_also_stderr(bool on)
 	log_stderr_too = on;
 }
 
+static int open_log(const char *path)
+{
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
 int log_to_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
+	int fd = open_log(path);
+	char *copy = strdup(path);
+	FILE *f = fd >= 0 && copy ? fdopen(fd, "a") : NULL;
 
 	if (!f) {
+		int r = copy ? -errno : -ENOMEM;
+
 		if (fd >= 0)
 			close(fd);
-		return -errno;
+		free(copy);
+		return r;
 	}
 	setvbuf(f, NULL, _IOLBF, 0);
+	free(log_path);
+	log_path = copy;
 	log_stream = f;
 	return 0;
+}
+
+/*
+ * Other threads may be writing through log_stream at this moment, so the
+ * stream stays; only the descriptor under it changes, and dup2() swaps it
+ * in one step: each line lands whole in the old file or in the new one.
+ */
+int log_reopen(void)
+{
+	int fd, r = 0;
+
+	if (!log_path)
+		return -ENOENT;
+	fd = open_log(log_path);
+	if (fd < 0)
+		return -errno;
+	if (dup3(fd, fileno(log_stream), O_CLOEXEC) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 static void log_line(const char *level, const char *fmt, va_list ap)

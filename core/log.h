@@ -24,6 +24,12 @@ void log_set_level(enum log_level level);
 int log_to_file(const char *path);		/* mode 0600; 0 or -errno */
 /* While logging to a file, copy warnings and errors to stderr too. */
 void log_also_stderr(bool on);
+/*
+ * Opens the file of log_to_file() again, by its path: after logrotate
+ * renamed it, the next line starts a new file.  Safe while other threads
+ * log.  0, -ENOENT when logging to stderr, or -errno (the old file stays).
+ */
+int log_reopen(void);
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

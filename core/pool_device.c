@@ -50,12 +50,13 @@ int pool_device_attach(struct pool *p, struct pool_device *d)
 {
 	struct device_label expect = { .pool = p->uuid, .device = d->rec.uuid,
 				       .size = d->rec.size };
-	char why[200];
+	char why[200], msg[160];
 	int r;
 
 	r = device_open(d->rec.path, d->rec.id, &d->dev);
 	if (r) {
-		snprintf(why, sizeof(why), "cannot be opened: %s", strerror(-r));
+		snprintf(why, sizeof(why), "cannot be opened: %s",
+			 device_strerror(d->rec.path, r, msg, sizeof(msg)));
 		device_failed(d, why);
 		return r;
 	}
@@ -252,7 +253,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	struct pool_device *d = NULL;
 	const char *name = s->name;
 	struct device *dev = NULL;
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], abs_why[160];
 	int r;
 
 	if (s->path[0] != '/')
@@ -281,7 +282,8 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	if (r == -ENOTBLK)
 		r = pool_fail(err, r, "'%s' is neither a block device nor a regular file", abs);
 	else if (r)
-		r = pool_fail(err, r, "cannot open '%s': %s", abs, strerror(-r));
+		r = pool_fail(err, r, "cannot open '%s': %s", abs,
+			      device_strerror(abs, r, abs_why, sizeof(abs_why)));
 	if (!r)
 		r = check_device(p, dev, s->force, err);
 	if (r)

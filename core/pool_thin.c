@@ -156,7 +156,7 @@ static int attach_origin(struct pool *p, struct target *t,
 		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
 		return 0;
 	}
-	r = device_open(o->origin_path, 0, &seg.dev);
+	r = device_open_shared(o->origin_path, &seg.dev);
 	if (r)
 		return pool_fail(err, r, "cannot open its origin '%s': %s", o->origin_path,
 				 strerror(-r));

@@ -4,6 +4,11 @@
  * runs.  The daemon runs it with the very commands mapperctl runs offline
  * (tools/cmd.h), on the pool service it hosts, and sends back what they
  * printed: the socket carries requests and replies, nothing else.
+ *
+ * Each connection gets a thread (up to 16 at once) that waits at most 5 s
+ * for the request; only root and the pool directory's owner are served
+ * (SO_PEERCRED), anyone else gets a one-line refusal.  Commands run one at
+ * a time, under one mutex (they share getopt's globals).
  */
 #ifndef MAPPERFS_CONTROL_H
 #define MAPPERFS_CONTROL_H
@@ -13,7 +18,10 @@ struct control;
 
 /* Binds POOL_DIR/control.sock and starts the thread.  0 or -errno. */
 int control_start(struct daemon *d, struct control **out);
-/* Stops accepting, waits for the request in progress, removes the socket. */
+/*
+ * Stops accepting, cuts off clients that sent nothing yet, waits for the
+ * commands in progress, removes the socket.
+ */
 void control_stop(struct control *c);
 
 #endif

@@ -17,9 +17,12 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,7 +35,11 @@
 #include "pool.h"
 #include "pool_port.h"
 #include "rcu.h"
+#include "stop.h"
 #include "transport.h"
+#include "volset.h"
+#include "volume.h"
+#include "wire.h"
 #include "workers.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -145,11 +152,43 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Holds the pool lock for the life of the process (and its child). */
+/* A daemon serves the pool: it answers on POOL/control.sock. */
+static bool daemon_answers(const char *pool_dir)
+{
+	int fd = wire_connect(pool_dir);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * Holds the pool lock for the life of the process (and its child).
+ *
+ * `fusermount3 -u M && mapperfs --pool P M` must work: the old daemon
+ * learns of the unmount a moment after fusermount3 returns and holds the
+ * lock until it closed the store and the devices.  So a busy lock is
+ * retried with back-off for LOCK_WAIT_MS, unless a daemon keeps answering
+ * on the control socket for LOCK_LIVE_MS (it serves the pool: the lock
+ * will not come free; the socket goes first when a daemon stops).
+ */
+#define LOCK_WAIT_MS	10000
+#define LOCK_LIVE_MS	1000
+
 static int lock_pool(const char *pool_dir)
 {
-	int fd = pool_lock(pool_dir);
+	unsigned int waited_ms = 0, live_ms = 0, step_ms = 2;
+	int fd;
 
+	while ((fd = pool_lock(pool_dir)) == -EBUSY && waited_ms < LOCK_WAIT_MS) {
+		live_ms = daemon_answers(pool_dir) ? live_ms + step_ms : 0;
+		if (live_ms >= LOCK_LIVE_MS)
+			break;
+		usleep(step_ms * 1000);
+		waited_ms += step_ms;
+		step_ms = step_ms * 2 > 100 ? 100 : step_ms * 2;
+	}
 	if (fd == -EBUSY)
 		log_error("pool '%s' is in use by another process", pool_dir);
 	else if (fd < 0)
@@ -214,38 +253,6 @@ static int mount_session(struct daemon *d, const struct options *o,
 	}
 	*out = se;
 	return 0;
-}
-
-/* The signals signal_main() takes; every other thread blocks them. */
-static void handled_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGUSR1);
-}
-
-struct signal_ctx {
-	struct fuse_session *se;
-	const char *mountpoint;
-};
-
-/* Ends the session on SIGTERM/SIGINT/SIGHUP, as fusermount3 -u would. */
-static void *signal_main(void *arg)
-{
-	struct signal_ctx *s = arg;
-	sigset_t set;
-	int sig;
-
-	handled_signals(&set);
-	sigwait(&set, &sig);
-	if (sig != SIGUSR1) {	/* USR1: main() asks us to return */
-		log_info("signal %d: unmounting '%s'", sig, s->mountpoint);
-		fuse_session_exit(s->se);
-		fuse_session_unmount(s->se);
-	}
-	return NULL;
 }
 
 /* POOL/mapperfs.pid, never through a link; removed at a clean exit. */
@@ -383,31 +390,113 @@ static void tell_ready(int ready_fd)
 	close(ready_fd);
 }
 
+/*
+ * Takes the mount out of the directory tree (umount -l): nothing new can
+ * be opened, what is open stays served, and the kernel ends the session
+ * when the last of it is closed.  Only if @mnt is still our mount
+ * (@mnt_dev): something may have been mounted over it since.
+ */
+static int detach_mount(const char *mnt, dev_t mnt_dev)
+{
+	char *argv[] = { "fusermount3", "-u", "-z", "-q", "--", (char *)mnt, NULL };
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	if (stat(mnt, &st) < 0 || st.st_dev != mnt_dev)
+		return -ESTALE;
+	if (geteuid() == 0)
+		return umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW) ? -errno : 0;
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ))
+		return -errno;
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+static const char *sigdesc(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* Names the open volumes, in one line, for the log of a stop that waits. */
+static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int detached)
+{
+	struct volset_array *a;
+	char list[512] = "";
+	size_t used = 0;
+
+	rcu_read_begin();
+	a = pool_served(daemon_pool(d));
+	for (size_t i = 0; i < a->nr && used < sizeof(list); i++) {
+		int n = atomic_load(&a->v[i]->holders);
+
+		if (n > 0)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s'%s' (%d)",
+						 used ? ", " : "", a->v[i]->name, n);
+	}
+	rcu_read_end();
+	if (!used) {
+		log_info("%s: stopping", sigdesc(sig));
+		return;
+	}
+	log_info("%s: '%s' %s; still serving the open volumes %s; the daemon stops "
+		 "once they are closed", sigdesc(sig), mnt,
+		 detached ? "is detached (no new opens)" : "could not be detached", list);
+}
+
+/*
+ * SIGTERM/SIGINT (stop.h): no more admin commands, a commit, the mount
+ * detached; then serve until nothing is open.  Returns 1 if the mount was
+ * detached here (it must then not be unmounted by path again).
+ */
+static int drain(struct daemon *d, const char *mnt, struct control **control,
+		 struct workers *workers, int sig, dev_t mnt_dev)
+{
+	int r;
+
+	control_stop(*control);
+	*control = NULL;
+	pool_commit_all(daemon_pool(d));
+	r = detach_mount(mnt, mnt_dev);
+	if (r)
+		log_warn("cannot detach '%s': %s", mnt, strerror(-r));
+	log_open_volumes(d, mnt, sig, !r);
+	if (!stop_wait_closed())
+		workers_cancel(workers);
+	return !r;
+}
+
 static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		 int io_flusher_refused)
 {
-	struct signal_ctx sig = { .mountpoint = o->mountpoint };
-	struct control *control;
+	struct control *control = NULL;
+	struct fuse_session *se;
 	struct workers *workers;
-	pthread_t signal_thread;
-	int r;
+	int detached = 0, sig, r;
+	struct stat st;
 
-	r = mount_session(d, o, &sig.se);
+	r = mount_session(d, o, &se);
 	if (r)
 		return r;
-	daemon_set_session(d, sig.se);
-	r = workers_start(sig.se, o->workers, &workers);
+	daemon_set_session(d, se);
+	r = workers_start(se, o->workers, &workers);
+	if (!r)				/* served by the workers: they run */
+		r = stat(o->mountpoint, &st) ? -errno : 0;
 	if (!r)
 		r = control_start(d, &control);
+	if (!r)
+		r = stop_watch_signals();
 	if (r) {
-		fuse_session_exit(sig.se);
-		fuse_session_unmount(sig.se);
+		if (control)
+			control_stop(control);
+		fuse_session_exit(se);
+		fuse_session_unmount(se);
 		workers_join(workers);
 		daemon_set_session(d, NULL);
-		fuse_session_destroy(sig.se);
+		fuse_session_destroy(se);
 		return r;
 	}
-	pthread_create(&signal_thread, NULL, signal_main, &sig);
 	r = write_pidfile(o->pool_dir);
 	if (r)
 		log_warn("cannot write the pid file: %s", strerror(-r));
@@ -416,13 +505,17 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	tell_ready(ready_fd);
 	log_io_flusher(io_flusher_refused);
 
-	workers_join(workers);		/* returns once the mount is gone */
-	pthread_kill(signal_thread, SIGUSR1);
-	pthread_join(signal_thread, NULL);
-	control_stop(control);
+	sig = stop_wait_request();
+	if (sig)
+		detached = drain(d, o->mountpoint, &control, workers, sig, st.st_dev);
+	workers_join(workers);		/* returns once the session is over */
+	stop_unwatch_signals();
+	if (control)
+		control_stop(control);
 	daemon_set_session(d, NULL);
-	fuse_session_unmount(sig.se);
-	fuse_session_destroy(sig.se);
+	if (!detached)
+		fuse_session_unmount(se);
+	fuse_session_destroy(se);	/* closing /dev/fuse fails what is left */
 	remove_pidfile(o->pool_dir);
 	log_info("unmounted '%s'", o->mountpoint);
 	return 0;
@@ -436,7 +529,6 @@ int main(int argc, char **argv)
 	struct pool_error err;
 	struct daemon *d;
 	struct pool *pool;
-	sigset_t set;
 
 	log_init("mapperfs");
 	r = parse_args(argc, argv, &o);
@@ -472,9 +564,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* Every thread inherits this mask; signal_main() takes them. */
-	handled_signals(&set);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* Every thread inherits this mask; stop.c's thread takes them. */
+	stop_block_signals();
 	signal(SIGPIPE, SIG_IGN);
 
 	lock_fd = lock_pool(o.pool_dir);

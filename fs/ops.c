@@ -11,6 +11,7 @@
 #include "daemon.h"
 #include "pool.h"
 #include "rcu.h"
+#include "stop.h"
 #include "transport.h"
 #include "volset.h"
 #include "volume.h"
@@ -217,14 +218,18 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = 0;
 	fi->noflush = 1;
 	transport_mark_parallel_open();
-	if (fuse_reply_open(req, fi) == -ENOENT)
+	stop_file_opened();
+	if (fuse_reply_open(req, fi) == -ENOENT) {
 		volume_unhold(v);	/* the opener was interrupted */
+		stop_file_closed();
+	}
 }
 
 static void mfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
 	volume_unhold(fh_volume(fi));
+	stop_file_closed();
 	fuse_reply_err(req, 0);
 }
 

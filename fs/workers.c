@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "rcu.h"
+#include "stop.h"
 
 /* Header (40 bytes) + fuse_write_in (40 bytes) before a WRITE payload. */
 #define WRITE_PAYLOAD_OFFSET	80
@@ -25,10 +26,23 @@ struct worker *worker_self(void)
 	return self;
 }
 
+static void worker_leave(void *arg)
+{
+	(void)arg;
+	urcu_memb_unregister_thread();
+}
+
+/*
+ * A worker can be cancelled only while it waits in read() for a request
+ * (libfuse's own loop does the same): a request it took is always served
+ * and answered first.  The kernel ends the session with ENODEV when the
+ * mount goes away; that worker tells main().
+ */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	self = w;
 	urcu_memb_register_thread();
 	/* The ring is made here: IORING_SETUP_SINGLE_ISSUER binds it to us. */
@@ -38,9 +52,13 @@ static void *worker_main(void *arg)
 		urcu_memb_unregister_thread();
 		return NULL;
 	}
+	pthread_cleanup_push(worker_leave, w);
 	while (!fuse_session_exited(w->se)) {
-		int r = fuse_session_receive_buf(w->se, &w->fbuf);
+		int r;
 
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		r = fuse_session_receive_buf(w->se, &w->fbuf);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (r == -EINTR)
 			continue;
 		if (r <= 0)
@@ -49,7 +67,8 @@ static void *worker_main(void *arg)
 		/* libfuse sets size to the bytes read; give the room back. */
 		w->fbuf.size = RECV_SIZE;
 	}
-	urcu_memb_unregister_thread();
+	stop_session_over();
+	pthread_cleanup_pop(1);
 	return NULL;
 }
 
@@ -96,6 +115,12 @@ int workers_start(struct fuse_session *se, unsigned int nr, struct workers **out
 	}
 	*out = ws;
 	return r;
+}
+
+void workers_cancel(struct workers *ws)
+{
+	for (unsigned int i = 0; i < ws->nr; i++)
+		pthread_cancel(ws->w[i].thread);
 }
 
 void workers_join(struct workers *ws)

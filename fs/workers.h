@@ -42,6 +42,13 @@ struct worker *worker_self(void);
  * the workers that run, and the caller ends the session and joins them.
  */
 int workers_start(struct fuse_session *se, unsigned int nr, struct workers **out);
+/*
+ * Ends every worker while the session is still up: a worker waiting for a
+ * request returns at once, one serving a request answers it first.  The
+ * caller then joins them; requests nobody read fail (ENOTCONN) when the
+ * session's descriptor closes.
+ */
+void workers_cancel(struct workers *w);
 /* Waits until every worker saw the session end, then frees them. */
 void workers_join(struct workers *w);
 

@@ -11,6 +11,7 @@ MAPPERFS_PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev liburcu-dev libsqlite3-dev sqlite3 check
 	libblkid-dev libexpat1-dev thin-provisioning-tools
 	fio e2fsprogs xfsprogs util-linux jq kmod python3
+	nbdkit libnbd-bin
 )
 
 # Installs whatever of MAPPERFS_PACKAGES is missing; runs `apt-get update`

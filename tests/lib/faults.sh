@@ -1,0 +1,100 @@
+# tests/lib/faults.sh: the fault-test kit, sourced after functions.sh by
+# tests that stop daemons, break devices or hold locks on purpose.
+#
+# Every helper waits on a real event (a lock coming free, a fifo, a
+# socket) and registers its undo step with cleanup_fn, so a test that
+# fails midway leaves no mount, process or lock behind.  functions.sh
+# already has wait_log (a line in the daemon's log) and hold_db_lock.
+
+# wait_unlocked POOL SECONDS: waits until no process holds POOL's lock
+# (the daemon holds it until its very last step, so this is when it is
+# done), for at most SECONDS.  Fails otherwise.  A process that exited
+# but was not reaped yet (its parent is gone) still answers `kill -0`;
+# the kernel drops its locks at exit, which is what this waits for.
+wait_unlocked()
+{
+	flock -w "$2" "$1/lock" true || fail "$1 is still locked after ${2}s"
+}
+
+# pool_locked POOL: true while a process holds POOL's lock.
+pool_locked()
+{
+	! flock -n "$1/lock" true
+}
+
+# ---- faulty raw devices: nbdkit behind nbdfuse -----------------------------------
+
+# nbd_device NAME SIZE [NBDKIT_PARAM=VALUE...]: a raw device whose faults
+# the test controls, and prints its path (a regular file: give it to
+# `mapperctl device add`).  nbdkit serves SIZE bytes of memory on a Unix
+# socket through the error and delay filters (params such as
+# delay-read=1, delay-write=500ms go to them); nbdfuse shows it as the file
+# $T_DIR/nbd/NAME/mnt/NAME.  Every request fails with EIO while
+# nbd_fail NAME is in force (nbd_heal NAME ends it).  Registers nbdfuse's
+# unmount and nbdkit's end.  Safe inside $(...).
+nbd_device()
+{
+	local name=$1 size=$2 dir=$T_DIR/nbd/$1 pid
+
+	shift 2
+	mkdir -p "$dir/mnt"
+	cleanup_fn _t_undo_nbdkit "$dir/nbdkit.pid"	# before it starts: it detaches
+	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" \
+		--filter=error --filter=delay memory size="$size" \
+		error-rate=100% error-file="$dir/fail" "$@" </dev/null >/dev/null 2>"$dir/nbdkit.log" ||
+		fail "nbdkit for $name did not start: $(cat "$dir/nbdkit.log")"
+	# nbdfuse writes its pid when it serves: into a fifo, that is the event.
+	mkfifo "$dir/nbdfuse.pid"
+	nbdfuse -P "$dir/nbdfuse.pid" "$dir/mnt/$name" --unix "$dir/sock" \
+		</dev/null >/dev/null 2>"$dir/nbdfuse.log" &
+	cleanup_fn _t_undo_nbdfuse "$dir/mnt" "$!"
+	pid=$(timeout 30 cat "$dir/nbdfuse.pid") && [ -n "$pid" ] ||
+		fail "nbdfuse for $name did not start: $(cat "$dir/nbdfuse.log")"
+	echo "$dir/mnt/$name"
+}
+
+# nbd_fail NAME / nbd_heal NAME: from now on every request to NAME fails
+# with EIO / is served again.
+nbd_fail() { : >"$T_DIR/nbd/$1/fail"; }
+nbd_heal() { rm -f "$T_DIR/nbd/$1/fail"; }
+
+_t_undo_nbdfuse()
+{
+	local mnt=$1 pid=$2 rc=0
+
+	if mountpoint -q "$mnt"; then
+		fusermount3 -u "$mnt" || { fusermount3 -uz "$mnt"; rc=1; }
+	fi
+	timeout 10 tail --pid="$pid" -f /dev/null || { kill -KILL "$pid" 2>/dev/null; rc=1; }
+	return "$rc"
+}
+
+# _t_undo_nbdkit PIDFILE: ends the nbdkit that wrote PIDFILE, if it runs.
+_t_undo_nbdkit()
+{
+	local pid
+
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nbdkit ] || return 0
+	kill "$pid"
+	timeout 10 tail --pid="$pid" -f /dev/null
+}
+
+# ---- a file system that fills up ---------------------------------------------------
+
+# small_tmpfs DIR SIZE: mounts a tmpfs of SIZE (K/M suffixes) on DIR
+# (created) and registers its unmount: a pool or a raw device on it runs
+# out of space when the test wants.
+small_tmpfs()
+{
+	mkdir -p "$1"
+	mount -t tmpfs -o size="$2",mode=0700 mapperfs-test "$1" || fail "cannot mount a tmpfs on $1"
+	cleanup_fn _t_undo_mount "$(realpath "$1")"
+}
+
+# end_pid PID: the undo step for a helper process the test started: kills
+# it if it still runs (it may well have ended by itself).
+end_pid()
+{
+	kill "$1" 2>/dev/null || true
+}
