@@ -719,10 +719,8 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	build_all(p, false);
 	pool_space_update(p);
 	r = pool_thins_update(p);
-	if (!r)
-		r = pool_monitor_start(p);
 	if (r) {
-		pool_fail(err, r, "cannot start: %s", strerror(-r));
+		pool_fail(err, r, "out of memory");
 		goto err_free;
 	}
 	*out = p;
@@ -731,6 +729,11 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 err_free:
 	pool_close(p);
 	return r;
+}
+
+int pool_watch(struct pool *p)
+{
+	return pool_monitor_start(p);
 }
 
 int pool_commit_all(struct pool *p)

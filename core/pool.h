@@ -78,6 +78,13 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err);
 /*
+ * Starts watching the thin pools, as dmeventd does: autoextend and event
+ * commands (pool_monitor.c).  The daemon does, once open; an offline
+ * mapperctl does not (its command would grow pools as a side effect).
+ * 0 or -errno.  pool_close() stops it.
+ */
+int pool_watch(struct pool *p);
+/*
  * Commits and stops every thin pool, then frees everything.  No volume may
  * be in use.
  */

@@ -148,7 +148,10 @@ static void count_breach(void *arg, const char *msg)
 	(*(size_t *)arg)++;
 }
 
-/* Calls @fn for each mapped entry of directory @d: vb, data block. */
+/*
+ * Counts the mapped entries of directory @d and, with @out, writes them
+ * as runs; with @shared, notes whether any block has other references.
+ */
 static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_rec *d,
 			     struct thin_image_writer *out, bool *shared)
 {
@@ -183,8 +186,7 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 	return n;
 }
 
-static void dump_walk(const struct committed *c, struct pool_volume *tp,
-		      struct thin_image_writer *out)
+static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 {
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct thin_dir_rec *d = thin_walk_dir(&c->w, c->vols[i].dir);
@@ -199,7 +201,6 @@ static void dump_walk(const struct committed *c, struct pool_volume *tp,
 		walk_entries(&c->w, d, out, NULL);
 		thin_image_write_dev_end(out);
 	}
-	(void)tp;
 }
 
 int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
@@ -238,7 +239,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 		r = pool_fail(err, r, "out of memory");
 		goto out_release;
 	}
-	dump_walk(&c, tp, wr);
+	dump_walk(&c, wr);
 	thin_image_writer_close(wr);
 	if (fflush(out) || ferror(out))
 		r = pool_fail(err, -EIO, "cannot write the dump");

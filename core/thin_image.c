@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <expat.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,14 +178,23 @@ struct reader {
 	size_t why_len;
 };
 
-static void reader_fail(struct reader *rd, int r, const char *fmt, const char *a,
-			const char *b)
+static void reader_fail(struct reader *rd, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Keeps the first error, with its line, and stops the parser. */
+static void reader_fail(struct reader *rd, int r, const char *fmt, ...)
 {
+	size_t n;
+	va_list ap;
+
 	if (rd->r)
 		return;
 	rd->r = r;
 	snprintf(rd->why, rd->why_len, "line %lu: ", (unsigned long)XML_GetCurrentLineNumber(rd->x));
-	snprintf(rd->why + strlen(rd->why), rd->why_len - strlen(rd->why), fmt, a, b);
+	n = strlen(rd->why);
+	va_start(ap, fmt);
+	vsnprintf(rd->why + n, rd->why_len - n, fmt, ap);
+	va_end(ap);
 	XML_StopParser(rd->x, XML_FALSE);
 }
 
@@ -223,7 +233,7 @@ static void on_superblock(struct reader *rd, const char **atts)
 	uint64_t sectors;
 
 	if (rd->superblock) {
-		reader_fail(rd, -EINVAL, "a second <%s>%s", "superblock", "");
+		reader_fail(rd, -EINVAL, "a second <superblock>");
 		return;
 	}
 	rd->superblock = true;
@@ -233,7 +243,7 @@ static void on_superblock(struct reader *rd, const char **atts)
 	    !number(rd, "superblock", atts, "transaction", false, &rd->img->transaction))
 		return;
 	if (!sectors || sectors > UINT32_MAX / 512) {
-		reader_fail(rd, -EINVAL, "<%s>: data_block_size is out of range%s", "superblock", "");
+		reader_fail(rd, -EINVAL, "<superblock>: data_block_size is out of range");
 		return;
 	}
 	rd->img->block_size = (uint32_t)sectors * 512;
@@ -245,18 +255,18 @@ static void on_device(struct reader *rd, const char **atts)
 	const char *name = attr(atts, "name");
 
 	if (!rd->superblock || rd->dev) {
-		reader_fail(rd, -EINVAL, "<device> outside <superblock>%s%s", "", "");
+		reader_fail(rd, -EINVAL, "<device> outside <superblock>");
 		return;
 	}
 	if (!number(rd, "device", atts, "dev_id", true, &id))
 		return;
 	rd->dev = thin_image_add_dev(rd->img, id);
 	if (!rd->dev) {
-		reader_fail(rd, -ENOMEM, "out of memory%s%s", "", "");
+		reader_fail(rd, -ENOMEM, "out of memory");
 		return;
 	}
 	if (name && strlen(name) >= sizeof(rd->dev->name)) {
-		reader_fail(rd, -EINVAL, "<device>: name '%s' is too long%s", name, "");
+		reader_fail(rd, -EINVAL, "<device>: name '%s' is too long", name);
 		return;
 	}
 	if (name)
@@ -277,7 +287,7 @@ static void on_mapping(struct reader *rd, const char *el, const char **atts, boo
 	bool ok;
 
 	if (!rd->dev) {
-		reader_fail(rd, -EINVAL, "<%s> outside <device>%s", el, "");
+		reader_fail(rd, -EINVAL, "<%s> outside <device>", el);
 		return;
 	}
 	if (range)
@@ -290,11 +300,11 @@ static void on_mapping(struct reader *rd, const char *el, const char **atts, boo
 	if (!ok)
 		return;
 	if (!len || origin + len < origin || data + len < data) {
-		reader_fail(rd, -EINVAL, "<%s>: the range is empty or wraps%s", el, "");
+		reader_fail(rd, -EINVAL, "<%s>: the range is empty or wraps", el);
 		return;
 	}
 	if (thin_image_add_run(rd->dev, origin, data, len))
-		reader_fail(rd, -ENOMEM, "out of memory%s%s", "", "");
+		reader_fail(rd, -ENOMEM, "out of memory");
 }
 
 static void XMLCALL on_start(void *arg, const char *el, const char **atts)
@@ -310,10 +320,10 @@ static void XMLCALL on_start(void *arg, const char *el, const char **atts)
 	else if (!strcmp(el, "single_mapping"))
 		on_mapping(rd, el, atts, false);
 	else if (strcmp(el, "def") && strcmp(el, "ref"))
-		reader_fail(rd, -EINVAL, "unknown element <%s>%s", el, "");
+		reader_fail(rd, -EINVAL, "unknown element <%s>", el);
 	else
-		reader_fail(rd, -EINVAL, "<%s> (shared subtrees of thin_dump --skip-mappings) is not supported%s",
-			    el, "");
+		reader_fail(rd, -EINVAL, "<%s>: shared subtrees (def/ref) are not supported",
+			    el);
 }
 
 static void XMLCALL on_end(void *arg, const char *el)
