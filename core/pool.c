@@ -86,10 +86,12 @@ static const char *open_strerror(int r)
 /*
  * The pool directory holds the database, the lock, the control socket and
  * the daemon's log and pid files, which a root daemon opens: anyone else
- * who can write in it could swap them for links to other files.  So it
- * must be a directory of this user that nobody else may write.
+ * who can write in it could swap them for links to other files.  So
+ * nobody but its owner may write it, and a new pool's directory must be
+ * this user's (@own).  An existing pool may be another user's: root may
+ * serve it for them, opening its files without following links.
  */
-static int check_dir(const char *dir, struct pool_error *err)
+static int check_dir(const char *dir, bool own, struct pool_error *err)
 {
 	struct stat st;
 
@@ -98,7 +100,7 @@ static int check_dir(const char *dir, struct pool_error *err)
 				 errno == ENOENT ? " (run 'mapperctl init')" : "");
 	if (!S_ISDIR(st.st_mode))
 		return pool_fail(err, -ENOTDIR, "pool '%s' is not a directory", dir);
-	if (st.st_uid != geteuid())
+	if (own && st.st_uid != geteuid())
 		return pool_fail(err, -EPERM, "pool directory '%s' belongs to user %u, not to this user (%u)",
 				 dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
@@ -140,7 +142,7 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 
 	r = make_dirs(dir, err);
 	if (!r)
-		r = check_dir(dir, err);
+		r = check_dir(dir, true, err);
 	if (r)
 		return r;
 	r = db_path(dir, db, sizeof(db), err);
@@ -683,7 +685,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	int r;
 
 	target_types_register();
-	r = check_dir(dir, err);
+	r = check_dir(dir, false, err);
 	if (!r)
 		r = db_path(dir, db, sizeof(db), err);
 	if (r)

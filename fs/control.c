@@ -23,11 +23,10 @@
 /*
  * Connections are served by a thread each, so a client that connects and
  * says nothing (a hung mapperctl, a forgotten socat) delays nobody: its
- * thread waits for the first byte at most CONTROL_IO_TIMEOUT_S, outside
- * any lock.  Commands then run one at a time under @run, as they share
- * the store (and getopt's globals).  A client that stalls in the middle
- * of its request holds @run for at most CONTROL_IO_TIMEOUT_S per stalled
- * read; only root and the pool's owner get that far (SO_PEERCRED).
+ * thread reads the whole request (each read at most CONTROL_IO_TIMEOUT_S)
+ * outside any lock, and only root and the pool's owner get that far
+ * (SO_PEERCRED).  Commands then run one at a time under @run, as they
+ * share getopt's globals; the pool service orders its own changes.
  */
 #define CONTROL_CLIENTS_MAX	16	/* connections served at once */
 #define CONTROL_IO_TIMEOUT_S	5	/* per read or write of a client */
@@ -54,27 +53,25 @@ struct control {
 	struct client clients[CONTROL_CLIENTS_MAX];
 };
 
-static void serve(struct control *c, int fd)
+/* Runs a command line received whole, one command at a time, and answers. */
+static void serve(struct control *c, int fd, int argc, char **argv)
 {
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 	};
-	char *out = NULL, *err = NULL, **argv = NULL;
+	char *out = NULL, *err = NULL;
 	size_t out_len = 0, err_len = 0;
-	int argc, status, r;
+	int status;
 
-	r = wire_recv_request(fd, &argc, &argv);
-	if (r) {
-		log_warn("control: bad request: %s", strerror(-r));
-		return;
-	}
 	ctx.out = open_memstream(&out, &out_len);
 	ctx.err = open_memstream(&err, &err_len);
 	if (!ctx.out || !ctx.err) {
 		status = CMD_FAIL;
 	} else {
+		pthread_mutex_lock(&c->run);
 		status = cmd_dispatch(&ctx, argc, argv);
+		pthread_mutex_unlock(&c->run);
 		daemon_forget_attrs(c->d);
 	}
 	if (ctx.out)
@@ -84,7 +81,6 @@ static void serve(struct control *c, int fd)
 	wire_send_response(fd, status, out, out_len, err, err_len);
 	free(out);
 	free(err);
-	free(argv);
 }
 
 /* Root and the owner of the pool directory may send commands. */
@@ -169,11 +165,18 @@ static void *client_main(void *arg)
 	if (asked && !allowed) {
 		refuse(c, cl->fd, &cred);
 	} else if (asked) {
-		urcu_memb_register_thread();
-		pthread_mutex_lock(&c->run);
-		serve(c, cl->fd);
-		pthread_mutex_unlock(&c->run);
-		urcu_memb_unregister_thread();
+		char **argv = NULL;
+		int argc, r;
+
+		r = wire_recv_request(cl->fd, &argc, &argv);
+		if (r) {
+			log_warn("control: bad request: %s", strerror(-r));
+		} else {
+			urcu_memb_register_thread();
+			serve(c, cl->fd, argc, argv);
+			urcu_memb_unregister_thread();
+		}
+		free(argv);
 	}
 	client_done(cl);
 	return NULL;
