@@ -109,7 +109,8 @@ echo "$blocks mapped blocks, no two neighbours on neighbouring data blocks:"
 restore_dump "$dir/in.xml" scattered --volume 1:scattered1
 
 # Discard passdown, on and off, side by side on one mount: 16 MiB written
-# at a random place, 16 MiB punched at another, repeated; MiB/s written.
+# at a random place and fsynced (a commit, which carries the discards),
+# 16 MiB punched at another, repeated; MiB/s written.
 ctl device add "$dir/raw2" --create 1200M --name r2 >/dev/null
 ctl create thin-pool on --size 512M --on r2 >/dev/null
 ctl create thin-pool off --size 512M --on r2 --no-discard-passdown >/dev/null
@@ -123,7 +124,7 @@ churn()
 	t0=$(date +%s%N)
 	while [ "$(date +%s)" -lt "$end" ]; do
 		dd if="$dir/chunk" bs=64K count=256 of="$f" seek=$((RANDOM % 3840)) oflag=direct \
-			conv=notrunc status=none
+			conv=notrunc,fsync status=none
 		fallocate -p -o $(( (RANDOM % 3840) * 65536 )) -l $((256 * 65536)) "$f"
 		n=$((n + 1))
 	done
