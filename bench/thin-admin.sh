@@ -133,7 +133,7 @@ churn()
 	echo $(( n * 16 * 1000 / ( (t1 - t0) / 1000000 ) ))
 }
 head -c 16M /dev/urandom >"$dir/chunk"
-for round in 1 2; do
+for round in $(seq 1 "${BENCH_ROUNDS:-4}"); do
 	echo "write/discard mix, round $round: passdown on $(churn "$dir/mnt/von") MiB/s written, off $(churn "$dir/mnt/voff") MiB/s"
 done
 echo "discarded by passdown: $(ctl status on --json | jq .discarded_bytes) bytes"
