@@ -1247,6 +1247,35 @@ static void walk_breach(void *arg, const char *msg)
 	pool_breach(w->c, w->tp, "%s", msg);
 }
 
+/*
+ * The directories the store has for @w (walk_vols' order): a write may
+ * copy a map's directory in memory while check reads the store, whose
+ * commits are held.
+ */
+static int committed_dirs(struct pool *p, struct pool_volume *tp,
+			  const struct thin_meta_ops *ops, void *arg, struct thin_walk_vol *w)
+{
+	struct thin_vol_rec *rows = NULL;
+	size_t nr = 0, k = 0;
+	int r;
+
+	r = ops->load_vols(arg, &rows, &nr);
+	if (r)
+		return r;
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type != &thin_type || v->thin.rec.pool != tp->rec.id)
+			continue;
+		for (size_t j = 0; j < nr; j++)
+			if (rows[j].volume == v->rec.id)
+				w[k].dir = rows[j].dir;
+		k++;
+	}
+	free(rows);
+	return 0;
+}
+
 /* Walks the committed pages on a connection of its own, the pool frozen. */
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
@@ -1273,6 +1302,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		goto out;
 	}
 	r = walk_vols(p, tp, &vols, &nr);
+	if (!r)
+		r = committed_dirs(p, tp, ops, arg, vols);
 	if (!r)
 		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
 	thin_pool_admin_end(running(tp));
