@@ -207,6 +207,24 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 		     struct pool_error *err);
 
+/* The policies of a thin pool that change can set. */
+enum pool_thin_pool_fields {
+	POOL_TP_DISCARD_PASSDOWN	= (1 << 0),
+	POOL_TP_AUTOEXTEND_THRESHOLD	= (1 << 1),
+	POOL_TP_AUTOEXTEND_PERCENT	= (1 << 2),
+	POOL_TP_METADATA_LIMIT		= (1 << 3),	/* 0: the estimate */
+	POOL_TP_ON_EVENT		= (1 << 4),	/* "": none */
+};
+
+/*
+ * Sets the @fields of thin pool @name from @policy, online (lvchange's
+ * job).  A metadata limit below what its maps take is refused.  Fills
+ * @out with the policies as they are now.
+ */
+int pool_change_thin_pool(struct pool *p, const char *name,
+			  const struct thin_pool_rec *policy, unsigned int fields,
+			  struct thin_pool_rec *out, struct pool_error *err);
+
 /* ---- thin pool administration (thin-provisioning-tools' jobs) -------- */
 
 enum pool_dump_format {

@@ -509,8 +509,8 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
 	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
 		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
-	if (tp->metadata_limit && tp->metadata_limit < THIN_METADATA_OVERHEAD)
-		return pool_fail(err, -EINVAL, "the metadata limit must be at least 4 MiB");
+	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
+		return pool_fail(err, -EINVAL, "the metadata limit must be at least 64 KiB (16 map pages)");
 	return 0;
 }
 
@@ -569,6 +569,66 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 out:
 	pool_volume_free(p, v);
 	free(n.plan.ext);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- change a thin pool's policies -------------------------------------------- */
+
+static int record_policy(struct pool *p, void *arg)
+{
+	return p->meta->ops->thin_pool_update(p->meta, arg);
+}
+
+int pool_change_thin_pool(struct pool *p, const char *name,
+			  const struct thin_pool_rec *policy, unsigned int fields,
+			  struct thin_pool_rec *out, struct pool_error *err)
+{
+	struct pool_volume *tp;
+	struct thin_pool_rec n;
+	struct thin_pool_usage u;
+	char size[SIZE_STR_LEN];
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, true, &tp, err);
+	if (!r && tp->broken)
+		r = pool_fail(err, -EUCLEAN, "thin pool '%s' is damaged: %s", name, tp->failure);
+	if (r)
+		goto out;
+	n = tp->tp.rec;
+	if (fields & POOL_TP_DISCARD_PASSDOWN)
+		n.discard_passdown = policy->discard_passdown;
+	if (fields & POOL_TP_AUTOEXTEND_THRESHOLD)
+		n.autoextend_threshold = policy->autoextend_threshold;
+	if (fields & POOL_TP_AUTOEXTEND_PERCENT)
+		n.autoextend_percent = policy->autoextend_percent;
+	if (fields & POOL_TP_METADATA_LIMIT)
+		n.metadata_limit = policy->metadata_limit;
+	if (fields & POOL_TP_ON_EVENT)
+		memcpy(n.on_event, policy->on_event, sizeof(n.on_event));
+	r = check_policy(&n, err);
+	if (!r && running(tp) && n.metadata_limit) {
+		thin_pool_usage(running(tp), &u);
+		if (u.metadata_bytes > n.metadata_limit)
+			r = pool_fail(err, -ENOSPC, "the maps of thin pool '%s' take %s already",
+				      name, format_size(u.metadata_bytes, size));
+	}
+	if (!r)
+		r = pool_record(p, "record the thin pool's policies", record_policy, &n, err);
+	if (r)
+		goto out;
+	tp->tp.rec = n;
+	tp->tp.ev.extend_failed_ms = 0;
+	if (running(tp)) {
+		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
+		thin_pool_set_discard_passdown(running(tp), n.discard_passdown);
+	}
+	pool_monitor_kick(p);		/* a lower threshold may apply at once */
+	if (out)
+		*out = n;
+	log_info("changed the policies of thin pool '%s'", name);
+out:
 	pthread_mutex_unlock(&p->admin);
 	return r;
 }

@@ -1110,6 +1110,13 @@ void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void thin_pool_set_discard_passdown(struct thin_pool *p, bool on)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.discard_passdown = on;
+	pthread_mutex_unlock(&p->lock);
+}
+
 static bool has_changes(const struct thin_pool *p)
 {
 	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||

@@ -154,6 +154,8 @@ int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
 
 /* Sets the limit of the map pages, in bytes (0: none). */
 void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes);
+/* Turns discard passdown on or off, from the next commit on. */
+void thin_pool_set_discard_passdown(struct thin_pool *p, bool on);
 
 /*
  * What a map page takes in the store: a leaf row fills a 4 KiB SQLite

@@ -133,6 +133,11 @@ static int port_thin_pool_insert(struct pool_meta *m, const struct thin_pool_rec
 	return store_thin_pool_insert(st(m), p);
 }
 
+static int port_thin_pool_update(struct pool_meta *m, const struct thin_pool_rec *p)
+{
+	return store_thin_pool_update(st(m), p);
+}
+
 static int port_thin_put(struct pool_meta *m, const struct thin_rec *t)
 {
 	return store_thin_put(st(m), t);
@@ -203,6 +208,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.switch_insert = port_switch_insert,
 	.switch_table_set = port_switch_table_set,
 	.thin_pool_insert = port_thin_pool_insert,
+	.thin_pool_update = port_thin_pool_update,
 	.thin_put = port_thin_put,
 	.thin_origin_put = port_thin_origin_put,
 	.thin_dir_put = port_thin_dir_put,

@@ -37,6 +37,26 @@ int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p)
 	return store_step_done(s, st);
 }
 
+int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE thin_pool SET discard_passdown = ?, autoextend_threshold = ?,"
+			  " autoextend_percent = ?, metadata_limit = ?, on_event = ?"
+			  " WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int(st, 1, p->discard_passdown);
+	sqlite3_bind_int64(st, 2, p->autoextend_threshold);
+	sqlite3_bind_int64(st, 3, p->autoextend_percent);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)p->metadata_limit);
+	if (p->on_event[0])
+		sqlite3_bind_text(st, 5, p->on_event, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, p->volume);
+	return store_step_done(s, st);
+}
+
 static int thin_pool_row(sqlite3_stmt *st, void *rec)
 {
 	struct thin_pool_rec *p = rec;
