@@ -177,8 +177,8 @@ const struct cmd cmd_create_thin_pool = {
 		"  --autoextend-percent PCT  grow it by PCT% of its size (default 20)\n"
 		"  --metadata-limit SIZE  the most its map pages may take in the pool\n"
 		"                     database (default: thin-metadata-size's estimate\n"
-		"                     for its size and 1000 volumes); past it, writes\n"
-		"                     needing a new map page fail with ENOSPC\n"
+		"                     for its size and 1000 volumes; at least 64K); past\n"
+		"                     it, writes needing a new map page fail with ENOSPC\n"
 		"  --on-event CMD     run CMD with /bin/sh on the pool's events: low-water,\n"
 		"                     full, failed, extended (MAPPERFS_EVENT,\n"
 		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set)\n",
