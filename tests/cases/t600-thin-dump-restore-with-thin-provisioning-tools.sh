@@ -25,6 +25,22 @@ dd if=/dev/urandom of="$MNT/s1" bs=64K seek=100 count=1 conv=notrunc,fsync statu
 mapperctl snapshot s1 s2 >/dev/null
 dd if=/dev/urandom of="$MNT/s2" bs=4K seek=2000 count=1 conv=notrunc,fsync status=none
 fallocate -p -o $((10 * BS)) -l $((4 * BS)) "$MNT/s2"
+
+# Dumps taken while a writer provisions blocks and copies shared ones are
+# each a consistent, committed point.
+fio --name=w --filename="$MNT/s2" --rw=randwrite --bs=64K --size=8M --direct=1 \
+	--ioengine=psync --time_based --runtime=3 --output=fio.log &
+writer=$!
+stop_writer() { ! kill "$1" 2>/dev/null || wait_pid "$1" || true; }
+cleanup_fn stop_writer "$writer"
+for i in 1 2 3; do
+	mapperctl dump tp -o live.xml
+	rm -f live.bin
+	truncate -s 16M live.bin
+	thin_restore -i live.xml -o live.bin >/dev/null && thin_check live.bin >/dev/null 2>&1 ||
+		fail "dump $i, taken under writes, is not consistent"
+done
+wait "$writer" || fail "the writer failed: $(tail -3 fio.log)"
 for v in v1 s1 s2; do md5sum <"$MNT/$v" >"$v.md5"; done
 
 # Online, while the volumes are open.
