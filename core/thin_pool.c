@@ -435,7 +435,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->metadata_bytes = (p->nr_leaves + p->nr_dirs) * THIN_PAGE_STORE_BYTES;
 	out->metadata_limit = p->params.metadata_limit;
 	out->discarded_bytes = p->discarded_bytes;
-	out->full = p->full;
+	out->full = p->full && !p->alloc.nr_free;	/* until a block is free again */
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -543,6 +543,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			return -EIO;
 		r = thin_alloc_new(&p->alloc, b);
 		if (!r) {
+			p->full = false;
 			check_low_water(p);
 			return 0;
 		}
