@@ -23,7 +23,8 @@
  *
  * Events run the pool's command (--on-event CMD) with /bin/sh, detached,
  * its environment telling which pool, which event (low-water, full,
- * failed, extended) and the figures.  low-water, full and failed are
+ * failed, extended) and the figures; when CMD is the absolute path of a
+ * directory, run-parts runs every hook in it instead.  low-water, full and failed are
  * raised once when they happen and re-armed when they clear.  The
  * command runs as the daemon does: only the pool's owner can set it.
  */
@@ -35,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -113,6 +115,14 @@ static void reap(struct pool_monitor *m)
 	m->nr_children = j;
 }
 
+/* An absolute path to a directory: a hook directory for run-parts. */
+static bool hook_dir(const char *cmd)
+{
+	struct stat st;
+
+	return cmd[0] == '/' && !stat(cmd, &st) && S_ISDIR(st.st_mode);
+}
+
 /* Runs @tp's event command for @event, detached.  Admin lock held. */
 static void raise_event(struct pool *p, struct pool_volume *tp, const char *event)
 {
@@ -145,8 +155,12 @@ static void raise_event(struct pool *p, struct pool_volume *tp, const char *even
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = posix_spawn(&pid, "/bin/sh", NULL, &attr,
-			(char *[]){ "sh", "-c", tp->tp.rec.on_event, NULL }, e->envp);
+	if (hook_dir(tp->tp.rec.on_event))
+		r = posix_spawnp(&pid, "run-parts", NULL, &attr,
+				 (char *[]){ "run-parts", tp->tp.rec.on_event, NULL }, e->envp);
+	else
+		r = posix_spawn(&pid, "/bin/sh", NULL, &attr,
+				(char *[]){ "sh", "-c", tp->tp.rec.on_event, NULL }, e->envp);
 	posix_spawnattr_destroy(&attr);
 	free(e);
 	if (r) {

@@ -45,6 +45,7 @@
 #include "volume.h"
 
 #define THIN_DIR_SLOTS_MAX	(1u << 20)	/* as pool_thin.c */
+#define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
 
 /* ---- reading the committed pages ---------------------------------------------- */
 
@@ -417,7 +418,7 @@ static uint64_t image_size(const struct thin_image_dev *d, uint32_t bs)
 static int image_check(struct thin_image *img, struct pool_volume *tp, struct pool_error *err)
 {
 	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
-	uint64_t *vb_of = NULL;
+	uint32_t *vb_of = NULL;		/* per data block: virtual block + 1 */
 	int r = 0;
 
 	if (img->block_size != tp->tp.rec.block_size)
@@ -441,7 +442,11 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 		for (size_t j = 0; !r && j < d->nr_runs; j++) {
 			const struct thin_image_run *run = &d->runs[j];
 
-			if (j && d->runs[j - 1].origin + d->runs[j - 1].len > run->origin)
+			if (run->origin + run->len > MAX_VIRTUAL_BLOCKS)
+				r = pool_fail(err, -EFBIG, "device %llu maps virtual block %llu, past the largest thin volume",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)(run->origin + run->len - 1));
+			else if (j && d->runs[j - 1].origin + d->runs[j - 1].len > run->origin)
 				r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu twice",
 					      (unsigned long long)d->dev_id,
 					      (unsigned long long)run->origin);
@@ -451,10 +456,10 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 					      (unsigned long long)(run->data + run->len - 1),
 					      (unsigned long long)img->nr_blocks);
 			for (uint64_t k = 0; !r && k < run->len; k++) {
-				uint64_t *v = &vb_of[run->data + k];
+				uint32_t *v = &vb_of[run->data + k];
 
 				if (!*v)
-					*v = run->origin + k + 1;
+					*v = (uint32_t)(run->origin + k + 1);
 				else if (*v != run->origin + k + 1)
 					r = pool_fail(err, -EINVAL, "data block %llu is mapped at virtual blocks %llu and %llu (mapperfs shares a block only at one virtual block)",
 						      (unsigned long long)(run->data + k),
@@ -729,7 +734,7 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 }
 
 /* What of volume @i survives: entries of readable leaves, in the pool, once. */
-static int salvage_volume(struct repair *rp, size_t i, uint64_t *vb_of)
+static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 {
 	const struct thin_walk *w = &rp->c.w;
 	const struct thin_dir_rec *d = thin_walk_dir(w, rp->c.vols[i].dir);
@@ -764,7 +769,7 @@ static int salvage_volume(struct repair *rp, size_t i, uint64_t *vb_of)
 				loss_add(rp, i, &l, vb);
 				continue;
 			}
-			vb_of[db] = vb + 1;
+			vb_of[db] = (uint32_t)(vb + 1);
 			if (thin_image_add_run(dev, vb, db, 1))
 				return -ENOMEM;
 		}
@@ -815,7 +820,7 @@ static int repair_pages(struct repair *rp, struct pool_error *err)
 
 static int repair_plan(struct repair *rp, struct pool_error *err)
 {
-	uint64_t *vb_of = calloc(rp->c.w.nr_blocks + 1, sizeof(*vb_of));
+	uint32_t *vb_of = calloc(rp->c.w.nr_blocks + 1, sizeof(*vb_of));
 	int r = 0;
 
 	if (!vb_of)

@@ -181,7 +181,9 @@ const struct cmd cmd_create_thin_pool = {
 		"                     it, writes needing a new map page fail with ENOSPC\n"
 		"  --on-event CMD     run CMD with /bin/sh on the pool's events: low-water,\n"
 		"                     full, failed, extended (MAPPERFS_EVENT,\n"
-		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set)\n",
+		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set);\n"
+		"                     an absolute path of a directory runs every hook in\n"
+		"                     it (run-parts)\n",
 	.run = create_thin_pool_run,
 	.options = options,
 	.needs_pool = 1,

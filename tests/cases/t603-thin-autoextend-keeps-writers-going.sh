@@ -4,7 +4,8 @@
 # --when-full wait grows by itself as a writer fills it past the
 # threshold: the writer never sees ENOSPC, the pool grows right after its
 # own extent on the device it was made on, and the event command ran
-# with the pool's name, the event and its figures.
+# with the pool's name, the event and its figures; a full pool runs every
+# hook of its hook directory.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -37,14 +38,19 @@ wait_line "$T_DIR/events" '^tp extended [0-9]+$'
 grep -q "autoextended from" "$POOL/mapperfs.log" || fail "the log does not say the pool grew"
 mapperctl check >/dev/null || fail "check fails"
 
-# A pool with no autoextend that fills up says so: the event "full".
-mapperctl create thin-pool tf --size 4M --on d0 \
-	--on-event "echo \"\$MAPPERFS_THIN_POOL \$MAPPERFS_EVENT \$MAPPERFS_DATA_PERCENT\" >>'$T_DIR/events'" \
-	>/dev/null
+# A pool with no autoextend that fills up says so: the event "full", to
+# every hook of a hook directory.
+mkdir hooks
+printf '#!/bin/sh\necho "$MAPPERFS_THIN_POOL $MAPPERFS_EVENT $MAPPERFS_DATA_PERCENT" >>"%s/events"\n' \
+	"$T_DIR" >hooks/10-log
+printf '#!/bin/sh\necho "$MAPPERFS_EVENT" >>"%s/events2"\n' "$T_DIR" >hooks/20-log
+chmod +x hooks/10-log hooks/20-log
+mapperctl create thin-pool tf --size 4M --on d0 --on-event "$T_DIR/hooks" >/dev/null
 mapperctl create thin f1 --pool tf --size 16M >/dev/null
 ! dd if=/dev/zero of="$MNT/f1" bs=1M count=8 conv=notrunc,fsync status=none 2>/dev/null ||
 	fail "a write past the full pool succeeded"
 wait_line "$T_DIR/events" '^tf full 100$'
+wait_line "$T_DIR/events2" '^full$'
 
 # A manual extend of a pool made --on d0 also continues on d0.
 mapperctl create thin-pool tq --size 8M --on d0 >/dev/null
