@@ -453,3 +453,18 @@ int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 		return -errno;
 	return device_write_zeros(dev, off, len);
 }
+
+int device_discard(struct device *dev, uint64_t off, uint64_t len)
+{
+	uint64_t range[2] = { off, len };
+	struct stat st;
+
+	if (fstat(dev->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	if (fallocate(dev->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, (off_t)off,
+		      (off_t)len) == 0)
+		return 0;
+	return errno == EINVAL ? -EOPNOTSUPP : -errno;
+}

@@ -90,4 +90,13 @@ int device_sync(struct device *dev);
  */
 int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch);
 
+/*
+ * Tells the device that [off, off + len) holds nothing worth keeping: a
+ * hole punched in a file (its space goes back to the file system),
+ * BLKDISCARD on a block device.  What the range reads afterwards is
+ * unspecified.  Blocks.  0, -EOPNOTSUPP where the device cannot, or
+ * -errno.
+ */
+int device_discard(struct device *dev, uint64_t off, uint64_t len);
+
 #endif

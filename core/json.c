@@ -175,6 +175,15 @@ void json_u64(struct json *j, const char *key, uint64_t value)
 	scalar_end(j);
 }
 
+void json_percent(struct json *j, const char *key, uint64_t part, uint64_t whole)
+{
+	uint64_t h = whole ? (part * 10000 + whole / 2) / whole : 0;
+
+	scalar(j, key);
+	fprintf(j->f, "%" PRIu64 ".%02" PRIu64, h / 100, h % 100);
+	scalar_end(j);
+}
+
 void json_bool(struct json *j, const char *key, int value)
 {
 	scalar(j, key);

@@ -50,6 +50,8 @@ void json_array_end(struct json *j);
 void json_string(struct json *j, const char *key, const char *value);
 void json_u64(struct json *j, const char *key, uint64_t value);
 void json_bool(struct json *j, const char *key, int value);
+/* @part of @whole as a percentage with two decimals (12.34), as lvs shows it. */
+void json_percent(struct json *j, const char *key, uint64_t part, uint64_t whole);
 /* Bytes: a number in JSON, "1.00 GiB" in JSON_TEXT. */
 void json_size(struct json *j, const char *key, uint64_t bytes);
 

@@ -733,6 +733,11 @@ err_free:
 	return r;
 }
 
+int pool_watch(struct pool *p)
+{
+	return pool_monitor_start(p);
+}
+
 int pool_commit_all(struct pool *p)
 {
 	int r = 0;
@@ -752,6 +757,7 @@ void pool_close(struct pool *p)
 {
 	if (!p)
 		return;
+	pool_monitor_stop(p);
 	/* Thin volumes go before their pools, every volume before the devices. */
 	for (size_t i = 0; i < p->nr_vols; i++)
 		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool &&
@@ -778,6 +784,7 @@ void pool_close(struct pool *p)
 		volset_release(&p->served);
 	if (p->meta)
 		p->meta->ops->close(p->meta);
+	pool_monitor_free(p);
 	pthread_mutex_destroy(&p->admin);
 	free(p->devs);
 	free(p->vols);

@@ -78,6 +78,13 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err);
 /*
+ * Starts watching the thin pools, as dmeventd does: autoextend and event
+ * commands (pool_monitor.c).  The daemon does, once open; an offline
+ * mapperctl does not (its command would grow pools as a side effect).
+ * 0 or -errno.  pool_close() stops it.
+ */
+int pool_watch(struct pool *p);
+/*
  * Commits and stops every thin pool, then frees everything.  No volume may
  * be in use.
  */
@@ -200,6 +207,85 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 		     struct pool_error *err);
 
+/* The policies of a thin pool that change can set. */
+enum pool_thin_pool_fields {
+	POOL_TP_DISCARD_PASSDOWN	= (1 << 0),
+	POOL_TP_AUTOEXTEND_THRESHOLD	= (1 << 1),
+	POOL_TP_AUTOEXTEND_PERCENT	= (1 << 2),
+	POOL_TP_METADATA_LIMIT		= (1 << 3),	/* 0: the estimate */
+	POOL_TP_ON_EVENT		= (1 << 4),	/* "": none */
+};
+
+/*
+ * Sets the @fields of thin pool @name from @policy, online (lvchange's
+ * job).  A metadata limit below what its maps take is refused.  Fills
+ * @out with the policies as they are now.
+ */
+int pool_change_thin_pool(struct pool *p, const char *name,
+			  const struct thin_pool_rec *policy, unsigned int fields,
+			  struct thin_pool_rec *out, struct pool_error *err);
+
+/* ---- thin pool administration (thin-provisioning-tools' jobs) -------- */
+
+enum pool_dump_format {
+	POOL_DUMP_XML,			/* thin_dump's (thin_image.h) */
+	POOL_DUMP_JSON,			/* the same tree as JSON */
+};
+
+/*
+ * Writes the maps of thin pool @name, from a committed consistent point
+ * (online: the pool commits and holds its commits during the read), to
+ * @out: superblock, devices (dev_id = volume id, plus their name and
+ * size), single and range mappings.  Refuses a failed pool or maps that
+ * break an invariant (repair first).  O(pages + mapped blocks).
+ */
+int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
+		   FILE *out, struct pool_error *err);
+/*
+ * Creates thin volumes and their maps in thin pool @name (running, with
+ * no volumes) from thin_dump XML read from @xml: data block numbers are
+ * the pool's blocks, whose content stays.  Volumes take the XML's
+ * names and sizes given in @s, else the XML's name/size attributes,
+ * else "thin<dev_id>" and the end of their last mapping.  @report gets a line per volume; with @dry_run nothing else
+ * happens.  All or nothing: one store transaction, then the pool is
+ * started again from it.
+ */
+struct pool_restore_volume {
+	uint64_t dev_id;
+	const char *name;		/* NULL: the XML's, or thin<dev_id> */
+	uint64_t size;			/* bytes; 0: the XML's, or its mappings' end */
+};
+
+struct pool_restore_spec {
+	FILE *xml;
+	bool dry_run;
+	const struct pool_restore_volume *vols;	/* names and sizes given */
+	size_t nr_vols;
+};
+
+int pool_thin_restore(struct pool *p, const char *name, const struct pool_restore_spec *s,
+		      void (*report)(void *arg, const char *line), void *arg,
+		      struct pool_error *err);
+/*
+ * Rebuilds the maps of thin pool @name from the pages that can be read,
+ * dropping what cannot; @report gets each lost range, per volume by name,
+ * and a summary.  Its volumes must be closed.  The pool is served again
+ * after (a failed one comes back into service).
+ */
+int pool_thin_repair(struct pool *p, const char *name,
+		     void (*report)(void *arg, const char *line), void *arg,
+		     struct pool_error *err);
+/* Discards every free block of thin pool @name (thin_trim); *bytes done. */
+int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
+		   struct pool_error *err);
+/*
+ * The metadata a thin pool of @pool_size bytes in blocks of @block_size
+ * with up to @max_thins volumes needs at most (thin_metadata_size's job),
+ * in *bytes: the default of a pool's metadata limit uses it.  Pure.
+ */
+int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
+			    uint64_t *bytes, struct pool_error *err);
+
 /* ---- reports --------------------------------------------------------- */
 
 /*
@@ -237,6 +323,10 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
 struct pool_volume_info {
 	struct volume_rec rec;
 	char reason[POOL_ERROR_LEN];	/* "" when it is served */
+	char pool[POOL_NAME_MAX + 1];	/* a thin volume's pool, or "" */
+	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
+	/* lvs's Data% and Meta% in hundredths of a percent, -1 if none */
+	int32_t data_pct, meta_pct;
 };
 
 struct pool_device_info {
@@ -245,7 +335,10 @@ struct pool_device_info {
 	char reason[POOL_ERROR_LEN];	/* "" when it is open */
 };
 
-/* Every volume / device by id; *out malloc'ed.  0 or -ENOMEM. */
+/*
+ * Every volume / device by id; *out malloc'ed.  0 or -ENOMEM.  Thin
+ * figures cost a walk of each thin volume's map.
+ */
 int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr);
 int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr);
 

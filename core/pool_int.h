@@ -32,6 +32,12 @@ struct pool_device {
 	char *failure;			/* why it is not open, or NULL */
 };
 
+/* What the monitor saw of a thin pool last time (pool_monitor.c). */
+struct pool_thin_events {
+	bool low_water, full, failed;	/* events raised, until they clear */
+	uint64_t extend_failed_ms;	/* last autoextend that failed, or 0 */
+};
+
 struct pool_volume {
 	struct volume_rec rec;
 	const struct target_type *type;
@@ -49,6 +55,7 @@ struct pool_volume {
 			struct thin_pool *pool;		/* running, or NULL */
 			const struct thin_meta_ops *ops;
 			void *arg;			/* the port's, while open */
+			struct pool_thin_events ev;	/* the monitor's */
 		} tp;
 		struct {		/* thin */
 			struct thin_rec rec;	/* .dir as recorded: commits move it */
@@ -80,6 +87,8 @@ struct pool {
 	struct pool_thins *_Atomic thins;
 	_Atomic uint64_t space_total;	/* bytes of all data areas */
 	_Atomic uint64_t space_free;	/* bytes no extent uses */
+
+	struct pool_monitor *monitor;	/* autoextend and events */
 };
 
 /* ---- lookups (admin path) --------------------------------------------- */
@@ -178,6 +187,12 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  uint64_t length, struct pool_device **devs, size_t nr_devs,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err);
 
+/* The same, preferring the free range at @prefer on devs[0] (space.h). */
+int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
+			uint64_t length, struct pool_device **devs, size_t nr_devs,
+			uint64_t prefer, struct extent_rec **out, size_t *nr,
+			struct pool_error *err);
+
 /* New extents for a volume that grows. */
 struct extent_plan {
 	struct extent_rec *ext;		/* numbered after the volume's last; malloc'ed */
@@ -205,6 +220,39 @@ int pool_devices_open(struct pool *p, const struct pool_meta_image *img,
 int pool_device_attach(struct pool *p, struct pool_device *d);
 int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
 		      struct pool_error *err);
+
+/* ---- thin pools ------------------------------------------------------- */
+
+/* The limit of thin pool @tp's map pages in bytes: set, or the estimate. */
+uint64_t pool_thin_metadata_limit(const struct pool_volume *tp);
+/* Grows thin pool @tp to @size bytes (admin lock held): extend's hook. */
+int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
+			char *const *on, size_t nr_on, struct pool_error *err);
+
+/*
+ * Restore and repair replace a thin pool's maps in the store, then serve
+ * what they wrote: retire the pool's volumes (-EBUSY naming one that is
+ * open, and then none is retired), stop the pool (unpublish its volumes,
+ * final commit, forget the maps), record, start it again from the store
+ * (its volumes served anew; a failed pool comes back into service).
+ */
+int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err);
+void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp);
+void pool_thin_stop(struct pool *p, struct pool_volume *tp);
+int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err);
+
+/*
+ * The monitor (pool_monitor.c), dmeventd's part: a thread that watches
+ * the running thin pools, grows those past their autoextend threshold
+ * and runs their event command.  Started by pool_open, stopped by
+ * pool_close.
+ */
+int pool_monitor_start(struct pool *p);
+/* Stops the thread; kicks are still harmless until pool_monitor_free(). */
+void pool_monitor_stop(struct pool *p);
+void pool_monitor_free(struct pool *p);
+/* Wakes the monitor (a thin pool's notify).  Never blocks for long. */
+void pool_monitor_kick(void *pool);
 
 /* ---- checking ------------------------------------------------------- */
 

@@ -63,6 +63,15 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  uint64_t length, struct pool_device **devs, size_t nr_devs,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err)
 {
+	return pool_allocate_after(p, volume, seq, length, devs, nr_devs, UINT64_MAX, out,
+				   nr, err);
+}
+
+int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
+			uint64_t length, struct pool_device **devs, size_t nr_devs,
+			uint64_t prefer, struct extent_rec **out, size_t *nr,
+			struct pool_error *err)
+{
 	const struct device_rec **recs = calloc(p->nr_devs + 1, sizeof(*recs));
 	char want[SIZE_STR_LEN], have[SIZE_STR_LEN];
 	struct space_range *pieces = NULL;
@@ -78,7 +87,8 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		if (d->dev)		/* nothing is carved from a failed device */
 			recs[n++] = &d->rec;
 	}
-	r = space_allocate(p->ext, p->nr_ext, recs, n, length, &pieces, &nr_pieces);
+	r = space_allocate_after(p->ext, p->nr_ext, recs, n, prefer, length, &pieces,
+				 &nr_pieces);
 	if (r == -ENOSPC) {
 		char names[POOL_ERROR_LEN / 2] = "";
 		size_t used = 0;
@@ -296,6 +306,39 @@ out:
 
 /* ---- extend --------------------------------------------------------------- */
 
+/*
+ * A volume that grows with no --on continues where it ends: on the
+ * device of its last extent, then on the other devices it uses, then on
+ * the rest (LVM's contiguous-then-normal).  *devs malloc'ed.
+ */
+static int prefer_own_devices(struct pool *p, const struct extent_rec *e, size_t n,
+			      struct pool_device ***devs, size_t *nr_devs,
+			      struct pool_error *err)
+{
+	struct pool_device **v = calloc(p->nr_devs + 1, sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < p->nr_devs; i++) {
+			struct pool_device *d = p->devs[i];
+			bool last = d->rec.id == e[n - 1].device, used = false, seen = false;
+
+			for (size_t j = 0; j < n; j++)
+				used |= e[j].device == d->rec.id;
+			for (size_t j = 0; j < k; j++)
+				seen |= v[j] == d;
+			if (!seen && (pass == 2 || (pass == 0 && last) || (pass == 1 && used)))
+				v[k++] = d;
+		}
+	}
+	free(*devs);
+	*devs = v;
+	*nr_devs = k;
+	return 0;
+}
+
 int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
 		      char *const *on, size_t nr_on, struct extent_plan *out,
 		      struct pool_error *err)
@@ -306,11 +349,17 @@ int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
 	uint32_t seq = n ? e[n - 1].seq + 1 : 0;
 	int r;
 
+	uint64_t prefer = UINT64_MAX;
+
 	r = pool_devices_named(p, on, nr_on, &devs, &nr_devs, err);
+	if (!r && !nr_on && n)
+		r = prefer_own_devices(p, e, n, &devs, &nr_devs, err);
 	if (r)
 		return r;
-	r = pool_allocate(p, v->rec.id, seq, more, devs, nr_devs, &out->ext,
-			  &out->nr_ext, err);
+	if (nr_devs && n && devs[0]->rec.id == e[n - 1].device)
+		prefer = e[n - 1].dev_offset + e[n - 1].length;
+	r = pool_allocate_after(p, v->rec.id, seq, more, devs, nr_devs, prefer, &out->ext,
+				&out->nr_ext, err);
 	free(devs);
 	if (!r && pool_reserve(p, 0, out->nr_ext)) {
 		free(out->ext);

@@ -91,12 +91,18 @@ struct thin_pool_rec {
 	bool wait;			/* when full: wait (else error) */
 	uint32_t wait_seconds;
 	uint32_t low_water;		/* percent free */
+	bool discard_passdown;		/* discard freed blocks on the raw devices */
+	uint32_t autoextend_threshold;	/* percent used that grows the pool; 100: never */
+	uint32_t autoextend_percent;	/* grow by this percent of its size */
+	uint64_t metadata_limit;	/* bytes of map pages; 0: thin_metadata_estimate */
+	char on_event[PATH_MAX];	/* shell command run on its events, or "" */
 };
 
 struct thin_rec {
 	int64_t volume;
 	int64_t pool;			/* the pool's volume id */
 	int64_t dir;			/* page id of its directory */
+	int64_t snapshot_of;		/* the volume it was a snapshot of, or 0 */
 };
 
 /* A thin volume's external origin: a volume (id), or an image file. */
@@ -165,12 +171,19 @@ struct pool_meta_ops {
 	int (*switch_table_set)(struct pool_meta *m, int64_t volume,
 				const void *table, size_t len);
 	int (*thin_pool_insert)(struct pool_meta *m, const struct thin_pool_rec *p);
+	/* Writes its passdown, autoextend, metadata limit and event command. */
+	int (*thin_pool_update)(struct pool_meta *m, const struct thin_pool_rec *p);
 	/* Inserts or replaces a thin volume's row. */
 	int (*thin_put)(struct pool_meta *m, const struct thin_rec *t);
 	int (*thin_origin_put)(struct pool_meta *m, const struct thin_origin_rec *o);
 	/* Writes a directory page of thin pool @pool. */
 	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
 			    const struct thin_dir_rec *d);
+	/* Writes a leaf page of thin pool @pool. */
+	int (*thin_leaf_put)(struct pool_meta *m, int64_t pool,
+			     const struct thin_leaf_rec *l);
+	/* Deletes every map page of thin pool @pool (repair writes them anew). */
+	int (*thin_pages_delete)(struct pool_meta *m, int64_t pool);
 
 	/*
 	 * Opens the map pages of thin pool @pool on a connection of their

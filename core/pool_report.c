@@ -141,6 +141,8 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		v[i].rec = p->vols[i]->rec;
 		if (p->vols[i]->failure)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->vols[i]->failure);
+		v[i].data_pct = v[i].meta_pct = -1;
+		p->vols[i]->type->info(p, p->vols[i], &v[i]);
 	}
 	*nr = v ? p->nr_vols : 0;
 	pthread_mutex_unlock(&p->admin);

@@ -305,6 +305,14 @@ static void close_pool(struct pool *p, struct pool_volume *tp)
 	}
 }
 
+uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
+{
+	if (tp->tp.rec.metadata_limit)
+		return tp->tp.rec.metadata_limit;
+	return thin_metadata_estimate(tp->rec.size / tp->tp.rec.block_size,
+				      THIN_DEFAULT_MAX_THINS);
+}
+
 static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	struct thin_pool_params params = {
@@ -315,6 +323,10 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		.when_full = tp->tp.rec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
 		.wait_s = tp->tp.rec.wait_seconds,
 		.low_water_pct = tp->tp.rec.low_water,
+		.discard_passdown = tp->tp.rec.discard_passdown,
+		.metadata_limit = pool_thin_metadata_limit(tp),
+		.notify = pool_monitor_kick,
+		.notify_arg = p,
 	};
 	struct thin_area *areas;
 	unsigned int nr;
@@ -374,6 +386,89 @@ static void thin_release(struct pool *p, struct pool_volume *v)
 	free(v->thin.origin);
 }
 
+/* ---- rebuild: restore and repair ------------------------------------------- */
+
+static bool member_of(const struct pool_volume *v, const struct pool_volume *tp)
+{
+	return v->type == &thin_type && v->thin.rec.pool == tp->rec.id;
+}
+
+int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (!member_of(v, tp) || !v->served || !volume_retire(v->served))
+			continue;
+		while (i--)
+			if (member_of(p->vols[i], tp) && p->vols[i]->served)
+				volume_unretire(p->vols[i]->served);
+		return pool_fail(err, -EBUSY, "volume '%s' of thin pool '%s' is busy (open)",
+				 v->rec.name, tp->rec.name);
+	}
+	return 0;
+}
+
+void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp) && p->vols[i]->served)
+			volume_unretire(p->vols[i]->served);
+}
+
+void pool_thin_stop(struct pool *p, struct pool_volume *tp)
+{
+	struct thin_pool *pool = tp->tp.pool;
+
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (member_of(v, tp) && v->published) {
+			volset_remove(&p->served, v->served);	/* waits for readers */
+			v->published = false;
+		}
+	}
+	if (pool && thin_pool_stop(pool))
+		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
+	tp->tp.pool = NULL;		/* statfs stops reading it first */
+	if (pool && pool_thins_update(p))
+		log_warn("thin pool '%s': out of memory while stopping it", tp->rec.name);
+	tp->tp.pool = pool;
+	unload_members(p, tp);
+	close_pool(p, tp);
+}
+
+int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	int r;
+
+	free(tp->failure);
+	tp->failure = NULL;
+	r = thin_pool_build(p, tp, err);
+	if (r) {
+		pool_volume_failed(tp, err->msg);
+		return r;
+	}
+	if (pool_thins_update(p))
+		log_warn("thin pool '%s' is not counted in statfs (out of memory)", tp->rec.name);
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+		struct pool_error e;
+
+		if (!member_of(v, tp) || v->broken)
+			continue;
+		free(v->failure);
+		v->failure = NULL;
+		if (thin_build(p, v, &e))
+			pool_volume_failed(v, e.msg);
+		else if (volset_add(&p->served, v->served))
+			pool_volume_failed(v, "out of memory");
+		else
+			v->published = true;
+	}
+	return 0;
+}
+
 /* ---- create a thin pool -------------------------------------------------------- */
 
 struct new_pool {
@@ -408,6 +503,14 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
 	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
 		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
+	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
+		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
+	if (tp->autoextend_percent > 1000)
+		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
+	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
+		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
+	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
+		return pool_fail(err, -EINVAL, "the metadata limit must be at least 64 KiB (16 map pages)");
 	return 0;
 }
 
@@ -466,6 +569,66 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 out:
 	pool_volume_free(p, v);
 	free(n.plan.ext);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- change a thin pool's policies -------------------------------------------- */
+
+static int record_policy(struct pool *p, void *arg)
+{
+	return p->meta->ops->thin_pool_update(p->meta, arg);
+}
+
+int pool_change_thin_pool(struct pool *p, const char *name,
+			  const struct thin_pool_rec *policy, unsigned int fields,
+			  struct thin_pool_rec *out, struct pool_error *err)
+{
+	struct pool_volume *tp;
+	struct thin_pool_rec n;
+	struct thin_pool_usage u;
+	char size[SIZE_STR_LEN];
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, true, &tp, err);
+	if (!r && tp->broken)
+		r = pool_fail(err, -EUCLEAN, "thin pool '%s' is damaged: %s", name, tp->failure);
+	if (r)
+		goto out;
+	n = tp->tp.rec;
+	if (fields & POOL_TP_DISCARD_PASSDOWN)
+		n.discard_passdown = policy->discard_passdown;
+	if (fields & POOL_TP_AUTOEXTEND_THRESHOLD)
+		n.autoextend_threshold = policy->autoextend_threshold;
+	if (fields & POOL_TP_AUTOEXTEND_PERCENT)
+		n.autoextend_percent = policy->autoextend_percent;
+	if (fields & POOL_TP_METADATA_LIMIT)
+		n.metadata_limit = policy->metadata_limit;
+	if (fields & POOL_TP_ON_EVENT)
+		memcpy(n.on_event, policy->on_event, sizeof(n.on_event));
+	r = check_policy(&n, err);
+	if (!r && running(tp) && n.metadata_limit) {
+		thin_pool_usage(running(tp), &u);
+		if (u.metadata_bytes > n.metadata_limit)
+			r = pool_fail(err, -ENOSPC, "the maps of thin pool '%s' take %s already",
+				      name, format_size(u.metadata_bytes, size));
+	}
+	if (!r)
+		r = pool_record(p, "record the thin pool's policies", record_policy, &n, err);
+	if (r)
+		goto out;
+	tp->tp.rec = n;
+	tp->tp.ev.extend_failed_ms = 0;
+	if (running(tp)) {
+		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
+		thin_pool_set_discard_passdown(running(tp), n.discard_passdown);
+	}
+	pool_monitor_kick(p);		/* a lower threshold may apply at once */
+	if (out)
+		*out = n;
+	log_info("changed the policies of thin pool '%s'", name);
+out:
 	pthread_mutex_unlock(&p->admin);
 	return r;
 }
@@ -697,6 +860,7 @@ int pool_snapshot(struct pool *p, const char *origin, const char *name,
 		goto out_resume;
 	}
 	n.thin.dir = thin_dir_id(o->served->target);
+	n.thin.snapshot_of = o->rec.id;
 	r = thin_snapshot(o->served->target, 0, &t);
 	if (r) {
 		r = pool_fail(err, r, "out of memory");
@@ -857,8 +1021,8 @@ out_resume:
 	return r;
 }
 
-static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t size,
-			    char *const *on, size_t nr_on, struct pool_error *err)
+int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
+			char *const *on, size_t nr_on, struct pool_error *err)
 {
 	uint32_t bs = tp->tp.rec.block_size;
 	struct extent_plan plan = { 0 };
@@ -897,6 +1061,7 @@ static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t siz
 	thin_pool_grow(running(tp), next);
 	pool_extents_publish(p, plan.ext, plan.nr_ext);
 	tp->rec.size = size;
+	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
 	return 0;
 }
@@ -978,6 +1143,12 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 
 	if (tp)
 		json_string(j, "pool", tp->rec.name);
+	if (v->thin.rec.snapshot_of) {
+		struct pool_volume *sv = pool_volume_by_id(p, v->thin.rec.snapshot_of);
+
+		if (sv)
+			json_string(j, "origin", sv->rec.name);
+	}
 	if (v->thin.origin) {
 		struct pool_volume *ov = pool_volume_by_id(p, v->thin.origin->origin_volume);
 
@@ -990,6 +1161,41 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_u64(j, "mapped_bytes", u.mapped * bs);
 	json_u64(j, "exclusive_bytes", u.exclusive * bs);
 	json_u64(j, "shared_bytes", u.shared * bs);
+	json_percent(j, "data_percent", u.mapped * bs, v->rec.size);
+}
+
+static int32_t hundredths(uint64_t part, uint64_t whole)
+{
+	return whole ? (int32_t)((part * 10000 + whole / 2) / whole) : 0;
+}
+
+static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+	struct pool_volume *sv = v->thin.rec.snapshot_of ?
+				 pool_volume_by_id(p, v->thin.rec.snapshot_of) : NULL;
+	struct thin_usage u;
+
+	if (tp)
+		snprintf(out->pool, sizeof(out->pool), "%s", tp->rec.name);
+	if (sv)
+		snprintf(out->origin, sizeof(out->origin), "%s", sv->rec.name);
+	if (!v->served || !tp)
+		return;
+	thin_usage(v->served->target, &u);
+	out->data_pct = hundredths(u.mapped * tp->tp.rec.block_size, v->rec.size);
+}
+
+static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_volume_info *out)
+{
+	struct thin_pool_usage u;
+
+	(void)p;
+	if (!running(tp))
+		return;
+	thin_pool_usage(running(tp), &u);
+	out->data_pct = hundredths(u.nr_blocks - u.nr_free - u.nr_pending, u.nr_blocks);
+	out->meta_pct = hundredths(u.metadata_bytes, u.metadata_limit);
 }
 
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
@@ -1003,11 +1209,18 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	json_u64(j, "block_size", r->block_size);
 	if (running(tp)) {
 		thin_pool_usage(running(tp), &u);
-		json_u64(j, "data_used_bytes", (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size);
+		uint64_t used = (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size;
+
+		json_u64(j, "data_used_bytes", used);
 		json_u64(j, "data_total_bytes", u.nr_blocks * u.block_size);
-		json_u64(j, "metadata_bytes", u.nr_leaves * THIN_LEAF_ENTRIES * 4);
+		json_percent(j, "data_percent", used, u.nr_blocks * u.block_size);
+		json_u64(j, "metadata_used_bytes", u.metadata_bytes);
+		json_u64(j, "metadata_total_bytes", u.metadata_limit);
+		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
+		json_u64(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
+		json_bool(j, "full", u.full);
 		if (u.commit_error) {
 			json_string(j, "commit_error", strerror(-u.commit_error));
 			json_u64(j, "commit_failing_ms", u.failing_ms);
@@ -1021,6 +1234,12 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_u64(j, "wait_seconds", r->wait_seconds);
 	json_bool(j, "zero", r->zero);
 	json_u64(j, "low_water_percent", r->low_water);
+	json_bool(j, "discard_passdown", r->discard_passdown);
+	json_u64(j, "autoextend_threshold", r->autoextend_threshold);
+	json_u64(j, "autoextend_percent", r->autoextend_percent);
+	if (r->on_event[0])
+		json_string(j, "on_event", r->on_event);
+	pool_report_segments(p, tp, j);
 }
 
 int pool_diff(struct pool *p, const char *a, const char *b,
@@ -1088,6 +1307,35 @@ static void walk_breach(void *arg, const char *msg)
 	pool_breach(w->c, w->tp, "%s", msg);
 }
 
+/*
+ * The directories the store has for @w (walk_vols' order): a write may
+ * copy a map's directory in memory while check reads the store, whose
+ * commits are held.
+ */
+static int committed_dirs(struct pool *p, struct pool_volume *tp,
+			  const struct thin_meta_ops *ops, void *arg, struct thin_walk_vol *w)
+{
+	struct thin_vol_rec *rows = NULL;
+	size_t nr = 0, k = 0;
+	int r;
+
+	r = ops->load_vols(arg, &rows, &nr);
+	if (r)
+		return r;
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type != &thin_type || v->thin.rec.pool != tp->rec.id)
+			continue;
+		for (size_t j = 0; j < nr; j++)
+			if (rows[j].volume == v->rec.id)
+				w[k].dir = rows[j].dir;
+		k++;
+	}
+	free(rows);
+	return 0;
+}
+
 /* Walks the committed pages on a connection of its own, the pool frozen. */
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
@@ -1114,6 +1362,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		goto out;
 	}
 	r = walk_vols(p, tp, &vols, &nr);
+	if (!r)
+		r = committed_dirs(p, tp, ops, arg, vols);
 	if (!r)
 		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
 	thin_pool_admin_end(running(tp));
@@ -1163,10 +1413,11 @@ struct target_type thin_pool_type = {
 	.build_order = 0,
 	.attach = thin_pool_attach,
 	.build = thin_pool_build,
-	.extend = thin_pool_extend,
+	.extend = pool_thin_pool_grow,
 	.remove = thin_pool_remove,
 	.check = thin_pool_check,
 	.status = thin_pool_status,
+	.info = thin_pool_info,
 	.release = thin_pool_release,
 };
 
@@ -1180,5 +1431,6 @@ struct target_type thin_type = {
 	.remove = thin_remove_volume,
 	.check = thin_check,
 	.status = thin_status,
+	.info = thin_info,
 	.release = thin_release,
 };

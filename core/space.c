@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "label.h"
 
@@ -119,7 +120,7 @@ uint64_t space_free_bytes(const struct extent_rec *ext, size_t nr_ext,
  * the pieces to @v and lowering *left.
  */
 static int space_take(const struct extent_rec *ext, size_t nr_ext,
-		      const struct device_rec *d, uint64_t *left,
+		      const struct device_rec *d, uint64_t prefer, uint64_t *left,
 		      struct space_range **v, size_t *nr, size_t *cap)
 {
 	struct space_range *ranges;
@@ -129,8 +130,19 @@ static int space_take(const struct extent_rec *ext, size_t nr_ext,
 	r = space_free_ranges(ext, nr_ext, d, &ranges, &nr_ranges);
 	if (r)
 		return r;
+	/* The range that starts at @prefer goes first: the volume continues there. */
+	for (size_t i = 1; i < nr_ranges; i++) {
+		if (ranges[i].offset == prefer) {
+			struct space_range t = ranges[i];
+
+			memmove(&ranges[1], &ranges[0], i * sizeof(*ranges));
+			ranges[0] = t;
+			break;
+		}
+	}
 	for (size_t i = 0; i < nr_ranges && *left; i++) {
-		uint64_t start = align_up(ranges[i].offset, SPACE_ALIGN);
+		uint64_t start = ranges[i].offset == prefer ? prefer :
+				 align_up(ranges[i].offset, SPACE_ALIGN);
 		uint64_t end = align_down(ranges[i].offset + ranges[i].length,
 					  SPACE_PIECE_ALIGN);
 		uint64_t take;
@@ -151,6 +163,14 @@ int space_allocate(const struct extent_rec *ext, size_t nr_ext,
 		   const struct device_rec *const *devs, size_t nr_devs,
 		   uint64_t length, struct space_range **out, size_t *nr)
 {
+	return space_allocate_after(ext, nr_ext, devs, nr_devs, UINT64_MAX, length, out, nr);
+}
+
+int space_allocate_after(const struct extent_rec *ext, size_t nr_ext,
+			 const struct device_rec *const *devs, size_t nr_devs,
+			 uint64_t prefer, uint64_t length, struct space_range **out,
+			 size_t *nr)
+{
 	struct space_range *pieces = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t left = length;
@@ -162,7 +182,8 @@ int space_allocate(const struct extent_rec *ext, size_t nr_ext,
 		for (size_t j = 0; j < i; j++)
 			seen |= devs[j]->id == devs[i]->id;
 		if (!seen)
-			r = space_take(ext, nr_ext, devs[i], &left, &pieces, &n, &cap);
+			r = space_take(ext, nr_ext, devs[i], i ? UINT64_MAX : prefer, &left,
+				       &pieces, &n, &cap);
 	}
 	if (!r && left)
 		r = -ENOSPC;

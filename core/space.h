@@ -40,5 +40,14 @@ uint64_t space_free_bytes(const struct extent_rec *ext, size_t nr_ext,
 int space_allocate(const struct extent_rec *ext, size_t nr_ext,
 		   const struct device_rec *const *devs, size_t nr_devs,
 		   uint64_t length, struct space_range **out, size_t *nr);
+/*
+ * The same, taking first on devs[0] the free range that starts at byte
+ * @prefer (the end of the volume that grows: it stays contiguous), if
+ * there is one.
+ */
+int space_allocate_after(const struct extent_rec *ext, size_t nr_ext,
+			 const struct device_rec *const *devs, size_t nr_devs,
+			 uint64_t prefer, uint64_t length, struct space_range **out,
+			 size_t *nr);
 
 #endif

@@ -40,6 +40,13 @@ static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 	(void)p, (void)v, (void)j;
 }
 
+static void no_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
+{
+	(void)p;
+	(void)v;
+	(void)out;
+}
+
 static void no_release(struct pool *p, struct pool_volume *v)
 {
 	(void)p, (void)v;
@@ -68,6 +75,8 @@ static void register_types(void)
 			t->check = no_check;
 		if (!t->status)
 			t->status = no_status;
+		if (!t->info)
+			t->info = no_info;
 		if (!t->release)
 			t->release = no_release;
 	}

@@ -27,6 +27,7 @@ struct pool_check;
 struct pool_meta_image;
 struct pool_error;
 struct pool_volume;
+struct pool_volume_info;
 
 struct target_type {
 	const char *name;		/* as stored */
@@ -64,6 +65,8 @@ struct target_type {
 		     struct pool_error *err);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
+	/* Fills the kind's columns of @v's line in list.  Default: none. */
+	void (*info)(struct pool *p, struct pool_volume *v, struct pool_volume_info *out);
 	/* Frees the kind's live objects and records.  Default: nothing. */
 	void (*release)(struct pool *p, struct pool_volume *v);
 };

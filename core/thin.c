@@ -222,7 +222,11 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 	if (!d)
 		return -EIO;
 	if (atomic_load(&d->refs) != 1) {
-		struct thin_dir *nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
+		struct thin_dir *nd;
+
+		if (thin_pool_metadata_full(p))
+			return -ENOSPC;
+		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
 
 		if (!nd)
 			return -ENOMEM;
@@ -236,6 +240,8 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 		d = nd;
 	}
 	l = atomic_load(&d->leaf[i]);
+	if ((!l || atomic_load(&l->refs) != 1) && thin_pool_metadata_full(p))
+		return -ENOSPC;		/* dm-thin: metadata space exhausted */
 	if (!l) {
 		l = thin_leaf_new(thin_pool_page_id(p));
 		if (!l)

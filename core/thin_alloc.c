@@ -40,6 +40,7 @@ void thin_alloc_exit(struct thin_alloc *a)
 		munmap(a->pending_bits, BITS_BYTES);
 	free(a->pending);
 	free(a->committing);
+	free(a->held);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -162,4 +163,65 @@ int thin_alloc_abandoned(struct thin_alloc *a)
 	a->committing = NULL;
 	a->nr_committing = 0;
 	return 0;
+}
+
+size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out)
+{
+	size_t n = 0;
+
+	/* Blocks past a shrunk area never come back: not held, not freed. */
+	for (size_t i = 0; i < a->nr_committing; i++)
+		if (a->committing[i] < a->nr_blocks)
+			a->committing[n++] = a->committing[i];
+		else
+			a->pending_bits[a->committing[i] / 64] &= ~(1ull << (a->committing[i] % 64));
+	free(a->held);
+	a->held = a->committing;
+	a->nr_held = n;
+	a->committing = NULL;
+	a->nr_committing = 0;
+	*out = a->held;
+	return n;
+}
+
+size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
+			    const uint32_t **out, int *err)
+{
+	uint32_t *v = malloc((max ? max : 1) * sizeof(*v));
+	size_t n = 0;
+	uint64_t b;
+
+	*err = 0;
+	*out = NULL;
+	if (!v) {
+		*err = -ENOMEM;
+		return 0;
+	}
+	for (b = *next; b < a->nr_blocks && n < max; b++) {
+		if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) ||
+		    is_pending(a, (uint32_t)b))
+			continue;
+		a->pending_bits[b / 64] |= 1ull << (b % 64);
+		a->nr_free--;
+		v[n++] = (uint32_t)b;
+	}
+	*next = b;
+	free(a->held);
+	a->held = v;
+	a->nr_held = n;
+	*out = v;
+	return n;
+}
+
+void thin_alloc_release(struct thin_alloc *a)
+{
+	for (size_t i = 0; i < a->nr_held; i++) {
+		uint32_t b = a->held[i];
+
+		a->pending_bits[b / 64] &= ~(1ull << (b % 64));
+		a->nr_free++;
+	}
+	free(a->held);
+	a->held = NULL;
+	a->nr_held = 0;
 }

@@ -33,6 +33,8 @@ struct thin_alloc {
 	size_t nr_pending, cap_pending;
 	uint32_t *committing;		/* gathered, awaiting the COMMIT */
 	size_t nr_committing;
+	uint32_t *held;			/* free but being discarded: not allocatable */
+	size_t nr_held;
 };
 
 /* 0, -EFBIG past THIN_ALLOC_MAX_BLOCKS, or -ENOMEM. */
@@ -71,5 +73,28 @@ void thin_alloc_gather(struct thin_alloc *a);
 void thin_alloc_committed(struct thin_alloc *a);
 /* The transaction failed: its freed blocks stay pending.  -ENOMEM. */
 int thin_alloc_abandoned(struct thin_alloc *a);
+
+/*
+ * Discard passdown.  A block is discarded on its device only while nobody
+ * can allocate it, so that a discard never lands on a block that was
+ * handed out again meanwhile: held blocks keep their pending bit until
+ * thin_alloc_release().  One hold at a time (the pool's commit lock).
+ */
+
+/*
+ * Instead of thin_alloc_committed(): the transaction committed, and its
+ * freed blocks are held.  Returns how many; *out lists them (the
+ * allocator's array, valid until release).
+ */
+size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out);
+/*
+ * Holds up to @max free blocks from block *next on, moving *next past
+ * the last one looked at (nr_blocks when done).  Returns how many; *out
+ * as above.  0 and *out NULL with -ENOMEM in *err.
+ */
+size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
+			    const uint32_t **out, int *err);
+/* The held blocks become free. */
+void thin_alloc_release(struct thin_alloc *a);
 
 #endif

@@ -74,6 +74,9 @@ struct thin_pool {
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
 	bool low_water;			/* logged; cleared when free again */
+	bool full;			/* a write found no block, none taken since */
+	bool discard_failed;		/* a discard failed: logged once */
+	uint64_t discarded_bytes;	/* passed down or trimmed */
 	int commit_error;		/* -errno of the last commit, or 0 */
 	uint64_t failing_since_ms;	/* CLOCK_MONOTONIC, while commit_error */
 	_Atomic bool failed;		/* commits failed for the patience */
@@ -110,6 +113,13 @@ static inline struct device *thin_areas_locate(const struct thin_areas *t,
 	}
 	*dev_off = t->a[lo].dev_off + ((uint64_t)(b - t->first[lo]) << shift);
 	return t->a[lo].dev;
+}
+
+/* Another map page would pass the pool's metadata limit.  Lock held. */
+static inline bool thin_pool_metadata_full(const struct thin_pool *p)
+{
+	return p->params.metadata_limit &&
+	       (p->nr_leaves + p->nr_dirs + 1) * THIN_PAGE_STORE_BYTES > p->params.metadata_limit;
 }
 
 /* Helpers thin.c uses; all with p->lock held. */

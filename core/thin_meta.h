@@ -67,6 +67,11 @@ struct thin_meta_ops {
 	/* Every page id, directories and leaves, by id; both malloc'ed. */
 	int (*page_ids)(void *arg, int64_t **dirs, size_t *nr_dirs,
 			int64_t **leaves, size_t *nr_leaves);
+	/*
+	 * The thin volumes of the pool as committed: each volume id with its
+	 * directory; *out malloc'ed, by volume.
+	 */
+	int (*load_vols)(void *arg, struct thin_vol_rec **out, size_t *nr);
 	/* Applies @c in one transaction.  Blocks for the COMMIT. */
 	int (*commit)(void *arg, const struct thin_commit *c);
 };

@@ -407,6 +407,7 @@ void thin_pool_grow(struct thin_pool *p, struct thin_areas *t)
 	/* The table covers the new blocks before any can be allocated. */
 	rcu_publish(p->areas, t);
 	p->low_water = false;
+	p->full = false;
 	pthread_cond_broadcast(&p->grown);
 	pthread_mutex_unlock(&p->lock);
 	rcu_wait_readers();
@@ -424,13 +425,17 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->block_size = p->params.block_size;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing;
+	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing + p->alloc.nr_held;
 	out->nr_leaves = p->nr_leaves;
 	out->nr_dirs = p->nr_dirs;
 	out->low_water = p->low_water;
 	out->failed = atomic_load(&p->failed);
 	out->commit_error = p->commit_error;
 	out->failing_ms = p->commit_error ? now_ms() - p->failing_since_ms : 0;
+	out->metadata_bytes = (p->nr_leaves + p->nr_dirs) * THIN_PAGE_STORE_BYTES;
+	out->metadata_limit = p->params.metadata_limit;
+	out->discarded_bytes = p->discarded_bytes;
+	out->full = p->full && !p->alloc.nr_free;	/* until a block is free again */
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -495,6 +500,13 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
 	return thin_vec_push(&p->dead_dirs, d) ? -ENOMEM : r;
 }
 
+/* Kicks the pool's watcher.  Lock held. */
+static void notify(struct thin_pool *p)
+{
+	if (p->params.notify)
+		p->params.notify(p->params.notify_arg);
+}
+
 static void check_low_water(struct thin_pool *p)
 {
 	uint64_t pct = p->alloc.nr_blocks ? p->alloc.nr_free * 100 / p->alloc.nr_blocks : 0;
@@ -502,6 +514,7 @@ static void check_low_water(struct thin_pool *p)
 	if (p->low_water || pct >= p->params.low_water_pct)
 		return;
 	p->low_water = true;
+	notify(p);
 	log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
 		 p->name, (unsigned long long)p->alloc.nr_free,
 		 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
@@ -530,10 +543,12 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			return -EIO;
 		r = thin_alloc_new(&p->alloc, b);
 		if (!r) {
+			p->full = false;
 			check_low_water(p);
 			return 0;
 		}
-		if (!committed && p->alloc.nr_pending + p->alloc.nr_committing) {
+		if (!committed && p->alloc.nr_pending + p->alloc.nr_committing +
+				  p->alloc.nr_held) {
 			/* Freed blocks are one commit away from free. */
 			committed = true;
 			pthread_mutex_unlock(&p->lock);
@@ -542,6 +557,10 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			if (r)
 				return r;
 			continue;
+		}
+		if (!p->full) {
+			p->full = true;
+			notify(p);
 		}
 		if (p->params.when_full == THIN_FULL_ERROR || waited)
 			return -ENOSPC;
@@ -775,6 +794,8 @@ static void note_outcome(struct thin_pool *p, int r)
 	if (!r) {
 		if (p->commit_error)
 			log_info("thin pool '%s': metadata commits work again", p->name);
+		if (atomic_load(&p->failed))
+			notify(p);
 		p->commit_error = 0;
 		atomic_store(&p->failed, false);
 		return;
@@ -788,6 +809,7 @@ static void note_outcome(struct thin_pool *p, int r)
 	if (!atomic_load(&p->failed) &&
 	    now_ms() - p->failing_since_ms >= THIN_COMMIT_PATIENCE_MS) {
 		atomic_store(&p->failed, true);
+		notify(p);
 		log_error("thin pool '%s': metadata commits have failed for %u s (%s); writes that need new blocks fail until one succeeds",
 			  p->name, THIN_COMMIT_PATIENCE_MS / 1000, strerror(-r));
 	}
@@ -834,10 +856,90 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 	return 0;
 }
 
+/* ---- discard passdown ---------------------------------------------------- */
+
+/* A piece of a device to discard. */
+struct discard_range {
+	struct device *dev;
+	uint64_t off, len;		/* bytes */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The device ranges of blocks @v (sorted here), runs of neighbouring
+ * blocks merged within an area; *out malloc'ed.  Lock held: the areas
+ * cannot be replaced meanwhile.
+ */
+static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
+			  struct discard_range **out, size_t *nr_out)
+{
+	struct thin_areas *areas = atomic_load(&p->areas);
+	struct discard_range *d = malloc((nr ? nr : 1) * sizeof(*d));
+	size_t n = 0;
+
+	if (!d)
+		return -ENOMEM;
+	qsort(v, nr, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t off, len = p->params.block_size;
+		struct device *dev = thin_areas_locate(areas, v[i], p->block_shift, &off);
+
+		if (n && d[n - 1].dev == dev && d[n - 1].off + d[n - 1].len == off &&
+		    v[i - 1] + 1 == v[i])
+			d[n - 1].len += len;
+		else
+			d[n++] = (struct discard_range){ dev, off, len };
+	}
+	*out = d;
+	*nr_out = n;
+	return 0;
+}
+
+/*
+ * Discards the blocks the allocator holds (@v, @nr) and lets them go.
+ * Called with p->commit_lock held and p->lock not.  A failure loses only
+ * the discard: the blocks are free either way.
+ */
+static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
+{
+	struct discard_range *d = NULL;
+	uint64_t bytes = 0;
+	size_t n = 0;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = discard_ranges(p, (uint32_t *)v, nr, &d, &n);
+	pthread_mutex_unlock(&p->lock);
+	for (size_t i = 0; !r && i < n; i++) {
+		r = device_discard(d[i].dev, d[i].off, d[i].len);
+		if (!r)
+			bytes += d[i].len;
+	}
+	pthread_mutex_lock(&p->lock);
+	if (r && !p->discard_failed) {
+		p->discard_failed = true;
+		log_warn("thin pool '%s': cannot discard freed blocks on the raw device: %s",
+			 p->name, strerror(-r));
+	}
+	p->discarded_bytes += bytes;
+	thin_alloc_release(&p->alloc);
+	pthread_mutex_unlock(&p->lock);
+	free(d);
+	return r;
+}
+
 /* One attempt.  p->commit_lock held. */
 static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 {
+	const uint32_t *held = NULL;
 	struct batch b = { 0 };
+	size_t nr_held = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&p->lock);
@@ -862,12 +964,19 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 		rcu_wait_readers();
 	pthread_mutex_lock(&p->lock);
 	settle_pages(&b);
-	if (!r)
+	if (!r && p->params.discard_passdown) {
+		nr_held = thin_alloc_hold_committed(&p->alloc, &held);
+		if (!nr_held)
+			thin_alloc_release(&p->alloc);
+	} else if (!r) {
 		thin_alloc_committed(&p->alloc);
-	else
+	} else {
 		ungather(p, &b);
+	}
 	note_outcome(p, r);
 	pthread_mutex_unlock(&p->lock);
+	if (nr_held)
+		discard_held(p, held, nr_held);
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
 		free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
@@ -950,6 +1059,63 @@ int64_t thin_pool_reserve_page_id(struct thin_pool *p)
 	id = thin_pool_page_id(p);
 	pthread_mutex_unlock(&p->lock);
 	return id;
+}
+
+#define TRIM_CHUNK	4096		/* blocks held at once by a trim */
+
+int thin_pool_trim(struct thin_pool *p, uint64_t *bytes)
+{
+	uint64_t next = 0, before;
+	int r;
+
+	r = thin_pool_commit(p);
+	if (r)
+		return r;
+	pthread_mutex_lock(&p->lock);
+	before = p->discarded_bytes;
+	pthread_mutex_unlock(&p->lock);
+	for (;;) {
+		const uint32_t *held;
+		size_t n;
+		int e = 0;
+
+		pthread_mutex_lock(&p->commit_lock);
+		pthread_mutex_lock(&p->lock);
+		n = next < p->alloc.nr_blocks ?
+		    thin_alloc_hold_free(&p->alloc, &next, TRIM_CHUNK, &held, &e) : 0;
+		if (!n)
+			thin_alloc_release(&p->alloc);
+		pthread_mutex_unlock(&p->lock);
+		r = n ? discard_held(p, held, n) : e;
+		pthread_mutex_unlock(&p->commit_lock);
+		if (r || !n)
+			break;
+	}
+	pthread_mutex_lock(&p->lock);
+	*bytes = p->discarded_bytes - before;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+uint64_t thin_metadata_estimate(uint64_t nr_blocks, uint64_t max_thins)
+{
+	uint64_t leaves = 2 * ((nr_blocks + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES);
+
+	return (leaves + 2 * max_thins) * THIN_PAGE_STORE_BYTES + THIN_METADATA_OVERHEAD;
+}
+
+void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.metadata_limit = bytes;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_discard_passdown(struct thin_pool *p, bool on)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.discard_passdown = on;
+	pthread_mutex_unlock(&p->lock);
 }
 
 static bool has_changes(const struct thin_pool *p)

@@ -44,18 +44,32 @@ struct thin_pool_params {
 	enum thin_full_policy when_full;
 	uint32_t wait_s;		/* seconds, THIN_FULL_WAIT */
 	uint32_t low_water_pct;		/* warn when free falls below; 0: never */
+	bool discard_passdown;		/* discard blocks freed, after their commit */
+	uint64_t metadata_limit;	/* bytes of map pages; 0: no limit */
+	/*
+	 * Called when the pool crosses its low-water mark, becomes full,
+	 * fails or works again: a kick for whoever watches its usage (the
+	 * pool service's monitor).  Called with the pool lock held: it must
+	 * not block nor call into the pool.  May be NULL.
+	 */
+	void (*notify)(void *arg);
+	void *notify_arg;
 };
 
 struct thin_pool_usage {
 	uint32_t block_size;		/* bytes */
 	uint64_t nr_blocks;		/* in the data area */
 	uint64_t nr_free;		/* free now (pending frees excluded) */
-	uint64_t nr_pending;		/* freed, reusable after the next commit */
+	uint64_t nr_pending;		/* freed, reusable after the next commit (or discard) */
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
 	bool low_water;			/* free is below the low-water mark */
 	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
 	int commit_error;		/* -errno of the last commit, 0 if it worked */
 	uint64_t failing_ms;		/* how long commits have been failing */
+	uint64_t metadata_bytes;	/* what its map pages take in the store */
+	uint64_t metadata_limit;	/* bytes; 0: no limit */
+	uint64_t discarded_bytes;	/* passed down or trimmed since it opened */
+	bool full;			/* a write found no free block */
 };
 
 /*
@@ -129,6 +143,36 @@ void thin_pool_admin_end(struct thin_pool *p);
 
 /* A page id for a page an admin change records itself. */
 int64_t thin_pool_reserve_page_id(struct thin_pool *p);
+
+/*
+ * Discards every free block on the raw devices (thin_trim), in chunks,
+ * each held unallocatable while it is discarded.  Commits first, so that
+ * freed blocks count.  *bytes gets what was discarded.  Blocks.
+ * 0, -EOPNOTSUPP (no device can discard), -EIO.
+ */
+int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
+
+/* Sets the limit of the map pages, in bytes (0: none). */
+void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes);
+/* Turns discard passdown on or off, from the next commit on. */
+void thin_pool_set_discard_passdown(struct thin_pool *p, bool on);
+
+/*
+ * What a map page takes in the store: a leaf row fills a 4 KiB SQLite
+ * page (two 2 KiB blobs do not fit one with their headers).
+ */
+#define THIN_PAGE_STORE_BYTES	4096u
+#define THIN_METADATA_OVERHEAD	(4u << 20)	/* bytes: a checkpoint's worth of WAL */
+#define THIN_DEFAULT_MAX_THINS	1000		/* for the default metadata limit */
+
+/*
+ * The store space a pool of @nr_blocks blocks with up to @max_thins thin
+ * volumes and snapshots needs for its maps (thin_metadata_size's role):
+ * every block mapped, leaves half full on average (as thin_metadata_size
+ * assumes of dm-thin's btree leaves), a directory and a partly filled
+ * leaf per volume, and a checkpoint's worth of write-ahead log.  Bytes.
+ */
+uint64_t thin_metadata_estimate(uint64_t nr_blocks, uint64_t max_thins);
 
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out);
 uint32_t thin_pool_block_size(const struct thin_pool *p);	/* bytes */

@@ -46,10 +46,20 @@ static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk
 	w->dirs = calloc(nr_dir_ids + 1, sizeof(*w->dirs));
 	w->leaves = calloc(nr_leaf_ids + 1, sizeof(*w->leaves));
 	r = w->dirs && w->leaves ? 0 : -ENOMEM;
-	for (size_t i = 0; !r && i < nr_dir_ids; i++, w->nr_dirs++)
-		r = m->load_dir(arg, dir_ids[i], &w->dirs[i]);
-	for (size_t i = 0; !r && i < nr_leaf_ids; i++, w->nr_leaves++)
-		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[i]);
+	for (size_t i = 0; !r && i < nr_dir_ids; i++) {
+		r = m->load_dir(arg, dir_ids[i], &w->dirs[w->nr_dirs]);
+		if (!r)
+			w->nr_dirs++;
+		else if (w->salvage && (r == -ENOENT || r == -EUCLEAN) && ++w->unreadable)
+			r = 0;
+	}
+	for (size_t i = 0; !r && i < nr_leaf_ids; i++) {
+		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[w->nr_leaves]);
+		if (!r)
+			w->nr_leaves++;
+		else if (w->salvage && (r == -ENOENT || r == -EUCLEAN) && ++w->unreadable)
+			r = 0;
+	}
 	free(dir_ids);
 	free(leaf_ids);
 	return r;
@@ -107,6 +117,25 @@ int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 	int r;
 
 	memset(w, 0, sizeof(*w));
+	w->nr_blocks = nr_blocks;
+	w->vols = vols;
+	w->nr_vols = nr_vols;
+	r = load_pages(m, arg, w);
+	if (!r)
+		r = derive(w);
+	if (r)
+		thin_walk_release(w);
+	return r;
+}
+
+int thin_walk_salvage(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
+		      const struct thin_walk_vol *vols, size_t nr_vols,
+		      struct thin_walk *w)
+{
+	int r;
+
+	memset(w, 0, sizeof(*w));
+	w->salvage = true;
 	w->nr_blocks = nr_blocks;
 	w->vols = vols;
 	w->nr_vols = nr_vols;

@@ -40,12 +40,24 @@ struct thin_walk {
 	uint32_t *block_refs;		/* per block, from reachable leaves */
 	uint64_t used;			/* blocks with a reference */
 	uint64_t dangling;		/* references to missing pages */
+	uint64_t unreadable;		/* pages left out by thin_walk_salvage */
+	bool salvage;
 };
 
 /* Loads every page through @m and derives.  0 or -errno. */
 int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 		   const struct thin_walk_vol *vols, size_t nr_vols,
 		   struct thin_walk *w);
+/*
+ * The same for repair: a page that cannot be read (-ENOENT, -EUCLEAN) is
+ * left out and counted in w->unreadable, as if it were missing.
+ */
+int thin_walk_salvage(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
+		      const struct thin_walk_vol *vols, size_t nr_vols,
+		      struct thin_walk *w);
+/* A page of the walk by id, or NULL. */
+const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id);
+const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id);
 void thin_walk_release(struct thin_walk *w);
 
 /*

@@ -747,6 +747,9 @@ int main(int argc, char **argv)
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (r) {
 		log_error("%s", err.msg);
+	} else if ((r = pool_watch(pool))) {
+		log_error("cannot start watching the thin pools: %s", strerror(-r));
+		pool_close(pool);
 	} else {
 		d = daemon_new(pool);
 		if (!d) {

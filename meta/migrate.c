@@ -149,11 +149,33 @@ static int step3_switch(struct store *s)
 		"CREATE INDEX switch_path_by_device ON switch_path(device);");
 }
 
+/*
+ * Version 4: what thin pool administration needs.  Per thin pool: discard
+ * passdown (on by default, as dm-thin's), LVM's autoextend threshold and
+ * percent (100: never), a limit for its map pages (0: the estimate for
+ * its size) and the command its events run.  Per thin volume: the volume
+ * it was snapshotted from, forgotten when that one is removed.
+ */
+static int step4_thin_admin(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE thin_pool ADD COLUMN discard_passdown INTEGER NOT NULL DEFAULT 1;"
+		"ALTER TABLE thin_pool ADD COLUMN autoextend_threshold INTEGER NOT NULL DEFAULT 100"
+		" CHECK (autoextend_threshold BETWEEN 50 AND 100);"
+		"ALTER TABLE thin_pool ADD COLUMN autoextend_percent INTEGER NOT NULL DEFAULT 20"
+		" CHECK (autoextend_percent BETWEEN 0 AND 1000);"
+		"ALTER TABLE thin_pool ADD COLUMN metadata_limit INTEGER NOT NULL DEFAULT 0;"
+		"ALTER TABLE thin_pool ADD COLUMN on_event TEXT;"
+		"ALTER TABLE thin ADD COLUMN snapshot_of INTEGER"
+		" REFERENCES volume(id) ON DELETE SET NULL;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
 	step2_thin,
 	step3_switch,
+	step4_thin_admin,
 };
 
 int migrate_latest(void)

@@ -133,6 +133,11 @@ static int port_thin_pool_insert(struct pool_meta *m, const struct thin_pool_rec
 	return store_thin_pool_insert(st(m), p);
 }
 
+static int port_thin_pool_update(struct pool_meta *m, const struct thin_pool_rec *p)
+{
+	return store_thin_pool_update(st(m), p);
+}
+
 static int port_thin_put(struct pool_meta *m, const struct thin_rec *t)
 {
 	return store_thin_put(st(m), t);
@@ -147,6 +152,17 @@ static int port_thin_dir_put(struct pool_meta *m, int64_t pool,
 			     const struct thin_dir_rec *d)
 {
 	return store_thin_dir_put(st(m), pool, d);
+}
+
+static int port_thin_leaf_put(struct pool_meta *m, int64_t pool,
+			      const struct thin_leaf_rec *l)
+{
+	return store_thin_leaf_put(st(m), pool, l);
+}
+
+static int port_thin_pages_delete(struct pool_meta *m, int64_t pool)
+{
+	return store_thin_pages_delete(st(m), pool);
 }
 
 static int port_thin_open(struct pool_meta *m, int64_t pool,
@@ -192,9 +208,12 @@ static const struct pool_meta_ops pool_port_ops = {
 	.switch_insert = port_switch_insert,
 	.switch_table_set = port_switch_table_set,
 	.thin_pool_insert = port_thin_pool_insert,
+	.thin_pool_update = port_thin_pool_update,
 	.thin_put = port_thin_put,
 	.thin_origin_put = port_thin_origin_put,
 	.thin_dir_put = port_thin_dir_put,
+	.thin_leaf_put = port_thin_leaf_put,
+	.thin_pages_delete = port_thin_pages_delete,
 	.thin_open = port_thin_open,
 	.thin_close = port_thin_close,
 	.close = port_close,

@@ -17,15 +17,43 @@ int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p)
 	int r;
 
 	r = store_stmt(s, "INSERT INTO thin_pool (volume, block_size, zero, when_full,"
-			  " wait_seconds, low_water) VALUES (?, ?, ?, ?, ?, ?)", &st);
+			  " wait_seconds, low_water, discard_passdown, autoextend_threshold,"
+			  " autoextend_percent, metadata_limit, on_event)"
+			  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &st);
 	if (r)
 		return r;
+	sqlite3_bind_int(st, 7, p->discard_passdown);
+	sqlite3_bind_int64(st, 8, p->autoextend_threshold);
+	sqlite3_bind_int64(st, 9, p->autoextend_percent);
+	sqlite3_bind_int64(st, 10, (sqlite3_int64)p->metadata_limit);
+	if (p->on_event[0])
+		sqlite3_bind_text(st, 11, p->on_event, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 1, p->volume);
 	sqlite3_bind_int64(st, 2, p->block_size);
 	sqlite3_bind_int(st, 3, p->zero);
 	sqlite3_bind_text(st, 4, p->wait ? "wait" : "error", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, p->wait_seconds);
 	sqlite3_bind_int64(st, 6, p->low_water);
+	return store_step_done(s, st);
+}
+
+int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE thin_pool SET discard_passdown = ?, autoextend_threshold = ?,"
+			  " autoextend_percent = ?, metadata_limit = ?, on_event = ?"
+			  " WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int(st, 1, p->discard_passdown);
+	sqlite3_bind_int64(st, 2, p->autoextend_threshold);
+	sqlite3_bind_int64(st, 3, p->autoextend_percent);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)p->metadata_limit);
+	if (p->on_event[0])
+		sqlite3_bind_text(st, 5, p->on_event, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, p->volume);
 	return store_step_done(s, st);
 }
 
@@ -40,6 +68,11 @@ static int thin_pool_row(sqlite3_stmt *st, void *rec)
 	p->wait = when_full && !strcmp((const char *)when_full, "wait");
 	p->wait_seconds = (uint32_t)sqlite3_column_int64(st, 4);
 	p->low_water = (uint32_t)sqlite3_column_int64(st, 5);
+	p->discard_passdown = sqlite3_column_int(st, 6) != 0;
+	p->autoextend_threshold = (uint32_t)sqlite3_column_int64(st, 7);
+	p->autoextend_percent = (uint32_t)sqlite3_column_int64(st, 8);
+	p->metadata_limit = (uint64_t)sqlite3_column_int64(st, 9);
+	store_column_text(st, 10, p->on_event, sizeof(p->on_event));
 	return 0;
 }
 
@@ -48,8 +81,9 @@ int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT volume, block_size, zero, when_full, wait_seconds, low_water"
-			  " FROM thin_pool ORDER BY volume", &st);
+	r = store_stmt(s, "SELECT volume, block_size, zero, when_full, wait_seconds, low_water,"
+			  " discard_passdown, autoextend_threshold, autoextend_percent,"
+			  " metadata_limit, on_event FROM thin_pool ORDER BY volume", &st);
 	if (r)
 		return r;
 	return store_collect(s, st, sizeof(**out), thin_pool_row, (void **)out, nr);
@@ -60,13 +94,15 @@ int store_thin_put(struct store *s, const struct thin_rec *t)
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "INSERT OR REPLACE INTO thin (volume, pool, dir) VALUES (?, ?, ?)",
-		       &st);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin (volume, pool, dir, snapshot_of)"
+			  " VALUES (?, ?, ?, ?)", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, t->volume);
 	sqlite3_bind_int64(st, 2, t->pool);
 	sqlite3_bind_int64(st, 3, t->dir);
+	if (t->snapshot_of)
+		sqlite3_bind_int64(st, 4, t->snapshot_of);
 	return store_step_done(s, st);
 }
 
@@ -77,6 +113,7 @@ static int thin_row(sqlite3_stmt *st, void *rec)
 	t->volume = sqlite3_column_int64(st, 0);
 	t->pool = sqlite3_column_int64(st, 1);
 	t->dir = sqlite3_column_int64(st, 2);
+	t->snapshot_of = sqlite3_column_int64(st, 3);
 	return 0;
 }
 
@@ -98,10 +135,50 @@ int store_thin_list(struct store *s, struct thin_rec **out, size_t *nr)
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT volume, pool, dir FROM thin ORDER BY volume", &st);
+	r = store_stmt(s, "SELECT volume, pool, dir, snapshot_of FROM thin ORDER BY volume", &st);
 	if (r)
 		return r;
 	return store_collect(s, st, sizeof(**out), thin_row, (void **)out, nr);
+}
+
+static int vol_row(sqlite3_stmt *st, void *rec)
+{
+	struct thin_vol_rec *v = rec;
+
+	v->volume = sqlite3_column_int64(st, 0);
+	v->dir = sqlite3_column_int64(st, 1);
+	return 0;
+}
+
+int store_thin_vols_of(struct store *s, int64_t pool, struct thin_vol_rec **out, size_t *nr)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "SELECT volume, dir FROM thin WHERE pool = ? ORDER BY volume", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_collect(s, st, sizeof(**out), vol_row, (void **)out, nr);
+}
+
+int store_thin_pages_delete(struct store *s, int64_t pool)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "DELETE FROM thin_leaf WHERE pool = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	r = store_step_done(s, st);
+	if (r)
+		return r;
+	r = store_stmt(s, "DELETE FROM thin_dir WHERE pool = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_step_done(s, st);
 }
 
 static void put_le64(unsigned char *p, uint64_t v)

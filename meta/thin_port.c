@@ -74,6 +74,13 @@ static int port_page_ids(void *arg, int64_t **dirs, size_t *nr_dirs,
 	return r;
 }
 
+static int port_load_vols(void *arg, struct thin_vol_rec **out, size_t *nr)
+{
+	struct thin_port *tp = arg;
+
+	return store_thin_vols_of(tp->store, tp->pool, out, nr);
+}
+
 /* Writes before deletes: an id both written and deleted is not live. */
 static int apply(struct thin_port *tp, const struct thin_commit *c)
 {
@@ -114,5 +121,6 @@ const struct thin_meta_ops thin_port_ops = {
 	.load_leaf = port_load_leaf,
 	.max_page_id = port_max_page_id,
 	.page_ids = port_page_ids,
+	.load_vols = port_load_vols,
 	.commit = port_commit,
 };

@@ -18,12 +18,18 @@
 
 int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p);
 int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr);
+/* Writes the policies that can change (schema version 4's). */
+int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p);
 
 /* Inserts or replaces. */
 int store_thin_put(struct store *s, const struct thin_rec *t);
 /* Points an existing thin row at directory @dir (none: nothing). */
 int store_thin_set_dir(struct store *s, int64_t volume, int64_t dir);
 int store_thin_list(struct store *s, struct thin_rec **out, size_t *nr);
+/* The thin rows of pool @pool (volume, dir). */
+int store_thin_vols_of(struct store *s, int64_t pool, struct thin_vol_rec **out, size_t *nr);
+/* Deletes every map page of @pool. */
+int store_thin_pages_delete(struct store *s, int64_t pool);
 
 int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o);
 int store_thin_origin_list(struct store *s, struct thin_origin_rec **out, size_t *nr);

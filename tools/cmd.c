@@ -16,7 +16,8 @@
 extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
 	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
 	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
-	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload;
+	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload,
+	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -31,6 +32,12 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_rollback,
 	&cmd_diff,
 	&cmd_check,
+	&cmd_change,
+	&cmd_dump,
+	&cmd_restore,
+	&cmd_repair,
+	&cmd_trim,
+	&cmd_thin_metadata_size,
 	&cmd_reload,
 	&cmd_extend,
 	&cmd_remove,
@@ -40,6 +47,9 @@ static const struct cmd *const cmd_table[] = {
 };
 
 #define CMD_COUNT (sizeof(cmd_table) / sizeof(cmd_table[0]))
+
+/* The running command's short options (commands run one at a time). */
+static const char *short_options = ":";
 
 /* Length of the first word of a command's name. */
 static size_t first_word(const struct cmd *c)
@@ -115,7 +125,7 @@ static int dispatch_group(struct cmd_ctx *ctx, int argc, char **argv)
 int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	const struct cmd *c;
-	int words;
+	int words, r;
 
 	if (argc < 1) {
 		fprintf(ctx->err, "mapperctl: no command given (see 'mapperctl --help')\n");
@@ -137,7 +147,10 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 	if (c->needs_pool && !ctx->pool)
 		return cmd_error(ctx, c->name, "no pool is open");
 	/* argv[0] of the command is its last name word, as getopt expects */
-	return c->run(ctx, argc - words + 1, argv + words - 1);
+	short_options = c->short_options ? c->short_options : ":";
+	r = c->run(ctx, argc - words + 1, argv + words - 1);
+	short_options = ":";
+	return r;
 }
 
 /*
@@ -200,7 +213,7 @@ int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv
 		optind = 0;
 		opterr = 0;
 	}
-	c = getopt_long(argc, argv, ":", options ? options : none, NULL);
+	c = getopt_long(argc, argv, short_options, options ? options : none, NULL);
 	if (c == '?' && optopt) {
 		cmd_usage_error(ctx, what, "unknown option '-%c' (see 'mapperctl %s --help')",
 				optopt, what);
@@ -311,9 +324,16 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
 	optind = 0;
 	opterr = 0;
-	while (!r && (ch = getopt_long(argc, copy, ":", options, &index)) != -1) {
+	while (!r && (ch = getopt_long(argc, copy, c->short_options ? c->short_options : ":",
+				       options, &index)) != -1) {
 		const char *slot = copy[optind - 1];
 		char *abs;
+
+		if (ch != '?' && ch != ':' && ch != 0 && strchr(c->short_options ? c->short_options : "", ch))
+			for (index = 0; options[index].name && options[index].val != ch; index++)
+				;
+		if (ch != '?' && ch != ':' && !options[index].name)
+			continue;
 
 		if (ch == '?' || ch == ':' || !options[index].has_arg ||
 		    !is_path(c, options[index].name, optarg))

@@ -42,7 +42,12 @@ struct cmd {
 	const char *name;		/* "list", "device add", "create linear" */
 	const char *usage;		/* the --help text, after "usage: mapperctl " */
 	int (*run)(struct cmd_ctx *ctx, int argc, char **argv);
-	const struct option *options;	/* long options only; NULL: none */
+	const struct option *options;	/* long options; NULL: none */
+	/*
+	 * Short options, getopt's way (":o:"): each the val of a long
+	 * option, which it is another name for.  NULL: none.
+	 */
+	const char *short_options;
 	unsigned int needs_pool : 1;	/* 0 only for init */
 	/*
 	 * Which arguments are paths, made absolute by mapperctl before the

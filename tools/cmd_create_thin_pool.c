@@ -3,7 +3,9 @@
  * blocks, with its policies (pool_create_thin_pool).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "opts.h"
@@ -12,6 +14,8 @@
 #define WHAT "create thin-pool"
 #define THIN_DEFAULT_BLOCK	(64u << 10)	/* bytes */
 #define THIN_DEFAULT_LOW_WATER	10		/* percent free */
+#define THIN_DEFAULT_AUTOEXTEND_THRESHOLD	100	/* percent used: LVM's, never */
+#define THIN_DEFAULT_AUTOEXTEND_PERCENT		20	/* LVM's */
 
 static const struct option options[] = {
 	{ "size", required_argument, NULL, 's' },
@@ -20,14 +24,20 @@ static const struct option options[] = {
 	{ "when-full", required_argument, NULL, 'w' },
 	{ "low-water", required_argument, NULL, 'l' },
 	{ "on", required_argument, NULL, 'o' },
+	{ "no-discard-passdown", no_argument, NULL, 'D' },
+	{ "autoextend-threshold", required_argument, NULL, 'T' },
+	{ "autoextend-percent", required_argument, NULL, 'P' },
+	{ "metadata-limit", required_argument, NULL, 'M' },
+	{ "on-event", required_argument, NULL, 'E' },
 	{ 0 }
 };
 
 struct pool_args {
 	const char *size, *block_size, *when_full, *low_water;
+	const char *threshold, *percent, *metadata_limit, *on_event;
 	char **on;
 	size_t nr_on;
-	int no_zero;
+	int no_zero, no_passdown;
 };
 
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct pool_args *a)
@@ -46,6 +56,11 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct pool_args *a
 		case 'w': a->when_full = optarg; break;
 		case 'l': a->low_water = optarg; break;
 		case 'o': a->on[a->nr_on++] = optarg; break;
+		case 'D': a->no_passdown = 1; break;
+		case 'T': a->threshold = optarg; break;
+		case 'P': a->percent = optarg; break;
+		case 'M': a->metadata_limit = optarg; break;
+		case 'E': a->on_event = optarg; break;
 		default: return CMD_USAGE;
 		}
 	}
@@ -79,6 +94,23 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 		r = opts_percent(a->low_water, "low-water mark", &s->policy.low_water, err);
 	if (!r && a->when_full)
 		r = opts_when_full(a->when_full, &s->policy, err);
+	s->policy.discard_passdown = !a->no_passdown;
+	s->policy.autoextend_threshold = THIN_DEFAULT_AUTOEXTEND_THRESHOLD;
+	s->policy.autoextend_percent = THIN_DEFAULT_AUTOEXTEND_PERCENT;
+	if (!r && a->threshold)
+		r = opts_percent(a->threshold, "autoextend threshold",
+				 &s->policy.autoextend_threshold, err);
+	if (!r && a->percent)
+		r = opts_number(a->percent, "autoextend percent", 1000,
+				&s->policy.autoextend_percent, err);
+	if (!r && a->metadata_limit)
+		r = opts_size(a->metadata_limit, &s->policy.metadata_limit, err);
+	if (!r && a->on_event) {
+		if (!a->on_event[0] || strlen(a->on_event) >= sizeof(s->policy.on_event))
+			return pool_fail(err, -EINVAL, "--on-event needs a command shorter than %zu bytes",
+					 sizeof(s->policy.on_event));
+		snprintf(s->policy.on_event, sizeof(s->policy.on_event), "%s", a->on_event);
+	}
 	return r;
 }
 
@@ -119,7 +151,9 @@ const struct cmd cmd_create_thin_pool = {
 	.usage =
 		"create thin-pool NAME --size SIZE [--block-size SIZE] [--no-zero]\n"
 		"                 [--when-full error|wait:SECONDS] [--low-water PERCENT]\n"
-		"                 [--on DEVICE[,DEVICE...]]...\n"
+		"                 [--on DEVICE[,DEVICE...]]... [--no-discard-passdown]\n"
+		"                 [--autoextend-threshold PCT] [--autoextend-percent PCT]\n"
+		"                 [--metadata-limit SIZE] [--on-event CMD]\n"
 		"\n"
 		"Creates a thin pool: a data area of SIZE bytes (rounded down to whole\n"
 		"blocks) from which thin volumes take blocks on first write.\n"
@@ -134,7 +168,22 @@ const struct cmd cmd_create_thin_pool = {
 		"                     'extend' to grow the pool\n"
 		"  --low-water PCT    log a warning when free blocks fall below PCT%\n"
 		"                     (default 10)\n"
-		"  --on DEVICES       take the space from these devices only, in order\n",
+		"  --on DEVICES       take the space from these devices only, in order\n"
+		"  --no-discard-passdown  keep blocks that become free allocated on the\n"
+		"                     raw devices (default: punch a hole in a file,\n"
+		"                     BLKDISCARD on a block device, after the commit)\n"
+		"  --autoextend-threshold PCT  grow the pool when more than PCT% (50..100)\n"
+		"                     of it is used; 100 (default) never\n"
+		"  --autoextend-percent PCT  grow it by PCT% of its size (default 20)\n"
+		"  --metadata-limit SIZE  the most its map pages may take in the pool\n"
+		"                     database (default: thin-metadata-size's estimate\n"
+		"                     for its size and 1000 volumes; at least 64K); past\n"
+		"                     it, writes needing a new map page fail with ENOSPC\n"
+		"  --on-event CMD     run CMD with /bin/sh on the pool's events: low-water,\n"
+		"                     full, failed, extended (MAPPERFS_EVENT,\n"
+		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set);\n"
+		"                     an absolute path of a directory runs every hook in\n"
+		"                     it (run-parts)\n",
 	.run = create_thin_pool_run,
 	.options = options,
 	.needs_pool = 1,

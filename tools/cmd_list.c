@@ -11,23 +11,40 @@
 
 #define WHAT "list"
 
+static int widest(int w, const char *s)
+{
+	return (int)strlen(s) > w ? (int)strlen(s) : w;
+}
+
+/* "12.34", or "" for none: lvs's Data% and Meta%. */
+static const char *percent(int32_t hundredths, char *buf, size_t len)
+{
+	if (hundredths < 0)
+		return "";
+	snprintf(buf, len, "%d.%02d", hundredths / 100, hundredths % 100);
+	return buf;
+}
+
 static void print_text(struct cmd_ctx *ctx, const struct pool_volume_info *v, size_t nr)
 {
-	char size[SIZE_STR_LEN];
-	int wn = 4, wk = 4;
+	char size[SIZE_STR_LEN], data[16], meta[16];
+	int wn = 4, wk = 4, wp = 4, wo = 6;
 
 	if (!nr)
 		return;
 	for (size_t i = 0; i < nr; i++) {
-		if ((int)strlen(v[i].rec.name) > wn)
-			wn = (int)strlen(v[i].rec.name);
-		if ((int)strlen(v[i].rec.kind) > wk)
-			wk = (int)strlen(v[i].rec.kind);
+		wn = widest(wn, v[i].rec.name);
+		wk = widest(wk, v[i].rec.kind);
+		wp = widest(wp, v[i].pool);
+		wo = widest(wo, v[i].origin);
 	}
-	fprintf(ctx->out, "%-*s  %-*s  %10s  %s\n", wn, "NAME", wk, "KIND", "SIZE", "STATE");
+	fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %s\n", wn, "NAME", wk, "KIND",
+		"SIZE", wp, "POOL", wo, "ORIGIN", "DATA%", "META%", "STATE");
 	for (size_t i = 0; i < nr; i++)
-		fprintf(ctx->out, "%-*s  %-*s  %10s  %s%s\n", wn, v[i].rec.name, wk,
-			v[i].rec.kind, format_size(v[i].rec.size, size),
+		fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %s%s\n", wn,
+			v[i].rec.name, wk, v[i].rec.kind, format_size(v[i].rec.size, size), wp,
+			v[i].pool, wo, v[i].origin, percent(v[i].data_pct, data, sizeof(data)),
+			percent(v[i].meta_pct, meta, sizeof(meta)),
 			v[i].reason[0] ? "failed: " : "ok", v[i].reason);
 }
 
@@ -58,15 +75,21 @@ const struct cmd cmd_list = {
 	.usage =
 		"list [--json]\n"
 		"\n"
-		"Lists the volumes: name, kind, size, and whether each is served (ok)\n"
-		"or failed, with the reason.\n"
+		"Lists the volumes: name, kind, size, a thin volume's pool and the\n"
+		"volume it is a snapshot of (ORIGIN), DATA% (of a thin volume: mapped\n"
+		"of its size; of a thin pool: used) and META% (of a thin pool: map\n"
+		"pages of its metadata limit) as lvs shows them, and whether each is\n"
+		"served (ok) or failed, with the reason.\n"
 		"\n"
 		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\"},\n"
 		"          size in bytes, \"reason\" when failed; linear volumes and thin\n"
-		"          pools add \"segments\"; thin volumes \"pool\", \"mapped_bytes\",\n"
-		"          \"exclusive_bytes\", \"shared_bytes\"; thin pools\n"
-		"          \"data_used_bytes\", \"data_total_bytes\", \"metadata_bytes\",\n"
-		"          \"block_size\", \"when_full\", \"low_water_crossed\"\n",
+		"          pools add \"segments\"; thin volumes \"pool\", \"origin\",\n"
+		"          \"mapped_bytes\", \"exclusive_bytes\", \"shared_bytes\",\n"
+		"          \"data_percent\"; thin pools \"data_used_bytes\",\n"
+		"          \"data_total_bytes\", \"data_percent\", \"metadata_used_bytes\",\n"
+		"          \"metadata_total_bytes\", \"metadata_percent\", \"block_size\",\n"
+		"          \"when_full\", \"low_water_crossed\", \"discard_passdown\",\n"
+		"          \"autoextend_threshold\", \"autoextend_percent\"\n",
 	.run = list_run,
 	.needs_pool = 1,
 };

@@ -129,3 +129,15 @@ int opts_percent(const char *arg, const char *what, uint32_t *out,
 	*out = (uint32_t)v;
 	return 0;
 }
+
+int opts_number(const char *arg, const char *what, uint32_t max, uint32_t *out,
+		struct pool_error *err)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (arg[0] < '0' || arg[0] > '9' || *end || v > max)
+		return pool_fail(err, -EINVAL, "%s '%s' must be a number 0..%u", what, arg, max);
+	*out = (uint32_t)v;
+	return 0;
+}

@@ -32,4 +32,8 @@ int opts_when_full(const char *arg, struct thin_pool_rec *p, struct pool_error *
 int opts_percent(const char *arg, const char *what, uint32_t *out,
 		 struct pool_error *err);
 
+/* A whole number 0..@max. */
+int opts_number(const char *arg, const char *what, uint32_t max, uint32_t *out,
+		struct pool_error *err);
+
 #endif

@@ -372,14 +372,21 @@ log_mark()
 # its start), reading the log as it grows: an event, not a poll.
 wait_log()
 {
-	local file=$POOL/mapperfs.log pid found=1
+	wait_line "$POOL/mapperfs.log" "$@"
+}
 
-	exec 6< <(exec timeout 60 tail -c +$((${2:-0} + 1)) -F "$file" 2>/dev/null)
+# wait_line FILE REGEX [MARK]: the same for any FILE (which may not exist
+# yet), e.g. one that an event command writes.
+wait_line()
+{
+	local file=$1 pid found=1
+
+	exec 6< <(exec timeout 60 tail -c +$((${3:-0} + 1)) -F "$file" 2>/dev/null)
 	pid=$!
-	grep -E -q -m 1 -- "$1" <&6 && found=0
+	grep -E -q -m 1 -- "$2" <&6 && found=0
 	kill "$pid" 2>/dev/null || true
 	exec 6<&-
-	[ "$found" -eq 0 ] || fail "no line matching /$1/ in $file within 60 s"
+	[ "$found" -eq 0 ] || fail "no line matching /$2/ in $file within 60 s"
 }
 
 # ---- assertions ------------------------------------------------------------------------

@@ -209,6 +209,8 @@ START_TEST(help_on_every_command_exits_0_and_prints_usage)
 		{ "init", NULL }, { "device", "add" }, { "device", "list" },
 		{ "device", "remove" }, { "create", "linear" }, { "extend", NULL },
 		{ "remove", NULL }, { "list", NULL }, { "status", NULL },
+		{ "dump", NULL }, { "restore", NULL }, { "repair", NULL },
+		{ "trim", NULL }, { "thin-metadata-size", NULL }, { "change", NULL },
 	};
 
 	pool_close(pool);

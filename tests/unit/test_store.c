@@ -15,6 +15,7 @@
 
 #include "migrate.h"
 #include "store.h"
+#include "thin_store.h"
 
 #define MiB (1ull << 20)
 
@@ -513,6 +514,116 @@ START_TEST(committed_transaction_survives_reopening)
 }
 END_TEST
 
+/* Thin pools (schema versions 2 and 4) */
+
+/* A thin pool volume with @rec's policies; returns its id. */
+static int64_t make_thin_pool(const char *name, struct thin_pool_rec *rec)
+{
+	struct volume_rec v = volume(name, "thin-pool", 64 * MiB);
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	rec->volume = v.id;
+	ck_assert_int_eq(store_thin_pool_insert(s, rec), 0);
+	return v.id;
+}
+
+static struct thin_pool_rec thin_pool_row_of(int64_t id)
+{
+	struct thin_pool_rec *list, got = { 0 };
+	size_t nr;
+
+	ck_assert_int_eq(store_thin_pool_list(s, &list, &nr), 0);
+	for (size_t i = 0; i < nr; i++)
+		if (list[i].volume == id)
+			got = list[i];
+	free(list);
+	ck_assert_int_eq(got.volume, id);
+	return got;
+}
+
+START_TEST(thin_pool_policies_read_back_and_change)
+{
+	struct thin_pool_rec rec = { .block_size = 65536, .zero = true, .low_water = 10,
+				     .discard_passdown = true, .autoextend_threshold = 70,
+				     .autoextend_percent = 20, .metadata_limit = 1 << 20 }, got;
+	int64_t id;
+
+	snprintf(rec.on_event, sizeof(rec.on_event), "logger -t pool \"$MAPPERFS_EVENT\"");
+	id = make_thin_pool("tp", &rec);
+	got = thin_pool_row_of(id);
+	ck_assert(got.discard_passdown);
+	ck_assert_uint_eq(got.autoextend_threshold, 70);
+	ck_assert_uint_eq(got.metadata_limit, 1 << 20);
+	ck_assert_str_eq(got.on_event, rec.on_event);
+	rec.discard_passdown = false;
+	rec.autoextend_threshold = 100;
+	rec.on_event[0] = '\0';
+	ck_assert_int_eq(store_thin_pool_update(s, &rec), 0);
+	reopen();
+	got = thin_pool_row_of(id);
+	ck_assert(!got.discard_passdown);
+	ck_assert_uint_eq(got.autoextend_threshold, 100);
+	ck_assert_str_eq(got.on_event, "");
+}
+END_TEST
+
+START_TEST(autoextend_threshold_below_50_is_refused)
+{
+	struct thin_pool_rec rec = { .block_size = 65536, .autoextend_threshold = 49 };
+	struct volume_rec v = volume("tp", "thin-pool", 64 * MiB);
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	rec.volume = v.id;
+	ck_assert_int_ne(store_thin_pool_insert(s, &rec), 0);
+}
+END_TEST
+
+START_TEST(snapshot_origin_is_forgotten_with_its_volume)
+{
+	struct thin_pool_rec pool = { .block_size = 65536, .autoextend_threshold = 100 };
+	struct volume_rec a = volume("a", "thin", MiB), b = volume("b", "thin", MiB);
+	struct thin_rec *list;
+	struct thin_vol_rec *vols;
+	size_t nr;
+	int64_t tp = make_thin_pool("tp", &pool);
+
+	ck_assert_int_eq(store_volume_insert(s, &a), 0);
+	ck_assert_int_eq(store_volume_insert(s, &b), 0);
+	ck_assert_int_eq(store_thin_put(s, &(struct thin_rec){ a.id, tp, 5, 0 }), 0);
+	ck_assert_int_eq(store_thin_put(s, &(struct thin_rec){ b.id, tp, 5, a.id }), 0);
+	ck_assert_int_eq(store_thin_vols_of(s, tp, &vols, &nr), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_int_eq(vols[1].dir, 5);
+	free(vols);
+	ck_assert_int_eq(store_volume_delete(s, a.id), 0);
+	ck_assert_int_eq(store_thin_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert_int_eq(list[0].volume, b.id);
+	ck_assert_int_eq(list[0].snapshot_of, 0);
+	free(list);
+}
+END_TEST
+
+START_TEST(deleting_a_pools_pages_leaves_other_pools_pages)
+{
+	struct thin_pool_rec p1 = { .block_size = 65536, .autoextend_threshold = 100 }, p2 = p1;
+	struct thin_leaf_rec leaf = { .id = 1 };
+	int64_t a = make_thin_pool("a", &p1), b = make_thin_pool("b", &p2);
+	int64_t *ids;
+	size_t nr;
+
+	ck_assert_int_eq(store_thin_leaf_put(s, a, &leaf), 0);
+	ck_assert_int_eq(store_thin_leaf_put(s, b, &leaf), 0);
+	ck_assert_int_eq(store_thin_pages_delete(s, a), 0);
+	ck_assert_int_eq(store_thin_leaf_ids(s, a, &ids, &nr), 0);
+	ck_assert_uint_eq(nr, 0);
+	free(ids);
+	ck_assert_int_eq(store_thin_leaf_ids(s, b, &ids, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	free(ids);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *suite = suite_create("store");
@@ -554,6 +665,10 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);
 	tcase_add_test(rows, rolled_back_transaction_leaves_nothing);
 	tcase_add_test(rows, committed_transaction_survives_reopening);
+	tcase_add_test(rows, thin_pool_policies_read_back_and_change);
+	tcase_add_test(rows, autoextend_threshold_below_50_is_refused);
+	tcase_add_test(rows, snapshot_origin_is_forgotten_with_its_volume);
+	tcase_add_test(rows, deleting_a_pools_pages_leaves_other_pools_pages);
 	suite_add_tcase(suite, rows);
 	return suite;
 }

@@ -136,6 +136,47 @@ START_TEST(loaded_counts_give_the_free_count)
 }
 END_TEST
 
+START_TEST(held_block_is_not_handed_out_until_released)
+{
+	const uint32_t *held;
+	uint32_t b[4], x;
+
+	take_all(b);
+	ck_assert_int_eq(thin_alloc_put(&a, b[2]), 0);
+	thin_alloc_gather(&a);
+	ck_assert_uint_eq(thin_alloc_hold_committed(&a, &held), 1);
+	ck_assert_uint_eq(held[0], b[2]);
+	/* Being discarded: not free yet. */
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	thin_alloc_release(&a);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
+	ck_assert_uint_eq(x, b[2]);
+}
+END_TEST
+
+START_TEST(trim_holds_only_free_blocks_and_gives_them_back)
+{
+	const uint32_t *held;
+	uint64_t next = 0;
+	uint32_t b, x;
+	int err;
+
+	ck_assert_int_eq(thin_alloc_new(&a, &b), 0);
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 2, &held, &err), 2);
+	ck_assert_int_eq(err, 0);
+	ck_assert_uint_ne(held[0], b);
+	ck_assert_uint_ne(held[1], b);
+	ck_assert_uint_eq(a.nr_free, 1);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);	/* the one not held */
+	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
+	thin_alloc_release(&a);
+	ck_assert_uint_eq(a.nr_free, 2);
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 2, &held, &err), 0);
+	ck_assert_uint_eq(next, 4);
+	thin_alloc_release(&a);
+}
+END_TEST
+
 static Suite *thin_alloc_suite(void)
 {
 	Suite *suite = suite_create("thin_alloc");
@@ -150,6 +191,8 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, unpublished_block_returns_to_the_pool_at_once);
 	tcase_add_test(tc, grown_pool_has_the_new_blocks_free);
 	tcase_add_test(tc, loaded_counts_give_the_free_count);
+	tcase_add_test(tc, held_block_is_not_handed_out_until_released);
+	tcase_add_test(tc, trim_holds_only_free_blocks_and_gives_them_back);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

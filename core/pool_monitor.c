@@ -1,0 +1,336 @@
+/*
+ * core/pool_monitor.c: what dmeventd does for LVM's thin pools, inside
+ * the pool service: grow a pool that fills past its autoextend threshold,
+ * and tell someone about what happens to it.
+ *
+ * One thread per open pool.  It wakes when a thin pool kicks it (crossed
+ * its low-water mark, found no free block, failed or works again: the
+ * pool's notify, called under its lock, only signals) and about once a
+ * second otherwise, since filling past the autoextend threshold is not
+ * an edge the allocator reports.  Each pass takes the admin lock, as any
+ * admin operation, so an extension is the same code path as `extend`
+ * (validate, record, publish) and never races another change.
+ *
+ * Autoextend follows LVM's thin_pool_autoextend_threshold/percent: when
+ * the data in use exceeds THRESHOLD percent of the pool, the pool grows
+ * by PERCENT of its size (at least one block), onto free space of the
+ * raw devices, first right after its last extent, then on the devices it
+ * already uses (pool_plan_extents).  It repeats, up to a bound, while
+ * still above the threshold.  A pool that waits when full (--when-full
+ * wait:N) thus keeps its writers waiting only for the extension, never
+ * failing them.  An extension that fails (no free space) is logged and
+ * tried again after a while.
+ *
+ * Events run the pool's command (--on-event CMD) with /bin/sh, detached,
+ * its environment telling which pool, which event (low-water, full,
+ * failed, extended) and the figures; when CMD is the absolute path of a
+ * directory, run-parts runs every hook in it instead.  low-water, full and failed are
+ * raised once when they happen and re-armed when they clear.  The
+ * command runs as the daemon does: only the pool's owner can set it.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "log.h"
+#include "rcu.h"
+#include "thin_pool.h"
+
+#define MONITOR_PERIOD_MS	1000
+#define AUTOEXTEND_ROUNDS	8	/* extensions per pass at most */
+#define AUTOEXTEND_RETRY_MS	30000	/* after a failed one */
+#define MONITOR_CHILDREN	64	/* event commands not yet reaped */
+
+extern char **environ;
+
+struct pool_monitor {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t kick;
+	bool kicked, stopping;
+	pid_t children[MONITOR_CHILDREN];
+	size_t nr_children;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The figures an event carries, as "KEY=value" strings. */
+struct event_env {
+	char v[10][PATH_MAX + 64];
+	char *envp[10 + 256];
+};
+
+static void event_env_build(struct event_env *e, struct pool *p, struct pool_volume *tp,
+			    const char *event, const struct thin_pool_usage *u)
+{
+	uint64_t used = (u->nr_blocks - u->nr_free - u->nr_pending) * u->block_size;
+	uint64_t total = u->nr_blocks * u->block_size;
+	size_t n = 0, k = 0;
+
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_POOL_DIR=%s", p->dir);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_THIN_POOL=%s", tp->rec.name);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_EVENT=%s", event);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_DATA_USED_BYTES=%llu",
+		 (unsigned long long)used);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_DATA_TOTAL_BYTES=%llu",
+		 (unsigned long long)total);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_DATA_PERCENT=%llu",
+		 (unsigned long long)(total ? used * 100 / total : 0));
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_METADATA_USED_BYTES=%llu",
+		 (unsigned long long)u->metadata_bytes);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_METADATA_TOTAL_BYTES=%llu",
+		 (unsigned long long)u->metadata_limit);
+	snprintf(e->v[n++], sizeof(e->v[0]), "MAPPERFS_METADATA_PERCENT=%llu",
+		 (unsigned long long)(u->metadata_limit ?
+				      u->metadata_bytes * 100 / u->metadata_limit : 0));
+	for (size_t i = 0; i < n; i++)
+		e->envp[k++] = e->v[i];
+	for (char **q = environ; q && *q && k < sizeof(e->envp) / sizeof(e->envp[0]) - 1; q++)
+		if (strncmp(*q, "MAPPERFS_", 9))
+			e->envp[k++] = *q;
+	e->envp[k] = NULL;
+}
+
+static void reap(struct pool_monitor *m)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < m->nr_children; i++)
+		if (waitpid(m->children[i], NULL, WNOHANG) == 0)
+			m->children[j++] = m->children[i];
+	m->nr_children = j;
+}
+
+/* An absolute path to a directory: a hook directory for run-parts. */
+static bool hook_dir(const char *cmd)
+{
+	struct stat st;
+
+	return cmd[0] == '/' && !stat(cmd, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Runs @tp's event command for @event, detached.  Admin lock held. */
+static void raise_event(struct pool *p, struct pool_volume *tp, const char *event)
+{
+	struct pool_monitor *m = p->monitor;
+	posix_spawnattr_t attr;
+	struct thin_pool_usage u;
+	struct event_env *e;
+	sigset_t none, all;
+	pid_t pid;
+	int r;
+
+	log_info("thin pool '%s': event %s", tp->rec.name, event);
+	if (!tp->tp.rec.on_event[0] || !tp->tp.pool)
+		return;
+	reap(m);
+	if (m->nr_children == MONITOR_CHILDREN) {
+		log_warn("thin pool '%s': %zu event commands still run; not running one for %s",
+			 tp->rec.name, m->nr_children, event);
+		return;
+	}
+	e = malloc(sizeof(*e));
+	if (!e)
+		return;
+	thin_pool_usage(tp->tp.pool, &u);
+	event_env_build(e, p, tp, event, &u);
+	/* The daemon's threads block the signals it handles: not the command's. */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (hook_dir(tp->tp.rec.on_event))
+		r = posix_spawnp(&pid, "run-parts", NULL, &attr,
+				 (char *[]){ "run-parts", tp->tp.rec.on_event, NULL }, e->envp);
+	else
+		r = posix_spawn(&pid, "/bin/sh", NULL, &attr,
+				(char *[]){ "sh", "-c", tp->tp.rec.on_event, NULL }, e->envp);
+	posix_spawnattr_destroy(&attr);
+	free(e);
+	if (r) {
+		log_warn("thin pool '%s': cannot run its event command: %s", tp->rec.name,
+			 strerror(r));
+		return;
+	}
+	m->children[m->nr_children++] = pid;
+}
+
+static uint64_t used_percent(const struct thin_pool_usage *u)
+{
+	uint64_t used = u->nr_blocks - u->nr_free - u->nr_pending;
+
+	return u->nr_blocks ? used * 100 / u->nr_blocks : 0;
+}
+
+/* Grows @tp while it is above its threshold.  Admin lock held. */
+static void autoextend(struct pool *p, struct pool_volume *tp)
+{
+	struct pool_thin_events *ev = &tp->tp.ev;
+	uint32_t bs = tp->tp.rec.block_size;
+
+	if (tp->tp.rec.autoextend_threshold >= 100)
+		return;
+	if (ev->extend_failed_ms && now_ms() - ev->extend_failed_ms < AUTOEXTEND_RETRY_MS)
+		return;
+	for (int round = 0; round < AUTOEXTEND_ROUNDS; round++) {
+		struct thin_pool_usage u;
+		struct pool_error err;
+		uint64_t more, size = tp->rec.size;
+
+		thin_pool_usage(tp->tp.pool, &u);
+		if (used_percent(&u) <= tp->tp.rec.autoextend_threshold && !u.full)
+			return;
+		more = size / 100 * tp->tp.rec.autoextend_percent;
+		more = (more + bs - 1) / bs * bs;
+		if (more < bs)
+			more = bs;
+		if (pool_thin_pool_grow(p, tp, size + more, NULL, 0, &err)) {
+			log_warn("thin pool '%s': cannot autoextend it past %llu%% used: %s",
+				 tp->rec.name, (unsigned long long)used_percent(&u), err.msg);
+			ev->extend_failed_ms = now_ms();
+			return;
+		}
+		ev->extend_failed_ms = 0;
+		log_info("thin pool '%s': autoextended from %llu to %llu bytes (%llu%% used)",
+			 tp->rec.name, (unsigned long long)size, (unsigned long long)tp->rec.size,
+			 (unsigned long long)used_percent(&u));
+		raise_event(p, tp, "extended");
+	}
+}
+
+/* An event that is raised once, then re-armed when its cause clears. */
+static void edge(struct pool *p, struct pool_volume *tp, bool *raised, bool now,
+		 const char *event)
+{
+	if (now && !*raised)
+		raise_event(p, tp, event);
+	*raised = now;
+}
+
+static void watch(struct pool *p, struct pool_volume *tp)
+{
+	struct pool_thin_events *ev = &tp->tp.ev;
+	struct thin_pool_usage u;
+
+	thin_pool_usage(tp->tp.pool, &u);
+	edge(p, tp, &ev->low_water, u.low_water, "low-water");
+	edge(p, tp, &ev->full, u.full, "full");
+	edge(p, tp, &ev->failed, u.failed, "failed");
+	if (!u.failed)
+		autoextend(p, tp);
+}
+
+static void pass(struct pool *p)
+{
+	pthread_mutex_lock(&p->admin);
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *tp = p->vols[i];
+
+		if (tp->type == &thin_pool_type && tp->tp.pool)
+			watch(p, tp);
+	}
+	reap(p->monitor);
+	pthread_mutex_unlock(&p->admin);
+}
+
+static void *monitor_main(void *arg)
+{
+	struct pool *p = arg;
+	struct pool_monitor *m = p->monitor;
+
+	urcu_memb_register_thread();
+	pthread_mutex_lock(&m->lock);
+	while (!m->stopping) {
+		struct timespec ts;
+
+		if (!m->kicked) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += MONITOR_PERIOD_MS / 1000;
+			pthread_cond_timedwait(&m->kick, &m->lock, &ts);
+		}
+		m->kicked = false;
+		if (m->stopping)
+			break;
+		pthread_mutex_unlock(&m->lock);
+		pass(p);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+int pool_monitor_start(struct pool *p)
+{
+	struct pool_monitor *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->kick, NULL);
+	p->monitor = m;
+	r = -pthread_create(&m->thread, NULL, monitor_main, p);
+	if (r) {
+		p->monitor = NULL;
+		pthread_cond_destroy(&m->kick);
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+	}
+	return r;
+}
+
+void pool_monitor_stop(struct pool *p)
+{
+	struct pool_monitor *m = p->monitor;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->stopping = true;
+	pthread_cond_signal(&m->kick);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	reap(m);
+}
+
+void pool_monitor_free(struct pool *p)
+{
+	struct pool_monitor *m = p->monitor;
+
+	if (!m)
+		return;
+	p->monitor = NULL;
+	pthread_cond_destroy(&m->kick);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void pool_monitor_kick(void *pool)
+{
+	struct pool *p = pool;
+	struct pool_monitor *m = p->monitor;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->kicked = true;
+	pthread_cond_signal(&m->kick);
+	pthread_mutex_unlock(&m->lock);
+}

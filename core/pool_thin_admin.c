@@ -1,0 +1,917 @@
+/*
+ * core/pool_thin_admin.c: what thin-provisioning-tools does for dm-thin
+ * administrators, as pool service operations: dump, restore, repair,
+ * trim, and the metadata size estimate.
+ *
+ * Dump reads a committed, consistent point: online, the pool commits
+ * what is pending and holds its commits off (thin_pool_admin_begin)
+ * while the walk (thin_walk.c) reads every page, and the volumes' map
+ * directories are read from the store too, since a write may copy a
+ * directory in memory meanwhile.  Then the pages are written out as
+ * thin_dump's XML (thin_image.h), with no lock held on the pool.
+ *
+ * Restore and repair both end in new map pages for a pool: a thin image
+ * (per volume, runs of virtual -> data blocks) is checked against the
+ * pool (block size, the pool's end, every data block at one virtual
+ * block, as sharing only ever comes from copying a page), turned into
+ * pages, recorded in ONE store transaction with the volume rows, and the
+ * pool is started again from the store (pool_thin_start), which is also
+ * how a repaired pool that was failed comes back into service.  Pages are
+ * built afresh: leaves equal in content at the same slot are written once
+ * and shared, so a dump of a volume and its snapshots restores to the
+ * sharing it had, and counts derive from the pages as always.
+ *
+ * Restore takes an empty thin pool (no volumes): the XML's data blocks
+ * address the pool's blocks, whose content is not copied.  Repair keeps
+ * every page it can read and drops what it cannot: an unreadable or
+ * missing leaf loses the virtual blocks it covered, an unreadable
+ * directory its volume's whole map, an entry past the pool's end or a
+ * second virtual block on one data block that entry.  Each loss is
+ * reported by volume name as a byte range.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "size.h"
+#include "thin_image.h"
+#include "thin_map.h"
+#include "thin_pool.h"
+#include "thin_walk.h"
+#include "volume.h"
+
+#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* as pool_thin.c */
+#define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
+
+/* ---- reading the committed pages ---------------------------------------------- */
+
+struct committed {
+	const struct thin_meta_ops *ops;
+	void *arg;
+	struct thin_walk_vol *vols;	/* by volume id, as the store has them */
+	struct pool_volume **pvs;	/* the pool's volume of each */
+	size_t nr;
+	struct thin_walk w;
+};
+
+static void committed_release(struct pool *p, struct committed *c)
+{
+	thin_walk_release(&c->w);
+	free(c->vols);
+	free(c->pvs);
+	if (c->arg)
+		p->meta->ops->thin_close(p->meta, c->arg);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The thin volumes as committed: the store's rows, named from memory. */
+static int committed_vols(struct pool *p, struct pool_volume *tp, struct committed *c,
+			  struct pool_error *err)
+{
+	struct thin_vol_rec *rows = NULL;
+	uint64_t bs = tp->tp.rec.block_size;
+	size_t nr = 0;
+	int r;
+
+	r = c->ops->load_vols(c->arg, &rows, &nr);
+	if (r)
+		return pool_store_fail(err, r, "read the thin volumes");
+	c->vols = calloc(nr + 1, sizeof(*c->vols));
+	c->pvs = calloc(nr + 1, sizeof(*c->pvs));
+	if (!c->vols || !c->pvs) {
+		free(rows);
+		return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct pool_volume *v = pool_volume_by_id(p, rows[i].volume);
+
+		if (!v || v->type != &thin_type)
+			continue;	/* a row of a volume being created: not ours yet */
+		c->pvs[c->nr] = v;
+		c->vols[c->nr++] = (struct thin_walk_vol){ v->rec.name, rows[i].dir,
+							   (v->rec.size + bs - 1) / bs };
+	}
+	free(rows);
+	return 0;
+}
+
+/*
+ * Reads thin pool @tp's committed pages.  A running pool commits first
+ * and holds its commits off during the read.  With @salvage, unreadable
+ * pages are left out (repair).
+ */
+static int committed_read(struct pool *p, struct pool_volume *tp, bool salvage,
+			  struct committed *c, struct pool_error *err)
+{
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
+	struct thin_pool *pool = tp->tp.pool;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &c->ops, &c->arg);
+	if (r) {
+		c->arg = NULL;
+		return pool_store_fail(err, r, "read the thin pool's metadata");
+	}
+	if (pool) {
+		r = thin_pool_admin_begin(pool, NULL);
+		if (r) {
+			committed_release(p, c);
+			return pool_fail(err, r, "cannot commit thin pool '%s': %s", tp->rec.name,
+					 strerror(-r));
+		}
+	}
+	r = committed_vols(p, tp, c, err);
+	if (!r) {
+		r = salvage ? thin_walk_salvage(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w) :
+			      thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
+		if (r == -ENOMEM)
+			pool_fail(err, r, "out of memory");
+		else if (r)
+			pool_store_fail(err, r, "read the thin pool's metadata");
+	}
+	if (pool)
+		thin_pool_admin_end(pool);
+	if (r)
+		committed_release(p, c);
+	return r;
+}
+
+/* ---- dump ------------------------------------------------------------------ */
+
+static void count_breach(void *arg, const char *msg)
+{
+	(void)msg;
+	(*(size_t *)arg)++;
+}
+
+/*
+ * Counts the mapped entries of directory @d and, with @out, writes them
+ * as runs; with @shared, notes whether any block has other references.
+ */
+static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_rec *d,
+			     struct thin_image_writer *out, bool *shared)
+{
+	struct thin_image_run run = { 0 };
+	uint64_t n = 0;
+
+	for (uint32_t j = 0; d && j < d->nr; j++) {
+		const struct thin_leaf_rec *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+
+		for (unsigned int k = 0; l && k < THIN_LEAF_ENTRIES; k++) {
+			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k, db;
+
+			if (!l->map[k])
+				continue;
+			db = l->map[k] - 1;
+			n++;
+			if (shared && w->block_refs[db] > 1)
+				*shared = true;
+			if (!out)
+				continue;
+			if (run.len && run.origin + run.len == vb && run.data + run.len == db) {
+				run.len++;
+				continue;
+			}
+			if (run.len)
+				thin_image_write_run(out, &run);
+			run = (struct thin_image_run){ vb, db, 1 };
+		}
+	}
+	if (out && run.len)
+		thin_image_write_run(out, &run);
+	return n;
+}
+
+static void dump_walk(const struct committed *c, struct thin_image_writer *out)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct thin_dir_rec *d = thin_walk_dir(&c->w, c->vols[i].dir);
+		struct thin_image_dev dev = { .dev_id = (uint64_t)c->pvs[i]->rec.id };
+		bool shared = false;
+
+		snprintf(dev.name, sizeof(dev.name), "%s", c->pvs[i]->rec.name);
+		dev.size = c->pvs[i]->rec.size;
+		dev.mapped_blocks = walk_entries(&c->w, d, NULL, &shared);
+		dev.snap_time = shared;
+		thin_image_write_dev(out, &dev);
+		walk_entries(&c->w, d, out, NULL);
+		thin_image_write_dev_end(out);
+	}
+}
+
+int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
+		   FILE *out, struct pool_error *err)
+{
+	struct thin_image_writer *wr;
+	struct thin_image sb = { 0 };
+	struct pool_volume *tp;
+	struct committed c;
+	size_t breaches = 0;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, true, &tp, err);
+	if (!r && tp->failure)
+		r = pool_fail(err, -EIO, "thin pool '%s' is failed (%s): run 'mapperctl repair %s' first",
+			      name, tp->failure, name);
+	if (!r)
+		r = committed_read(p, tp, false, &c, err);
+	if (r)
+		goto out;
+	thin_walk_check(&c.w, count_breach, &breaches);
+	if (breaches || c.w.dangling) {
+		r = pool_fail(err, -EUCLEAN, "the maps of thin pool '%s' break %zu invariants: see 'mapperctl check %s', then 'mapperctl repair %s'",
+			      name, breaches, name, name);
+		goto out_release;
+	}
+	sb.block_size = tp->tp.rec.block_size;
+	sb.nr_blocks = c.w.nr_blocks;
+	sb.transaction = 1;
+	for (uint64_t b = 0; b < c.w.nr_blocks && !sb.time; b++)
+		sb.time = c.w.block_refs[b] > 1;
+	r = thin_image_writer_open(out, format == POOL_DUMP_JSON ? THIN_IMAGE_JSON : THIN_IMAGE_XML,
+				   &sb, &wr);
+	if (r) {
+		r = pool_fail(err, r, "out of memory");
+		goto out_release;
+	}
+	dump_walk(&c, wr);
+	thin_image_writer_close(wr);
+	if (fflush(out) || ferror(out))
+		r = pool_fail(err, -EIO, "cannot write the dump");
+out_release:
+	committed_release(p, &c);
+out:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- pages from an image ------------------------------------------------------ */
+
+/* A leaf being built, and the slot it is at (for sharing equal leaves). */
+struct new_leaf {
+	struct thin_leaf_rec rec;
+	uint32_t slot;
+	uint64_t hash;
+};
+
+struct new_pages {
+	struct thin_dir_rec *dirs;	/* one per image device */
+	size_t nr_dirs;
+	struct new_leaf **leaves;	/* distinct */
+	size_t nr_leaves, cap_leaves;
+	size_t *index;			/* hash table of leaves (index + 1) */
+	size_t index_cap;
+};
+
+static void new_pages_release(struct new_pages *n)
+{
+	for (size_t i = 0; i < n->nr_dirs; i++)
+		free(n->dirs[i].leaves);
+	for (size_t i = 0; i < n->nr_leaves; i++)
+		free(n->leaves[i]);
+	free(n->dirs);
+	free(n->leaves);
+	free(n->index);
+	memset(n, 0, sizeof(*n));
+}
+
+static uint64_t leaf_hash(const struct new_leaf *l)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ l->slot;
+
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		h = (h ^ l->rec.map[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int index_grow(struct new_pages *n)
+{
+	size_t cap = n->index_cap ? 2 * n->index_cap : 1024;
+	size_t *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->nr_leaves; i++) {
+		size_t k = n->leaves[i]->hash & (cap - 1);
+
+		while (v[k])
+			k = (k + 1) & (cap - 1);
+		v[k] = i + 1;
+	}
+	free(n->index);
+	n->index = v;
+	n->index_cap = cap;
+	return 0;
+}
+
+/*
+ * The page id of a leaf equal to @l at its slot: an existing one, or @l
+ * itself (taken) under a new id.  0 on ENOMEM.
+ */
+static int64_t intern_leaf(struct new_pages *n, struct new_leaf *l, int64_t *next_id)
+{
+	size_t k;
+
+	l->hash = leaf_hash(l);
+	if (2 * (n->nr_leaves + 1) > n->index_cap && index_grow(n))
+		goto err;
+	for (k = l->hash & (n->index_cap - 1); n->index[k]; k = (k + 1) & (n->index_cap - 1)) {
+		struct new_leaf *o = n->leaves[n->index[k] - 1];
+
+		if (o->hash == l->hash && o->slot == l->slot &&
+		    !memcmp(o->rec.map, l->rec.map, sizeof(l->rec.map))) {
+			free(l);
+			return o->rec.id;
+		}
+	}
+	if (n->nr_leaves == n->cap_leaves) {
+		size_t cap = n->cap_leaves ? 2 * n->cap_leaves : 256;
+		struct new_leaf **v = realloc(n->leaves, cap * sizeof(*v));
+
+		if (!v)
+			goto err;
+		n->leaves = v;
+		n->cap_leaves = cap;
+	}
+	l->rec.id = (*next_id)++;
+	n->leaves[n->nr_leaves++] = l;
+	n->index[k] = n->nr_leaves;
+	return l->rec.id;
+err:
+	free(l);
+	return 0;
+}
+
+/* The directory of @d (its virtual size @size) and its leaves. */
+static int build_dir(struct new_pages *n, const struct thin_image_dev *d, uint64_t size,
+		     uint8_t shift, int64_t *next_id, struct thin_dir_rec *out)
+{
+	uint64_t nr_blocks = (size + (1ull << shift) - 1) >> shift;
+	struct new_leaf *cur = NULL;
+
+	out->nr = thin_dir_slots(nr_blocks);
+	out->leaves = calloc(out->nr + 1, sizeof(*out->leaves));
+	if (!out->leaves)
+		return -ENOMEM;
+	out->id = (*next_id)++;
+	for (size_t i = 0; i < d->nr_runs; i++) {
+		const struct thin_image_run *r = &d->runs[i];
+
+		for (uint64_t k = 0; k < r->len; k++) {
+			uint64_t vb = r->origin + k;
+			uint32_t slot = (uint32_t)(vb / THIN_LEAF_ENTRIES);
+
+			if (cur && cur->slot != slot) {
+				out->leaves[cur->slot] = intern_leaf(n, cur, next_id);
+				if (!out->leaves[cur->slot])
+					return -ENOMEM;
+				cur = NULL;
+			}
+			if (!cur) {
+				cur = calloc(1, sizeof(*cur));
+				if (!cur)
+					return -ENOMEM;
+				cur->slot = slot;
+			}
+			cur->rec.map[vb % THIN_LEAF_ENTRIES] = (uint32_t)(r->data + k + 1);
+		}
+	}
+	if (cur) {
+		out->leaves[cur->slot] = intern_leaf(n, cur, next_id);
+		if (!out->leaves[cur->slot])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct thin_image_run *x = a, *y = b;
+
+	return (x->origin > y->origin) - (x->origin < y->origin);
+}
+
+/* A virtual size for @d: recorded, else its last mapped block's end. */
+static uint64_t image_size(const struct thin_image_dev *d, uint32_t bs)
+{
+	uint64_t end = 0;
+
+	if (d->size)
+		return d->size;
+	for (size_t i = 0; i < d->nr_runs; i++)
+		if (d->runs[i].origin + d->runs[i].len > end)
+			end = d->runs[i].origin + d->runs[i].len;
+	return (end ? end : 1) * bs;
+}
+
+/*
+ * Checks @img against thin pool @tp: block size, the pool's end, runs
+ * that overlap, a data block at two virtual blocks.  Sorts each device's
+ * runs.
+ */
+static int image_check(struct thin_image *img, struct pool_volume *tp, struct pool_error *err)
+{
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
+	uint32_t *vb_of = NULL;		/* per data block: virtual block + 1 */
+	int r = 0;
+
+	if (img->block_size != tp->tp.rec.block_size)
+		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes, thin pool '%s' of %u",
+				 img->block_size, tp->rec.name, tp->tp.rec.block_size);
+	if (img->nr_blocks > nr_blocks)
+		return pool_fail(err, -ENOSPC, "the dump has %llu data blocks, thin pool '%s' only %llu: extend it first",
+				 (unsigned long long)img->nr_blocks, tp->rec.name,
+				 (unsigned long long)nr_blocks);
+	vb_of = calloc(nr_blocks + 1, sizeof(*vb_of));
+	if (!vb_of)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; !r && i < img->nr_devs; i++) {
+		struct thin_image_dev *d = &img->devs[i];
+
+		for (size_t j = 0; j < i && !r; j++)
+			if (img->devs[j].dev_id == d->dev_id)
+				r = pool_fail(err, -EINVAL, "dev_id %llu appears twice",
+					      (unsigned long long)d->dev_id);
+		qsort(d->runs, d->nr_runs, sizeof(*d->runs), cmp_run);
+		for (size_t j = 0; !r && j < d->nr_runs; j++) {
+			const struct thin_image_run *run = &d->runs[j];
+
+			if (run->origin + run->len > MAX_VIRTUAL_BLOCKS)
+				r = pool_fail(err, -EFBIG, "device %llu maps virtual block %llu, past the largest thin volume",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)(run->origin + run->len - 1));
+			else if (j && d->runs[j - 1].origin + d->runs[j - 1].len > run->origin)
+				r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu twice",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)run->origin);
+			else if (run->data + run->len > nr_blocks || run->data + run->len > img->nr_blocks)
+				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the end (%llu blocks)",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)(run->data + run->len - 1),
+					      (unsigned long long)img->nr_blocks);
+			for (uint64_t k = 0; !r && k < run->len; k++) {
+				uint32_t *v = &vb_of[run->data + k];
+
+				if (!*v)
+					*v = (uint32_t)(run->origin + k + 1);
+				else if (*v != run->origin + k + 1)
+					r = pool_fail(err, -EINVAL, "data block %llu is mapped at virtual blocks %llu and %llu (mapperfs shares a block only at one virtual block)",
+						      (unsigned long long)(run->data + k),
+						      (unsigned long long)(*v - 1),
+						      (unsigned long long)(run->origin + k));
+			}
+		}
+	}
+	free(vb_of);
+	return r;
+}
+
+/* ---- restore ------------------------------------------------------------------ */
+
+struct restore {
+	struct pool_volume *tp;
+	struct thin_image img;
+	struct volume_rec *recs;	/* per device */
+	struct new_pages pages;
+};
+
+static int record_restore(struct pool *p, void *arg)
+{
+	struct restore *rs = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int64_t pool = rs->tp->rec.id;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
+		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
+	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
+		struct thin_rec row = { .pool = pool, .dir = rs->pages.dirs[i].id };
+
+		r = m->volume_insert(p->meta, &rs->recs[i]);
+		row.volume = rs->recs[i].id;
+		if (!r)
+			r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
+		if (!r)
+			r = m->thin_put(p->meta, &row);
+	}
+	return r;
+}
+
+/* Names and sizes for the image's devices, checked. */
+static int restore_plan(struct pool *p, struct restore *rs, const struct pool_restore_spec *s,
+			struct pool_error *err)
+{
+	uint32_t bs = rs->tp->tp.rec.block_size;
+	int r;
+
+	rs->recs = calloc(rs->img.nr_devs + 1, sizeof(*rs->recs));
+	if (!rs->recs)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rs->img.nr_devs; i++) {
+		const struct thin_image_dev *d = &rs->img.devs[i];
+		struct volume_rec *v = &rs->recs[i];
+		uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin +
+					    d->runs[d->nr_runs - 1].len : 0;
+
+		const struct pool_restore_volume *given = NULL;
+
+		for (size_t j = 0; j < s->nr_vols; j++)
+			if (s->vols[j].dev_id == d->dev_id)
+				given = &s->vols[j];
+		if (given && given->name)
+			snprintf(v->name, sizeof(v->name), "%s", given->name);
+		else if (d->name[0])
+			snprintf(v->name, sizeof(v->name), "%s", d->name);
+		else
+			snprintf(v->name, sizeof(v->name), "thin%llu", (unsigned long long)d->dev_id);
+		snprintf(v->kind, sizeof(v->kind), "%s", thin_type.name);
+		v->size = given && given->size ? given->size : image_size(d, bs);
+		r = pool_check_new_name(p, v->name, err);
+		for (size_t j = 0; !r && j < i; j++)
+			if (!strcmp(rs->recs[j].name, v->name))
+				r = pool_fail(err, -EEXIST, "the dump names volume '%s' twice", v->name);
+		if (!r && (v->size % 4096 || !v->size))
+			r = pool_fail(err, -EINVAL, "device %llu: size %llu is not a positive multiple of 4 KiB",
+				      (unsigned long long)d->dev_id, (unsigned long long)v->size);
+		if (!r && end > (v->size + bs - 1) / bs)
+			r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu, past its size",
+				      (unsigned long long)d->dev_id, (unsigned long long)(end - 1));
+		if (!r && thin_dir_slots((v->size + bs - 1) / bs) > THIN_DIR_SLOTS_MAX)
+			r = pool_fail(err, -EFBIG, "device %llu is larger than a thin volume may be",
+				      (unsigned long long)d->dev_id);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int restore_pages(struct restore *rs, struct pool_error *err)
+{
+	/* Ids past the pool's: it reads the largest again when it restarts. */
+	int64_t next_id = thin_pool_reserve_page_id(rs->tp->tp.pool);
+	uint8_t shift = (uint8_t)__builtin_ctz(rs->tp->tp.rec.block_size);
+
+	rs->pages.dirs = calloc(rs->img.nr_devs + 1, sizeof(*rs->pages.dirs));
+	if (!rs->pages.dirs)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rs->img.nr_devs; i++) {
+		rs->pages.nr_dirs++;
+		if (build_dir(&rs->pages, &rs->img.devs[i], rs->recs[i].size, shift, &next_id,
+			      &rs->pages.dirs[i]))
+			return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void report_line(void (*report)(void *, const char *), void *arg,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void report_line(void (*report)(void *, const char *), void *arg,
+			const char *fmt, ...)
+{
+	char line[POOL_ERROR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	report(arg, line);
+}
+
+static bool pool_has_volumes(struct pool *p, struct pool_volume *tp)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id)
+			return true;
+	return false;
+}
+
+/* Adds the restored volumes to the model (room reserved). */
+static void restore_publish(struct pool *p, struct restore *rs)
+{
+	for (size_t i = 0; i < rs->img.nr_devs; i++) {
+		struct pool_volume *v = pool_volume_new(&rs->recs[i], &thin_type);
+
+		if (!v) {
+			log_error("volume '%s': out of memory: restart the daemon to serve it",
+				  rs->recs[i].name);
+			continue;
+		}
+		v->thin.rec = (struct thin_rec){ .volume = rs->recs[i].id, .pool = rs->tp->rec.id,
+						 .dir = rs->pages.dirs[i].id };
+		pool_volume_publish(p, v);
+	}
+}
+
+int pool_thin_restore(struct pool *p, const char *name, const struct pool_restore_spec *s,
+		      void (*report)(void *arg, const char *line), void *arg,
+		      struct pool_error *err)
+{
+	bool dry_run = s->dry_run;
+	struct restore rs = { 0 };
+	char why[POOL_ERROR_LEN - 64];
+	uint64_t mapped = 0;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, false, &rs.tp, err);
+	if (!r && !rs.tp->tp.pool)
+		r = pool_fail(err, -EIO, "thin pool '%s' is not running", name);
+	if (!r && pool_has_volumes(p, rs.tp))
+		r = pool_fail(err, -EBUSY, "thin pool '%s' has volumes: restore needs an empty pool",
+			      name);
+	if (r)
+		goto out;
+	r = thin_image_read_xml(s->xml, &rs.img, why, sizeof(why));
+	if (r) {
+		r = pool_fail(err, r, "cannot read the dump: %s", r == -ENOMEM ? "out of memory" : why);
+		goto out;
+	}
+	r = image_check(&rs.img, rs.tp, err);
+	if (!r)
+		r = restore_plan(p, &rs, s, err);
+	for (size_t i = 0; !r && i < s->nr_vols; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < rs.img.nr_devs; j++)
+			found |= rs.img.devs[j].dev_id == s->vols[i].dev_id;
+		if (!found)
+			r = pool_fail(err, -ENOENT, "the dump has no device %llu",
+				      (unsigned long long)s->vols[i].dev_id);
+	}
+	if (r)
+		goto out;
+	for (size_t i = 0; i < rs.img.nr_devs; i++) {
+		uint64_t n = 0;
+
+		for (size_t j = 0; j < rs.img.devs[i].nr_runs; j++)
+			n += rs.img.devs[i].runs[j].len;
+		mapped += n;
+		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes, %llu mapped blocks",
+			    dry_run ? "would create" : "creating", rs.recs[i].name,
+			    (unsigned long long)rs.img.devs[i].dev_id,
+			    (unsigned long long)rs.recs[i].size, (unsigned long long)n);
+	}
+	if (dry_run)
+		goto out;
+	r = restore_pages(&rs, err);
+	if (!r && pool_reserve(p, rs.img.nr_devs, 0))
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	if (r)
+		goto out;
+	r = thin_pool_admin_begin(rs.tp->tp.pool, NULL);
+	if (r) {
+		r = pool_store_fail(err, r, "commit the thin pool first");
+		goto out;
+	}
+	r = pool_record(p, "record the restored volumes", record_restore, &rs, err);
+	thin_pool_admin_end(rs.tp->tp.pool);
+	if (r)
+		goto out;
+	restore_publish(p, &rs);
+	pool_thin_stop(p, rs.tp);
+	r = pool_thin_start(p, rs.tp, err);
+	if (!r)
+		log_info("thin pool '%s': restored %zu volumes, %llu mapped blocks, %zu leaves",
+			 name, rs.img.nr_devs, (unsigned long long)mapped, rs.pages.nr_leaves);
+out:
+	new_pages_release(&rs.pages);
+	thin_image_release(&rs.img);
+	free(rs.recs);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- repair ------------------------------------------------------------------- */
+
+struct repair {
+	struct pool_volume *tp;
+	struct committed c;
+	struct thin_image img;		/* what survives, per volume of c */
+	struct new_pages pages;
+	uint64_t lost;			/* blocks */
+	void (*report)(void *arg, const char *line);
+	void *arg;
+};
+
+/* Reports virtual blocks [first, first + n) of volume @i as lost. */
+static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n)
+{
+	uint64_t bs = rp->tp->tp.rec.block_size, size = rp->c.pvs[i]->rec.size;
+	uint64_t off = first * bs, len = n * bs;
+
+	if (off >= size)
+		return;
+	if (off + len > size)
+		len = size - off;
+	rp->lost += (len + bs - 1) / bs;
+	report_line(rp->report, rp->arg, "volume '%s': lost bytes %llu..%llu (%llu bytes, blocks %llu..%llu)",
+		    rp->c.pvs[i]->rec.name, (unsigned long long)off,
+		    (unsigned long long)(off + len), (unsigned long long)len,
+		    (unsigned long long)first, (unsigned long long)(first + (len + bs - 1) / bs));
+}
+
+/* Lost runs of one volume are reported merged. */
+struct loss {
+	uint64_t first, n;
+};
+
+static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
+{
+	if (l->n && l->first + l->n == vb) {
+		l->n++;
+		return;
+	}
+	if (l->n)
+		lose(rp, i, l->first, l->n);
+	*l = (struct loss){ vb, 1 };
+}
+
+/* What of volume @i survives: entries of readable leaves, in the pool, once. */
+static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
+{
+	const struct thin_walk *w = &rp->c.w;
+	const struct thin_dir_rec *d = thin_walk_dir(w, rp->c.vols[i].dir);
+	struct thin_image_dev *dev = thin_image_add_dev(&rp->img, (uint64_t)rp->c.pvs[i]->rec.id);
+	uint64_t nr = rp->c.vols[i].nr_blocks;
+	struct loss l = { 0 };
+
+	if (!dev)
+		return -ENOMEM;
+	dev->size = rp->c.pvs[i]->rec.size;
+	if (!d) {
+		report_line(rp->report, rp->arg, "volume '%s': lost its whole map (directory %lld is unreadable): it reads as zeros",
+			    rp->c.pvs[i]->rec.name, (long long)rp->c.vols[i].dir);
+		rp->lost += nr;
+		return 0;
+	}
+	for (uint32_t j = 0; j < d->nr; j++) {
+		const struct thin_leaf_rec *lf = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+
+		if (d->leaves[j] && !lf) {
+			for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++)
+				loss_add(rp, i, &l, (uint64_t)j * THIN_LEAF_ENTRIES + k);
+			continue;
+		}
+		for (unsigned int k = 0; lf && k < THIN_LEAF_ENTRIES; k++) {
+			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k, db;
+
+			if (!lf->map[k] || vb >= nr)
+				continue;	/* past its end: nothing it can read */
+			db = lf->map[k] - 1;
+			if (db >= w->nr_blocks || (vb_of[db] && vb_of[db] != vb + 1)) {
+				loss_add(rp, i, &l, vb);
+				continue;
+			}
+			vb_of[db] = (uint32_t)(vb + 1);
+			if (thin_image_add_run(dev, vb, db, 1))
+				return -ENOMEM;
+		}
+	}
+	if (l.n)
+		lose(rp, i, l.first, l.n);
+	return 0;
+}
+
+static int record_repair(struct pool *p, void *arg)
+{
+	struct repair *rp = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int64_t pool = rp->tp->rec.id;
+	int r;
+
+	r = m->thin_pages_delete(p->meta, pool);
+	for (size_t i = 0; !r && i < rp->pages.nr_leaves; i++)
+		r = m->thin_leaf_put(p->meta, pool, &rp->pages.leaves[i]->rec);
+	for (size_t i = 0; !r && i < rp->c.nr; i++) {
+		struct thin_rec row = rp->c.pvs[i]->thin.rec;
+
+		row.dir = rp->pages.dirs[i].id;
+		r = m->thin_dir_put(p->meta, pool, &rp->pages.dirs[i]);
+		if (!r)
+			r = m->thin_put(p->meta, &row);
+	}
+	return r;
+}
+
+/* Every page is written anew, in the transaction that deletes the old ones. */
+static int repair_pages(struct repair *rp, struct pool_error *err)
+{
+	uint8_t shift = (uint8_t)__builtin_ctz(rp->tp->tp.rec.block_size);
+	int64_t next_id = 1;
+
+	rp->pages.dirs = calloc(rp->c.nr + 1, sizeof(*rp->pages.dirs));
+	if (!rp->pages.dirs)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rp->c.nr; i++) {
+		rp->pages.nr_dirs++;
+		if (build_dir(&rp->pages, &rp->img.devs[i], rp->c.pvs[i]->rec.size, shift, &next_id,
+			      &rp->pages.dirs[i]))
+			return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int repair_plan(struct repair *rp, struct pool_error *err)
+{
+	uint32_t *vb_of = calloc(rp->c.w.nr_blocks + 1, sizeof(*vb_of));
+	int r = 0;
+
+	if (!vb_of)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; !r && i < rp->c.nr; i++)
+		r = salvage_volume(rp, i, vb_of);
+	free(vb_of);
+	if (!r)
+		return repair_pages(rp, err);
+	return pool_fail(err, r, "out of memory");
+}
+
+int pool_thin_repair(struct pool *p, const char *name,
+		     void (*report)(void *arg, const char *line), void *arg,
+		     struct pool_error *err)
+{
+	struct repair rp = { .report = report, .arg = arg };
+	bool was_failed;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, true, &rp.tp, err);
+	if (!r && rp.tp->broken)
+		r = pool_fail(err, -EUCLEAN, "thin pool '%s': %s; repair rebuilds maps, not pool records",
+			      name, rp.tp->failure);
+	if (!r)
+		r = pool_thin_retire_members(p, rp.tp, err);
+	if (r)
+		goto out;
+	was_failed = rp.tp->failure != NULL;
+	pool_thin_stop(p, rp.tp);
+	r = committed_read(p, rp.tp, true, &rp.c, err);
+	if (!r)
+		r = repair_plan(&rp, err);
+	if (!r)
+		r = pool_record(p, "record the repaired maps", record_repair, &rp, err);
+	for (size_t i = 0; !r && i < rp.c.nr; i++)
+		rp.c.pvs[i]->thin.rec.dir = rp.pages.dirs[i].id;
+	if (!r) {
+		report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu unreadable pages dropped, %zu leaves written",
+			    name, rp.c.nr, (unsigned long long)rp.lost,
+			    (unsigned long long)rp.c.w.unreadable, rp.pages.nr_leaves);
+		log_info("thin pool '%s' repaired: %llu blocks lost", name,
+			 (unsigned long long)rp.lost);
+	}
+	/* Serves what the store holds now: repaired, or as it was. */
+	if (pool_thin_start(p, rp.tp, r ? &(struct pool_error){ 0 } : err) && !r)
+		r = -EIO;
+	else if (!r && was_failed)
+		log_info("thin pool '%s' is back in service", name);
+out:
+	committed_release(p, &rp.c);
+	new_pages_release(&rp.pages);
+	thin_image_release(&rp.img);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* ---- trim, and the metadata size estimate ------------------------------------- */
+
+int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
+		   struct pool_error *err)
+{
+	struct pool_volume *tp;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, &thin_pool_type, false, &tp, err);
+	if (!r && !tp->tp.pool)
+		r = pool_fail(err, -EIO, "thin pool '%s' is not running", name);
+	if (!r) {
+		r = thin_pool_trim(tp->tp.pool, bytes);
+		if (r == -EOPNOTSUPP)
+			pool_fail(err, r, "the raw devices of thin pool '%s' cannot discard", name);
+		else if (r)
+			pool_fail(err, r, "cannot trim thin pool '%s': %s", name, strerror(-r));
+	}
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
+			    uint64_t *bytes, struct pool_error *err)
+{
+	if (block_size < THIN_BLOCK_MIN || block_size > THIN_BLOCK_MAX ||
+	    (block_size & (block_size - 1)))
+		return pool_fail(err, -EINVAL, "the block size must be a power of two from 64K to 1G");
+	if (pool_size < block_size)
+		return pool_fail(err, -EINVAL, "the pool is smaller than one block");
+	if (!max_thins)
+		return pool_fail(err, -EINVAL, "--max-thins must be at least 1");
+	*bytes = thin_metadata_estimate(pool_size / block_size, max_thins);
+	return 0;
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# t605-thin-admin-refuses-bad-input-in-one-line.sh: restore refuses XML
+# that is not thin_dump's, does not fit the pool or breaks mapperfs's
+# sharing rule, each in one line naming what is wrong, and changes
+# nothing; dump, repair, trim and change refuse what they cannot do.
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires jq
+
+make_pool
+add_file_device d0 64M >/dev/null
+mapperctl create thin-pool tp --size 16M >/dev/null		# 256 blocks of 64 KiB
+mapperctl create linear lin --size 4M >/dev/null
+
+sb='<superblock uuid="" time="1" transaction="1" flags="0" version="2" data_block_size="128" nr_data_blocks="256">'
+xml() { printf '%s\n%s\n</superblock>\n' "$sb" "$1" >in.xml; }
+restore_fails() { expect_fail -s 1 -m "$1" mapperctl restore tp --from in.xml; }
+
+xml '<device dev_id="1"><single_mapping origin_block="0" data_block="256" time="0"/></device>'
+restore_fails "device 1 maps data block 256, past the end \(256 blocks\)"
+xml '<device dev_id="1"><single_mapping origin_block="0" data_block="5" time="0"/></device>
+<device dev_id="2"><single_mapping origin_block="1" data_block="5" time="0"/></device>'
+restore_fails "data block 5 is mapped at virtual blocks 0 and 1"
+xml '<device dev_id="1"><range_mapping origin_begin="0" data_begin="0" length="4" time="0"/>
+<single_mapping origin_block="2" data_block="9" time="0"/></device>'
+restore_fails "device 1 maps virtual block 2 twice"
+xml '<device dev_id="1"/><device dev_id="1"/>'
+restore_fails "dev_id 1 appears twice"
+xml '<device dev_id="1" name="lin"/>'
+restore_fails "volume 'lin' exists"
+xml '<device dev_id="1" name="x" size="1000"/>'
+restore_fails "size 1000 is not a positive multiple of 4 KiB"
+xml '<device dev_id="1"><single_mapping origin_block="0" data_block="0"/>'
+restore_fails "cannot read the dump: line 3: mismatched tag"
+printf '<superblock data_block_size="256" nr_data_blocks="10"/>\n' >in.xml
+restore_fails "the dump has blocks of 131072 bytes, thin pool 'tp' of 65536"
+printf '<superblock data_block_size="128" nr_data_blocks="1000"/>\n' >in.xml
+restore_fails "the dump has 1000 data blocks, thin pool 'tp' only 256: extend it first"
+printf 'not xml\n' >in.xml
+restore_fails "cannot read the dump: line 1: syntax error"
+expect_fail -s 1 -m "cannot open '.*/nosuch.xml'" mapperctl restore tp --from nosuch.xml
+expect_fail -s 2 -m "missing --from" mapperctl restore tp
+expect_fail -s 2 -m "--volume 'x': use DEV_ID:NAME" mapperctl restore tp --from in.xml --volume x
+expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl restore lin --from in.xml
+[ "$(mapperctl list --json | jq length)" -eq 2 ] || fail "a refused restore created volumes"
+
+expect_fail -s 1 -m "no volume 'nosuch'" mapperctl dump nosuch
+expect_fail -s 2 -m "unknown --format 'yaml'" mapperctl dump tp --format yaml
+expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl repair lin
+expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl trim lin
+expect_fail -s 2 -m "autoextend threshold '120' must be a percentage" \
+	mapperctl change tp --autoextend-threshold 120
+expect_fail -s 1 -m "autoextend threshold must be a percentage 50..100" \
+	mapperctl change tp --autoextend-threshold 30
+expect_fail -s 2 -m "needs --block-size, --pool-size and --max-thins" \
+	mapperctl thin-metadata-size --block-size 64K
+expect_fail -s 1 -m "power of two from 64K to 1G" \
+	mapperctl thin-metadata-size --block-size 48K --pool-size 1G --max-thins 1
+[ "$(mapperctl thin-metadata-size --block-size 64K --pool-size 1T --max-thins 100 --numeric-only)" -eq 273448960 ] ||
+	fail "the estimate changed"
+
+# A pool whose volume is open cannot be repaired.
+mapperctl create thin v --pool tp --size 8M >/dev/null
+start_daemon
+exec 3<"$MNT/v"
+expect_fail -s 1 -m "volume 'v' of thin pool 'tp' is busy \(open\)" mapperctl repair tp
+exec 3<&-
+mapperctl repair tp | grep -q "repaired: 1 volumes, 0 blocks lost" || fail "repair of a sound pool"

@@ -1,0 +1,115 @@
+/*
+ * restore: thin volumes and their maps in an empty thin pool, from
+ * thin_dump XML (pool_thin_restore).  The data blocks stay where they
+ * are: the XML's data block numbers are the pool's blocks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "opts.h"
+
+#define WHAT "restore"
+
+static const struct option options[] = {
+	{ "from", required_argument, NULL, 'i' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "volume", required_argument, NULL, 'v' },
+	{ 0 }
+};
+
+static const char *const path_options[] = { "--from", NULL };
+
+static void print_line(void *arg, const char *line)
+{
+	fprintf(((struct cmd_ctx *)arg)->out, "%s\n", line);
+}
+
+/* "DEV_ID:NAME[:SIZE]" into @v (name pointing into @arg, cut). */
+static int parse_volume(char *arg, struct pool_restore_volume *v, struct pool_error *err)
+{
+	char *name = strchr(arg, ':'), *size, *end;
+
+	if (!name || name == arg)
+		return pool_fail(err, -EINVAL, "--volume '%s': use DEV_ID:NAME[:SIZE]", arg);
+	*name++ = '\0';
+	errno = 0;
+	v->dev_id = strtoull(arg, &end, 10);
+	if (*end || errno || arg[0] < '0' || arg[0] > '9')
+		return pool_fail(err, -EINVAL, "--volume: dev_id '%s' is not a number", arg);
+	size = strchr(name, ':');
+	if (size)
+		*size++ = '\0';
+	v->name = *name ? name : NULL;
+	v->size = 0;
+	return size ? opts_block_size(size, &v->size, err) : 0;
+}
+
+static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct pool_restore_spec s = { 0 };
+	struct pool_restore_volume *vols;
+	const char *from = NULL;
+	struct pool_error err;
+	int c, r;
+
+	vols = calloc((size_t)argc + 1, sizeof(*vols));
+	if (!vols)
+		return cmd_error(ctx, WHAT, "out of memory");
+	s.vols = vols;
+	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
+	     first = 0) {
+		if (c == 'i') {
+			from = optarg;
+		} else if (c == 'n') {
+			s.dry_run = true;
+		} else if (c == 'v') {
+			if (parse_volume(optarg, &vols[s.nr_vols++], &err)) {
+				r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+				goto out;
+			}
+		} else {
+			r = CMD_USAGE;
+			goto out;
+		}
+	}
+	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
+	if (!r && !from)
+		r = cmd_usage_error(ctx, WHAT, "missing --from FILE (see 'mapperctl %s --help')", WHAT);
+	if (r)
+		goto out;
+	s.xml = fopen(from, "re");
+	if (!s.xml) {
+		r = cmd_error(ctx, WHAT, "cannot open '%s': %s", from, strerror(errno));
+		goto out;
+	}
+	r = pool_thin_restore(ctx->pool, argv[optind], &s, print_line, ctx, &err);
+	fclose(s.xml);
+	r = r ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
+out:
+	free(vols);
+	return r;
+}
+
+const struct cmd cmd_restore = {
+	.name = "restore",
+	.usage =
+		"restore POOL --from FILE [--dry-run] [--volume DEV_ID:NAME[:SIZE]]...\n"
+		"\n"
+		"Creates thin volumes and their maps in thin pool POOL, which must have\n"
+		"no volumes, from thin_dump XML (thin_dump, or 'mapperctl dump').  The\n"
+		"XML's data block numbers address POOL's blocks, whose content stays:\n"
+		"restore over the data area the dump describes.  Volumes take the\n"
+		"name and size that 'mapperctl dump' records, else thin<dev_id> and\n"
+		"the end of their last mapping.  All or nothing.\n"
+		"\n"
+		"  --from FILE  the XML\n"
+		"  --dry-run    check it and say what would be created; change nothing\n"
+		"  --volume DEV_ID:NAME[:SIZE]  name (and size) the volume of device\n"
+		"               DEV_ID (thin_dump's XML has neither)\n",
+	.run = restore_run,
+	.options = options,
+	.needs_pool = 1,
+	.path_options = path_options,
+};
