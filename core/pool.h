@@ -312,10 +312,12 @@ int pool_check(struct pool *p, const char *name,
  * volume by name, or with @name NULL the pool, its devices and every
  * volume; pool_list() an array of every volume with its usage;
  * pool_devices() an array of the devices.  Failed objects carry "state":
- * "failed" and "reason".
+ * "failed" and "reason".  The pool's object says whether a daemon serves
+ * it and over which FUSE transport (@transport, from the host; NULL
+ * offline).
  */
-int pool_status(struct pool *p, const char *name, struct json *j,
-		struct pool_error *err);
+int pool_status(struct pool *p, const char *name, const char *transport,
+		struct json *j, struct pool_error *err);
 int pool_list(struct pool *p, struct json *j, struct pool_error *err);
 int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
 

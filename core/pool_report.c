@@ -58,8 +58,8 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 		report_live(j, v->served);
 }
 
-int pool_status(struct pool *p, const char *name, struct json *j,
-		struct pool_error *err)
+int pool_status(struct pool *p, const char *name, const char *transport,
+		struct json *j, struct pool_error *err)
 {
 	char uuid[UUID_STR_LEN];
 	struct pool_volume *v;
@@ -80,6 +80,9 @@ int pool_status(struct pool *p, const char *name, struct json *j,
 	json_object_begin(j, "pool");
 	json_string(j, "path", p->dir);
 	json_string(j, "uuid", uuid);
+	json_bool(j, "daemon", transport != NULL);
+	if (transport)
+		json_string(j, "transport", transport);
 	json_object_end(j);
 	json_array_begin(j, "devices");
 	for (size_t i = 0; i < p->nr_devs; i++) {

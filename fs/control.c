@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pool.h"
 #include "rcu.h"
+#include "transport.h"
 #include "wire.h"
 
 /*
@@ -59,6 +60,7 @@ static void serve(struct control *c, int fd, int argc, char **argv)
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
+		.transport = transport_name(),
 	};
 	char *out = NULL, *err = NULL;
 	size_t out_len = 0, err_len = 0;

@@ -34,6 +34,7 @@ struct cmd_ctx {
 	struct pool *pool;		/* NULL for init and --help */
 	const char *pool_dir;
 	pool_meta_open_fn *open_meta;	/* for init */
+	const char *transport;		/* the daemon's FUSE transport; NULL offline */
 	FILE *out;
 	FILE *err;
 };

@@ -6,7 +6,7 @@
 # thread at all; a bad transport name is refused in one line.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
-requires dd
+requires dd jq
 
 param=/sys/module/fuse/parameters/enable_uring
 make_pool
@@ -62,3 +62,5 @@ ring_after=$(switches uring-) dev_after=$(switches fuse-dev)
 [ $((dev_after - dev_before)) -lt 10 ] ||
 	fail "200 reads woke the /dev/fuse worker $((dev_after - dev_before)) times"
 log "200 reads: ring threads woke $((ring_after - ring_before)) times, the /dev/fuse worker $((dev_after - dev_before))"
+[ "$(mapperctl status --json | json_get .pool.transport)" = io_uring ] ||
+	fail "status does not say io_uring serves the mount"
