@@ -11,6 +11,10 @@
  * it and an existing pool is never touched (SQLite gives its -wal and
  * -shm files the mode of the database).  A failed create removes the file.
  *
+ * In a process that records its writes for power-cut testing, the file is
+ * opened through the recording VFS (store_vfs.h); otherwise as SQLite's
+ * default.
+ *
  * We do not run PRAGMA quick_check: it reads the whole file.  Corruption
  * shows up as SQLITE_CORRUPT on the queries that meet it, as -EUCLEAN.
  */
@@ -27,6 +31,7 @@
 
 #include "log.h"
 #include "migrate.h"
+#include "store_vfs.h"
 
 #define STORE_BUSY_TIMEOUT_MS	5000
 
@@ -344,8 +349,8 @@ int store_open(const char *path, enum store_open_flags flags, struct store **out
 		r = -ENOMEM;
 		goto err_remove;
 	}
-	rc = sqlite3_open_v2(path, &s->db,
-			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			     store_vfs_name());
 	if (rc != SQLITE_OK) {
 		r = s->db && sqlite3_system_errno(s->db) ?
 			-sqlite3_system_errno(s->db) : store_error(s, rc);
