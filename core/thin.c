@@ -5,8 +5,9 @@
  * acquire loads.  A read maps each block to its data block, or to a hole
  * (zeros) where nothing is mapped.  A write maps only when the volume
  * owns everything on the way alone: the directory (refs 1), the leaf
- * (refs 1) and the data block (count 1); then it goes straight to the
- * data block: no lock, no SQL.  Anything else is deferred.
+ * (refs 1) and the data block (count 1, and not dropped since the last
+ * commit: thin_alloc_exclusive); then it goes straight to the data block:
+ * no lock, no SQL.  Anything else is deferred.
  *
  * The slow path (write_block) runs on the writing thread under the pool
  * lock for the bookkeeping only.  dm-thin hands such bios to its worker
@@ -92,7 +93,7 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 	if (!l || atomic_load_explicit(&l->refs, memory_order_acquire) != 1)
 		return false;
 	e = atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
-	if (!e || (e & THIN_PROVISIONING) || thin_alloc_refs(&p->alloc, e - 1) != 1)
+	if (!e || (e & THIN_PROVISIONING) || !thin_alloc_exclusive(&p->alloc, e - 1))
 		return false;
 	*entry = e;
 	return true;
@@ -434,7 +435,7 @@ static int write_block(struct thin *th, struct engine *e, uint64_t vb,
 			pthread_cond_wait(&p->changed, &p->lock);
 			continue;
 		}
-		if (old && thin_alloc_refs(&p->alloc, old - 1) == 1) {
+		if (old && thin_alloc_exclusive(&p->alloc, old - 1)) {
 			/* Ours alone now (someone provisioned it): in place. */
 			if (have_new)
 				thin_alloc_unnew(&p->alloc, nb);
