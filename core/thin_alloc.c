@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "writelog.h"
+
 #define REFS_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
 #define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
 
@@ -139,6 +141,11 @@ int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 		return r;
 	}
 	atomic_store_explicit(&a->refs[b], 0, memory_order_release);
+	if (writelog_broken(WRITELOG_BREAK_REUSE_BEFORE_COMMIT)) {
+		a->nr_free++;		/* a power-cut test's deliberate bug: */
+		a->cursor = b;		/* free at once, and next to go */
+		return 0;
+	}
 	if (a->nr_pending == a->cap_pending) {
 		size_t cap = a->cap_pending ? 2 * a->cap_pending : 1024;
 		uint32_t *p = realloc(a->pending, cap * sizeof(*p));

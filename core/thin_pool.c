@@ -40,6 +40,7 @@
 #include "log.h"
 #include "rcu.h"
 #include "thin_int.h"
+#include "writelog.h"
 
 int thin_vec_push(struct thin_vec *v, void *p)
 {
@@ -693,6 +694,23 @@ static void fail_pool(struct thin_pool *p, int r)
 			  p->name, strerror(-r));
 }
 
+/*
+ * Steps 2 and 3: the data, then the metadata that points at it.  A power-
+ * cut test may turn the order round on purpose (writelog.h) to prove it
+ * notices.
+ */
+static int make_durable(struct thin_pool *p, struct batch *b)
+{
+	int r;
+
+	if (writelog_broken(WRITELOG_BREAK_COMMIT_BEFORE_FLUSH)) {
+		r = p->meta->commit(p->meta_arg, &b->c);
+		return r ? r : sync_devices(b->devs, b->nr_devs);
+	}
+	r = sync_devices(b->devs, b->nr_devs);
+	return r ? r : p->meta->commit(p->meta_arg, &b->c);
+}
+
 /* No slow-path write in flight in any volume of the pool.  Lock held. */
 static bool settled(const struct thin_pool *p)
 {
@@ -754,9 +772,7 @@ static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 		return r;
 	}
 	if (!r)
-		r = sync_devices(b.devs, b.nr_devs);
-	if (!r)
-		r = p->meta->commit(p->meta_arg, &b.c);
+		r = make_durable(p, &b);
 	/*
 	 * Blocks this transaction freed become reusable, and pages that died
 	 * are freed, only once every request that may still hold them is

@@ -65,7 +65,7 @@ struct writelog_rec {
  */
 enum writelog_break {
 	WRITELOG_BREAK_COMMIT_BEFORE_FLUSH = (1 << 0),	/* thin: COMMIT, then fdatasync data */
-	WRITELOG_BREAK_REUSE_BEFORE_COMMIT = (1 << 1),	/* thin: freed blocks free at once */
+	WRITELOG_BREAK_REUSE_BEFORE_COMMIT = (1 << 1),	/* thin: a freed block is reused first, at once */
 };
 
 struct writelog;
