@@ -17,7 +17,12 @@
  * sectors, sector.h), fsyncs, discards, snapshot creation and removal,
  * thin, linear and pool extends, switch-map, and a clean daemon restart
  * or two.  One thread, one operation at a time, so the journal's order is
- * the order the daemon saw.
+ * the order the daemon saw; except for a second thread, the side lane,
+ * that meanwhile writes, discards and fsyncs a thin volume of its own in
+ * the same pool (tb), which nothing else touches: so the pool's commits,
+ * copy-on-writes and frees race with its provisioning, as they do in
+ * use, and each volume's journal lines are still in the order its
+ * operations were made.
  *
  * With SCRIPT, the operations after the set-up are read from that file
  * instead, one a line ('#' starts a comment; sizes in bytes):
@@ -32,7 +37,9 @@
 #include <limits.h>
 #include <linux/falloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,21 +73,31 @@ struct vol {
 	int fd;				/* open on the mount, or -1 */
 	uint64_t size;			/* bytes */
 	bool snapshot;			/* may be removed */
+	bool side;			/* the side lane's: the main lane leaves it alone */
 	bool alive;
+};
+
+/* What one thread needs to make operations. */
+struct lane {
+	uint64_t rng;
+	void *buf;			/* WRITE_MAX bytes */
 };
 
 struct driver {
 	const char *bin, *pool, *mnt, *log, *origin;
 	FILE *journal;
-	uint64_t rng;
+	pthread_mutex_t journal_lock;
+	struct lane main_lane, side_lane;
 	pid_t daemon;
 	struct vol vols[MAX_VOLS];
 	int nr_vols;
-	uint64_t next_id;		/* the next write's id */
+	_Atomic uint64_t next_id;	/* the next write's id */
+	pthread_t side;
+	pthread_mutex_t side_lock;	/* held by the side lane per operation */
+	atomic_bool done;
 	char table[REGIONS + 1];	/* the switch volume's regions: path digits */
 	uint64_t pool_size;		/* bytes */
 	int nr_snapshots, snapshots_made, restarts;
-	void *buf;
 };
 
 static void die(const char *fmt, ...)
@@ -95,13 +112,18 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static uint64_t rnd(struct driver *d, uint64_t n)
+static uint64_t lane_rnd(struct lane *l, uint64_t n)
 {
-	uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (l->rng += 0x9e3779b97f4a7c15ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return (z ^ (z >> 31)) % n;
+}
+
+static uint64_t rnd(struct driver *d, uint64_t n)
+{
+	return lane_rnd(&d->main_lane, n);
 }
 
 /* The write log's length: every cut at this position or later follows. */
@@ -253,8 +275,10 @@ static struct vol *add_vol(struct driver *d, const char *name, enum vol_kind kin
 
 static void record(struct driver *d, struct op *op)
 {
+	pthread_mutex_lock(&d->journal_lock);
 	if (journal_append(d->journal, op))
 		die("cannot write the journal: %s", strerror(errno));
+	pthread_mutex_unlock(&d->journal_lock);
 }
 
 /* `switch-map sw --dump`, tokens joined by '_'. */
@@ -353,7 +377,7 @@ static struct vol *pick_vol(struct driver *d, bool thin_only)
 	for (;;) {
 		struct vol *v = &d->vols[rnd(d, (uint64_t)d->nr_vols)];
 
-		if (v->alive && (!thin_only || v->kind == VOL_THIN))
+		if (v->alive && !v->side && (!thin_only || v->kind == VOL_THIN))
 			return v;
 	}
 }
@@ -366,9 +390,11 @@ static struct vol *vol_named(struct driver *d, const char *name)
 	return NULL;
 }
 
-static void write_at(struct driver *d, struct vol *v, uint64_t off, uint64_t len)
+static void write_at(struct driver *d, struct lane *l, struct vol *v, uint64_t off,
+		     uint64_t len)
 {
-	struct op op = { .kind = OP_WRITE, .id = d->next_id++, .off = off, .len = len };
+	struct op op = { .kind = OP_WRITE, .id = atomic_fetch_add(&d->next_id, 1),
+			 .off = off, .len = len };
 	ssize_t n;
 
 	if (op.off >= v->size || op.len > v->size - op.off || op.len > WRITE_MAX ||
@@ -376,27 +402,31 @@ static void write_at(struct driver *d, struct vol *v, uint64_t off, uint64_t len
 		die("write %s %" PRIu64 " %" PRIu64 ": out of the volume or not in sectors",
 		    v->name, off, len);
 	snprintf(op.name, sizeof(op.name), "%s", v->name);
-	sector_fill(d->buf, op.len, op.id, op.off);
+	sector_fill(l->buf, op.len, op.id, op.off);
 	op.q = position(d);
-	n = pwrite(v->fd, d->buf, op.len, (off_t)op.off);
+	n = pwrite(v->fd, l->buf, op.len, (off_t)op.off);
 	op.a = position(d);
 	op.rc = n == (ssize_t)op.len ? 0 : n < 0 ? errno : EIO;
 	record(d, &op);
 }
 
-static void do_write(struct driver *d)
+static void random_write(struct driver *d, struct lane *l, struct vol *v)
 {
-	struct vol *v = pick_vol(d, false);
 	uint64_t off, len;
 
-	if (rnd(d, 10) < 7) {
-		off = rnd(d, v->size / (4 * KiB)) * 4 * KiB;
-		len = (1 + rnd(d, WRITE_MAX / (4 * KiB))) * 4 * KiB;
+	if (lane_rnd(l, 10) < 7) {
+		off = lane_rnd(l, v->size / (4 * KiB)) * 4 * KiB;
+		len = (1 + lane_rnd(l, WRITE_MAX / (4 * KiB))) * 4 * KiB;
 	} else {
-		off = rnd(d, v->size / SECTOR) * SECTOR;
-		len = (1 + rnd(d, 16)) * SECTOR;
+		off = lane_rnd(l, v->size / SECTOR) * SECTOR;
+		len = (1 + lane_rnd(l, 16)) * SECTOR;
 	}
-	write_at(d, v, off, len < v->size - off ? len : v->size - off);
+	write_at(d, l, v, off, len < v->size - off ? len : v->size - off);
+}
+
+static void do_write(struct driver *d)
+{
+	random_write(d, &d->main_lane, pick_vol(d, false));
 }
 
 static void fsync_vol(struct driver *d, struct vol *v)
@@ -429,15 +459,19 @@ static void discard_at(struct driver *d, struct vol *v, uint64_t off, uint64_t l
 	record(d, &op);
 }
 
-static void do_discard(struct driver *d)
+static void random_discard(struct driver *d, struct lane *l, struct vol *v)
 {
-	struct vol *v = pick_vol(d, false);
 	int mode = FALLOC_FL_KEEP_SIZE |
-		   (rnd(d, 4) ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
-	uint64_t off = rnd(d, v->size / (4 * KiB)) * 4 * KiB;
-	uint64_t len = (1 + rnd(d, 48)) * 4 * KiB;
+		   (lane_rnd(l, 4) ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
+	uint64_t off = lane_rnd(l, v->size / (4 * KiB)) * 4 * KiB;
+	uint64_t len = (1 + lane_rnd(l, 48)) * 4 * KiB;
 
 	discard_at(d, v, off, len < v->size - off ? len : v->size - off, mode);
+}
+
+static void do_discard(struct driver *d)
+{
+	random_discard(d, &d->main_lane, pick_vol(d, false));
 }
 
 static void snapshot_as(struct driver *d, struct vol *from, const char *name)
@@ -566,10 +600,12 @@ static void restart(struct driver *d)
 {
 	struct op op = { .kind = OP_RESTART };
 
+	pthread_mutex_lock(&d->side_lock);
 	op.q = position(d);
 	daemon_stop(d);
 	daemon_start(d);
 	op.a = position(d);
+	pthread_mutex_unlock(&d->side_lock);
 	record(d, &op);
 }
 
@@ -609,6 +645,51 @@ static void step(struct driver *d)
 		do_write(d);
 }
 
+/* The side lane: tb's own writes, discards and fsyncs, until the main lane is done. */
+static void *side_main(void *arg)
+{
+	struct driver *d = arg;
+	struct lane *l = &d->side_lane;
+	struct vol *v = vol_named(d, "tb");
+
+	while (!atomic_load(&d->done)) {
+		uint64_t dice = lane_rnd(l, 100);
+
+		pthread_mutex_lock(&d->side_lock);
+		if (dice < 65)
+			random_write(d, l, v);
+		else if (dice < 85)
+			fsync_vol(d, v);
+		else
+			random_discard(d, l, v);
+		pthread_mutex_unlock(&d->side_lock);
+	}
+	return NULL;
+}
+
+static void side_start(struct driver *d)
+{
+	struct op op = { .kind = OP_CREATE_THIN, .size = 1 * MiB };
+	struct vol *v;
+
+	snprintf(op.name, sizeof(op.name), "tb");
+	op.q = position(d);
+	op.rc = ctl(d, NULL, 0, "create", "thin", "tb", "--pool", "tp", "--size", "1M", NULL);
+	op.a = position(d);
+	record(d, &op);
+	v = add_vol(d, "tb", VOL_THIN, op.size);
+	v->side = true;
+	open_vols(d);
+	if (pthread_create(&d->side, NULL, side_main, d))
+		die("cannot start the side lane");
+}
+
+static void side_stop(struct driver *d)
+{
+	atomic_store(&d->done, true);
+	pthread_join(d->side, NULL);
+}
+
 static struct vol *script_vol(struct driver *d, const char *name, int line)
 {
 	struct vol *v = vol_named(d, name);
@@ -631,7 +712,7 @@ static void script_step(struct driver *d, char *text, int line)
 	if (!n)
 		return;
 	if (!strcmp(w[0], "write") && n == 4)
-		write_at(d, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
+		write_at(d, &d->main_lane, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
 			 strtoull(w[3], NULL, 0));
 	else if (!strcmp(w[0], "discard") && n == 4)
 		discard_at(d, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
@@ -687,22 +768,31 @@ int main(int argc, char **argv)
 	d.mnt = argv[3];
 	d.log = argv[4];
 	d.origin = argv[5];
-	d.rng = strtoull(argv[7], NULL, 0);
+	d.main_lane.rng = strtoull(argv[7], NULL, 0);
+	d.side_lane.rng = d.main_lane.rng ^ 0x5eed5eed5eed5eedull;
 	ops = strtoul(argv[8], NULL, 0);
-	d.next_id = SECTOR_ORIGIN_ID + 1;
+	atomic_init(&d.next_id, SECTOR_ORIGIN_ID + 1);
+	pthread_mutex_init(&d.journal_lock, NULL);
+	pthread_mutex_init(&d.side_lock, NULL);
 	d.journal = fopen(argv[6], "we");
-	d.buf = malloc(WRITE_MAX);
-	if (!d.journal || !d.buf)
+	d.main_lane.buf = malloc(WRITE_MAX);
+	d.side_lane.buf = malloc(WRITE_MAX);
+	if (!d.journal || !d.main_lane.buf || !d.side_lane.buf)
 		die("cannot create the journal '%s': %s", argv[6], strerror(errno));
 	write_origin(d.origin);
 	daemon_start(&d);
 	setup(&d);
 	if (argc == 10)
 		run_script(&d, argv[9]);
+	if (ops)
+		side_start(&d);
 	for (unsigned long i = 0; i < ops; i++)
 		step(&d);
+	if (ops)
+		side_stop(&d);
 	daemon_stop(&d);
 	fclose(d.journal);
-	free(d.buf);
+	free(d.main_lane.buf);
+	free(d.side_lane.buf);
 	return 0;
 }

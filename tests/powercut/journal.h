@@ -7,7 +7,9 @@
  * returned (a), its result (0 or an errno), and its arguments.  An
  * operation that returned at a is acknowledged for every cut at a or
  * later; one issued at q cannot have left a trace in a cut at q or
- * earlier.
+ * earlier.  Lines of one volume are in the order its operations were
+ * made; the driver's side lane interleaves its own volume's lines with
+ * the others, so positions are not monotonic across volumes.
  */
 #ifndef POWERCUT_JOURNAL_H
 #define POWERCUT_JOURNAL_H

@@ -173,11 +173,13 @@ static int add_versions(struct model *m)
 	const char *table = NULL;
 	int r = 0;
 
-	for (size_t i = 0; i < j->nr && !r && j->v[i].q <= m->pos; i++) {
+	for (size_t i = 0; i < j->nr && !r; i++) {
 		const struct op *op = &j->v[i];
 		struct mvol *v;
 		int vi = find(m, op->name);
 
+		if (op->q > m->pos)
+			continue;	/* lanes interleave: q is not monotonic */
 		if (op->kind == OP_CREATE_SWITCH || op->kind == OP_SWITCH_MAP)
 			table = op->table;
 		if ((op->kind != OP_WRITE && op->kind != OP_DISCARD) || vi < 0)
@@ -319,9 +321,11 @@ static bool any_allowed(const struct model *m, const struct mvol *v, enum op_kin
 		    acked_by(op, m->pos))
 			first = i;
 	}
-	for (size_t i = first; i < j->nr && j->v[i].q <= m->pos; i++) {
+	for (size_t i = first; i < j->nr; i++) {
 		const struct op *op = &j->v[i];
 
+		if (op->q > m->pos)
+			continue;
 		if ((i == (size_t)v->create ||
 		     (op->kind == change && !op->rc && !strcmp(op->name, v->name))) &&
 		    fn(op, img))

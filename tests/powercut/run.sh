@@ -160,7 +160,7 @@ check_cut()
 
 if [ -n "$case" ]; then
 	record 1 "$case"
-	first=$(awk 'NR == 6 { print $2 }' "$T_DIR/w1/journal")
+	first=$(awk '$1 !~ /^create-/ { print $2; exit }' "$T_DIR/w1/journal")
 	last=$(($(stat -c %s "$T_DIR/w1/log/log") / 64))
 	[ -n "$first" ] || fail "the case $case has no operation"
 	for p in $(seq "$first" "$last"); do
