@@ -9,6 +9,10 @@ set -euo pipefail
 
 here=$(dirname "$0")
 status=0
+# Each run keeps the recordings it found breaches in: here, and then gone.
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/powercut-broken.XXXXXX")
+export TMPDIR
+trap 'rm -rf --one-file-system "$TMPDIR"' EXIT
 for spec in commit-before-flush:100 reuse-before-commit:200; do
 	name=${spec%:*} cuts=${spec#*:}
 	out=$(bash "$here/run.sh" --cuts "$cuts" --per-workload 25 --seed 1 --break "$name" 2>/dev/null) || true

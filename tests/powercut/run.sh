@@ -18,9 +18,10 @@
 #
 # The last line is "powercut: N cut points, L lost acknowledged writes,
 # I inconsistencies"; the exit status is 0 only if L and I are 0.  Every
-# breach is printed with its workload, cut position and replay seed;
-# MAPPERFS_KEEP=1 keeps the logs so that a cut can be rebuilt exactly
-# (powercut-replay build LOG BASE ROOT OUT POS SEED).
+# breach is printed with its workload, cut position and replay seed, and
+# the recording of a workload with a breach is kept (its directory is
+# printed) so that the cut can be rebuilt exactly: powercut-replay build
+# LOG BASE ROOT OUT POS SEED, with ROOT the pool directory named in LOG.
 #
 # --case FILE records one workload whose operations after the set-up are
 # the script FILE (a regression case, tests/powercut/cases/*.ops: see
@@ -84,7 +85,7 @@ _pc_stop_daemon()
 	return 0
 }
 
-lost=0 inconsistent=0 checked=0
+lost=0 inconsistent=0 checked=0 kept=
 
 # breach WORKLOAD CUT SEED MESSAGE...: one line on stderr per breach.
 breach()
@@ -125,16 +126,19 @@ check_cut()
 	if ! mapperfs --pool "$POOL" "$MNT" 2>"$T_DIR/start.err"; then
 		breach "$w" "$p" "$s" "the daemon does not start: $(grep -v ': warning: ' "$T_DIR/start.err" | head -1)"
 		inconsistent=$((inconsistent + 1))
+		touch "$dir/failed"
 		return
 	fi
 	pid=$(cat "$POOL/mapperfs.pid")
 	if ! mapperctl --pool "$POOL" check >"$T_DIR/check.out" 2>&1; then
 		breach "$w" "$p" "$s" "mapperctl check fails: $(grep -v '^thin pool' "$T_DIR/check.out" | head -3 | tr '\n' ' ')"
 		inconsistent=$((inconsistent + 1))
+		touch "$dir/failed"
 	fi
 	if ! mapperctl --pool "$POOL" list --json >"$T_DIR/list.json" 2>&1; then
 		breach "$w" "$p" "$s" "mapperctl list fails: $(head -1 "$T_DIR/list.json")"
 		inconsistent=$((inconsistent + 1))
+		touch "$dir/failed"
 		_pc_stop_daemon
 		return
 	fi
@@ -149,6 +153,7 @@ check_cut()
 	lost=$((lost + BASH_REMATCH[1]))
 	inconsistent=$((inconsistent + BASH_REMATCH[2]))
 	if [ "${BASH_REMATCH[1]}${BASH_REMATCH[2]}" != 00 ]; then
+		touch "$dir/failed"
 		head -n -1 "$T_DIR/verify.out" | head -12 | while read -r line; do
 			breach "$w" "$p" "$s" "$line"
 		done
@@ -168,8 +173,23 @@ if [ -n "$case" ]; then
 		check_cut 1 "$p" 0 all
 	done
 	log "case $(basename "$case"): cuts $first..$last of $(wc -l <"$T_DIR/w1/journal") operations"
+	done_with 1
 	cuts=0
 fi
+
+# done_with W: a workload without breaches goes; one with is kept.
+done_with()
+{
+	local dir=$T_DIR/w$1
+
+	if [ -e "$dir/failed" ]; then
+		[ -n "$kept" ] || kept=$(mktemp -d "${TMPDIR:-/tmp}/powercut-failed.XXXXXX")
+		mv "$dir" "$kept/"
+		log "workload $1 had breaches: its log, base and journal are in $kept/w$1 (pool directory $POOL)"
+	elif [ -z "${MAPPERFS_KEEP:-}" ]; then
+		rm -rf "$dir"
+	fi
+}
 
 workloads=$(((cuts + per_workload - 1) / per_workload))
 for w in $(seq 1 "$workloads"); do
@@ -181,6 +201,7 @@ for w in $(seq 1 "$workloads"); do
 		check_cut "$w" "$p" "$s"
 	done <"$T_DIR/w$w/cuts"
 	log "workload $w: $(($(stat -c %s "$T_DIR/w$w/log/log") / 64)) log records, $(wc -l <"$T_DIR/w$w/journal") operations, $n cuts; so far $lost lost, $inconsistent inconsistent"
+	done_with "$w"
 done
 
 echo "powercut: $checked cut points, $lost lost acknowledged writes, $inconsistent inconsistencies"
