@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/writelog-off.sh: what the write log's hooks (core/writelog.h,
+# meta/store_vfs.c) cost a daemon that does not record, side by side in
+# one run:
+#
+#   base       mapperfs built from the commit before the write log existed
+#   this       mapperfs built from this tree, MAPPERFS_WRITELOG unset
+#
+# each serving a linear and a fully provisioned thin volume on raw files in
+# /dev/shm (a ramdisk, so the backing costs nothing and the overhead
+# shows), with fio, O_DIRECT, time-based:
+#
+#   w4K        random 4 KiB writes, QD1: kIOPS          (engine_write, inline)
+#   rw512      random 512 B read/write, 8 jobs: kIOPS   (many small requests)
+#   w64K       random 64 KiB writes, 4 jobs x QD16, libaio: MiB/s (io_uring path)
+#   fsync4K    random 4 KiB writes, fsync after each: kIOPS (fdatasync; thin:
+#              the pool's commit)
+#
+# The two daemons take turns (base, this, this, base) so that drift on a
+# shared machine falls on both; each figure is the mean of its two turns,
+# and the ratio this/base is printed.  1.00 means no measurable cost.
+#
+# Environment: BENCH_SECONDS (default 5) per turn, BENCH_BASE (a git
+# revision; default the parent of the commit that added core/writelog.c).
+# Needs root, fio, jq, git.  Not run by CI.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+secs=${BENCH_SECONDS:-5}
+MiB=$((1024 * 1024))
+size=$((256 * MiB))
+
+. "$src/tests/lib/deps.sh"
+deps_install
+deps_kernel
+
+base_rev=${BENCH_BASE:-$(git -C "$src" log --diff-filter=A --format=%H -- core/writelog.c | tail -1)^}
+dir=$(mktemp -d /dev/shm/mapperfs-writelog-bench.XXXXXX)
+pids=()
+
+cleanup()
+{
+	set +e
+	for m in "$dir"/*/mnt; do
+		mountpoint -q "$m" && { fusermount3 -u "$m" || umount -l "$m"; }
+	done
+	for p in "${pids[@]}"; do
+		timeout 30 tail --pid="$p" -f /dev/null
+	done
+	rm -rf --one-file-system "$dir"
+}
+trap cleanup EXIT
+
+# build NAME REV: builds REV (or the work tree for "this") into $dir/NAME.
+build()
+{
+	local name=$1 rev=$2 tree=$src
+
+	if [ "$rev" != worktree ]; then
+		tree=$dir/$name-src
+		mkdir -p "$tree"
+		git -C "$src" archive "$rev" | tar -x -C "$tree"
+	fi
+	cmake -S "$tree" -B "$dir/$name-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build "$dir/$name-build" -j "$(nproc)" --target mapperfs mapperctl >/dev/null
+}
+
+# serve NAME: a pool with a linear and a fully written thin volume, mounted.
+serve()
+{
+	local name=$1 bin=$dir/$1-build/bin pool=$dir/$1/pool
+
+	mkdir -p "$dir/$name/mnt"
+	export MAPPERFS_POOL=$pool
+	"$bin/mapperctl" init >/dev/null
+	"$bin/mapperctl" device add "$dir/$name/raw.img" --create $((3 * size)) --name raw >/dev/null
+	"$bin/mapperctl" create linear lin --size $size >/dev/null
+	"$bin/mapperctl" create thin-pool tp --size $((size + 16 * MiB)) >/dev/null
+	"$bin/mapperctl" create thin thin --pool tp --size $size >/dev/null
+	unset MAPPERFS_WRITELOG
+	"$bin/mapperfs" --pool "$pool" "$dir/$name/mnt"
+	pids+=("$(cat "$pool/mapperfs.pid")")
+	dd if=/dev/zero of="$dir/$name/mnt/thin" bs=1M count=$((size / MiB)) oflag=direct \
+		conv=notrunc,fsync status=none
+	unset MAPPERFS_POOL
+}
+
+fio_json()	# FILE ARGS...
+{
+	local f=$1
+
+	shift
+	fio --output-format=json --name=b --filename="$f" --size=$size --direct=1 \
+		--time_based --runtime="$secs" --ramp_time=1 --group_reporting "$@" 2>/dev/null
+}
+
+# measure NAME VOLUME WORKLOAD: one figure.
+measure()
+{
+	local f=$dir/$1/mnt/$2
+
+	case $3 in
+	w4K) fio_json "$f" --rw=randwrite --bs=4K --ioengine=psync |
+		jq '.jobs[0].write.iops / 1000' ;;
+	rw512) fio_json "$f" --rw=randrw --bs=512 --ioengine=psync --numjobs=8 |
+		jq '(.jobs[0].read.iops + .jobs[0].write.iops) / 1000' ;;
+	w64K) fio_json "$f" --rw=randwrite --bs=64K --ioengine=libaio --iodepth=16 --numjobs=4 |
+		jq '.jobs[0].write.bw / 1024' ;;
+	fsync4K) fio_json "$f" --rw=randwrite --bs=4K --ioengine=psync --fsync=1 |
+		jq '.jobs[0].write.iops / 1000' ;;
+	esac
+}
+
+echo "building $base_rev and this tree ..." >&2
+build base "$base_rev"
+build this worktree
+serve base
+serve this
+
+declare -A sum
+workloads=(w4K rw512 w64K fsync4K)
+for vol in lin thin; do
+	for w in "${workloads[@]}"; do
+		for turn in base this this base; do
+			echo "$vol $w $turn ..." >&2
+			v=$(measure "$turn" "$vol" "$w")
+			sum[$vol,$w,$turn]=$(awk -v a="${sum[$vol,$w,$turn]:-0}" -v b="$v" 'BEGIN { print a + b }')
+		done
+	done
+done
+
+printf '\nwrite log off: %s per turn, 2 turns each, %s on /dev/shm, kernel %s\n' \
+	"${secs}s" "$(numfmt --to=iec $size)" "$(uname -r)"
+printf 'base = %s\n\n' "$(git -C "$src" rev-parse --short "$base_rev")"
+printf '%-6s %-8s %12s %12s %8s\n' volume workload base this this/base
+for vol in lin thin; do
+	for w in "${workloads[@]}"; do
+		awk -v vol="$vol" -v w="$w" -v b="${sum[$vol,$w,base]}" -v t="${sum[$vol,$w,this]}" \
+			-v u="$([ "$w" = w64K ] && echo MiB/s || echo kIOPS)" 'BEGIN {
+			printf "%-6s %-8s %8.1f %-5s %6.1f %-5s %6.2f\n", vol, w, b / 2, u, t / 2, u, t / b }'
+	done
+done
