@@ -270,7 +270,12 @@ static void plan(const struct wlog *w, const struct cut_file *cf, uint64_t pos,
 
 		if (r->type == WRITELOG_FILE)
 			fc->exists = true;
-		if (r->type == WRITELOG_FLUSH)
+		/*
+		 * Two flushes of one file from two threads may complete in
+		 * the other order than they were issued: what is durable is
+		 * what the furthest-reaching completed one covers.
+		 */
+		if (r->type == WRITELOG_FLUSH && r->issued > fc->flushed)
 			fc->flushed = r->issued;
 	}
 }
