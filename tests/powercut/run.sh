@@ -163,20 +163,6 @@ check_cut()
 	"$bin/powercut-waitpid" "$pid"
 }
 
-if [ -n "$case" ]; then
-	record 1 "$case"
-	first=$(awk '$1 !~ /^create-/ { print $2; exit }' "$T_DIR/w1/journal")
-	last=$(($(stat -c %s "$T_DIR/w1/log/log") / 64))
-	[ -n "$first" ] || fail "the case $case has no operation"
-	for p in $(seq "$first" "$last"); do
-		check_cut 1 "$p" 0 nothing
-		check_cut 1 "$p" 0 all
-	done
-	log "case $(basename "$case"): cuts $first..$last of $(wc -l <"$T_DIR/w1/journal") operations"
-	done_with 1
-	cuts=0
-fi
-
 # done_with W: a workload without breaches goes; one with is kept.
 done_with()
 {
@@ -190,6 +176,20 @@ done_with()
 		rm -rf "$dir"
 	fi
 }
+
+if [ -n "$case" ]; then
+	record 1 "$case"
+	first=$(awk '$1 !~ /^create-/ { print $2; exit }' "$T_DIR/w1/journal")
+	last=$(($(stat -c %s "$T_DIR/w1/log/log") / 64))
+	[ -n "$first" ] || fail "the case $case has no operation"
+	for p in $(seq "$first" "$last"); do
+		check_cut 1 "$p" 0 nothing
+		check_cut 1 "$p" 0 all
+	done
+	log "case $(basename "$case"): cuts $first..$last of $(wc -l <"$T_DIR/w1/journal") operations"
+	done_with 1
+	cuts=0
+fi
 
 workloads=$(((cuts + per_workload - 1) / per_workload))
 for w in $(seq 1 "$workloads"); do
