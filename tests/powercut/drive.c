@@ -19,10 +19,11 @@
  * or two.  One thread, one operation at a time, so the journal's order is
  * the order the daemon saw; except for a second thread, the side lane,
  * that meanwhile writes, discards and fsyncs a thin volume of its own in
- * the same pool (tb), which nothing else touches: so the pool's commits,
- * copy-on-writes and frees race with its provisioning, as they do in
- * use, and each volume's journal lines are still in the order its
- * operations were made.
+ * the same pool (tb), which the main lane only snapshots: so the pool's
+ * commits, copy-on-writes, frees, snapshots and removals race with its
+ * provisioning and its writes to shared blocks, as they do in use, and
+ * each volume's journal lines are still in the order its operations were
+ * made.
  *
  * With SCRIPT, the operations after the set-up are read from that file
  * instead, one a line ('#' starts a comment; sizes in bytes):
@@ -372,14 +373,20 @@ static void write_origin(const char *path)
 	free(buf);
 }
 
-static struct vol *pick_vol(struct driver *d, bool thin_only)
+/* A random live volume of the main lane's (@side: or the side lane's). */
+static struct vol *pick(struct driver *d, bool thin_only, bool side)
 {
 	for (;;) {
 		struct vol *v = &d->vols[rnd(d, (uint64_t)d->nr_vols)];
 
-		if (v->alive && !v->side && (!thin_only || v->kind == VOL_THIN))
+		if (v->alive && (side || !v->side) && (!thin_only || v->kind == VOL_THIN))
 			return v;
 	}
+}
+
+static struct vol *pick_vol(struct driver *d, bool thin_only)
+{
+	return pick(d, thin_only, false);
 }
 
 static struct vol *vol_named(struct driver *d, const char *name)
@@ -502,7 +509,7 @@ static void do_snapshot(struct driver *d)
 	char name[JOURNAL_NAME_MAX];
 
 	snprintf(name, sizeof(name), "s%d", d->snapshots_made + 1);
-	snapshot_as(d, pick_vol(d, true), name);
+	snapshot_as(d, pick(d, true, true), name);	/* tb too, while it is written */
 }
 
 static void remove_vol(struct driver *d, struct vol *v)

@@ -108,9 +108,20 @@ static int add_vols(struct model *m)
 	return 0;
 }
 
+/* When snapshot @op acknowledges its origin's data (model.h), or NEVER. */
+static uint64_t snapshot_ack(const struct model *m, const struct op *op)
+{
+	int s = find(m, op->name);
+
+	if (!op->rc && op->a <= m->pos)
+		return op->a;
+	return s >= 0 && m->v[s].img.present ? m->pos : NEVER;
+}
+
 /*
  * When each write or discard is acknowledged: the first later fsync of its
- * volume, or snapshot of it (see model.h), scanning backwards.
+ * volume (only the lane that writes a volume fsyncs it, so the journal's
+ * order is the right one), or a snapshot of it issued after it returned.
  */
 static int compute_acks(struct model *m)
 {
@@ -126,25 +137,29 @@ static int compute_acks(struct model *m)
 		acked[i] = NEVER;
 	for (size_t i = j->nr; i-- > 0;) {
 		const struct op *op = &j->v[i];
-		int v = find(m, op->kind == OP_SNAPSHOT ? op->from : op->name), s;
-		uint64_t at = NEVER;
+		int v = find(m, op->name);
 
 		m->ack[i] = NEVER;
 		if (v < 0)
 			continue;
-		if (op->kind == OP_FSYNC && !op->rc) {
-			at = op->a;
-		} else if (op->kind == OP_SNAPSHOT) {
-			s = find(m, op->name);
-			if (!op->rc && op->a <= m->pos)
-				at = op->a;
-			else if (s >= 0 && m->v[s].img.present)
-				at = m->pos;
-		} else if ((op->kind == OP_WRITE || op->kind == OP_DISCARD) && !op->rc) {
+		if (op->kind == OP_FSYNC && !op->rc && op->a < acked[v])
+			acked[v] = op->a;
+		else if ((op->kind == OP_WRITE || op->kind == OP_DISCARD) && !op->rc)
 			m->ack[i] = acked[v];
+	}
+	for (size_t i = 0; i < j->nr; i++) {
+		const struct op *snap = &j->v[i];
+		uint64_t at;
+
+		if (snap->kind != OP_SNAPSHOT || (at = snapshot_ack(m, snap)) == NEVER)
+			continue;
+		for (size_t w = 0; w < j->nr; w++) {
+			const struct op *op = &j->v[w];
+
+			if ((op->kind == OP_WRITE || op->kind == OP_DISCARD) && !op->rc &&
+			    !strcmp(op->name, snap->from) && op->a <= snap->q && at < m->ack[w])
+				m->ack[w] = at;
 		}
-		if (at < acked[v])
-			acked[v] = at;
 	}
 	free(acked);
 	return 0;
@@ -410,22 +425,37 @@ int model_check_admin(struct model *m, int vi,
 	return n;
 }
 
-/* The versions of a sector, oldest first, after its initial content. */
+/* A version in a sector's history, as one volume sees it. */
+struct entry {
+	uint32_t op;			/* the write or discard */
+	bool optional;			/* made while a snapshot on the way was: may be missing */
+};
+
+/*
+ * The versions of sector @s of @v, oldest first, after its initial
+ * content.  A snapshot's history starts with its origin's versions issued
+ * before the snapshot returned; those that had not returned when it was
+ * issued (the side lane writes on during a snapshot) may or may not be in
+ * it.  @fork: the snapshot through which the caller sees @v, or NULL.
+ */
 static size_t history(const struct model *m, const struct mvol *v, uint64_t s, int path,
-		      uint64_t limit, uint32_t *out, size_t at)
+		      const struct op *fork, struct entry *out, size_t at)
 {
 	uint32_t rev[MAX_HISTORY];
 	size_t n = 0;
 
 	if (v->parent >= 0)
-		at = history(m, &m->v[v->parent], s, 0, (uint64_t)v->create, out, at);
+		at = history(m, &m->v[v->parent], s, 0, &m->j->v[v->create], out, at);
 	if (s >= v->nr_sectors)
 		return at;
 	for (int32_t h = v->head[path][s]; h >= 0 && n < MAX_HISTORY; h = m->vers[h].next)
-		if (m->vers[h].op < limit)
+		if (!fork || m->j->v[m->vers[h].op].q < fork->a)
 			rev[n++] = m->vers[h].op;
-	while (n && at < MAX_HISTORY)
-		out[at++] = rev[--n];
+	while (n && at < MAX_HISTORY) {
+		uint32_t op = rev[--n];
+
+		out[at++] = (struct entry){ op, fork && m->j->v[op].a > fork->q };
+	}
 	return at;
 }
 
@@ -467,7 +497,7 @@ enum verdict model_check_sector(const struct model *m, int vi, uint64_t s,
 				const void *data, int *lost_op, char *why, size_t why_len)
 {
 	const struct mvol *v = &m->v[vi];
-	uint32_t versions[MAX_HISTORY];
+	struct entry versions[MAX_HISTORY];
 	uint64_t id = 0, off = 0;
 	enum sector_kind kind = sector_parse(data, &id, &off);
 	bool origin = v->origin_size > s * SECTOR;
@@ -476,18 +506,18 @@ enum verdict model_check_sector(const struct model *m, int vi, uint64_t s,
 
 	if (v->kind == M_SWITCH)
 		path = v->table[s * SECTOR / v->region_size] == '1';
-	n = history(m, v, s, path, NEVER, versions, 0);
+	n = history(m, v, s, path, NULL, versions, 0);
 	/* versions[i] is version i + 1; version 0 is the initial content. */
 	for (size_t i = 0; i < n; i++)
-		if (m->ack[versions[i]] <= m->pos)
+		if (!versions[i].optional && m->ack[versions[i].op] <= m->pos)
 			k = i + 1;
 	for (size_t i = k; i <= n; i++)
-		if (matches(m, i ? (int)versions[i - 1] : -1, origin, s, kind, id, off))
+		if (matches(m, i ? (int)versions[i - 1].op : -1, origin, s, kind, id, off))
 			return SECTOR_OK;
 	describe(m, kind, id, off, why, why_len);
 	for (size_t i = 0; i < k; i++) {
-		if (matches(m, i ? (int)versions[i - 1] : -1, origin, s, kind, id, off)) {
-			*lost_op = (int)versions[k - 1];
+		if (matches(m, i ? (int)versions[i - 1].op : -1, origin, s, kind, id, off)) {
+			*lost_op = (int)versions[k - 1].op;
 			return SECTOR_LOST;
 		}
 	}

@@ -16,12 +16,14 @@
  * Data.  Every 512-byte sector of a volume has a history of versions:
  * what it held first (zeros, or the external origin's sector), then each
  * write or discard that covered it, in order; a snapshot starts with its
- * origin's history up to the snapshot.  A switch volume's sectors live on
- * its paths: the history belongs to the path the region pointed at when
- * the write was made.  A version is acknowledged at the first fsync of
- * its volume that returned after it, or at a snapshot of the volume: at
- * its return, or at P if the snapshot is in the image, since the commit
- * that made it durable made the origin's data durable too.  At a cut at
+ * origin's versions issued before the snapshot returned (those still in
+ * flight when it was issued may or may not be in it).  A switch volume's
+ * sectors live on its paths: the history belongs to the path the region
+ * pointed at when the write was made.  A version is acknowledged at the
+ * first fsync of its volume that returned after it, or at a snapshot of
+ * the volume issued after it returned: at the snapshot's return, or at P
+ * if the snapshot is in the image, since the commit that made it durable
+ * made the origin's data durable too.  At a cut at
  * P, a sector must read the newest version acknowledged by P, or a newer
  * one issued by P.  Reading an older version is a lost acknowledged
  * write; reading anything else (another volume's data, a write from
