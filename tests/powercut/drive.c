@@ -19,7 +19,8 @@
  * or two.  One thread, one operation at a time, so the journal's order is
  * the order the daemon saw; except for a second thread, the side lane,
  * that meanwhile writes, discards and fsyncs a thin volume of its own in
- * the same pool (tb), which the main lane only snapshots: so the pool's
+ * the same pool (tb, 33 MiB so that its map has two leaves, written in a
+ * window at either end), which the main lane only snapshots: so the pool's
  * commits, copy-on-writes, frees, snapshots and removals race with its
  * provisioning and its writes to shared blocks, as they do in use, and
  * each volume's journal lines are still in the order its operations were
@@ -65,6 +66,8 @@
 #define LINEAR_MAX	(3 * MiB)
 #define POOL_MAX	(8 * MiB)
 #define WRITE_MAX	(128 * KiB)
+#define SIDE_SIZE	(33 * MiB)	/* tb: two leaves of the thin map (512 blocks each) */
+#define WINDOW		(1 * MiB)	/* ... written in two windows, one per leaf */
 
 enum vol_kind { VOL_LINEAR, VOL_SWITCH, VOL_THIN };
 
@@ -417,18 +420,34 @@ static void write_at(struct driver *d, struct lane *l, struct vol *v, uint64_t o
 	record(d, &op);
 }
 
+/*
+ * Where random operations on @v go: [*base, *base + *span).  A volume of
+ * SIDE_SIZE (tb and its snapshots) is used in two windows, one at its
+ * start and one at its end, so that it has two leaves and stays small.
+ */
+static void window(struct lane *l, const struct vol *v, uint64_t *base, uint64_t *span)
+{
+	*base = 0;
+	*span = v->size;
+	if (v->size >= SIDE_SIZE) {
+		*base = lane_rnd(l, 2) ? v->size - WINDOW : 0;
+		*span = WINDOW;
+	}
+}
+
 static void random_write(struct driver *d, struct lane *l, struct vol *v)
 {
-	uint64_t off, len;
+	uint64_t off, len, base, span;
 
+	window(l, v, &base, &span);
 	if (lane_rnd(l, 10) < 7) {
-		off = lane_rnd(l, v->size / (4 * KiB)) * 4 * KiB;
+		off = lane_rnd(l, span / (4 * KiB)) * 4 * KiB;
 		len = (1 + lane_rnd(l, WRITE_MAX / (4 * KiB))) * 4 * KiB;
 	} else {
-		off = lane_rnd(l, v->size / SECTOR) * SECTOR;
+		off = lane_rnd(l, span / SECTOR) * SECTOR;
 		len = (1 + lane_rnd(l, 16)) * SECTOR;
 	}
-	write_at(d, l, v, off, len < v->size - off ? len : v->size - off);
+	write_at(d, l, v, base + off, len < span - off ? len : span - off);
 }
 
 static void do_write(struct driver *d)
@@ -470,10 +489,12 @@ static void random_discard(struct driver *d, struct lane *l, struct vol *v)
 {
 	int mode = FALLOC_FL_KEEP_SIZE |
 		   (lane_rnd(l, 4) ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
-	uint64_t off = lane_rnd(l, v->size / (4 * KiB)) * 4 * KiB;
-	uint64_t len = (1 + lane_rnd(l, 48)) * 4 * KiB;
+	uint64_t base, span, off, len;
 
-	discard_at(d, v, off, len < v->size - off ? len : v->size - off, mode);
+	window(l, v, &base, &span);
+	off = lane_rnd(l, span / (4 * KiB)) * 4 * KiB;
+	len = (1 + lane_rnd(l, 48)) * 4 * KiB;
+	discard_at(d, v, base + off, len < span - off ? len : span - off, mode);
 }
 
 static void do_discard(struct driver *d)
@@ -676,12 +697,14 @@ static void *side_main(void *arg)
 
 static void side_start(struct driver *d)
 {
-	struct op op = { .kind = OP_CREATE_THIN, .size = 1 * MiB };
+	struct op op = { .kind = OP_CREATE_THIN, .size = SIDE_SIZE };
 	struct vol *v;
+	char sz[32];
 
 	snprintf(op.name, sizeof(op.name), "tb");
 	op.q = position(d);
-	op.rc = ctl(d, NULL, 0, "create", "thin", "tb", "--pool", "tp", "--size", "1M", NULL);
+	op.rc = ctl(d, NULL, 0, "create", "thin", "tb", "--pool", "tp", "--size",
+		    size_arg(sz, op.size), NULL);
 	op.a = position(d);
 	record(d, &op);
 	v = add_vol(d, "tb", VOL_THIN, op.size);

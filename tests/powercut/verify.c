@@ -7,7 +7,8 @@
  * The daemon runs on the image and serves it on MNT; LIST holds what
  * `mapperctl list --json` says, one "name kind size" line per volume;
  * DUMP what `mapperctl switch-map sw --dump` says (empty if there is no
- * sw).  Every volume file is read whole through the mount.  Prints one
+ * sw).  Every volume file is read through the mount (what it reports as a
+ * hole, SEEK_HOLE, is checked as zeros unread).  Prints one
  * line per breach, then "lost L inconsistent I": L acknowledged writes
  * (or discards) that read back older, I breaches of any other kind.
  * Exits 0 if both are 0, 1 if not, 2 if it could not check.
@@ -112,15 +113,51 @@ static void report(void *arg, const char *msg)
 	t->inconsistent++;
 }
 
+/* Checks sectors [first, first + nr) against @data (nr * SECTOR bytes). */
+static void check_sectors(struct model *m, int v, uint64_t first, uint64_t nr,
+			  const char *data, struct tally *t, unsigned long *wrong,
+			  unsigned long *lost)
+{
+	const char *name = model_vol_name(m, v);
+	char why[256];
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t s = first + i;
+		int op = -1;
+		enum verdict vd = model_check_sector(m, v, s, data + i * SECTOR, &op, why,
+						     sizeof(why));
+
+		if (vd == SECTOR_OK)
+			continue;
+		if (vd == SECTOR_LOST) {
+			if (!t->lost[op]) {
+				t->lost[op] = true;
+				t->nr_lost++;
+			}
+			if ((*lost)++ < EXAMPLES)
+				printf("cut %" PRIu64 ": %s: sector at %" PRIu64 " lost acknowledged journal line %d; it holds %s\n",
+				       t->pos, name, s * SECTOR, op + 1, why);
+		} else if ((*wrong)++ < EXAMPLES) {
+			printf("cut %" PRIu64 ": %s: sector at %" PRIu64 " holds %s, which it may not\n",
+			       t->pos, name, s * SECTOR, why);
+		}
+	}
+}
+
+/*
+ * Every sector of volume @v.  What the daemon reports as a hole
+ * (SEEK_HOLE; thin volumes report unmapped blocks) is checked as zeros
+ * without being read, so a big sparse volume costs little.
+ */
 static int check_data(struct model *m, int v, const char *mnt, const struct image_vol *img,
 		      struct tally *t)
 {
 	const char *name = model_vol_name(m, v);
 	unsigned long wrong = 0, lost = 0;
-	char path[PATH_MAX], why[256];
-	uint64_t off = 0;
+	char path[PATH_MAX];
+	uint64_t off = 0, size;
 	struct stat st;
-	char *buf;
+	char *buf, *zeros;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", mnt, name);
@@ -133,44 +170,42 @@ static int check_data(struct model *m, int v, const char *mnt, const struct imag
 			close(fd);
 		return 0;
 	}
-	if ((uint64_t)st.st_size != img->size) {
-		printf("cut %" PRIu64 ": %s: the file has %lld bytes, the list says %" PRIu64 "\n",
-		       t->pos, name, (long long)st.st_size, img->size);
+	size = (uint64_t)st.st_size;
+	if (size != img->size) {
+		printf("cut %" PRIu64 ": %s: the file has %" PRIu64 " bytes, the list says %" PRIu64 "\n",
+		       t->pos, name, size, img->size);
 		t->inconsistent++;
 	}
 	buf = malloc(CHUNK);
-	if (!buf)
+	zeros = calloc(1, CHUNK);
+	if (!buf || !zeros)
 		return -ENOMEM;
-	while (off < (uint64_t)st.st_size) {
-		ssize_t n = pread(fd, buf, CHUNK, (off_t)off);
+	while (off < size) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		uint64_t end = data < 0 ? size : (uint64_t)data;
 
-		if (n <= 0) {
-			printf("cut %" PRIu64 ": %s: reading at %" PRIu64 " failed: %s\n", t->pos,
-			       name, off, n ? strerror(errno) : "early end");
-			wrong++;
+		for (; off < end; off += CHUNK < end - off ? CHUNK : end - off)
+			check_sectors(m, v, off / SECTOR,
+				      (CHUNK < end - off ? CHUNK : end - off) / SECTOR, zeros, t,
+				      &wrong, &lost);
+		if (off >= size)
 			break;
-		}
-		for (size_t i = 0; i + SECTOR <= (size_t)n; i += SECTOR) {
-			uint64_t s = (off + (uint64_t)i) / SECTOR;
-			int op = -1;
-			enum verdict vd = model_check_sector(m, v, s, buf + i, &op, why, sizeof(why));
+		data = lseek(fd, (off_t)off, SEEK_HOLE);
+		end = data < 0 ? size : (uint64_t)data;
+		while (off < end) {
+			ssize_t n = pread(fd, buf, CHUNK < end - off ? CHUNK : end - off, (off_t)off);
 
-			if (vd == SECTOR_OK)
-				continue;
-			if (vd == SECTOR_LOST) {
-				if (!t->lost[op]) {
-					t->lost[op] = true;
-					t->nr_lost++;
-				}
-				if (lost++ < EXAMPLES)
-					printf("cut %" PRIu64 ": %s: sector at %" PRIu64 " lost acknowledged journal line %d; it holds %s\n",
-					       t->pos, name, s * SECTOR, op + 1, why);
-			} else if (wrong++ < EXAMPLES) {
-				printf("cut %" PRIu64 ": %s: sector at %" PRIu64 " holds %s, which it may not\n",
-				       t->pos, name, s * SECTOR, why);
+			if (n <= 0) {
+				printf("cut %" PRIu64 ": %s: reading at %" PRIu64 " failed: %s\n",
+				       t->pos, name, off, n ? strerror(errno) : "early end");
+				wrong++;
+				off = size;
+				break;
 			}
+			check_sectors(m, v, off / SECTOR, (uint64_t)n / SECTOR, buf, t, &wrong,
+				      &lost);
+			off += (uint64_t)n;
 		}
-		off += (uint64_t)n;
 	}
 	if (wrong) {
 		printf("cut %" PRIu64 ": %s: %lu sectors hold what they may not\n", t->pos, name,
@@ -178,6 +213,7 @@ static int check_data(struct model *m, int v, const char *mnt, const struct imag
 		t->inconsistent++;
 	}
 	free(buf);
+	free(zeros);
 	close(fd);
 	return 0;
 }
