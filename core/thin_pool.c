@@ -146,6 +146,8 @@ int thin_pool_open(const struct thin_pool_params *params,
 	if (r)
 		goto err_alloc;
 	p->next_page_id++;
+	p->txn = 1;
+	atomic_init(&p->committed_txn, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->commit_lock, NULL);
 	pthread_cond_init(&p->changed, NULL);
@@ -438,8 +440,13 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 {
 	int r = 0;
 
-	if (atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
+	/* Counts change under the lock only; mark before the drop shows. */
+	if (atomic_load_explicit(&l->refs, memory_order_relaxed) > 1) {
+		atomic_store_explicit(&l->dropped, p->txn, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&l->refs, 1, memory_order_release);
 		return 0;
+	}
+	atomic_store_explicit(&l->refs, 0, memory_order_release);
 	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++) {
 		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
 
@@ -454,8 +461,12 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
 {
 	int r = 0;
 
-	if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1)
+	if (atomic_load_explicit(&d->refs, memory_order_relaxed) > 1) {
+		atomic_store_explicit(&d->dropped, p->txn, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&d->refs, 1, memory_order_release);
 		return 0;
+	}
+	atomic_store_explicit(&d->refs, 0, memory_order_release);
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
 
@@ -564,6 +575,7 @@ struct batch {
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
 	struct device **devs;
 	unsigned int nr_devs;
+	uint64_t txn;			/* the transaction this is */
 	struct thin_commit c;
 };
 
@@ -661,6 +673,7 @@ static int gather(struct thin_pool *p, struct batch *b)
 	p->dirty_vols.nr = 0;
 	p->dead_vols.nr = 0;
 	thin_alloc_gather(&p->alloc);
+	b->txn = p->txn++;
 
 	b->c.leaves = b->leaves;
 	b->c.dirs = b->dirs;
@@ -782,6 +795,7 @@ static int commit(struct thin_pool *p, struct thin_pool_counts *counts)
 	pthread_mutex_lock(&p->lock);
 	if (!r) {
 		thin_alloc_committed(&p->alloc);
+		atomic_store_explicit(&p->committed_txn, b.txn, memory_order_release);
 	} else {
 		thin_alloc_abandoned(&p->alloc);	/* -ENOMEM leaks, safely */
 		fail_pool(p, r);
