@@ -4,7 +4,8 @@
 # one run:
 #
 #   base       mapperfs built from the commit before the write log existed
-#   this       mapperfs built from this tree, MAPPERFS_WRITELOG unset
+#   this       mapperfs built from this tree (or BENCH_THIS), MAPPERFS_WRITELOG
+#              unset
 #
 # each serving a linear and a fully provisioned thin volume on raw files in
 # /dev/shm (a ramdisk, so the backing costs nothing and the overhead
@@ -16,13 +17,15 @@
 #   fsync4K    random 4 KiB writes, fsync after each: kIOPS (fdatasync; thin:
 #              the pool's commit)
 #
-# The two daemons take turns (base, this, this, base) so that drift on a
-# shared machine falls on both; each figure is the mean of its two turns,
-# and the ratio this/base is printed.  1.00 means no measurable cost.
+# The two daemons take turns (base, this, this, base, BENCH_ROUNDS times)
+# so that drift on a shared machine falls on both; each figure is the mean
+# of its turns, and the ratio this/base is printed.  1.00 means no
+# measurable cost.
 #
-# Environment: BENCH_SECONDS (default 5) per turn, BENCH_BASE (a git
-# revision; default the parent of the commit that added core/writelog.c).
-# Needs root, fio, jq, git.  Not run by CI.
+# Environment: BENCH_SECONDS (default 5) per turn, BENCH_ROUNDS (default
+# 1), BENCH_BASE (a git revision; default the parent of the commit that
+# added core/writelog.c), BENCH_THIS (a git revision; default the work
+# tree).  Needs root, fio, jq, git.  Not run by CI.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +38,8 @@ deps_install
 deps_kernel
 
 base_rev=${BENCH_BASE:-$(git -C "$src" log --diff-filter=A --format=%H -- core/writelog.c | tail -1)^}
+this_rev=${BENCH_THIS:-worktree}
+rounds=${BENCH_ROUNDS:-1}
 dir=$(mktemp -d /dev/shm/mapperfs-writelog-bench.XXXXXX)
 pids=()
 
@@ -111,9 +116,9 @@ measure()
 	esac
 }
 
-echo "building $base_rev and this tree ..." >&2
+echo "building $base_rev and $this_rev ..." >&2
 build base "$base_rev"
-build this worktree
+build this "$this_rev"
 serve base
 serve this
 
@@ -121,7 +126,7 @@ declare -A sum
 workloads=(w4K rw512 w64K fsync4K)
 for vol in lin thin; do
 	for w in "${workloads[@]}"; do
-		for turn in base this this base; do
+		for turn in $(for _ in $(seq "$rounds"); do echo base this this base; done); do
 			echo "$vol $w $turn ..." >&2
 			v=$(measure "$turn" "$vol" "$w")
 			sum[$vol,$w,$turn]=$(awk -v a="${sum[$vol,$w,$turn]:-0}" -v b="$v" 'BEGIN { print a + b }')
@@ -129,14 +134,15 @@ for vol in lin thin; do
 	done
 done
 
-printf '\nwrite log off: %s per turn, 2 turns each, %s on /dev/shm, kernel %s\n' \
-	"${secs}s" "$(numfmt --to=iec $size)" "$(uname -r)"
-printf 'base = %s\n\n' "$(git -C "$src" rev-parse --short "$base_rev")"
+printf '\nwrite log off: %s per turn, %s turns each, %s on /dev/shm, kernel %s\n' \
+	"${secs}s" $((2 * rounds)) "$(numfmt --to=iec $size)" "$(uname -r)"
+printf 'base = %s, this = %s\n\n' "$(git -C "$src" rev-parse --short "$base_rev")" \
+	"$([ "$this_rev" = worktree ] && echo 'the work tree' || git -C "$src" rev-parse --short "$this_rev")"
 printf '%-6s %-8s %12s %12s %8s\n' volume workload base this this/base
 for vol in lin thin; do
 	for w in "${workloads[@]}"; do
 		awk -v vol="$vol" -v w="$w" -v b="${sum[$vol,$w,base]}" -v t="${sum[$vol,$w,this]}" \
-			-v u="$([ "$w" = w64K ] && echo MiB/s || echo kIOPS)" 'BEGIN {
-			printf "%-6s %-8s %8.1f %-5s %6.1f %-5s %6.2f\n", vol, w, b / 2, u, t / 2, u, t / b }'
+			-v n=$((2 * rounds)) -v u="$([ "$w" = w64K ] && echo MiB/s || echo kIOPS)" 'BEGIN {
+			printf "%-6s %-8s %8.1f %-5s %6.1f %-5s %6.2f\n", vol, w, b / n, u, t / n, u, t / b }'
 	done
 done
