@@ -14,10 +14,11 @@
  * The workload: a thin pool with a thin volume and one over the external
  * origin, a linear and a switch volume; then OPS random operations:
  * first writes, overwrites and copy-on-write after snapshots (tagged
- * sectors, sector.h), fsyncs, discards, snapshot creation and removal,
- * thin, linear and pool extends, switch-map, and a clean daemon restart
- * or two.  One thread, one operation at a time, so the journal's order is
- * the order the daemon saw; except for a second thread, the side lane,
+ * sectors, sector.h; one in ten with RWF_DSYNC, the FUA of files),
+ * fsyncs, discards, snapshot creation and removal, thin, linear and pool
+ * extends, switch-map, and a clean daemon restart or two.  One thread,
+ * one operation at a time, so the journal's order is the order the
+ * daemon saw; except for a second thread, the side lane,
  * that meanwhile writes, discards and fsyncs a thin volume of its own in
  * the same pool (tb, 33 MiB so that its map has two leaves, written in a
  * window at either end), which the main lane only snapshots: so the pool's
@@ -28,7 +29,8 @@
  *
  * With SCRIPT, the operations after the set-up are read from that file
  * instead, one a line ('#' starts a comment; sizes in bytes):
- *   write VOL OFF LEN | discard VOL OFF LEN | fsync VOL
+ *   write VOL OFF LEN | write-dsync VOL OFF LEN | discard VOL OFF LEN
+ *   fsync VOL
  *   snapshot FROM NAME | remove NAME | extend VOL|tp BYTES_MORE
  *   switch-map REGION:PATH | restart
  * The regression cases in tests/powercut/cases/ are such scripts.
@@ -48,6 +50,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,11 +403,13 @@ static struct vol *vol_named(struct driver *d, const char *name)
 	return NULL;
 }
 
+/* A write; with @dsync, RWF_DSYNC: the kernel has the daemon flush it before it returns. */
 static void write_at(struct driver *d, struct lane *l, struct vol *v, uint64_t off,
-		     uint64_t len)
+		     uint64_t len, bool dsync)
 {
-	struct op op = { .kind = OP_WRITE, .id = atomic_fetch_add(&d->next_id, 1),
-			 .off = off, .len = len };
+	struct op op = { .kind = dsync ? OP_WRITE_DSYNC : OP_WRITE,
+			 .id = atomic_fetch_add(&d->next_id, 1), .off = off, .len = len };
+	struct iovec iov;
 	ssize_t n;
 
 	if (op.off >= v->size || op.len > v->size - op.off || op.len > WRITE_MAX ||
@@ -413,8 +418,9 @@ static void write_at(struct driver *d, struct lane *l, struct vol *v, uint64_t o
 		    v->name, off, len);
 	snprintf(op.name, sizeof(op.name), "%s", v->name);
 	sector_fill(l->buf, op.len, op.id, op.off);
+	iov = (struct iovec){ l->buf, op.len };
 	op.q = position(d);
-	n = pwrite(v->fd, l->buf, op.len, (off_t)op.off);
+	n = pwritev2(v->fd, &iov, 1, (off_t)op.off, dsync ? RWF_DSYNC : 0);
 	op.a = position(d);
 	op.rc = n == (ssize_t)op.len ? 0 : n < 0 ? errno : EIO;
 	record(d, &op);
@@ -447,7 +453,8 @@ static void random_write(struct driver *d, struct lane *l, struct vol *v)
 		off = lane_rnd(l, span / SECTOR) * SECTOR;
 		len = (1 + lane_rnd(l, 16)) * SECTOR;
 	}
-	write_at(d, l, v, base + off, len < span - off ? len : span - off);
+	write_at(d, l, v, base + off, len < span - off ? len : span - off,
+		 lane_rnd(l, 10) == 0);
 }
 
 static void do_write(struct driver *d)
@@ -741,9 +748,9 @@ static void script_step(struct driver *d, char *text, int line)
 		w[n++] = t;
 	if (!n)
 		return;
-	if (!strcmp(w[0], "write") && n == 4)
+	if ((!strcmp(w[0], "write") || !strcmp(w[0], "write-dsync")) && n == 4)
 		write_at(d, &d->main_lane, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
-			 strtoull(w[3], NULL, 0));
+			 strtoull(w[3], NULL, 0), !strcmp(w[0], "write-dsync"));
 	else if (!strcmp(w[0], "discard") && n == 4)
 		discard_at(d, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
 			   strtoull(w[3], NULL, 0), FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE);

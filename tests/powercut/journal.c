@@ -11,6 +11,7 @@ static const char *const kind_names[OP_KINDS] = {
 	[OP_CREATE_SWITCH] = "create-switch",
 	[OP_CREATE_THIN] = "create-thin",
 	[OP_WRITE] = "write",
+	[OP_WRITE_DSYNC] = "write-dsync",
 	[OP_FSYNC] = "fsync",
 	[OP_DISCARD] = "discard",
 	[OP_SNAPSHOT] = "snapshot",

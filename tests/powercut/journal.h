@@ -26,6 +26,7 @@ enum op_kind {
 	OP_CREATE_SWITCH,		/* name, size, region_size, table, dump */
 	OP_CREATE_THIN,			/* name, size, origin_size */
 	OP_WRITE,			/* name, off, len, id */
+	OP_WRITE_DSYNC,			/* the same with RWF_DSYNC: durable at its return */
 	OP_FSYNC,			/* name */
 	OP_DISCARD,			/* name, off, len */
 	OP_SNAPSHOT,			/* name (the new one), from */

@@ -42,6 +42,12 @@ struct model {
 	size_t nr_vers, cap_vers;
 };
 
+/* Writes and discards: what puts versions into sectors. */
+static bool is_data(const struct op *op)
+{
+	return op->kind == OP_WRITE || op->kind == OP_WRITE_DSYNC || op->kind == OP_DISCARD;
+}
+
 static int find(const struct model *m, const char *name)
 {
 	for (int i = 0; i < m->nr; i++)
@@ -144,8 +150,10 @@ static int compute_acks(struct model *m)
 			continue;
 		if (op->kind == OP_FSYNC && !op->rc && op->a < acked[v])
 			acked[v] = op->a;
-		else if ((op->kind == OP_WRITE || op->kind == OP_DISCARD) && !op->rc)
+		else if (is_data(op) && !op->rc)
 			m->ack[i] = acked[v];
+		if (op->kind == OP_WRITE_DSYNC && !op->rc && op->a < m->ack[i])
+			m->ack[i] = op->a;	/* durable at its own return */
 	}
 	for (size_t i = 0; i < j->nr; i++) {
 		const struct op *snap = &j->v[i];
@@ -156,7 +164,7 @@ static int compute_acks(struct model *m)
 		for (size_t w = 0; w < j->nr; w++) {
 			const struct op *op = &j->v[w];
 
-			if ((op->kind == OP_WRITE || op->kind == OP_DISCARD) && !op->rc &&
+			if (is_data(op) && !op->rc &&
 			    !strcmp(op->name, snap->from) && op->a <= snap->q && at < m->ack[w])
 				m->ack[w] = at;
 		}
@@ -197,7 +205,7 @@ static int add_versions(struct model *m)
 			continue;	/* lanes interleave: q is not monotonic */
 		if (op->kind == OP_CREATE_SWITCH || op->kind == OP_SWITCH_MAP)
 			table = op->table;
-		if ((op->kind != OP_WRITE && op->kind != OP_DISCARD) || vi < 0)
+		if (!is_data(op) || vi < 0)
 			continue;
 		v = &m->v[vi];
 		for (uint64_t s = op->off / SECTOR; s < (op->off + op->len) / SECTOR && !r; s++) {
@@ -218,14 +226,14 @@ static int index_ids(struct model *m)
 	const struct journal *j = m->j;
 
 	for (size_t i = 0; i < j->nr; i++)
-		if (j->v[i].kind == OP_WRITE && j->v[i].id >= m->nr_ids)
+		if (is_data(&j->v[i]) && j->v[i].id >= m->nr_ids)
 			m->nr_ids = j->v[i].id + 1;
 	m->op_of_id = malloc((m->nr_ids + 1) * sizeof(int));
 	if (!m->op_of_id)
 		return -ENOMEM;
 	memset(m->op_of_id, 0xff, (m->nr_ids + 1) * sizeof(int));
 	for (size_t i = 0; i < j->nr; i++)
-		if (j->v[i].kind == OP_WRITE)
+		if (is_data(&j->v[i]) && j->v[i].kind != OP_DISCARD)
 			m->op_of_id[j->v[i].id] = (int)i;
 	return 0;
 }

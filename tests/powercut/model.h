@@ -19,9 +19,10 @@
  * origin's versions issued before the snapshot returned (those still in
  * flight when it was issued may or may not be in it).  A switch volume's
  * sectors live on its paths: the history belongs to the path the region
- * pointed at when the write was made.  A version is acknowledged at the
- * first fsync of its volume that returned after it, or at a snapshot of
- * the volume issued after it returned: at the snapshot's return, or at P
+ * pointed at when the write was made.  A version is acknowledged at its
+ * own return if it was written with RWF_DSYNC (the FUA of files), else
+ * at the first fsync of its volume that returned after it, or at a
+ * snapshot of the volume issued after it returned: at the snapshot's return, or at P
  * if the snapshot is in the image, since the commit that made it durable
  * made the origin's data durable too.  At a cut at
  * P, a sector must read the newest version acknowledged by P, or a newer
