@@ -2,7 +2,7 @@
 # tests/powercut/run.sh: power-cut testing (docs/powercut.md).
 #
 #   tests/powercut/run.sh --cuts N [--seed S] [--per-workload K] [--ops OPS]
-#                         [--break NAME[,NAME]]
+#                         [--break NAME[,NAME]] [--stop-on-breach]
 #   tests/powercut/run.sh --case FILE [--break NAME[,NAME]]
 #
 # Records ceil(N / K) seeded workloads (powercut-drive: linear, switch and
@@ -31,11 +31,12 @@
 #
 # --break passes MAPPERFS_WRITELOG_BREAK to the recording daemon: a
 # deliberately broken commit order, which this suite must catch.
+# --stop-on-breach ends the run after the first workload with a breach.
 
-cuts=300 seed=1 per_workload=50 ops=150 breaks= case=
+cuts=300 seed=1 per_workload=50 ops=150 breaks= case= stop_on_breach=
 usage()
 {
-	echo "usage: $0 --cuts N [--seed S] [--per-workload K] [--ops OPS] [--break NAMES]" >&2
+	echo "usage: $0 --cuts N [--seed S] [--per-workload K] [--ops OPS] [--break NAMES] [--stop-on-breach]" >&2
 	echo "       $0 --case FILE [--break NAMES]" >&2
 	exit 2
 }
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--per-workload) per_workload=$2; shift 2 ;;
 	--ops) ops=$2; shift 2 ;;
 	--break) breaks=$2; shift 2 ;;
+	--stop-on-breach) stop_on_breach=1; shift ;;
 	*) usage ;;
 	esac
 done
@@ -202,6 +204,7 @@ for w in $(seq 1 "$workloads"); do
 	done <"$T_DIR/w$w/cuts"
 	log "workload $w: $(($(stat -c %s "$T_DIR/w$w/log/log") / 64)) log records, $(wc -l <"$T_DIR/w$w/journal") operations, $n cuts; so far $lost lost, $inconsistent inconsistent"
 	done_with "$w"
+	[ -z "$stop_on_breach" ] || [ $((lost + inconsistent)) -eq 0 ] || break
 done
 
 echo "powercut: $checked cut points, $lost lost acknowledged writes, $inconsistent inconsistencies"
