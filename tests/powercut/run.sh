@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $cuts =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $per_workload =~ ^[1-9][0-9]*$ && $ops =~ ^[0-9]+$ ]] || usage
-# About 0.1 s a cut, plus the recordings; the harness's watchdog must not
+# 0.1 to 0.3 s a cut, plus the recordings; the harness's watchdog must not
 # stop a long run.
 : "${MAPPERFS_TEST_TIMEOUT:=$((240 + cuts))}"
 export MAPPERFS_TEST_TIMEOUT
