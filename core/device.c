@@ -20,6 +20,7 @@
  * holds a descriptor of its own until the last of them closes.
  */
 #include "device.h"
+#include "writelog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -253,6 +254,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
 	device_map_if_in_memory(dev, &st);
+	dev->log_file = writelog_file(dev->path);
 	*out = dev;
 	return 0;
 
@@ -380,13 +382,22 @@ int device_label_read(struct device *dev, struct device_label *out)
 	return label_decode(buf, out);
 }
 
+/* The write log's issue point for an operation on @dev, if it is recorded. */
+static uint64_t issue_point(const struct device *dev)
+{
+	return dev->log_file ? writelog_now() : 0;
+}
+
 int device_label_write(struct device *dev, const struct device_label *l)
 {
+	uint64_t issued = issue_point(dev);
 	char buf[LABEL_SIZE];
 
 	label_encode(l, buf);
 	if (pwrite(dev->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 		return -EIO;
+	if (dev->log_file)
+		writelog_write(dev->log_file, issued, 0, buf, sizeof(buf));
 	return device_sync(dev);
 }
 
@@ -422,23 +433,31 @@ int device_verify(struct device *dev, const struct device_label *expect,
 
 int device_sync(struct device *dev)
 {
-	return fdatasync(dev->fd) < 0 ? -errno : 0;
+	uint64_t issued = issue_point(dev);
+
+	if (fdatasync(dev->fd) < 0)
+		return -errno;
+	if (dev->log_file)
+		writelog_flush(dev->log_file, issued);
+	return 0;
 }
 
-static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len)
+/* Zeros written over [off, off + len); *done: bytes that were. */
+static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len,
+			      uint64_t *done)
 {
 	static const char zeros[65536];
 
-	while (len) {
-		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
-		ssize_t w = pwrite(dev->fd, zeros, n, (off_t)off);
+	*done = 0;
+	while (*done < len) {
+		size_t n = len - *done < sizeof(zeros) ? len - *done : sizeof(zeros);
+		ssize_t w = pwrite(dev->fd, zeros, n, (off_t)(off + *done));
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return -EIO;
-		off += (uint64_t)w;
-		len -= (uint64_t)w;
+		*done += (uint64_t)w;
 	}
 	return 0;
 }
@@ -446,12 +465,17 @@ static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len)
 int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 {
 	int mode = FALLOC_FL_KEEP_SIZE | (punch ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
+	uint64_t issued = issue_point(dev), done = len;
+	int r = 0;
 
-	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) == 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != EINVAL)
-		return -errno;
-	return device_write_zeros(dev, off, len);
+	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0) {
+		if (errno != EOPNOTSUPP && errno != EINVAL)
+			return -errno;
+		r = device_write_zeros(dev, off, len, &done);
+	}
+	if (dev->log_file && done)
+		writelog_zero(dev->log_file, issued, off, done);
+	return r;
 }
 
 int device_discard(struct device *dev, uint64_t off, uint64_t len)

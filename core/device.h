@@ -8,6 +8,10 @@
  * the buffered descriptor keeps unaligned requests (512-byte guests)
  * working.  Linux keeps the two coherent for one file.
  *
+ * Every write, zeroing and flush of a device goes through this file or
+ * the io engine, which record it in the write log when a power-cut test
+ * asks for one (writelog.h); otherwise log_file is 0 and nothing happens.
+ *
  * A regular file on tmpfs or ramfs is also mapped read-only: its page
  * cache is the data, so a read reply can be written to /dev/fuse straight
  * from the mapping with one copy, where reading it into a buffer first
@@ -41,6 +45,7 @@ struct device {
 	uint64_t size;			/* bytes, as found at open */
 	const char *mem;		/* memory-backed file mapped read-only, or NULL */
 	struct claim *claim;		/* this process's hold on it (device.c) */
+	uint64_t log_file;		/* its id in the write log (writelog.h), or 0 */
 };
 
 /*

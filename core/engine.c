@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "log.h"
+#include "writelog.h"
 
 int engine_init(struct engine *e, unsigned int depth)
 {
@@ -74,10 +75,23 @@ static void report(const struct seg *g, bool write, int res)
 }
 
 /*
+ * A write of @n bytes at what remains of @g completed: the write log
+ * (writelog.h) records it, if the device is recorded, before anyone can
+ * learn that it completed.
+ */
+static void log_written(const struct seg *g, const char *buf, uint32_t n,
+			uint64_t issued)
+{
+	if (g->dev->log_file)
+		writelog_write(g->dev->log_file, issued, g->dev_off + g->done,
+			       buf + g->buf_off + g->done, n);
+}
+
+/*
  * One segment on a device io_uring would hand to a kernel worker anyway:
  * doing the syscall here saves that thread hop (half the latency on tmpfs).
  */
-static int rw_inline(struct seg *g, char *buf, bool write)
+static int rw_inline(struct seg *g, char *buf, bool write, uint64_t issued)
 {
 	while (g->done < g->len) {
 		uint64_t off = g->dev_off + g->done;
@@ -92,6 +106,8 @@ static int rw_inline(struct seg *g, char *buf, bool write)
 			report(g, write, n < 0 ? -errno : 0);
 			return -EIO;
 		}
+		if (write)
+			log_written(g, buf, (uint32_t)n, issued);
 		g->done += (uint32_t)n;
 	}
 	return 0;
@@ -103,6 +119,7 @@ static int rw_inline(struct seg *g, char *buf, bool write)
  */
 static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 {
+	uint64_t issued = write && writelog_on() ? writelog_now() : 0;
 	unsigned int next = 0, inflight = 0;
 	int err = 0;
 
@@ -112,7 +129,7 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 	for (unsigned int i = 0; i < s->nr; i++)
 		s->v[i].done = 0;
 	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait)
-		return rw_inline(&s->v[0], buf, write);
+		return rw_inline(&s->v[0], buf, write, issued);
 	while (next < s->nr || inflight) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
@@ -149,6 +166,8 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 				inflight--;
 				continue;
 			}
+			if (write)
+				log_written(g, buf, (uint32_t)res, issued);
 			g->done += (uint32_t)res;
 			if (g->done < g->len)
 				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
@@ -179,6 +198,7 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 		return -EIO;
 	while (done < nr) {
 		unsigned int batch = nr - done < e->depth ? nr - done : e->depth;
+		uint64_t issued = writelog_on() ? writelog_now() : 0;
 		struct io_uring_cqe *cqe;
 		int r;
 
@@ -201,6 +221,8 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 				log_error_limited(&limit, "fdatasync of '%s' failed: %s",
 						  devs[cqe->user_data]->path, strerror(-cqe->res));
 				err = -EIO;
+			} else if (devs[cqe->user_data]->log_file) {
+				writelog_flush(devs[cqe->user_data]->log_file, issued);
 			}
 			io_uring_cqe_seen(&e->ring, cqe);
 		}

@@ -8,6 +8,10 @@
  * request with -EIO (logged once, naming the device), and only that
  * request.
  *
+ * Each completed write and flush of a recorded device is recorded in the
+ * write log (writelog.h) before the call returns; a device that is not
+ * recorded costs one test of its log_file.
+ *
  * An engine belongs to one thread; it takes no lock.
  */
 #ifndef MAPPERFS_ENGINE_H

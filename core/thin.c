@@ -4,9 +4,11 @@
  * The fast path.  map() walks the volume's directory and leaf with
  * acquire loads.  A read maps each block to its data block, or to a hole
  * (zeros) where nothing is mapped.  A write maps only when the volume
- * owns everything on the way alone: the directory (refs 1), the leaf
- * (refs 1) and the data block (count 1); then it goes straight to the
- * data block: no lock, no SQL.  Anything else is deferred.
+ * owns everything on the way alone: the directory and the leaf (refs 1,
+ * not dropped in a transaction that has not committed: thin_map.h) and
+ * the data block (count 1, likewise: thin_alloc_exclusive); then it goes
+ * straight to the data block: no lock, no SQL.  Anything else is
+ * deferred.
  *
  * The slow path (write_block) runs on the writing thread under the pool
  * lock for the bookkeeping only.  dm-thin hands such bios to its worker
@@ -89,10 +91,10 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 						   memory_order_acquire);
 	uint32_t e;
 
-	if (!l || atomic_load_explicit(&l->refs, memory_order_acquire) != 1)
+	if (!l || !thin_leaf_alone(p, l))
 		return false;
 	e = atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
-	if (!e || (e & THIN_PROVISIONING) || thin_alloc_refs(&p->alloc, e - 1) != 1)
+	if (!e || (e & THIN_PROVISIONING) || !thin_alloc_exclusive(&p->alloc, e - 1))
 		return false;
 	*entry = e;
 	return true;
@@ -157,7 +159,7 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 	d = rcu_load(th->dir);
 	if (!d)
 		goto err_io;
-	if (write && atomic_load_explicit(&d->refs, memory_order_acquire) != 1)
+	if (write && !thin_dir_alone(p, d))
 		goto defer;
 	areas = rcu_load(p->areas);
 	while (len) {
@@ -221,7 +223,7 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 
 	if (!d)
 		return -EIO;
-	if (atomic_load(&d->refs) != 1) {
+	if (!thin_dir_alone(p, d)) {
 		struct thin_dir *nd;
 
 		if (thin_pool_metadata_full(p))
@@ -240,7 +242,7 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 		d = nd;
 	}
 	l = atomic_load(&d->leaf[i]);
-	if ((!l || atomic_load(&l->refs) != 1) && thin_pool_metadata_full(p))
+	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
 		return -ENOSPC;		/* dm-thin: metadata space exhausted */
 	if (!l) {
 		l = thin_leaf_new(thin_pool_page_id(p));
@@ -252,7 +254,7 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 		r = r ? r : thin_pool_mark_dir(p, d);
 		if (r)
 			return r;
-	} else if (atomic_load(&l->refs) != 1) {
+	} else if (!thin_leaf_alone(p, l)) {
 		struct thin_leaf *nl = thin_leaf_copy(l, thin_pool_page_id(p));
 
 		if (!nl)
@@ -440,7 +442,7 @@ static int write_block(struct thin *th, struct engine *e, uint64_t vb,
 			pthread_cond_wait(&p->changed, &p->lock);
 			continue;
 		}
-		if (old && thin_alloc_refs(&p->alloc, old - 1) == 1) {
+		if (old && thin_alloc_exclusive(&p->alloc, old - 1)) {
 			/* Ours alone now (someone provisioned it): in place. */
 			if (have_new)
 				thin_alloc_unnew(&p->alloc, nb);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "writelog.h"
+
 #define REFS_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
 #define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
 
@@ -23,7 +25,9 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 		return -EFBIG;
 	a->refs = reserve(REFS_BYTES);
 	a->pending_bits = reserve(BITS_BYTES);
-	if (!a->refs || !a->pending_bits) {
+	a->unshared_bits = reserve(BITS_BYTES);
+	a->unsharing_bits = reserve(BITS_BYTES);
+	if (!a->refs || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits) {
 		thin_alloc_exit(a);
 		return -ENOMEM;
 	}
@@ -38,9 +42,15 @@ void thin_alloc_exit(struct thin_alloc *a)
 		munmap((void *)a->refs, REFS_BYTES);
 	if (a->pending_bits)
 		munmap(a->pending_bits, BITS_BYTES);
+	if (a->unshared_bits)
+		munmap((void *)a->unshared_bits, BITS_BYTES);
+	if (a->unsharing_bits)
+		munmap((void *)a->unsharing_bits, BITS_BYTES);
 	free(a->pending);
 	free(a->committing);
 	free(a->held);
+	free(a->unshared);
+	free(a->unsharing);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -93,10 +103,50 @@ void thin_alloc_get(struct thin_alloc *a, uint32_t b)
 	atomic_fetch_add_explicit(&a->refs[b], 1, memory_order_acq_rel);
 }
 
+static void set_bit(_Atomic uint64_t *bits, uint32_t b)
+{
+	atomic_fetch_or(&bits[b / 64], 1ull << (b % 64));
+}
+
+static void clear_bit(_Atomic uint64_t *bits, uint32_t b)
+{
+	atomic_fetch_and(&bits[b / 64], ~(1ull << (b % 64)));
+}
+
+/* Marks @b not exclusive until the open transaction commits. */
+static int mark_unshared(struct thin_alloc *a, uint32_t b)
+{
+	if (thin_alloc_bit(a->unshared_bits, b))
+		return 0;
+	set_bit(a->unshared_bits, b);	/* never cleared if not listed: safe */
+	if (a->nr_unshared == a->cap_unshared) {
+		size_t cap = a->cap_unshared ? 2 * a->cap_unshared : 1024;
+		uint32_t *p = realloc(a->unshared, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->unshared = p;
+		a->cap_unshared = cap;
+	}
+	a->unshared[a->nr_unshared++] = b;
+	return 0;
+}
+
 int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 {
-	if (atomic_fetch_sub_explicit(&a->refs[b], 1, memory_order_acq_rel) != 1)
+	/* Counts change under the pool lock only: this one is stable. */
+	if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) > 1) {
+		int r = mark_unshared(a, b);	/* before the drop: see exclusive() */
+
+		atomic_fetch_sub_explicit(&a->refs[b], 1, memory_order_release);
+		return r;
+	}
+	atomic_store_explicit(&a->refs[b], 0, memory_order_release);
+	if (writelog_broken(WRITELOG_BREAK_REUSE_BEFORE_COMMIT)) {
+		a->nr_free++;		/* a power-cut test's deliberate bug: */
+		a->cursor = b;		/* free at once, and next to go */
 		return 0;
+	}
 	if (a->nr_pending == a->cap_pending) {
 		size_t cap = a->cap_pending ? 2 * a->cap_pending : 1024;
 		uint32_t *p = realloc(a->pending, cap * sizeof(*p));
@@ -128,6 +178,29 @@ void thin_alloc_gather(struct thin_alloc *a)
 	a->nr_committing = a->nr_pending;
 	a->pending = NULL;
 	a->nr_pending = a->cap_pending = 0;
+	/*
+	 * Set in the committing bitmap before clearing in the open one: a
+	 * reader that finds the open bit clear then finds this one set.
+	 */
+	for (size_t i = 0; i < a->nr_unshared; i++) {
+		set_bit(a->unsharing_bits, a->unshared[i]);
+		clear_bit(a->unshared_bits, a->unshared[i]);
+	}
+	free(a->unsharing);
+	a->unsharing = a->unshared;
+	a->nr_unsharing = a->nr_unshared;
+	a->unshared = NULL;
+	a->nr_unshared = a->cap_unshared = 0;
+}
+
+/* The drops of the committed transaction are durable: exclusive again. */
+static void unsharing_committed(struct thin_alloc *a)
+{
+	for (size_t i = 0; i < a->nr_unsharing; i++)
+		clear_bit(a->unsharing_bits, a->unsharing[i]);
+	free(a->unsharing);
+	a->unsharing = NULL;
+	a->nr_unsharing = 0;
 }
 
 void thin_alloc_committed(struct thin_alloc *a)
@@ -142,6 +215,7 @@ void thin_alloc_committed(struct thin_alloc *a)
 	free(a->committing);
 	a->committing = NULL;
 	a->nr_committing = 0;
+	unsharing_committed(a);
 }
 
 int thin_alloc_abandoned(struct thin_alloc *a)
@@ -162,6 +236,15 @@ int thin_alloc_abandoned(struct thin_alloc *a)
 	free(a->committing);
 	a->committing = NULL;
 	a->nr_committing = 0;
+	/* Unsharing blocks stay so until a commit that succeeds. */
+	for (size_t i = 0; i < a->nr_unsharing; i++)
+		if (mark_unshared(a, a->unsharing[i]))
+			return -ENOMEM;	/* the bits stay set: safe */
+	for (size_t i = 0; i < a->nr_unsharing; i++)
+		clear_bit(a->unsharing_bits, a->unsharing[i]);
+	free(a->unsharing);
+	a->unsharing = NULL;
+	a->nr_unsharing = 0;
 	return 0;
 }
 
@@ -180,6 +263,7 @@ size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out)
 	a->nr_held = n;
 	a->committing = NULL;
 	a->nr_committing = 0;
+	unsharing_committed(a);
 	*out = a->held;
 	return n;
 }

@@ -10,7 +10,15 @@
  * A block whose count drops to 0 is not free yet: it becomes free when
  * the transaction that dropped it commits (thin_alloc_committed).  Until
  * then the committed metadata may still map it, and reusing it would let
- * a crash leave two volumes on one block.  The count array is reserved
+ * a crash leave two volumes on one block.
+ *
+ * For the same reason a block whose count drops but stays above 0 (a
+ * copy-on-write, a discard or a removal broke its sharing) is not
+ * exclusive until that transaction commits, though its count may be 1:
+ * the committed metadata still maps it from another volume too, and a
+ * write in place would show there after a power cut.  Such a block is
+ * marked "unsharing" until then, in two bitmaps read lock-free by the
+ * fast path: the open transaction's and the committing one's.  The count array is reserved
  * once for the largest pool (virtual memory, MAP_NORESERVE) so that
  * growing the pool never moves it under a reader.
  */
@@ -18,6 +26,7 @@
 #define MAPPERFS_THIN_ALLOC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +35,12 @@
 struct thin_alloc {
 	_Atomic uint32_t *refs;		/* per block; reserved for MAX_BLOCKS */
 	uint64_t *pending_bits;		/* freed in the open transaction */
+	_Atomic uint64_t *unshared_bits;	/* count dropped in the open transaction */
+	_Atomic uint64_t *unsharing_bits;	/* ... in the committing one */
+	uint32_t *unshared;		/* blocks with their unshared bit set */
+	size_t nr_unshared, cap_unshared;
+	uint32_t *unsharing;		/* gathered: blocks with their unsharing bit set */
+	size_t nr_unsharing;
 	uint64_t nr_blocks;		/* blocks in the data area */
 	uint64_t nr_free;		/* count 0 and not pending */
 	uint64_t cursor;		/* next block the search looks at */
@@ -55,6 +70,22 @@ static inline uint32_t thin_alloc_refs(const struct thin_alloc *a, uint32_t b)
 	return atomic_load_explicit(&a->refs[b], memory_order_acquire);
 }
 
+static inline bool thin_alloc_bit(_Atomic uint64_t *bits, uint32_t b)
+{
+	return (atomic_load(&bits[b / 64]) >> (b % 64)) & 1;
+}
+
+/*
+ * May the one volume that maps block @b write it in place?  Its count is
+ * 1 and did not drop in a transaction that has not committed.  Lock-free:
+ * thin_alloc_put marks a block before its count drops.
+ */
+static inline bool thin_alloc_exclusive(const struct thin_alloc *a, uint32_t b)
+{
+	return thin_alloc_refs(a, b) == 1 && !thin_alloc_bit(a->unshared_bits, b) &&
+	       !thin_alloc_bit(a->unsharing_bits, b);
+}
+
 /*
  * Takes a free block, count 1.  0, or -ENOSPC when none is free (some may
  * be pending: see nr_pending).  Amortised O(1).
@@ -62,7 +93,11 @@ static inline uint32_t thin_alloc_refs(const struct thin_alloc *a, uint32_t b)
 int thin_alloc_new(struct thin_alloc *a, uint32_t *b);
 /* A reference more on block @b. */
 void thin_alloc_get(struct thin_alloc *a, uint32_t b);
-/* A reference less; at 0 the block waits for the next commit. -ENOMEM. */
+/*
+ * A reference less; at 0 the block waits for the next commit, above 0 it
+ * is not exclusive until then.  -ENOMEM (the block then stays free of
+ * reuse, or not exclusive, for good: safe).
+ */
 int thin_alloc_put(struct thin_alloc *a, uint32_t b);
 /* Returns a block from thin_alloc_new that was never published. */
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b);

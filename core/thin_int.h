@@ -80,6 +80,8 @@ struct thin_pool {
 	int commit_error;		/* -errno of the last commit, or 0 */
 	uint64_t failing_since_ms;	/* CLOCK_MONOTONIC, while commit_error */
 	_Atomic bool failed;		/* commits failed for the patience */
+	uint64_t txn;			/* the open transaction, from 1; lock */
+	_Atomic uint64_t committed_txn;	/* the last one committed */
 
 	int64_t *load_ids;		/* the load index: open to start */
 	void **load_pages;
@@ -122,12 +124,40 @@ static inline bool thin_pool_metadata_full(const struct thin_pool *p)
 	       (p->nr_leaves + p->nr_dirs + 1) * THIN_PAGE_STORE_BYTES > p->params.metadata_limit;
 }
 
+/*
+ * Is a page with count @refs and last drop @dropped its volume's alone?
+ * Only if the drop committed (thin_map.h).  Fast path: the caller loaded
+ * @refs with acquire, then @dropped.
+ */
+static inline bool thin_pool_alone(struct thin_pool *p, uint32_t refs, uint64_t dropped)
+{
+	return refs == 1 &&
+	       dropped <= atomic_load_explicit(&p->committed_txn, memory_order_acquire);
+}
+
+static inline bool thin_leaf_alone(struct thin_pool *p, struct thin_leaf *l)
+{
+	uint32_t refs = atomic_load_explicit(&l->refs, memory_order_acquire);
+
+	return thin_pool_alone(p, refs, atomic_load_explicit(&l->dropped, memory_order_relaxed));
+}
+
+static inline bool thin_dir_alone(struct thin_pool *p, struct thin_dir *d)
+{
+	uint32_t refs = atomic_load_explicit(&d->refs, memory_order_acquire);
+
+	return thin_pool_alone(p, refs, atomic_load_explicit(&d->dropped, memory_order_relaxed));
+}
+
 /* Helpers thin.c uses; all with p->lock held. */
 int64_t thin_pool_page_id(struct thin_pool *p);
 int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l);
 int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d);
 int thin_pool_mark_vol(struct thin_pool *p, struct thin *t);
-/* Drops a reference on a leaf / dir; at 0 it dies with its references. */
+/*
+ * Drops a reference on a leaf / dir; at 0 it dies with its references,
+ * above 0 it is not alone until the open transaction commits.
+ */
 int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l);
 int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d);
 /*

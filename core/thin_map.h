@@ -23,6 +23,13 @@
  * finds a shared page copies it first (thin_dir_copy, thin_leaf_copy,
  * which takes a reference on everything the copy points at) and drops
  * its reference on the original.
+ *
+ * A count of 1 makes a page its volume's alone only once the transaction
+ * that dropped it (a copy, a removal, a rollback) committed: until then
+ * the committed metadata still maps it from another volume too, and a
+ * write in place through it would show there after a power cut.  So a
+ * page notes the transaction of its last drop (dropped), and the pool
+ * the last committed one (thin_int.h: thin_page_alone).
  */
 #ifndef MAPPERFS_THIN_MAP_H
 #define MAPPERFS_THIN_MAP_H
@@ -40,6 +47,7 @@
 struct thin_leaf {
 	_Atomic uint32_t e[THIN_LEAF_ENTRIES];
 	_Atomic uint32_t refs;		/* directories pointing here */
+	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
 	int64_t id;			/* page id in the store */
 	bool dirty;			/* changed since the last commit */
 	bool committing;		/* in the commit being written */
@@ -48,6 +56,7 @@ struct thin_leaf {
 struct thin_dir {
 	_Atomic uint32_t refs;		/* volumes using this map */
 	uint32_t nr;			/* slots */
+	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
 	int64_t id;
 	bool dirty;
 	bool committing;		/* in the commit being written */

@@ -53,6 +53,7 @@
 #include "log.h"
 #include "rcu.h"
 #include "thin_int.h"
+#include "writelog.h"
 
 int thin_vec_push(struct thin_vec *v, void *p)
 {
@@ -166,6 +167,8 @@ int thin_pool_open(const struct thin_pool_params *params,
 	if (r)
 		goto err_alloc;
 	p->next_page_id++;
+	p->txn = 1;
+	atomic_init(&p->committed_txn, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->commit_lock, NULL);
 	pthread_cond_init(&p->changed, NULL);
@@ -472,8 +475,13 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 {
 	int r = 0;
 
-	if (atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
+	/* Counts change under the lock only; mark before the drop shows. */
+	if (atomic_load_explicit(&l->refs, memory_order_relaxed) > 1) {
+		atomic_store_explicit(&l->dropped, p->txn, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&l->refs, 1, memory_order_release);
 		return 0;
+	}
+	atomic_store_explicit(&l->refs, 0, memory_order_release);
 	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++) {
 		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
 
@@ -488,8 +496,12 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
 {
 	int r = 0;
 
-	if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1)
+	if (atomic_load_explicit(&d->refs, memory_order_relaxed) > 1) {
+		atomic_store_explicit(&d->dropped, p->txn, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&d->refs, 1, memory_order_release);
 		return 0;
+	}
+	atomic_store_explicit(&d->refs, 0, memory_order_release);
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
 
@@ -613,6 +625,7 @@ struct batch {
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
 	struct device **devs;
 	unsigned int nr_devs;
+	uint64_t txn;			/* the transaction this is */
 	struct thin_commit c;
 };
 
@@ -721,6 +734,7 @@ static int gather(struct thin_pool *p, struct batch *b)
 	p->dirty_dirs.nr = 0;
 	p->dirty_vols.nr = 0;
 	thin_alloc_gather(&p->alloc);
+	b->txn = p->txn++;
 
 	b->c.leaves = b->leaves;
 	b->c.dirs = b->dirs;
@@ -813,6 +827,25 @@ static void note_outcome(struct thin_pool *p, int r)
 		log_error("thin pool '%s': metadata commits have failed for %u s (%s); writes that need new blocks fail until one succeeds",
 			  p->name, THIN_COMMIT_PATIENCE_MS / 1000, strerror(-r));
 	}
+}
+
+/*
+ * Steps 2 and 3: the data, then the metadata that points at it.  A power-
+ * cut test may turn the order round on purpose (writelog.h) to prove it
+ * notices.
+ */
+static int make_durable(struct thin_pool *p, struct batch *b)
+{
+	int r;
+
+	if (batch_empty(b))
+		return sync_devices(b->devs, b->nr_devs);
+	if (writelog_broken(WRITELOG_BREAK_COMMIT_BEFORE_FLUSH)) {
+		r = p->meta->commit(p->meta_arg, &b->c);
+		return r ? r : sync_devices(b->devs, b->nr_devs);
+	}
+	r = sync_devices(b->devs, b->nr_devs);
+	return r ? r : p->meta->commit(p->meta_arg, &b->c);
 }
 
 /* No slow-path write in flight in any volume of the pool.  Lock held. */
@@ -952,9 +985,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	r = gather(p, &b);
 	pthread_mutex_unlock(&p->lock);
 	if (!r)
-		r = sync_devices(b.devs, b.nr_devs);
-	if (!r && !batch_empty(&b))
-		r = p->meta->commit(p->meta_arg, &b.c);
+		r = make_durable(p, &b);
 	/*
 	 * Blocks this transaction freed become reusable, and pages that died
 	 * are freed, only once every request that may still hold them is
@@ -964,6 +995,8 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 		rcu_wait_readers();
 	pthread_mutex_lock(&p->lock);
 	settle_pages(&b);
+	if (!r)
+		atomic_store_explicit(&p->committed_txn, b.txn, memory_order_release);
 	if (!r && p->params.discard_passdown) {
 		nr_held = thin_alloc_hold_committed(&p->alloc, &held);
 		if (!nr_held)

@@ -1,6 +1,7 @@
 #include "ops.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,14 +261,25 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	volume_read_done();
 }
 
+/*
+ * A write with O_DSYNC (also set by O_SYNC and RWF_DSYNC) is durable
+ * before its reply.  The files are direct_io, and for those the kernel
+ * sends no FSYNC after such a write: it only passes the flag with it.
+ */
 static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		      off_t off, struct fuse_file_info *fi)
 {
+	struct engine *e = &worker_self()->engine;
 	ssize_t n;
 
 	(void)ino;
-	n = volume_write(fh_volume(fi), &worker_self()->engine, buf, (uint64_t)off,
-			 (uint32_t)size);
+	n = volume_write(fh_volume(fi), e, buf, (uint64_t)off, (uint32_t)size);
+	if (n > 0 && (fi->flags & O_DSYNC)) {
+		int r = volume_flush(fh_volume(fi), e);
+
+		if (r)
+			n = r;
+	}
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -11,6 +11,10 @@
  * it and an existing pool is never touched (SQLite gives its -wal and
  * -shm files the mode of the database).  A failed create removes the file.
  *
+ * In a process that records its writes for power-cut testing, the file is
+ * opened through the recording VFS (store_vfs.h); otherwise as SQLite's
+ * default.
+ *
  * We do not run PRAGMA quick_check: it reads the whole file.  Corruption
  * shows up as SQLITE_CORRUPT on the queries that meet it, as -EUCLEAN.
  */
@@ -27,6 +31,7 @@
 
 #include "log.h"
 #include "migrate.h"
+#include "store_vfs.h"
 
 #define STORE_BUSY_TIMEOUT_MS	5000
 
@@ -375,12 +380,12 @@ static int store_open_db(struct store *s, const char *path, enum store_open_flag
 
 	if (!(flags & STORE_READ_ONLY))
 		return sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-				       SQLITE_OPEN_NOFOLLOW, NULL);
+				       SQLITE_OPEN_NOFOLLOW, store_vfs_name());
 	uri = sqlite3_mprintf("file:%s?immutable=1", path);
 	if (!uri)
 		return SQLITE_NOMEM;
 	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
-			     SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
+			     SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, store_vfs_name());
 	sqlite3_free(uri);
 	return rc;
 }

@@ -101,6 +101,50 @@ START_TEST(shared_block_is_freed_only_by_its_last_reference)
 }
 END_TEST
 
+/*
+ * The cut that showed it (tests/powercut): a snapshot's copy-on-write
+ * dropped a block to count 1, the other volume wrote it in place before
+ * the commit, and after a power cut the snapshot showed that write.
+ */
+START_TEST(block_unshared_is_exclusive_only_once_its_transaction_commits)
+{
+	uint32_t b[4];
+
+	take_all(b);
+	ck_assert(thin_alloc_exclusive(&a, b[0]));
+	thin_alloc_get(&a, b[0]);
+	ck_assert(!thin_alloc_exclusive(&a, b[0]));
+	ck_assert_int_eq(thin_alloc_put(&a, b[0]), 0);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[0]), 1);
+	ck_assert(!thin_alloc_exclusive(&a, b[0]));
+	thin_alloc_gather(&a);
+	ck_assert(!thin_alloc_exclusive(&a, b[0]));
+	thin_alloc_committed(&a);
+	ck_assert(thin_alloc_exclusive(&a, b[0]));
+}
+END_TEST
+
+START_TEST(block_unshared_again_after_the_gather_waits_for_the_next_commit)
+{
+	uint32_t b[4];
+
+	take_all(b);
+	thin_alloc_get(&a, b[1]);
+	thin_alloc_get(&a, b[1]);
+	ck_assert_int_eq(thin_alloc_put(&a, b[1]), 0);
+	thin_alloc_gather(&a);
+	ck_assert_int_eq(thin_alloc_put(&a, b[1]), 0);
+	thin_alloc_committed(&a);
+	ck_assert(!thin_alloc_exclusive(&a, b[1]));
+	thin_alloc_gather(&a);
+	ck_assert_int_eq(thin_alloc_abandoned(&a), 0);
+	ck_assert(!thin_alloc_exclusive(&a, b[1]));
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	ck_assert(thin_alloc_exclusive(&a, b[1]));
+}
+END_TEST
+
 START_TEST(unpublished_block_returns_to_the_pool_at_once)
 {
 	uint32_t b[4], x;
@@ -188,6 +232,8 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, block_freed_after_the_gather_waits_for_the_next_commit);
 	tcase_add_test(tc, failed_commit_keeps_its_freed_blocks_pending);
 	tcase_add_test(tc, shared_block_is_freed_only_by_its_last_reference);
+	tcase_add_test(tc, block_unshared_is_exclusive_only_once_its_transaction_commits);
+	tcase_add_test(tc, block_unshared_again_after_the_gather_waits_for_the_next_commit);
 	tcase_add_test(tc, unpublished_block_returns_to_the_pool_at_once);
 	tcase_add_test(tc, grown_pool_has_the_new_blocks_free);
 	tcase_add_test(tc, loaded_counts_give_the_free_count);
