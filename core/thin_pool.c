@@ -343,7 +343,8 @@ static void free_uncommitted(struct thin_pool *p)
 		for (size_t i = 0; i < lists[l]->nr; i++)
 			if (thin_vec_push(&all, lists[l]->v[i]))
 				goto out;	/* leak rather than guess */
-	qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
+	if (all.nr)	/* all.v is NULL when nothing is uncommitted */
+		qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
 	for (size_t i = 0; i < all.nr; i++)
 		if (!i || all.v[i] != all.v[i - 1])
 			free(all.v[i]);
