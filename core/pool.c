@@ -325,9 +325,11 @@ static int cmp_extent(const void *a, const void *b)
 
 void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
 {
-	memcpy(&p->ext[p->nr_ext], e, nr * sizeof(*e));
-	p->nr_ext += nr;
-	qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	if (nr) {	/* a volume with no extents (a switch on given offsets) */
+		memcpy(&p->ext[p->nr_ext], e, nr * sizeof(*e));
+		p->nr_ext += nr;
+		qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	}
 	pool_space_update(p);
 }
 

@@ -144,8 +144,10 @@ static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
 
 	if (!all)
 		return pool_fail(err, -ENOMEM, "out of memory");
-	memcpy(all, p->ext, p->nr_ext * sizeof(*all));
-	memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
+	if (p->nr_ext)	/* else p->ext and plan may be NULL */
+		memcpy(all, p->ext, p->nr_ext * sizeof(*all));
+	if (nr_plan)
+		memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
 	r = space_free_ranges(all, p->nr_ext + nr_plan, &d->rec, &free_ranges, &nr);
 	free(all);
 	if (r)
