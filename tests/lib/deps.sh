@@ -10,6 +10,9 @@ MAPPERFS_PACKAGES=(
 	build-essential cmake pkg-config
 	libfuse3-dev fuse3 liburing-dev liburcu-dev libsqlite3-dev sqlite3 check
 	fio e2fsprogs xfsprogs util-linux jq kmod python3
+	# the ASan/UBSan build and the libFuzzer harnesses (tests/fuzz):
+	# clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer
+	clang libclang-rt-14-dev llvm
 )
 
 # Installs whatever of MAPPERFS_PACKAGES is missing; runs `apt-get update`
