@@ -100,15 +100,37 @@ static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
 	return 0;
 }
 
+/* A thin pool's block size and policies, as created or as read back. */
+static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
+{
+	uint32_t bs = tp->block_size;
+
+	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
+				 bs);
+	if (tp->low_water > 100)
+		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
+	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
+		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
+	return 0;
+}
+
 /* ---- attach: the kind rows -------------------------------------------------- */
 
 static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image *img)
 {
+	char why[POOL_ERROR_LEN + 32];
+	struct pool_error e;
+
 	for (size_t i = 0; i < img->nr_thin_pools; i++)
 		if (img->thin_pools[i].volume == v->rec.id)
 			v->tp.rec = img->thin_pools[i];
-	if (!v->tp.rec.volume)
+	if (!v->tp.rec.volume) {
 		pool_volume_broken(v, "its thin pool row is missing");
+	} else if (check_policy(&v->tp.rec, &e)) {
+		snprintf(why, sizeof(why), "its thin pool row is damaged: %s", e.msg);
+		pool_volume_broken(v, why);
+	}
 	return 0;
 }
 
@@ -392,20 +414,6 @@ static int record_new_pool(struct pool *p, void *arg)
 	}
 	n->tp.volume = n->rec.id;
 	return r ? r : m->thin_pool_insert(p->meta, &n->tp);
-}
-
-static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
-{
-	uint32_t bs = tp->block_size;
-
-	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
-		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
-				 bs);
-	if (tp->low_water > 100)
-		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
-	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
-		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
-	return 0;
 }
 
 int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
@@ -837,13 +845,13 @@ static int thin_pool_extend(struct pool *p, struct pool_volume *tp, uint64_t siz
 	unsigned int nr;
 	int r;
 
+	if (!running(tp))	/* a damaged row may hold any block size, even 0 */
+		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
+				 tp->failure ? tp->failure : "not running");
 	size -= size % bs;
 	if (size <= tp->rec.size)
 		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
 				 tp->rec.name, bs);
-	if (!running(tp))
-		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
-				 tp->failure ? tp->failure : "not running");
 	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
 	if (r)
 		return r;
