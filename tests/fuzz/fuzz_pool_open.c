@@ -6,7 +6,8 @@
  * extents, switch tables and thin pages is met by the code that builds
  * them, not stopped at the device check.  A pool that opens is then
  * reported, checked and reloaded, as `mapperctl status`, `list`,
- * `switch-map --dump`, `check` and `reload` would, and closed.
+ * `switch-map --dump`, `check` and `reload` would; every volume is
+ * extended by 1 MiB (an admin change on a damaged pool); and it is closed.
  *
  * Contract (pool.h): pool_open() returns 0 or -errno with a reason, keeps
  * what it cannot load as failed, and never crashes or leaks.
@@ -48,7 +49,9 @@ static void ignore(void *arg, const char *msg)
 	(void)msg;
 }
 
-static void report_volumes(struct pool *p)
+#define EXTEND_BY	(1u << 20)	/* bytes */
+
+static void use_volumes(struct pool *p)
 {
 	struct pool_volume_info *v = NULL;
 	struct pool_error err = { "" };
@@ -64,6 +67,12 @@ static void report_volumes(struct pool *p)
 			check_failure(r, &err);
 		if (!strcmp(v[i].rec.kind, "switch")) {
 			r = pool_switch_dump(p, v[i].rec.name, devnull, &err);
+			if (r)
+				check_failure(r, &err);
+		}
+		if (v[i].rec.size <= UINT64_MAX - EXTEND_BY) {
+			r = pool_extend(p, v[i].rec.name, v[i].rec.size + EXTEND_BY,
+					NULL, 0, NULL, &err);
 			if (r)
 				check_failure(r, &err);
 		}
@@ -90,7 +99,7 @@ static void report(struct pool *p)
 		check_failure(r, &err);
 	FUZZ_CHECK(pool_device_infos(p, &d, &nr) == 0);
 	free(d);
-	report_volumes(p);
+	use_volumes(p);
 	if ((r = pool_check(p, NULL, ignore, ignore, NULL, &breaches, &err)))
 		check_failure(r, &err);
 	if ((r = pool_reload(p, &recovered, &failed, &err)))
