@@ -50,8 +50,10 @@ static int switch_attach(struct pool_volume *v, const struct pool_meta_image *im
 	for (size_t i = 0; i < img->nr_switch_paths; i++)
 		if (img->switch_paths[i].volume == v->rec.id)
 			v->sw.paths[n++] = img->switch_paths[i];
-	if (!v->sw.rec.volume || n != v->sw.rec.nr_paths)
+	if (!v->sw.rec.volume || n != v->sw.rec.nr_paths) {
 		pool_volume_broken(v, "its switch rows are missing or do not match its paths");
+		v->sw.rec.nr_paths = (uint32_t)n;	/* what every loop over paths may read */
+	}
 	return 0;
 }
 
