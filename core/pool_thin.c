@@ -284,11 +284,16 @@ static int load_members(struct pool *p, struct pool_volume *tp, struct pool_erro
 {
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
+		struct pool_error e;
 		struct target *t;
 		int r;
 
 		if (v->type != &thin_type || v->thin.rec.pool != tp->rec.id)
 			continue;
+		/* A size no create or extend allows is a damaged row: its map cannot be sized. */
+		if (check_virtual_size(tp, v->rec.size, &e))
+			return pool_fail(err, -EUCLEAN, "thin volume '%s' is damaged: %s",
+					 v->rec.name, e.msg);
 		r = thin_load(tp->tp.pool, v->rec.id, v->rec.size, v->thin.rec.dir, &t);
 		if (!r)
 			r = pool_volume_serve(v, t);
