@@ -100,7 +100,7 @@ static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error
 	size_t len = 0;
 	int r;
 
-	if (v->sw.rec.nr_paths > SWITCH_PATHS_MAX ||
+	if (!v->sw.rec.region_size || v->sw.rec.nr_paths > SWITCH_PATHS_MAX ||
 	    v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
 		return pool_fail(err, -EUCLEAN, "its region count does not match its size");
 	r = p->meta->ops->switch_table(p->meta, v->rec.id, &blob, &len);
