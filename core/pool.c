@@ -383,9 +383,11 @@ static int cmp_extent(const void *a, const void *b)
 
 void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
 {
-	memcpy(&p->ext[p->nr_ext], e, nr * sizeof(*e));
-	p->nr_ext += nr;
-	qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	if (nr) {	/* a volume with no extents (a switch on given offsets) */
+		memcpy(&p->ext[p->nr_ext], e, nr * sizeof(*e));
+		p->nr_ext += nr;
+		qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	}
 	pool_space_update(p);
 }
 
@@ -600,9 +602,11 @@ static int load_volumes(struct pool *p, const struct pool_meta_image *img,
 {
 	if (pool_reserve(p, img->nr_volumes, img->nr_extents))
 		return pool_fail(err, -ENOMEM, "out of memory");
-	memcpy(p->ext, img->extents, img->nr_extents * sizeof(*p->ext));
 	p->nr_ext = img->nr_extents;
-	qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	if (p->nr_ext) {	/* both NULL for a pool without extents */
+		memcpy(p->ext, img->extents, p->nr_ext * sizeof(*p->ext));
+		qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
+	}
 	for (size_t i = 0; i < img->nr_volumes; i++) {
 		const struct target_type *type = target_type_find(img->volumes[i].kind);
 		struct pool_volume *v = pool_volume_new(&img->volumes[i],

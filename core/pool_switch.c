@@ -50,8 +50,10 @@ static int switch_attach(struct pool_volume *v, const struct pool_meta_image *im
 	for (size_t i = 0; i < img->nr_switch_paths; i++)
 		if (img->switch_paths[i].volume == v->rec.id)
 			v->sw.paths[n++] = img->switch_paths[i];
-	if (!v->sw.rec.volume || n != v->sw.rec.nr_paths)
+	if (!v->sw.rec.volume || n != v->sw.rec.nr_paths) {
 		pool_volume_broken(v, "its switch rows are missing or do not match its paths");
+		v->sw.rec.nr_paths = (uint32_t)n;	/* what every loop over paths may read */
+	}
 	return 0;
 }
 
@@ -98,7 +100,7 @@ static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error
 	size_t len = 0;
 	int r;
 
-	if (v->sw.rec.nr_paths > SWITCH_PATHS_MAX ||
+	if (!v->sw.rec.region_size || v->sw.rec.nr_paths > SWITCH_PATHS_MAX ||
 	    v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
 		return pool_fail(err, -EUCLEAN, "its region count does not match its size");
 	r = p->meta->ops->switch_table(p->meta, v->rec.id, &blob, &len);
@@ -144,8 +146,10 @@ static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
 
 	if (!all)
 		return pool_fail(err, -ENOMEM, "out of memory");
-	memcpy(all, p->ext, p->nr_ext * sizeof(*all));
-	memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
+	if (p->nr_ext)	/* else p->ext and plan may be NULL */
+		memcpy(all, p->ext, p->nr_ext * sizeof(*all));
+	if (nr_plan)
+		memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
 	r = space_free_ranges(all, p->nr_ext + nr_plan, &d->rec, &free_ranges, &nr);
 	free(all);
 	if (r)
@@ -448,7 +452,9 @@ static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 
 	(void)err;
-	if (v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
+	if (!v->sw.rec.region_size)
+		pool_breach(c, v, "its region size is 0");
+	else if (v->sw.rec.nr_regions != switch_nr_regions(v->rec.size, v->sw.rec.region_size))
 		pool_breach(c, v, "%llu regions of %llu bytes do not cover its size",
 			    (unsigned long long)v->sw.rec.nr_regions,
 			    (unsigned long long)v->sw.rec.region_size);

@@ -103,15 +103,45 @@ static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
 	return 0;
 }
 
+/* A thin pool's block size and policies, as created or as read back. */
+static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
+{
+	uint32_t bs = tp->block_size;
+
+	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
+				 bs);
+	if (tp->low_water > 100)
+		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
+	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
+		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
+	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
+		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
+	if (tp->autoextend_percent > 1000)
+		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
+	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
+		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
+	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
+		return pool_fail(err, -EINVAL, "the metadata limit must be at least 64 KiB (16 map pages)");
+	return 0;
+}
+
 /* ---- attach: the kind rows -------------------------------------------------- */
 
 static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image *img)
 {
+	char why[POOL_ERROR_LEN + 32];
+	struct pool_error e;
+
 	for (size_t i = 0; i < img->nr_thin_pools; i++)
 		if (img->thin_pools[i].volume == v->rec.id)
 			v->tp.rec = img->thin_pools[i];
-	if (!v->tp.rec.volume)
+	if (!v->tp.rec.volume) {
 		pool_volume_broken(v, "its thin pool row is missing");
+	} else if (check_policy(&v->tp.rec, &e)) {
+		snprintf(why, sizeof(why), "its thin pool row is damaged: %s", e.msg);
+		pool_volume_broken(v, why);
+	}
 	return 0;
 }
 
@@ -265,11 +295,16 @@ static int load_members(struct pool *p, struct pool_volume *tp, struct pool_erro
 {
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
+		struct pool_error e;
 		struct target *t;
 		int r;
 
 		if (v->type != &thin_type || v->thin.rec.pool != tp->rec.id)
 			continue;
+		/* A size no create or extend allows is a damaged row: its map cannot be sized. */
+		if (check_virtual_size(tp, v->rec.size, &e))
+			return pool_fail(err, -EUCLEAN, "thin volume '%s' is damaged: %s",
+					 v->rec.name, e.msg);
 		r = thin_load(tp->tp.pool, v->rec.id, v->rec.size, v->thin.rec.dir, &t);
 		if (!r)
 			r = pool_volume_serve(v, t);
@@ -490,28 +525,6 @@ static int record_new_pool(struct pool *p, void *arg)
 	}
 	n->tp.volume = n->rec.id;
 	return r ? r : m->thin_pool_insert(p->meta, &n->tp);
-}
-
-static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
-{
-	uint32_t bs = tp->block_size;
-
-	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
-		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
-				 bs);
-	if (tp->low_water > 100)
-		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
-	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
-		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
-	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
-		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
-	if (tp->autoextend_percent > 1000)
-		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
-	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
-		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
-	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
-		return pool_fail(err, -EINVAL, "the metadata limit must be at least 64 KiB (16 map pages)");
-	return 0;
 }
 
 int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
@@ -1031,13 +1044,13 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	unsigned int nr;
 	int r;
 
+	if (!running(tp))	/* a damaged row may hold any block size, even 0 */
+		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
+				 tp->failure ? tp->failure : "not running");
 	size -= size % bs;
 	if (size <= tp->rec.size)
 		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
 				 tp->rec.name, bs);
-	if (!running(tp))
-		return pool_fail(err, -EIO, "thin pool '%s' is failed: %s", tp->rec.name,
-				 tp->failure ? tp->failure : "not running");
 	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
 	if (r)
 		return r;
@@ -1398,7 +1411,8 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 			    (long long)v->thin.rec.pool);
 		return 0;
 	}
-	if (slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
+	/* A pool whose block size is damaged is a breach of its own. */
+	if (tp->tp.rec.block_size && slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
 		pool_breach(c, v, "its size is more than thin pool '%s' can map", tp->rec.name);
 	if (v->thin.origin && v->thin.origin->origin_volume &&
 	    !pool_volume_by_id(p, v->thin.origin->origin_volume))

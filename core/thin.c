@@ -783,9 +783,14 @@ static struct thin *thin_alloc_target(struct thin_pool *p, int64_t volume)
 static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
 {
 	struct thin_leaf_rec rec;
-	struct thin_leaf *l = thin_pool_load_find(p, id);
+	struct thin_leaf *l;
+	void *page;
 	int r;
 
+	r = thin_pool_load_find(p, id, true, &page);
+	if (r)
+		return r;
+	l = page;
 	if (l) {
 		atomic_fetch_add(&l->refs, 1);
 		*out = l;
@@ -812,9 +817,14 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 		    struct thin_dir **out)
 {
 	struct thin_dir_rec rec = { 0 };
-	struct thin_dir *d = thin_pool_load_find(p, id);
+	struct thin_dir *d;
+	void *page;
 	int r;
 
+	r = thin_pool_load_find(p, id, false, &page);
+	if (r)
+		return r;
+	d = page;
 	if (d) {
 		atomic_fetch_add(&d->refs, 1);
 		*out = d;

@@ -230,8 +230,9 @@ int thin_alloc_abandoned(struct thin_alloc *a)
 		a->pending = p;
 		a->cap_pending = need;
 	}
-	memcpy(a->pending + a->nr_pending, a->committing,
-	       a->nr_committing * sizeof(*p));
+	if (a->nr_committing)	/* else both may be NULL */
+		memcpy(a->pending + a->nr_pending, a->committing,
+		       a->nr_committing * sizeof(*p));
 	a->nr_pending = need;
 	free(a->committing);
 	a->committing = NULL;

@@ -85,6 +85,7 @@ struct thin_pool {
 
 	int64_t *load_ids;		/* the load index: open to start */
 	void **load_pages;
+	bool *load_leaf;		/* the page is a leaf, else a directory */
 	size_t load_cap, load_nr;
 	struct thin_vec loaded_leaves;	/* distinct, for the block counts */
 
@@ -168,8 +169,12 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d);
 int thin_pool_new_block(struct thin_pool *p, uint32_t *b);
 void thin_pool_link(struct thin_pool *p, struct thin *t);
 void thin_pool_unlink(struct thin_pool *p, struct thin *t);
-/* The page loaded with @id, or NULL.  Load time only. */
-void *thin_pool_load_find(struct thin_pool *p, int64_t id);
+/*
+ * The page loaded with @id as a leaf (@leaf) or a directory, in *page
+ * (NULL if none yet).  0, or -EUCLEAN if @id was loaded as the other kind:
+ * the two share one id space, so that is a damaged map.  Load time only.
+ */
+int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page);
 /* Records a loaded page (@leaf, or a directory).  0 or -ENOMEM. */
 int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf);
 /* Wakes the worker to commit soon (lock held or not). */

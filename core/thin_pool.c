@@ -196,15 +196,20 @@ static uint64_t hash_id(int64_t id)
 	return (uint64_t)id * 0x9e3779b97f4a7c15ull;
 }
 
-void *thin_pool_load_find(struct thin_pool *p, int64_t id)
+int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page)
 {
+	*page = NULL;
 	if (!p->load_cap)
-		return NULL;
+		return 0;
 	for (size_t i = hash_id(id) & (p->load_cap - 1);; i = (i + 1) & (p->load_cap - 1)) {
 		if (!p->load_ids[i])
-			return NULL;
-		if (p->load_ids[i] == id)
-			return p->load_pages[i];
+			return 0;
+		if (p->load_ids[i] == id) {
+			if (p->load_leaf[i] != leaf)
+				return -EUCLEAN;
+			*page = p->load_pages[i];
+			return 0;
+		}
 	}
 }
 
@@ -213,10 +218,12 @@ static int load_grow(struct thin_pool *p)
 	size_t cap = p->load_cap ? 2 * p->load_cap : 1024;
 	int64_t *ids = calloc(cap, sizeof(*ids));
 	void **pages = calloc(cap, sizeof(*pages));
+	bool *leaf = calloc(cap, sizeof(*leaf));
 
-	if (!ids || !pages) {
+	if (!ids || !pages || !leaf) {
 		free(ids);
 		free(pages);
+		free(leaf);
 		return -ENOMEM;
 	}
 	for (size_t j = 0; j < p->load_cap; j++) {
@@ -228,11 +235,14 @@ static int load_grow(struct thin_pool *p)
 			;
 		ids[i] = p->load_ids[j];
 		pages[i] = p->load_pages[j];
+		leaf[i] = p->load_leaf[j];
 	}
 	free(p->load_ids);
 	free(p->load_pages);
+	free(p->load_leaf);
 	p->load_ids = ids;
 	p->load_pages = pages;
+	p->load_leaf = leaf;
 	p->load_cap = cap;
 	return 0;
 }
@@ -248,6 +258,7 @@ int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf)
 		;
 	p->load_ids[i] = id;
 	p->load_pages[i] = page;
+	p->load_leaf[i] = leaf;
 	p->load_nr++;
 	if (leaf) {
 		p->nr_leaves++;
@@ -261,8 +272,10 @@ static void load_index_free(struct thin_pool *p)
 {
 	free(p->load_ids);
 	free(p->load_pages);
+	free(p->load_leaf);
 	p->load_ids = NULL;
 	p->load_pages = NULL;
+	p->load_leaf = NULL;
 	p->load_cap = p->load_nr = 0;
 	thin_vec_release(&p->loaded_leaves);
 }
@@ -346,7 +359,8 @@ static void free_uncommitted(struct thin_pool *p)
 		for (size_t i = 0; i < lists[l]->nr; i++)
 			if (thin_vec_push(&all, lists[l]->v[i]))
 				goto out;	/* leak rather than guess */
-	qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
+	if (all.nr)	/* all.v is NULL when nothing is uncommitted */
+		qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
 	for (size_t i = 0; i < all.nr; i++)
 		if (!i || all.v[i] != all.v[i - 1])
 			free(all.v[i]);

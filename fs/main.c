@@ -694,6 +694,7 @@ int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	int ready_fd = -1, lock_fd, io_flusher_refused, r;
+	char pool_path[PATH_MAX], mountpoint_path[PATH_MAX];
 	const char *pool_arg, *mountpoint_arg;
 	struct pool_error err;
 	struct daemon *d;
@@ -705,13 +706,13 @@ int main(int argc, char **argv)
 		return r;
 	pool_arg = o.pool_dir;
 	mountpoint_arg = o.mountpoint;
-	o.pool_dir = realpath(pool_arg, NULL);
+	o.pool_dir = realpath(pool_arg, pool_path);
 	if (!o.pool_dir) {
 		log_error("no pool at '%s': %s%s", pool_arg, strerror(errno),
 			  errno == ENOENT ? " (run 'mapperctl init')" : "");
 		return 1;
 	}
-	o.mountpoint = realpath(mountpoint_arg, NULL);
+	o.mountpoint = realpath(mountpoint_arg, mountpoint_path);
 	if (!o.mountpoint) {
 		log_error("mount point '%s': %s", mountpoint_arg, strerror(errno));
 		return 1;

@@ -315,6 +315,8 @@ static int store_check_version(struct store *s, enum store_open_flags flags)
 		return r;
 	if (version > migrate_latest())
 		return -EPROTONOSUPPORT;
+	if (version < 0)	/* user_version is any 32-bit number; ours are not negative */
+		return -EUCLEAN;
 	if (version == 0)
 		return flags & STORE_CREATE ? 0 : -EUCLEAN;
 	return store_has_pool_table(s);

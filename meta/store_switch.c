@@ -132,7 +132,8 @@ int store_switch_table_get(struct store *s, int64_t volume, void **out,
 
 		*out = malloc(n ? n : 1);
 		if (*out) {
-			memcpy(*out, blob, n);
+			if (n)	/* SQLite gives NULL for an empty blob */
+				memcpy(*out, blob, n);
 			*len = n;
 		}
 		r = *out ? 0 : -ENOMEM;

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # tests/run.sh: everything CI does, runnable by hand on a fresh Debian 12
-# machine as root: install what is missing, build, build again with
-# ThreadSanitizer and run the unit tests there, then run every test (unit
-# and shell) against the normal build.  Shell tests that mount run twice:
-# over the default transport (io_uring, switched on here where the kernel
-# has it) and over /dev/fuse (NAME@dev-fuse).  Exits non-zero if any test failed;
-# skipped tests (exit 77: no /dev/fuse, no loop devices) do not fail it.
+# machine as root: install what is missing; build three ways (normal,
+# ThreadSanitizer, AddressSanitizer + UBSan); run the unit tests on each,
+# the shell tests once, against the ASan build (the daemon and mapperctl
+# under ASan and UBSan: every report fails the run, even from a command a
+# test expected to fail); then fuzz every parser of outside input for
+# FUZZ_SECONDS (default 30) each (tests/fuzz/run.sh).  Shell tests that
+# mount run twice: over the default transport (io_uring, switched on here
+# where the kernel has it) and over /dev/fuse (NAME@dev-fuse).  Exits
+# non-zero if any test failed; skipped tests (exit 77: no /dev/fuse, no
+# loop devices) do not fail it.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +21,9 @@ deps_fuse_uring		# shell tests then run over io_uring, and again over /dev/fuse
 
 deps_build build
 deps_build build-tsan -DMAPPERFS_TSAN=ON
+# clang: gcc's UBSan ignores log_path when linked with ASan, and its
+# reports must land in files (below).
+deps_build build-asan -DCMAKE_C_COMPILER=clang -DMAPPERFS_ASAN=ON
 
 status=0
 
@@ -31,8 +38,27 @@ echo "== unit tests under ThreadSanitizer (build-tsan)"
 "${tsan_run[@]}" ctest --test-dir "$src/build-tsan" -L unit --output-on-failure \
 	-j "$(nproc)" || status=1
 
-echo "== all tests (build)"
-ctest --test-dir "$src/build" --output-on-failure || status=1
+echo "== unit tests (build)"
+ctest --test-dir "$src/build" -L unit --output-on-failure -j "$(nproc)" || status=1
+
+# Every process of the suite (tests, daemons, mapperctl) writes its
+# sanitizer reports to a file here rather than to stderr: a daemon's exit
+# status is nobody's to read, and a test that expects mapperctl to fail
+# would pass over a report.  Any file here fails the run.
+reports=$(mktemp -d "${TMPDIR:-/tmp}/mapperfs-asan.XXXXXX")
+echo "== all tests under AddressSanitizer and UBSan (build-asan)"
+ASAN_OPTIONS=log_path=$reports/asan:detect_leaks=1 \
+UBSAN_OPTIONS=log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1 \
+	ctest --test-dir "$src/build-asan" --output-on-failure || status=1
+if [ -n "$(ls -A "$reports")" ]; then
+	echo "tests/run.sh: sanitizer reports:" >&2
+	for f in "$reports"/*; do echo "--- $f" >&2; cat "$f" >&2; done
+	status=1
+fi
+rm -rf "$reports"
+
+echo "== fuzzing (build-fuzz, ${FUZZ_SECONDS:-30} s per harness)"
+"$src/tests/fuzz/run.sh" --time "${FUZZ_SECONDS:-30}" || status=1
 
 if [ "$status" -ne 0 ]; then
 	echo "tests/run.sh: FAILED" >&2

@@ -207,26 +207,43 @@ int wire_send_response(int fd, int status, const char *out, size_t out_len,
 	return r;
 }
 
+/*
+ * Reads a length and that many bytes into *out, malloc'ed and NUL
+ * terminated.  The buffer grows with the bytes that arrive (doubling from
+ * BLOB_CHUNK), not with the length the peer claims, so a peer that lies
+ * costs memory only for what it really sends.
+ */
+#define BLOB_CHUNK	(64u << 10)	/* bytes */
+
 static int read_blob(int fd, char **out)
 {
+	size_t used = 0, chunk = BLOB_CHUNK, cap;
+	char *buf = NULL, *tmp;
 	uint32_t len;
-	char *buf;
 	int r;
 
 	r = read_u32(fd, &len);
-	if (r)
-		return r;
-	buf = malloc((size_t)len + 1);
-	if (!buf)
-		return -ENOMEM;
-	r = read_all(fd, buf, len);
-	if (r) {
-		free(buf);
-		return r;
+	while (!r) {
+		cap = used + (len - used < chunk ? len - used : chunk);
+		tmp = realloc(buf, cap + 1);
+		if (!tmp) {
+			r = -ENOMEM;
+			break;
+		}
+		buf = tmp;
+		r = read_all(fd, buf + used, cap - used);
+		if (r)
+			break;
+		used = cap;
+		if (used == len) {
+			buf[len] = '\0';
+			*out = buf;
+			return 0;
+		}
+		chunk *= 2;
 	}
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
+	free(buf);
+	return r;
 }
 
 int wire_recv_response(int fd, int *status, char **out, char **err)

@@ -13,6 +13,9 @@ MAPPERFS_PACKAGES=(
 	libblkid-dev libexpat1-dev thin-provisioning-tools
 	fio e2fsprogs xfsprogs util-linux jq kmod python3
 	nbdkit libnbd-bin
+	# the ASan/UBSan build and the libFuzzer harnesses (tests/fuzz):
+	# clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer
+	clang libclang-rt-14-dev llvm
 )
 
 # What bench/run.sh needs besides: gnuplot draws its chart.
