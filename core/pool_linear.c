@@ -290,7 +290,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 	r = pool_record(p, "record the volume", record_new_volume, &n, err);
 	if (r)
 		goto out;
-	v->rec.id = v->served->id = n.rec.id;
+	pool_volume_recorded(v, &n.rec);
 	pool_extents_publish(p, n.ext, n.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
@@ -442,7 +442,7 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 
 		json_object_begin(j, NULL);
 		json_string(j, "device", d ? d->rec.name : "?");
-		json_u64(j, "offset", e[i].dev_offset - DEVICE_DATA_OFFSET);
+		json_size(j, "offset", e[i].dev_offset - DEVICE_DATA_OFFSET);
 		json_size(j, "length", e[i].length);
 		json_object_end(j);
 	}

@@ -150,7 +150,7 @@ static int attach_origin(struct pool *p, struct target *t,
 	if (o->origin_volume) {
 		struct pool_volume *ov = pool_volume_by_id(p, o->origin_volume);
 
-		if (!ov || !ov->served || !ov->published)
+		if (!ov || !ov->served || ov->failure)
 			return pool_fail(err, -ENOENT, "its origin volume %s is not served",
 					 ov ? ov->rec.name : "(gone)");
 		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
@@ -423,10 +423,8 @@ void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
 
-		if (member_of(v, tp) && v->published) {
-			volset_remove(&p->served, v->served);	/* waits for readers */
-			v->published = false;
-		}
+		if (member_of(v, tp))
+			pool_volume_hide(p, v);
 	}
 	if (pool && thin_pool_stop(pool))
 		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
@@ -461,10 +459,8 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
 		v->failure = NULL;
 		if (thin_build(p, v, &e))
 			pool_volume_failed(v, e.msg);
-		else if (volset_add(&p->served, v->served))
+		else if (pool_volume_show(p, v))
 			pool_volume_failed(v, "out of memory");
-		else
-			v->published = true;
 	}
 	return 0;
 }
@@ -708,7 +704,7 @@ static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_re
 	if (ov) {
 		if (ov->type == &thin_pool_type)
 			return pool_fail(err, -EINVAL, "origin '%s' is a thin pool, not a volume", arg);
-		if (!ov->published)
+		if (!ov->served || ov->failure)
 			return pool_fail(err, -EIO, "origin '%s' is failed: %s", arg,
 					 ov->failure ? ov->failure : "not served");
 		o->origin_volume = ov->rec.id;
@@ -739,7 +735,7 @@ static int commit_thin(struct pool *p, struct pool_volume *v, struct new_thin *n
 	r = pool_record(p, "record the volume", record_new_thin, n, err);
 	if (r)
 		return r;
-	v->rec.id = v->served->id = n->rec.id;
+	pool_volume_recorded(v, &n->rec);
 	v->thin.rec = n->thin;
 	if (n->origin) {
 		v->thin.origin = n->origin;
@@ -1158,9 +1154,9 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	if (!v->served)
 		return;
 	thin_usage(v->served->target, &u);
-	json_u64(j, "mapped_bytes", u.mapped * bs);
-	json_u64(j, "exclusive_bytes", u.exclusive * bs);
-	json_u64(j, "shared_bytes", u.shared * bs);
+	json_size(j, "mapped_bytes", u.mapped * bs);
+	json_size(j, "exclusive_bytes", u.exclusive * bs);
+	json_size(j, "shared_bytes", u.shared * bs);
 	json_percent(j, "data_percent", u.mapped * bs, v->rec.size);
 }
 
@@ -1206,19 +1202,19 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 
 	for (size_t i = 0; i < p->nr_vols; i++)
 		nr_vols += p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id;
-	json_u64(j, "block_size", r->block_size);
+	json_size(j, "block_size", r->block_size);
 	if (running(tp)) {
 		thin_pool_usage(running(tp), &u);
 		uint64_t used = (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size;
 
-		json_u64(j, "data_used_bytes", used);
-		json_u64(j, "data_total_bytes", u.nr_blocks * u.block_size);
+		json_size(j, "data_used_bytes", used);
+		json_size(j, "data_total_bytes", u.nr_blocks * u.block_size);
 		json_percent(j, "data_percent", used, u.nr_blocks * u.block_size);
-		json_u64(j, "metadata_used_bytes", u.metadata_bytes);
-		json_u64(j, "metadata_total_bytes", u.metadata_limit);
+		json_size(j, "metadata_used_bytes", u.metadata_bytes);
+		json_size(j, "metadata_total_bytes", u.metadata_limit);
 		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
-		json_u64(j, "discarded_bytes", u.discarded_bytes);
+		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
 		if (u.commit_error) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -31,6 +32,32 @@ int volume_create(int64_t id, const char *name, uint64_t size,
 	atomic_init(&v->size, size);
 	*out = v;
 	return 0;
+}
+
+int volume_rename(struct volume *v, const char *name)
+{
+	char *n = strdup(name), *old;
+
+	if (!n)
+		return -ENOMEM;
+	old = atomic_exchange(&v->name, n);
+	rcu_wait_readers();
+	free(old);
+	return 0;
+}
+
+/*
+ * The volume was written now: its mtime.  A coarse clock, and a store
+ * only when the second changed, so that writers on many threads do not
+ * bounce the line on every request.
+ */
+static void touch(struct volume *v)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	if (atomic_load_explicit(&v->modified, memory_order_relaxed) != ts.tv_sec)
+		atomic_store_explicit(&v->modified, ts.tv_sec, memory_order_relaxed);
 }
 
 void volume_destroy(struct volume *v)
@@ -228,6 +255,8 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	struct segs segs;
 	int r;
 
+	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
+		return -EROFS;
 	if (!clip(v, off, &len))
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
@@ -243,7 +272,10 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);
-	return r < 0 ? r : (ssize_t)len;
+	if (r < 0)
+		return r;
+	touch(v);
+	return (ssize_t)len;
 }
 
 int volume_flush(struct volume *v, struct engine *e)
@@ -255,12 +287,18 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode)
 {
 	uint64_t size = atomic_load(&v->size);
+	int r;
 
+	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
+		return -EROFS;
 	if (off > size || len > size - off)
 		return -EINVAL;
 	if (!len)
 		return 0;
-	return v->target->ops->discard(v->target, e, off, len, mode);
+	r = v->target->ops->discard(v->target, e, off, len, mode);
+	if (!r)
+		touch(v);
+	return r;
 }
 
 int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)
