@@ -791,6 +791,8 @@ void pool_close(struct pool *p)
 {
 	if (!p)
 		return;
+	if (p->meta)
+		pool_record_times(p);
 	pool_monitor_stop(p);
 	/* Thin volumes go before their pools, every volume before the devices. */
 	for (size_t i = 0; i < p->nr_vols; i++)

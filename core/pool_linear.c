@@ -278,6 +278,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 		goto out;
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", linear_type.name);
+	n.rec.read_only = s->read_only;
 	/* Everything publishing needs, before the commit. */
 	v = pool_volume_new(&n.rec, &linear_type);
 	if (!v || pool_reserve(p, 1, n.nr_ext)) {

@@ -283,6 +283,7 @@ int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 	n.blob = malloc(n.blob_len);
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", switch_type.name);
+	n.rec.read_only = s->read_only;
 	n.rec.size = s->size;
 	v = pool_volume_new(&n.rec, &switch_type);
 	if (!n.blob || !v || pool_reserve(p, 1, n.nr_ext)) {

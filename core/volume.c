@@ -34,16 +34,12 @@ int volume_create(int64_t id, const char *name, uint64_t size,
 	return 0;
 }
 
-int volume_rename(struct volume *v, const char *name)
+void volume_rename(struct volume *v, char *name)
 {
-	char *n = strdup(name), *old;
+	char *old = atomic_exchange(&v->name, name);
 
-	if (!n)
-		return -ENOMEM;
-	old = atomic_exchange(&v->name, n);
 	rcu_wait_readers();
 	free(old);
-	return 0;
 }
 
 /*

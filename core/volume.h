@@ -54,11 +54,11 @@ struct volume {
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out);
 /*
- * Gives @v the name @name (copied): readers in an RCU read section see
- * the old name or the new one.  Waits for a grace period before it frees
- * the old one: admin path only, outside any read section.  0 or -ENOMEM.
+ * Gives @v the name @name (malloc'ed, taken): readers in an RCU read
+ * section see the old name or the new one.  Waits for a grace period
+ * before it frees the old one: admin path only, outside any read section.
  */
-int volume_rename(struct volume *v, const char *name);
+void volume_rename(struct volume *v, char *name);
 /* Destroys the volume and its target.  Only once nobody can reach it. */
 void volume_destroy(struct volume *v);
 
