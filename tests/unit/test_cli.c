@@ -674,7 +674,7 @@ int main(void)
 	SRunner *runner = srunner_create(cli_suite());
 	int failed;
 
-	log_set_level(LOG_WARN);
+	log_set_level(LOG_LEVEL_WARN);
 	srunner_run_all(runner, CK_NORMAL);
 	failed = srunner_ntests_failed(runner);
 	srunner_free(runner);
