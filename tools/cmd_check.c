@@ -32,8 +32,7 @@ static void print_line(struct cmd_ctx *ctx, FILE *json, const char *msg)
 		return;
 	}
 	json_init(&j, json, JSON_COMPACT);
-	json_string(&j, NULL, msg);
-	fputc('\n', json);
+	json_string(&j, NULL, msg);	/* a top-level value ends its line */
 }
 
 static void print_breach(void *arg, const char *msg)
