@@ -68,10 +68,11 @@ wait_unlocked "$POOL" 1
 # keeps a detached mount alive): gone within 1 s all the same, and the
 # shell gets an error, not a hang.
 start_daemon
-mkfifo go
-(cd "$MNT" && read -r _ <"$T_DIR/go" && ! timeout 5 ls . >/dev/null 2>&1) &
+mkfifo go in
+(cd "$MNT" && echo >"$T_DIR/in" && read -r _ <"$T_DIR/go" && ! timeout 5 ls . >/dev/null 2>&1) &
 inside=$!
 cleanup_fn end_pid "$inside"
+read -r _ <in			# the shell is in the mount before the signal
 kill -TERM "$(daemon_pid)"
 wait_unlocked "$POOL" 1
 ! mountpoint -q "$MNT" || fail "$MNT is still mounted after SIGTERM"
