@@ -126,6 +126,7 @@ int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 		len = src_size - src_off;
 	if (len > dst_size - dst_off)
 		len = dst_size - dst_off;
+	volume_written(dst, dst_off, len);	/* before: a racing truncate sees it */
 	pthread_mutex_lock(&p->admin);
 	bs = shared_block_size(p, src, dst);
 	pthread_mutex_unlock(&p->admin);

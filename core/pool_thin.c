@@ -1025,6 +1025,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 	row.dir = thin_dir_id(s->served->target);
 	r = pool_record(p, "record the rollback", record_thin_row, &row, err);
 	if (!r) {
+		atomic_store(&v->served->zeros_from, VOLUME_ZEROS_UNKNOWN);
 		r = thin_rollback(v->served->target, s->served->target);
 		if (r)	/* memory could not follow: say so, the store is right */
 			pool_volume_failed(v, "out of memory while rolling back");

@@ -30,6 +30,7 @@ int volume_create(int64_t id, const char *name, uint64_t size,
 	v->id = id;
 	v->target = t;
 	atomic_init(&v->size, size);
+	atomic_init(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	*out = v;
 	return 0;
 }
@@ -54,6 +55,16 @@ static void touch(struct volume *v)
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	if (atomic_load_explicit(&v->modified, memory_order_relaxed) != ts.tv_sec)
 		atomic_store_explicit(&v->modified, ts.tv_sec, memory_order_relaxed);
+}
+
+void volume_written(struct volume *v, uint64_t off, uint64_t len)
+{
+	uint64_t z = atomic_load_explicit(&v->zeros_from, memory_order_relaxed);
+
+	/* Known zeros are rare (an emptied volume being filled): one load otherwise. */
+	while (z != VOLUME_ZEROS_UNKNOWN && off + len > z &&
+	       !atomic_compare_exchange_weak(&v->zeros_from, &z, off + len))
+		;
 }
 
 void volume_destroy(struct volume *v)
@@ -271,6 +282,7 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	if (r < 0)
 		return r;
 	touch(v);
+	volume_written(v, off, len);
 	return (ssize_t)len;
 }
 

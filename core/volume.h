@@ -30,6 +30,8 @@
 
 struct engine;
 
+#define VOLUME_ZEROS_UNKNOWN	UINT64_MAX
+
 struct volume_stats {
 	_Atomic uint64_t reads, writes;			/* requests */
 	_Atomic uint64_t read_bytes, write_bytes;	/* bytes */
@@ -44,6 +46,13 @@ struct volume {
 	_Atomic bool read_only;		/* writes and discards fail with -EROFS */
 	int64_t created;		/* seconds since the epoch: the files' ctime */
 	_Atomic int64_t modified;	/* seconds: last write (mtime), or created */
+	/*
+	 * Bytes: from here to the end the volume reads zeros as far as the
+	 * daemon knows (it was emptied, and nothing was written there since),
+	 * or VOLUME_ZEROS_UNKNOWN.  A truncate that would cut off only such
+	 * zeros is harmless (fs/ops.c).
+	 */
+	_Atomic uint64_t zeros_from;
 	struct target *target;
 	_Atomic int holders;		/* open files */
 	_Atomic bool retired;		/* removed: no new holders */
@@ -105,6 +114,12 @@ void volume_read_lost(struct volume *v, uint32_t len);
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len);
 int volume_flush(struct volume *v, struct engine *e);
+/*
+ * Bytes [@off, @off + @len) may not read zeros any more: moves ->zeros_from
+ * past them.  volume_write() calls it; so does whoever changes a volume's
+ * content another way.  Never blocks.
+ */
+void volume_written(struct volume *v, uint64_t off, uint64_t len);
 /* -EINVAL if the range leaves the volume, -EROFS if it is read-only. */
 int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode);

@@ -145,7 +145,11 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
  *   - larger: the volume grows online, as `mapperctl extend` (the pool
  *     service; ENOSPC where there is no room);
  *   - smaller: EPERM, as for unlink and rename: a volume's size and name
- *     are the pool's, changed by mapperctl, and the daemon's log says why.
+ *     are the pool's, changed by mapperctl, and the daemon's log says why;
+ *     unless all it would cut off is zeros the daemon knows of (emptied,
+ *     not written since): then it succeeds and the volume keeps its size,
+ *     so `qemu-img convert` into a larger volume (truncate to 0, then to
+ *     the image's size) and `cp` of a smaller sparse file work.
  * mtime may be set (touch), and is kept as the last write; atime is
  * accepted and forgotten; owner and mode are fixed.
  */
@@ -159,12 +163,19 @@ static int truncate_volume(struct daemon *d, struct volume *v, bool own_file, ui
 		/* Holders: ours (hold_ino), the caller's file if any, others. */
 		if (atomic_load(&v->holders) > 1 + own_file)
 			return -EBUSY;
-		return volume_discard(v, &worker_self()->engine, 0, cur, DISCARD_ZERO);
+		r = volume_discard(v, &worker_self()->engine, 0, cur, DISCARD_ZERO);
+		if (!r)
+			atomic_store(&v->zeros_from, 0);
+		return r;
 	}
+	if (size < cur && atomic_load(&v->zeros_from) <= size)
+		return 0;	/* it would cut off only zeros: the volume keeps them */
 	/* The service takes the admin lock and waits for grace periods. */
 	r = pool_truncate(daemon_pool(d), v->id, size, &err);
 	if (r)
 		log_info("truncate refused: %s", err.msg);
+	else if (size > cur)	/* a linear volume's new space holds what it held */
+		atomic_store(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	return r;
 }
 

@@ -18,7 +18,7 @@ mapperctl create thin v1 --pool tp --size 40M >/dev/null
 start_daemon
 
 dd if=/dev/urandom of="$MNT/v1" bs=1M count=24 conv=notrunc,fsync status=none
-mapperctl snapshot v1 s1 >/dev/null
+mapperctl snapshot --active v1 s1 >/dev/null
 dd if=/dev/urandom of="$MNT/v1" bs=64K seek=3 count=5 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/v1" bs=64K seek=600 count=2 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/s1" bs=64K seek=100 count=1 conv=notrunc,fsync status=none

@@ -70,6 +70,18 @@ cmp -n $((32 * MiB)) "$MNT/vm" /dev/zero || fail "qemu-img create left old data 
 mapperctl status vm --json | jq -e '.mapped_bytes == 0' >/dev/null ||
 	fail "qemu-img create kept blocks mapped"
 
+# Into a larger volume: it keeps its size, the image at its start.
+mapperctl create thin big --pool tp --size 48M >/dev/null
+dd if=/dev/urandom of="$MNT/big" bs=1M count=48 conv=notrunc status=none
+qemu-img convert -O raw img.qcow2 "$MNT/big" || fail "qemu-img convert into a larger volume failed"
+[ "$(size_of "$MNT/big")" -eq $((48 * MiB)) ] || fail "convert changed the larger volume's size"
+qemu-img convert -O raw img.qcow2 img.raw
+cmp -n $((24 * MiB)) img.raw "$MNT/big" ||
+	fail "the image is not at the start of the larger volume"
+cmp -i $((24 * MiB)):0 -n $((24 * MiB)) "$MNT/big" /dev/zero || fail "old data is left past the image"
+dd if=/dev/urandom of="$MNT/big" bs=1M seek=40 count=1 conv=notrunc status=none
+expect_fail -m "Operation not permitted" truncate -s 24M "$MNT/big"
+
 # dd without conv=notrunc truncates to 0 first, then writes.
 head -c $((2 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/vm" bs=1M status=none || fail "dd into a volume file failed"
