@@ -2,6 +2,8 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "size.h"
 
@@ -202,4 +204,15 @@ void json_size(struct json *j, const char *key, uint64_t bytes)
 		json_string(j, key, format_size(bytes, buf));
 	else
 		json_u64(j, key, bytes);
+}
+
+void json_time(struct json *j, const char *key, int64_t seconds)
+{
+	time_t t = (time_t)seconds;
+	char buf[32];
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, sizeof(buf), "@%lld", (long long)seconds);
+	json_string(j, key, buf);
 }

@@ -55,4 +55,7 @@ void json_percent(struct json *j, const char *key, uint64_t part, uint64_t whole
 /* Bytes: a number in JSON, "1.00 GiB" in JSON_TEXT. */
 void json_size(struct json *j, const char *key, uint64_t bytes);
 
+/* Seconds since the epoch, as "2025-01-31T12:00:00Z" (UTC) in every style. */
+void json_time(struct json *j, const char *key, int64_t seconds);
+
 #endif

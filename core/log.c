@@ -14,13 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char *log_program = "mapperfs";
 static FILE *log_stream;
-static enum log_level log_max = LOG_INFO;
+static enum log_level log_max = LOG_LEVEL_INFO;
 static bool log_stderr_too;
+static bool log_syslog;			/* log_to_syslog() */
+static bool log_journal;		/* log_to_journal() */
 static char *log_path;			/* what log_reopen() opens again */
 
 void log_init(const char *program)
@@ -31,6 +34,30 @@ void log_init(const char *program)
 void log_set_level(enum log_level level)
 {
 	log_max = level;
+}
+
+int log_parse_level(const char *name, enum log_level *out)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i])) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void log_to_syslog(const char *ident)
+{
+	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_syslog = true;
+}
+
+void log_to_journal(void)
+{
+	log_journal = true;
 }
 
 void log_also_stderr(bool on)
@@ -84,31 +111,40 @@ int log_reopen(void)
 	return r;
 }
 
-static void log_line(const char *level, const char *fmt, va_list ap)
+static void log_line(enum log_level lv, const char *fmt, va_list ap)
 {
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 	FILE *out = log_stream ? log_stream : stderr;
+	const char *level = prefix[lv];
 	char line[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(out, "%s: %s%s\n", log_program, level, line);
-	if (log_stderr_too && out != stderr && *level)
+	if (!log_journal || out != stderr)
+		fprintf(out, "%s: %s%s\n", log_program, level, line);
+	if (log_journal)
+		fprintf(stderr, "<%d>%s%s\n", syslog_prio[lv], level, line);
+	else if (log_stderr_too && out != stderr && lv <= LOG_LEVEL_WARN)
 		fprintf(stderr, "%s: %s%s\n", log_program, level, line);
+	if (log_syslog)
+		syslog(syslog_prio[lv], "%s%s", level, line);
 }
 
-#define LOG_FN(fn, level, prefix)			\
+#define LOG_FN(fn, level)				\
 	void fn(const char *fmt, ...)			\
 	{						\
 		va_list ap;				\
 		if (level > log_max)			\
 			return;				\
 		va_start(ap, fmt);			\
-		log_line(prefix, fmt, ap);		\
+		log_line(level, fmt, ap);		\
 		va_end(ap);				\
 	}
 
-LOG_FN(log_error, LOG_ERROR, "error: ")
-LOG_FN(log_warn, LOG_WARN, "warning: ")
-LOG_FN(log_info, LOG_INFO, "")
+LOG_FN(log_error, LOG_LEVEL_ERROR)
+LOG_FN(log_warn, LOG_LEVEL_WARN)
+LOG_FN(log_info, LOG_LEVEL_INFO)
+LOG_FN(log_debug, LOG_LEVEL_DEBUG)
 
 static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -142,9 +178,9 @@ void log_error_limited(struct log_limit *l, const char *fmt, ...)
 	if (left_out)
 		log_error("... and %llu more like the above in %u s", (unsigned long long)left_out,
 			  LOG_LIMIT_PERIOD_S);
-	if (!print || LOG_ERROR > log_max)
+	if (!print || LOG_LEVEL_ERROR > log_max)
 		return;
 	va_start(ap, fmt);
-	log_line("error: ", fmt, ap);
+	log_line(LOG_LEVEL_ERROR, fmt, ap);
 	va_end(ap);
 }

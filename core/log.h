@@ -3,7 +3,9 @@
  *
  * Messages go to stderr until log_to_file() points them at a file (the
  * daemon does this when it detaches).  Each line is prefixed with the
- * program name and the level.  Thread-safe: one fprintf per line.
+ * program name and the level.  Thread-safe: one fprintf per line.  Lines
+ * may also go to syslog (log_to_syslog), and to stderr with the "<N>"
+ * priority prefixes the systemd journal reads (log_to_journal).
  */
 #ifndef MAPPERFS_LOG_H
 #define MAPPERFS_LOG_H
@@ -13,15 +15,25 @@
 #include <stdio.h>
 
 enum log_level {
-	LOG_ERROR,
-	LOG_WARN,
-	LOG_INFO,
+	LOG_LEVEL_ERROR,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
 };
 
 void log_init(const char *program);		/* name used as prefix */
 /* Lines above @level are dropped (mapperctl: warnings and errors only). */
 void log_set_level(enum log_level level);
+/* "error", "warning", "info" or "debug" in *out; -EINVAL for anything else. */
+int log_parse_level(const char *name, enum log_level *out);
 int log_to_file(const char *path);		/* mode 0600; 0 or -errno */
+/* Every line also to syslog (facility daemon), from now on. */
+void log_to_syslog(const char *ident);
+/*
+ * Every line also to stderr, prefixed "<3>" (error) to "<7>" (debug) as
+ * sd-daemon(3) says, for the journal of a service; stays on.
+ */
+void log_to_journal(void);
 /* While logging to a file, copy warnings and errors to stderr too. */
 void log_also_stderr(bool on);
 /*
@@ -34,6 +46,7 @@ int log_reopen(void);
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * A call site's budget: LOG_LIMIT_BURST lines per LOG_LIMIT_PERIOD_S, then

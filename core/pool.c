@@ -366,10 +366,39 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v)
 	}
 	p->vols[i] = v;
 	p->nr_vols++;
-	if (v->served && !volset_add(&p->served, v->served))
-		v->published = true;
-	else if (v->served)
+	if (pool_volume_show(p, v))
 		pool_volume_failed(v, "out of memory while publishing it");
+}
+
+int pool_volume_show(struct pool *p, struct pool_volume *v)
+{
+	if (!v->served || v->published || v->rec.inactive)
+		return 0;
+	if (volset_add(&p->served, v->served))
+		return -ENOMEM;
+	v->published = true;
+	return 0;
+}
+
+void pool_volume_hide(struct pool *p, struct pool_volume *v)
+{
+	if (!v->published)
+		return;
+	volset_remove(&p->served, v->served);	/* waits for readers */
+	v->published = false;
+}
+
+void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec)
+{
+	v->rec.id = rec->id;
+	v->rec.created = rec->created;
+	v->rec.modified = rec->modified;
+	if (!v->served)
+		return;
+	v->served->id = rec->id;
+	v->served->created = rec->created;
+	atomic_store(&v->served->modified, rec->modified ? rec->modified : rec->created);
+	atomic_store(&v->served->read_only, v->rec.read_only);
 }
 
 static int cmp_extent(const void *a, const void *b)
@@ -458,8 +487,7 @@ void pool_volume_free(struct pool *p, struct pool_volume *v)
 {
 	if (!v)
 		return;
-	if (v->published)
-		volset_remove(&p->served, v->served);	/* waits for readers */
+	pool_volume_hide(p, v);
 	if (v->served)
 		volume_destroy(v->served);
 	v->type->release(p, v);
@@ -482,7 +510,14 @@ void pool_volume_broken(struct pool_volume *v, const char *why)
 
 int pool_volume_serve(struct pool_volume *v, struct target *t)
 {
-	return volume_create(v->rec.id, v->rec.name, v->rec.size, t, &v->served);
+	int r = volume_create(v->rec.id, v->rec.name, v->rec.size, t, &v->served);
+
+	if (r)
+		return r;
+	atomic_store(&v->served->read_only, v->rec.read_only);
+	v->served->created = v->rec.created;
+	atomic_store(&v->served->modified, v->rec.modified ? v->rec.modified : v->rec.created);
+	return 0;
 }
 
 /* ---- operations every kind shares ------------------------------------- */
@@ -646,10 +681,9 @@ static size_t build_all(struct pool *p, bool retry)
 			v->failure = NULL;
 			if (v->type->build(p, v, &e)) {
 				pool_volume_failed(v, e.msg);
-			} else if (v->served && volset_add(&p->served, v->served)) {
+			} else if (pool_volume_show(p, v)) {
 				pool_volume_failed(v, "out of memory");
 			} else {
-				v->published = v->served != NULL;
 				built++;
 			}
 		}
@@ -761,6 +795,8 @@ void pool_close(struct pool *p)
 {
 	if (!p)
 		return;
+	if (p->meta)
+		pool_record_times(p);
 	pool_monitor_stop(p);
 	/* Thin volumes go before their pools, every volume before the devices. */
 	for (size_t i = 0; i < p->nr_vols; i++)

@@ -138,6 +138,7 @@ struct pool_linear_spec {
 	size_t nr_segs;
 	char *const *on;		/* allocate on these devices only, in order */
 	size_t nr_on;
+	bool read_only;
 };
 
 struct pool_switch_path {
@@ -153,6 +154,7 @@ struct pool_switch_spec {
 	uint64_t region_size;		/* bytes */
 	const struct pool_switch_path *paths;
 	size_t nr_paths;
+	bool read_only;
 };
 
 struct pool_thin_pool_spec {
@@ -168,6 +170,7 @@ struct pool_thin_spec {
 	const char *pool;		/* the thin pool's name */
 	uint64_t size;			/* bytes */
 	const char *origin;		/* a volume's name, an absolute path, or NULL */
+	bool read_only;
 };
 
 /* Each fills @out (may be NULL) with the volume as created. */
@@ -179,8 +182,26 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 			  struct volume_rec *out, struct pool_error *err);
 int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 		     struct volume_rec *out, struct pool_error *err);
-/* An O(1) writable snapshot of thin volume @origin, online. */
-int pool_snapshot(struct pool *p, const char *origin, const char *name,
+/* A snapshot to take: thin volume @origin's content as new volume @name. */
+struct pool_snapshot_pair {
+	const char *origin;
+	const char *name;
+};
+
+struct pool_snapshot_spec {
+	const struct pool_snapshot_pair *pairs;
+	size_t nr;			/* > 1: a group, taken at one instant */
+	bool active;			/* in the mount at once (else inactive, LVM's default) */
+	bool read_only;
+};
+
+/*
+ * O(1) snapshots of thin volumes, online.  Every origin is suspended
+ * before any is shared and resumed after all are recorded, so a group's
+ * snapshots agree with each other; all are recorded in one transaction:
+ * all or nothing.  @out (may be NULL) gets the @nr new volumes.
+ */
+int pool_snapshot(struct pool *p, const struct pool_snapshot_spec *s,
 		  struct volume_rec *out, struct pool_error *err);
 /* Gives thin volume @name (not open) the content of @snap. */
 int pool_rollback(struct pool *p, const char *name, const char *snap,
@@ -192,6 +213,62 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 int pool_extend(struct pool *p, const char *name, uint64_t size,
 		char *const *on, size_t nr_on, struct volume_rec *out,
 		struct pool_error *err);
+/*
+ * The life cycle of a volume (pool_volume.c), online.  Rename: open
+ * files keep working; the new name shows in the mount at once.
+ * Read-only: writes in flight finish, later writes and discards fail with
+ * EROFS, opening the file for writing too.  Activation (LVM's): an
+ * inactive volume is not a file in the mount, so it cannot be opened;
+ * deactivating an open one is refused (-EBUSY).  Its records, extents
+ * and map stay.  Thin pools are neither read-only nor inactive (-EINVAL).
+ */
+int pool_rename(struct pool *p, const char *name, const char *new_name,
+		struct pool_error *err);
+int pool_set_read_only(struct pool *p, const char *name, bool read_only,
+		       struct pool_error *err);
+int pool_activate(struct pool *p, const char *name, bool active, struct pool_error *err);
+
+/*
+ * A volume file's truncate to @size bytes (the daemon's setattr): its own
+ * size does nothing; a larger one grows the volume as pool_extend does
+ * (-ENOSPC where there is no room); a smaller one is refused (-EPERM:
+ * volumes only grow, and mapperctl says why); a read-only one -EROFS.
+ * Volume @id as the mount shows it.
+ */
+int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err);
+
+/*
+ * Records when each volume was last written (their files' mtime), for
+ * the next start, if any was.  pool_close() does; failures are logged.
+ */
+void pool_record_times(struct pool *p);
+
+/*
+ * Server-side copy (copy_file_range on the mount): up to @len bytes of
+ * volume @src at @src_off to volume @dst at @dst_off, clipped to both.
+ * Between thin volumes of one pool whose offsets sit alike in their
+ * blocks, whole blocks are shared, not copied (no space, no data moved;
+ * the first write to either copies); the rest is read and written with
+ * engine @e (the caller's thread's), at most 64 MiB per call.  *done
+ * counts the bytes copied (short is fine: call again), *shared those of
+ * them shared.  The caller holds both volumes (open files).  Takes the
+ * admin lock while it shares, never while it copies: call outside any
+ * RCU read section.  0 (with *done > 0 unless the range is empty), or
+ * -errno: -EROFS (@dst read-only), -ENOSPC, -EIO.
+ */
+struct engine;
+struct volume;
+int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
+		     struct volume *dst, uint64_t dst_off, uint64_t len,
+		     struct engine *e, uint64_t *done, uint64_t *shared);
+/*
+ * `mapperctl clone SRC DST`: the first size(SRC) bytes of volume DST
+ * become SRC's, as pool_clone_range does it (DST at least as large; the
+ * rest of DST stays).  Online or offline.  *shared: bytes shared.
+ */
+int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
+	       struct pool_error *err);
+
 /* Deletes volume @name (not open) and frees what only it used. */
 int pool_remove(struct pool *p, const char *name, struct pool_error *err);
 

@@ -139,6 +139,15 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing);
 int pool_reserve(struct pool *p, size_t vols, size_t ext);
 /* Adds @v (committed) to the pool; serves it if it has a volume. */
 void pool_volume_publish(struct pool *p, struct pool_volume *v);
+/*
+ * Puts @v's served volume in the mount (the served set) unless it is
+ * inactive, failed or shown already; hide takes it out (waits for
+ * readers).  0 or -ENOMEM.
+ */
+int pool_volume_show(struct pool *p, struct pool_volume *v);
+void pool_volume_hide(struct pool *p, struct pool_volume *v);
+/* A new volume's record committed as @rec: its id and times, in @v and served. */
+void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec);
 /* Adds committed extents to the model. */
 void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr);
 /*

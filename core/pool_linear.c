@@ -278,6 +278,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 		goto out;
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", linear_type.name);
+	n.rec.read_only = s->read_only;
 	/* Everything publishing needs, before the commit. */
 	v = pool_volume_new(&n.rec, &linear_type);
 	if (!v || pool_reserve(p, 1, n.nr_ext)) {
@@ -290,7 +291,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 	r = pool_record(p, "record the volume", record_new_volume, &n, err);
 	if (r)
 		goto out;
-	v->rec.id = v->served->id = n.rec.id;
+	pool_volume_recorded(v, &n.rec);
 	pool_extents_publish(p, n.ext, n.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
@@ -442,7 +443,7 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 
 		json_object_begin(j, NULL);
 		json_string(j, "device", d ? d->rec.name : "?");
-		json_u64(j, "offset", e[i].dev_offset - DEVICE_DATA_OFFSET);
+		json_size(j, "offset", e[i].dev_offset - DEVICE_DATA_OFFSET);
 		json_size(j, "length", e[i].length);
 		json_object_end(j);
 	}

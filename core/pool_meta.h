@@ -58,6 +58,10 @@ struct volume_rec {
 	char name[POOL_NAME_MAX + 1];
 	char kind[16];
 	uint64_t size;			/* bytes */
+	int64_t created;		/* seconds since the epoch */
+	int64_t modified;		/* seconds: last write recorded, or 0 */
+	bool read_only;			/* writes fail with EROFS */
+	bool inactive;			/* not a file in the mount (LVM's activation) */
 };
 
 /* A piece of a raw device that a volume (or thin pool) owns. */
@@ -162,6 +166,8 @@ struct pool_meta_ops {
 	int (*device_delete)(struct pool_meta *m, int64_t id);
 	int (*volume_insert)(struct pool_meta *m, struct volume_rec *v);	/* sets id */
 	int (*volume_set_size)(struct pool_meta *m, int64_t id, uint64_t size);
+	/* Writes the name, read_only, inactive and modified of @v (by id). */
+	int (*volume_update)(struct pool_meta *m, const struct volume_rec *v);
 	/* Deletes the volume and all that hangs on it (extents, kind rows). */
 	int (*volume_delete)(struct pool_meta *m, int64_t id);
 	int (*extent_insert)(struct pool_meta *m, const struct extent_rec *e);

@@ -38,8 +38,8 @@ static void report_live(struct json *j, struct volume *v)
 	json_u64(j, "open", (uint64_t)atomic_load(&v->holders));
 	json_u64(j, "reads", atomic_load(&v->stats.reads));
 	json_u64(j, "writes", atomic_load(&v->stats.writes));
-	json_u64(j, "read_bytes", atomic_load(&v->stats.read_bytes));
-	json_u64(j, "write_bytes", atomic_load(&v->stats.write_bytes));
+	json_size(j, "read_bytes", atomic_load(&v->stats.read_bytes));
+	json_size(j, "write_bytes", atomic_load(&v->stats.write_bytes));
 	json_u64(j, "io_errors", atomic_load(&v->stats.errors));
 	json_u64(j, "no_space", atomic_load(&v->stats.no_space));
 }
@@ -53,6 +53,14 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	json_string(j, "state", v->failure ? "failed" : "ok");
 	if (v->failure)
 		json_string(j, "reason", v->failure);
+	if (v->type->served) {
+		json_bool(j, "active", !v->rec.inactive);
+		json_bool(j, "read_only", v->rec.read_only);
+	}
+	if (v->rec.created)
+		json_time(j, "created", v->rec.created);
+	if (v->served && v->type->served)
+		json_time(j, "modified", atomic_load(&v->served->modified));
 	v->type->status(p, v, j);
 	if (live && v->published)
 		report_live(j, v->served);

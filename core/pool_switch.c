@@ -287,6 +287,7 @@ int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 	n.blob = malloc(n.blob_len);
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", switch_type.name);
+	n.rec.read_only = s->read_only;
 	n.rec.size = s->size;
 	v = pool_volume_new(&n.rec, &switch_type);
 	if (!n.blob || !v || pool_reserve(p, 1, n.nr_ext)) {
@@ -306,7 +307,7 @@ int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 	n.paths = NULL;
 	if (r)
 		goto out;
-	v->rec.id = v->served->id = n.rec.id;
+	pool_volume_recorded(v, &n.rec);
 	v->sw.rec.volume = n.rec.id;
 	pool_extents_publish(p, n.ext, n.nr_ext);
 	pool_volume_publish(p, v);
@@ -427,16 +428,16 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 		json_object_begin(j, NULL);
 		json_u64(j, "index", sp->idx);
 		json_string(j, "device", d ? d->rec.name : "?");
-		json_u64(j, "offset", sp->dev_offset - DEVICE_DATA_OFFSET);
+		json_size(j, "offset", sp->dev_offset - DEVICE_DATA_OFFSET);
 		if (v->served) {
 			const struct switch_path_stats *st = switch_path_stats(v->served->target, i);
 
 			json_u64(j, "regions", regions[i]);
 			json_u64(j, "reads", atomic_load_explicit(&st->reads, memory_order_relaxed));
 			json_u64(j, "writes", atomic_load_explicit(&st->writes, memory_order_relaxed));
-			json_u64(j, "read_bytes",
+			json_size(j, "read_bytes",
 				 atomic_load_explicit(&st->read_bytes, memory_order_relaxed));
-			json_u64(j, "write_bytes",
+			json_size(j, "write_bytes",
 				 atomic_load_explicit(&st->write_bytes, memory_order_relaxed));
 		}
 		json_object_end(j);

@@ -180,7 +180,7 @@ static int attach_origin(struct pool *p, struct target *t,
 	if (o->origin_volume) {
 		struct pool_volume *ov = pool_volume_by_id(p, o->origin_volume);
 
-		if (!ov || !ov->served || !ov->published)
+		if (!ov || !ov->served || ov->failure)
 			return pool_fail(err, -ENOENT, "its origin volume %s is not served",
 					 ov ? ov->rec.name : "(gone)");
 		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
@@ -458,10 +458,8 @@ void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
 
-		if (member_of(v, tp) && v->published) {
-			volset_remove(&p->served, v->served);	/* waits for readers */
-			v->published = false;
-		}
+		if (member_of(v, tp))
+			pool_volume_hide(p, v);
 	}
 	if (pool && thin_pool_stop(pool))
 		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
@@ -496,10 +494,8 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
 		v->failure = NULL;
 		if (thin_build(p, v, &e))
 			pool_volume_failed(v, e.msg);
-		else if (volset_add(&p->served, v->served))
+		else if (pool_volume_show(p, v))
 			pool_volume_failed(v, "out of memory");
-		else
-			v->published = true;
 	}
 	return 0;
 }
@@ -721,7 +717,7 @@ static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_re
 	if (ov) {
 		if (ov->type == &thin_pool_type)
 			return pool_fail(err, -EINVAL, "origin '%s' is a thin pool, not a volume", arg);
-		if (!ov->published)
+		if (!ov->served || ov->failure)
 			return pool_fail(err, -EIO, "origin '%s' is failed: %s", arg,
 					 ov->failure ? ov->failure : "not served");
 		o->origin_volume = ov->rec.id;
@@ -752,7 +748,7 @@ static int commit_thin(struct pool *p, struct pool_volume *v, struct new_thin *n
 	r = pool_record(p, "record the volume", record_new_thin, n, err);
 	if (r)
 		return r;
-	v->rec.id = v->served->id = n->rec.id;
+	pool_volume_recorded(v, &n->rec);
 	v->thin.rec = n->thin;
 	if (n->origin) {
 		v->thin.origin = n->origin;
@@ -794,6 +790,7 @@ int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 		r = resolve_origin(p, s->origin, &origin, err);
 	if (r)
 		goto out;
+	n.rec.read_only = s->read_only;
 	v = new_thin_volume(&n, s->name, s->size, tp->rec.id);
 	n.origin = s->origin ? malloc(sizeof(*n.origin)) : NULL;
 	n.dir.id = n.thin.dir = thin_pool_reserve_page_id(running(tp));
@@ -834,74 +831,166 @@ out:
 	return r;
 }
 
-/* Undoes a snapshot target made before its record failed. */
-static void drop_target(struct pool_volume *v)
+/*
+ * A group of snapshots taken at one instant: every origin is suspended
+ * (its writes wait, those in flight drain) before any map is shared, and
+ * resumed only after all are recorded, so that the snapshots agree with
+ * each other as a crash would leave the origins (a VM with two disks,
+ * Kubernetes' VolumeGroupSnapshot).  All or nothing: one store
+ * transaction records every snapshot.
+ */
+struct snap {
+	struct pool_volume *o, *tp, *v;	/* origin, its thin pool, the snapshot */
+	struct new_thin n;
+	bool begun;			/* this entry began its pool's admin bracket */
+	bool shared;			/* v's target shares o's map */
+};
+
+struct snap_group {
+	struct snap *s;
+	size_t nr;
+};
+
+static int record_snapshots(struct pool *p, void *arg)
 {
-	thin_remove(v->served->target);
+	struct snap_group *g = arg;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < g->nr; i++)
+		r = record_new_thin(p, &g->s[i].n);
+	return r;
 }
 
-int pool_snapshot(struct pool *p, const char *origin, const char *name,
-		  struct volume_rec *out, struct pool_error *err)
+/* Validates pair @i of @spec into @sn: a new name, a served thin origin. */
+static int snap_check(struct pool *p, const struct pool_snapshot_spec *spec, size_t i,
+		      struct snap *sn, struct pool_error *err)
 {
-	struct pool_volume *o, *tp, *v = NULL;
-	struct new_thin n = { 0 };
+	const struct pool_snapshot_pair *pr = &spec->pairs[i];
+	int r;
+
+	r = pool_check_new_name(p, pr->name, err);
+	if (!r)
+		r = pool_volume_get(p, pr->origin, &thin_type, false, &sn->o, err);
+	if (r)
+		return r;
+	for (size_t j = 0; j < i; j++) {
+		if (!strcmp(spec->pairs[j].name, pr->name))
+			return pool_fail(err, -EEXIST, "snapshot '%s' is named twice", pr->name);
+		if (!strcmp(spec->pairs[j].origin, pr->origin))
+			return pool_fail(err, -EINVAL, "origin '%s' is named twice", pr->origin);
+	}
+	sn->tp = pool_of(p, sn->o, err);
+	if (!sn->tp)
+		return -EIO;
+	sn->n.rec.inactive = !spec->active;
+	sn->n.rec.read_only = spec->read_only;
+	sn->v = new_thin_volume(&sn->n, pr->name, sn->o->rec.size, sn->tp->rec.id);
+	sn->n.origin = sn->o->thin.origin ? malloc(sizeof(*sn->n.origin)) : NULL;
+	if (!sn->v || (sn->o->thin.origin && !sn->n.origin))
+		return pool_fail(err, -ENOMEM, "out of memory");
+	if (sn->n.origin)
+		*sn->n.origin = *sn->o->thin.origin;	/* it reads through the same origin */
+	return 0;
+}
+
+/* Shares @sn's origin's map with a new target; suspended and begun. */
+static int snap_share(struct pool *p, struct snap *sn, struct pool_error *err)
+{
 	struct target *t;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
-	r = pool_check_new_name(p, name, err);
-	if (!r)
-		r = pool_volume_get(p, origin, &thin_type, false, &o, err);
+	sn->n.thin.dir = thin_dir_id(sn->o->served->target);
+	sn->n.thin.snapshot_of = sn->o->rec.id;
+	r = thin_snapshot(sn->o->served->target, 0, &t);
 	if (r)
-		goto out_unlock;
-	tp = pool_of(p, o, err);
-	if (!tp) {
-		r = -EIO;
-		goto out_unlock;
-	}
-	v = new_thin_volume(&n, name, o->rec.size, tp->rec.id);
-	n.origin = o->thin.origin ? malloc(sizeof(*n.origin)) : NULL;
-	if (!v || (o->thin.origin && !n.origin) || pool_reserve(p, 1, 0)) {
-		r = pool_fail(err, -ENOMEM, "out of memory");
-		goto out_unlock;
-	}
-	if (n.origin)
-		*n.origin = *o->thin.origin;	/* a snapshot reads through the same origin */
-	thin_suspend(o->served->target);
-	r = begin_admin(tp, err);
+		return pool_fail(err, r, "out of memory");
+	r = sn->n.origin ? attach_origin(p, t, sn->n.origin, err) : 0;
 	if (r) {
-		goto out_resume;
-	}
-	n.thin.dir = thin_dir_id(o->served->target);
-	n.thin.snapshot_of = o->rec.id;
-	r = thin_snapshot(o->served->target, 0, &t);
-	if (r) {
-		r = pool_fail(err, r, "out of memory");
-		goto out_end;
-	}
-	r = n.origin ? attach_origin(p, t, n.origin, err) : 0;
-	if (!r && pool_volume_serve(v, t))
-		r = pool_fail(err, -ENOMEM, "out of memory");
-	else if (r)
 		t->ops->destroy(t);		/* drops its share of the map */
-	if (!r) {
-		r = commit_thin(p, v, &n, err);
-		if (r)
-			drop_target(v);
+		return r;
 	}
-	if (!r) {
+	if (pool_volume_serve(sn->v, t))	/* destroys t */
+		return pool_fail(err, -ENOMEM, "out of memory");
+	sn->shared = true;
+	return 0;
+}
+
+/* The entry before @i that began @tp's bracket, if any. */
+static bool pool_begun(const struct snap_group *g, size_t i, const struct pool_volume *tp)
+{
+	for (size_t j = 0; j < i; j++)
+		if (g->s[j].tp == tp && g->s[j].begun)
+			return true;
+	return false;
+}
+
+static void snap_end(struct snap_group *g, size_t nr_suspended)
+{
+	for (size_t i = 0; i < g->nr; i++)
+		if (g->s[i].begun)
+			thin_pool_admin_end(running(g->s[i].tp));
+	for (size_t i = 0; i < nr_suspended; i++)
+		thin_unsuspend(g->s[i].o->served->target);
+}
+
+int pool_snapshot(struct pool *p, const struct pool_snapshot_spec *spec,
+		  struct volume_rec *out, struct pool_error *err)
+{
+	struct snap_group g = { calloc(spec->nr + 1, sizeof(*g.s)), spec->nr };
+	size_t suspended = 0, i;
+	int r = 0;
+
+	pthread_mutex_lock(&p->admin);
+	if (!g.s)
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	else if (!spec->nr)
+		r = pool_fail(err, -EINVAL, "no snapshot to take");
+	for (i = 0; !r && i < g.nr; i++)
+		r = snap_check(p, spec, i, &g.s[i], err);
+	if (!r && pool_reserve(p, g.nr, 0))
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	if (r)
+		goto out;
+	for (; suspended < g.nr; suspended++)
+		thin_suspend(g.s[suspended].o->served->target);
+	for (i = 0; !r && i < g.nr; i++) {
+		if (pool_begun(&g, i, g.s[i].tp))
+			continue;
+		r = begin_admin(g.s[i].tp, err);
+		g.s[i].begun = !r;
+	}
+	for (i = 0; !r && i < g.nr; i++)
+		r = snap_share(p, &g.s[i], err);
+	if (!r)
+		r = pool_record(p, g.nr > 1 ? "record the snapshots" : "record the volume",
+				record_snapshots, &g, err);
+	for (i = 0; i < g.nr; i++) {
+		struct snap *sn = &g.s[i];
+
+		if (r) {
+			if (sn->shared)
+				thin_remove(sn->v->served->target);
+			continue;
+		}
+		pool_volume_recorded(sn->v, &sn->n.rec);
+		sn->v->thin.rec = sn->n.thin;
+		sn->v->thin.origin = sn->n.origin;
+		sn->n.origin = NULL;
+		thin_bind(sn->v->served->target, sn->n.rec.id);
+		pool_volume_publish(p, sn->v);
 		if (out)
-			*out = v->rec;
-		log_info("created snapshot '%s' of '%s'", name, origin);
-		v = NULL;
+			out[i] = sn->v->rec;
+		log_info("created snapshot '%s' of '%s'%s", sn->v->rec.name, sn->o->rec.name,
+			 g.nr > 1 ? " (in a group)" : "");
+		sn->v = NULL;
 	}
-out_end:
-	thin_pool_admin_end(running(tp));
-out_resume:
-	thin_unsuspend(o->served->target);
-out_unlock:
-	pool_volume_free(p, v);
-	free(n.origin);
+	snap_end(&g, suspended);
+out:
+	for (i = 0; g.s && i < g.nr; i++) {
+		pool_volume_free(p, g.s[i].v);
+		free(g.s[i].n.origin);
+	}
+	free(g.s);
 	pthread_mutex_unlock(&p->admin);
 	return r;
 }
@@ -949,6 +1038,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 	row.dir = thin_dir_id(s->served->target);
 	r = pool_record(p, "record the rollback", record_thin_row, &row, err);
 	if (!r) {
+		atomic_store(&v->served->zeros_from, VOLUME_ZEROS_UNKNOWN);
 		r = thin_rollback(v->served->target, s->served->target);
 		if (r)	/* memory could not follow: say so, the store is right */
 			pool_volume_failed(v, "out of memory while rolling back");
@@ -1171,9 +1261,9 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	if (!v->served)
 		return;
 	thin_usage(v->served->target, &u);
-	json_u64(j, "mapped_bytes", u.mapped * bs);
-	json_u64(j, "exclusive_bytes", u.exclusive * bs);
-	json_u64(j, "shared_bytes", u.shared * bs);
+	json_size(j, "mapped_bytes", u.mapped * bs);
+	json_size(j, "exclusive_bytes", u.exclusive * bs);
+	json_size(j, "shared_bytes", u.shared * bs);
 	json_percent(j, "data_percent", u.mapped * bs, v->rec.size);
 }
 
@@ -1219,19 +1309,19 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 
 	for (size_t i = 0; i < p->nr_vols; i++)
 		nr_vols += p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id;
-	json_u64(j, "block_size", r->block_size);
+	json_size(j, "block_size", r->block_size);
 	if (running(tp)) {
 		thin_pool_usage(running(tp), &u);
 		uint64_t used = (u.nr_blocks - u.nr_free - u.nr_pending) * u.block_size;
 
-		json_u64(j, "data_used_bytes", used);
-		json_u64(j, "data_total_bytes", u.nr_blocks * u.block_size);
+		json_size(j, "data_used_bytes", used);
+		json_size(j, "data_total_bytes", u.nr_blocks * u.block_size);
 		json_percent(j, "data_percent", used, u.nr_blocks * u.block_size);
-		json_u64(j, "metadata_used_bytes", u.metadata_bytes);
-		json_u64(j, "metadata_total_bytes", u.metadata_limit);
+		json_size(j, "metadata_used_bytes", u.metadata_bytes);
+		json_size(j, "metadata_total_bytes", u.metadata_limit);
 		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
-		json_u64(j, "discarded_bytes", u.discarded_bytes);
+		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
 		if (u.commit_error) {

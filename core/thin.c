@@ -576,6 +576,102 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 	return r;
 }
 
+static uint32_t dir_entry_at(struct thin_dir *d, uint64_t vb)
+{
+	if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
+		return 0;
+	return thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
+}
+
+/*
+ * Sharing a range of another volume's blocks (a server-side copy) is
+ * discard's mirror: the destination's entries are replaced under the
+ * pool lock while both volumes are quiesced, each data block it now maps
+ * gains a reference, each it mapped before loses one (and goes back to
+ * the pool after the next commit).  Quiescing the source too keeps a
+ * fast-path write from landing in a block after it became shared, which
+ * copy-on-write would then lose.
+ */
+static bool reads_origin(const struct thin *th, uint64_t vb)
+{
+	return th->origin && (vb << th->pool->block_shift) < th->origin_size;
+}
+
+/* Shares one block; *stop when it cannot (an external origin shows). */
+static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_t svb,
+		       bool *stop)
+{
+	struct thin_pool *p = dst->pool;
+	uint32_t se = dir_entry_at(atomic_load(&src->dir), svb);
+	uint32_t de = dir_entry_at(atomic_load(&dst->dir), dvb);
+	struct thin_leaf *l;
+	int r;
+
+	if ((!se && reads_origin(src, svb)) || (!se && reads_origin(dst, dvb))) {
+		*stop = true;
+		return 0;
+	}
+	if (se == de)
+		return 0;
+	r = own_leaf(dst, dvb, &l);
+	if (r)
+		return r;
+	de = atomic_load(&l->e[dvb % THIN_LEAF_ENTRIES]);
+	if (se)
+		thin_alloc_get(&p->alloc, se - 1);
+	atomic_store_explicit(&l->e[dvb % THIN_LEAF_ENTRIES], se, memory_order_release);
+	if (se && !de)
+		atomic_fetch_add(&dst->mapped, 1);
+	if (!se && de)
+		atomic_fetch_sub(&dst->mapped, 1);
+	r = thin_pool_mark_leaf(p, l);
+	if (de && thin_alloc_put(&p->alloc, de - 1))
+		r = r ? r : -ENOMEM;
+	return r;
+}
+
+#define SHARE_BATCH	4096		/* blocks between two takes of the lock */
+
+int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t svb,
+	       uint64_t count, uint64_t *done)
+{
+	struct thin *d = to_thin(dst), *s = to_thin(src);
+	struct thin_pool *p = d->pool;
+	bool stop = false;
+	uint64_t i;
+	int r = 0;
+
+	*done = 0;
+	if (s->pool != p)
+		return -EXDEV;
+	thin_suspend(dst);
+	if (s != d)
+		thin_suspend(src);
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < count; i++) {
+		struct thin_dir *dd = atomic_load(&d->dir);
+
+		if (!dd || !atomic_load(&s->dir) || (dvb + i) / THIN_LEAF_ENTRIES >= dd->nr) {
+			r = -EIO;	/* removed, or size and map disagree */
+			break;
+		}
+		r = share_block(d, dvb + i, s, svb + i, &stop);
+		if (r || stop)
+			break;
+		if (i % SHARE_BATCH == SHARE_BATCH - 1) {
+			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_lock(&p->lock);
+		}
+	}
+	*done = i;
+	pthread_mutex_unlock(&p->lock);
+	if (s != d)
+		thin_unsuspend(src);
+	thin_unsuspend(dst);
+	thin_pool_kick(p);
+	return *done ? 0 : r;
+}
+
 /* Zeroes [off, off + n) inside one block, if that block is mapped. */
 static int zero_partial(struct thin *th, struct engine *e, uint64_t off, uint32_t n)
 {
@@ -1113,13 +1209,6 @@ void thin_usage(struct target *t, struct thin_usage *out)
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
-}
-
-static uint32_t dir_entry_at(struct thin_dir *d, uint64_t vb)
-{
-	if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
-		return 0;
-	return thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
 }
 
 /* Leaves that both maps share hold the same entries: skip them whole. */

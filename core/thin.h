@@ -89,6 +89,20 @@ void thin_set_origin(struct target *t, struct target *origin, uint64_t size,
  */
 int thin_rollback(struct target *t, struct target *from);
 
+/*
+ * Makes virtual blocks [@dvb, @dvb + @count) of @dst map what blocks
+ * [@svb, ...) of @src map (same pool; @src may be @dst, the ranges apart):
+ * no data is copied, each data block gains a reference, and what @dst
+ * mapped there is freed as a discard frees it.  Both are quiesced
+ * meanwhile.  Stops early at a block whose content comes from an external
+ * origin (of either): the caller copies that one.  *done counts the blocks
+ * shared.  Blocks on the pool lock, O(count).  0 (with *done possibly
+ * short), -EXDEV, -ENOSPC (metadata full; then *done may be short and 0 is
+ * returned if it is not 0), -ENOMEM, -EIO.
+ */
+int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t svb,
+	       uint64_t count, uint64_t *done);
+
 struct thin_usage {
 	uint64_t mapped;		/* blocks */
 	uint64_t exclusive;		/* blocks no one else maps */

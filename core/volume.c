@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -20,17 +21,53 @@ int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out)
 {
 	struct volume *v = calloc(1, sizeof(*v));
+	char *copy = strdup(name);
 
-	if (!v || !(v->name = strdup(name))) {
+	if (!v || !copy) {
+		free(copy);
 		free(v);
 		t->ops->destroy(t);
 		return -ENOMEM;
 	}
+	atomic_init(&v->name, copy);
 	v->id = id;
 	v->target = t;
 	atomic_init(&v->size, size);
+	atomic_init(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	*out = v;
 	return 0;
+}
+
+void volume_rename(struct volume *v, char *name)
+{
+	char *old = atomic_exchange(&v->name, name);
+
+	rcu_wait_readers();
+	free(old);
+}
+
+/*
+ * The volume was written now: its mtime.  A coarse clock, and a store
+ * only when the second changed, so that writers on many threads do not
+ * bounce the line on every request.
+ */
+static void touch(struct volume *v)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	if (atomic_load_explicit(&v->modified, memory_order_relaxed) != ts.tv_sec)
+		atomic_store_explicit(&v->modified, ts.tv_sec, memory_order_relaxed);
+}
+
+void volume_written(struct volume *v, uint64_t off, uint64_t len)
+{
+	uint64_t z = atomic_load_explicit(&v->zeros_from, memory_order_relaxed);
+
+	/* Known zeros are rare (an emptied volume being filled): one load otherwise. */
+	while (z != VOLUME_ZEROS_UNKNOWN && off + len > z &&
+	       !atomic_compare_exchange_weak(&v->zeros_from, &z, off + len))
+		;
 }
 
 void volume_destroy(struct volume *v)
@@ -228,6 +265,8 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	struct segs segs;
 	int r;
 
+	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
+		return -EROFS;
 	if (!clip(v, off, &len))
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
@@ -243,7 +282,11 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);
-	return r < 0 ? r : (ssize_t)len;
+	if (r < 0)
+		return r;
+	touch(v);
+	volume_written(v, off, len);
+	return (ssize_t)len;
 }
 
 int volume_flush(struct volume *v, struct engine *e)
@@ -255,12 +298,18 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode)
 {
 	uint64_t size = atomic_load(&v->size);
+	int r;
 
+	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
+		return -EROFS;
 	if (off > size || len > size - off)
 		return -EINVAL;
 	if (!len)
 		return 0;
-	return v->target->ops->discard(v->target, e, off, len, mode);
+	r = v->target->ops->discard(v->target, e, off, len, mode);
+	if (!r)
+		touch(v);
+	return r;
 }
 
 int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)

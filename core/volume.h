@@ -30,6 +30,8 @@
 
 struct engine;
 
+#define VOLUME_ZEROS_UNKNOWN	UINT64_MAX
+
 struct volume_stats {
 	_Atomic uint64_t reads, writes;			/* requests */
 	_Atomic uint64_t read_bytes, write_bytes;	/* bytes */
@@ -39,8 +41,18 @@ struct volume_stats {
 
 struct volume {
 	int64_t id;			/* the pool's id; also the inode - 1 */
-	char *name;
+	char *_Atomic name;		/* read in an RCU section; volume_rename */
 	_Atomic uint64_t size;		/* bytes */
+	_Atomic bool read_only;		/* writes and discards fail with -EROFS */
+	int64_t created;		/* seconds since the epoch: the files' ctime */
+	_Atomic int64_t modified;	/* seconds: last write (mtime), or created */
+	/*
+	 * Bytes: from here to the end the volume reads zeros as far as the
+	 * daemon knows (it was emptied, and nothing was written there since),
+	 * or VOLUME_ZEROS_UNKNOWN.  A truncate that would cut off only such
+	 * zeros is harmless (fs/ops.c).
+	 */
+	_Atomic uint64_t zeros_from;
 	struct target *target;
 	_Atomic int holders;		/* open files */
 	_Atomic bool retired;		/* removed: no new holders */
@@ -50,6 +62,12 @@ struct volume {
 /* Takes ownership of @t, also on failure.  0 or -ENOMEM. */
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out);
+/*
+ * Gives @v the name @name (malloc'ed, taken): readers in an RCU read
+ * section see the old name or the new one.  Waits for a grace period
+ * before it frees the old one: admin path only, outside any read section.
+ */
+void volume_rename(struct volume *v, char *name);
 /* Destroys the volume and its target.  Only once nobody can reach it. */
 void volume_destroy(struct volume *v);
 
@@ -90,12 +108,19 @@ void volume_read_done(void);
 void volume_read_lost(struct volume *v, uint32_t len);
 /*
  * Writes up to @len bytes.  Returns the bytes written (short at the end of
- * the volume), -ENOSPC at or past the end, or -errno.
+ * the volume), -ENOSPC at or past the end, -EROFS if it is read-only, or
+ * -errno.  A write that lands sets ->modified.
  */
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len);
 int volume_flush(struct volume *v, struct engine *e);
-/* -EINVAL if the range leaves the volume. */
+/*
+ * Bytes [@off, @off + @len) may not read zeros any more: moves ->zeros_from
+ * past them.  volume_write() calls it; so does whoever changes a volume's
+ * content another way.  Never blocks.
+ */
+void volume_written(struct volume *v, uint64_t off, uint64_t len);
+/* -EINVAL if the range leaves the volume, -EROFS if it is read-only. */
 int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode);
 /* lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL. */

@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -67,6 +68,7 @@ struct options {
 	const char *pool_dir;
 	const char *mountpoint;
 	int foreground;
+	int syslog;			/* -o syslog: lines to syslog too */
 	int nonempty;			/* -o nonempty: mount over files */
 	unsigned int workers;		/* requests served at once */
 	enum transport_choice transport;
@@ -75,21 +77,31 @@ struct options {
 
 static const char usage_text[] =
 	"usage: mapperfs [--pool DIR] MOUNTPOINT [-f] [-o opt[,opt...]]\n"
+	"       mapperfs POOL MOUNTPOINT [-f] [-o opt[,opt...]]\n"
+	"       mount -t fuse.mapperfs POOL MOUNTPOINT [-o opt[,opt...]]\n"
 	"\n"
-	"Serves every volume of the pool DIR (default $MAPPERFS_POOL, else\n"
+	"Serves every active volume of the pool DIR (default $MAPPERFS_POOL, else\n"
 	DEFAULT_POOL ") as a regular file MOUNTPOINT/<name>.\n"
 	"\n"
-	"  --pool DIR     the pool directory (made by 'mapperctl init')\n"
-	"  -f             stay in the foreground, log to stderr\n"
+	"  --pool DIR     the pool directory (made by 'mapperctl init'); or give it\n"
+	"                 before MOUNTPOINT, as mount(8) and fstab do\n"
+	"  -f             stay in the foreground (a systemd service), log to stderr;\n"
+	"                 where stderr is the journal, to it and to DIR/mapperfs.log\n"
 	"  -o threads=N   requests served at once (default 32): /dev/fuse worker\n"
 	"                 threads, or io_uring entries (N / CPUs per CPU)\n"
 	"  -o transport=T how requests reach the daemon: auto (default: io_uring\n"
 	"                 where the kernel offers it), io_uring, or dev-fuse\n"
+	"  -o log=LEVEL   error, warning, info (default) or debug\n"
+	"  -o syslog      log to syslog (facility daemon) as well\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
-	"  -o OPT         any FUSE mount option, e.g. allow_other\n"
+	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
+	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*)\n"
+	"                 are ignored\n"
+	"  -V, --version  the version\n"
 	"  -h, --help     this text\n"
 	"\n"
-	"Stop it with 'fusermount3 -u MOUNTPOINT'.\n";
+	"It returns once the mount is ready (with -f, it tells systemd so).\n"
+	"Stop it with 'fusermount3 -u MOUNTPOINT' (or 'umount').\n";
 
 static int add_fuse_opt(struct options *o, const char *opt)
 {
@@ -123,12 +135,39 @@ static int parse_transport(struct options *o, const char *opt)
 	return -EINVAL;
 }
 
-/* Splits -o lists: ours (threads=N, transport=T, nonempty) are kept, the rest go to libfuse. */
+/* fstab's options, which mount(8) hands its helpers and no file system takes. */
+static bool fstab_only(const char *opt)
+{
+	static const char *const names[] = { "defaults", "auto", "noauto", "nofail", "_netdev",
+					     "user", "nouser", "users", "owner", "group" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(opt, names[i]))
+			return true;
+	return !strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8);
+}
+
+/*
+ * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty)
+ * are kept, fstab's dropped, the rest go to libfuse.
+ */
 static int parse_o(struct options *o, char *list)
 {
 	for (char *save, *opt = strtok_r(list, ",", &save); opt;
 	     opt = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(opt, "transport=", 10)) {
+		enum log_level level;
+
+		if (fstab_only(opt)) {
+			continue;
+		} else if (!strncmp(opt, "log=", 4)) {
+			if (log_parse_level(opt + 4, &level)) {
+				log_error("invalid -o %s: use log=error, warning, info or debug", opt);
+				return -EINVAL;
+			}
+			log_set_level(level);
+		} else if (!strcmp(opt, "syslog")) {
+			o->syslog = 1;
+		} else if (!strncmp(opt, "transport=", 10)) {
 			if (parse_transport(o, opt))
 				return -EINVAL;
 		} else if (!strcmp(opt, "nonempty")) {
@@ -154,19 +193,30 @@ static int parse_args(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ 0 }
 	};
+	bool pool_given = false;
 	int c;
 
 	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
 	o->workers = DEFAULT_WORKERS;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "fho:", longopts, NULL)) != -1) {
+	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
+	while ((c = getopt_long(argc, argv, "fhVnsvo:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pool_dir = optarg;
+			pool_given = true;
 			break;
+		case 'n':
+		case 's':
+		case 'v':
+			break;
+		case 'V':
+			printf("mapperfs %s\n", MAPPERFS_VERSION);
+			exit(0);
 		case 'f':
 			o->foreground = 1;
 			break;
@@ -182,6 +232,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
+	if (argc - optind == 2 && !pool_given)		/* POOL MOUNTPOINT: mount(8), fstab */
+		o->pool_dir = argv[optind++];
 	if (argc - optind != 1) {
 		log_error(optind < argc ? "more than one mount point given (see mapperfs --help)"
 					: "no mount point given (see mapperfs --help)");
@@ -672,9 +724,12 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		log_warn("cannot write the pid file: %s", strerror(-r));
 	log_serving(o, &s);		/* in the log before mapperfs returns */
 	tell_ready(ready_fd);
+	sd_notifyf(0, "READY=1\nMAINPID=%d\nSTATUS=serving pool '%s' on '%s'", (int)getpid(),
+		   o->pool_dir, o->mountpoint);
 	log_io_flusher(io_flusher_refused);
 
 	sig = stop_wait_request();
+	sd_notify(0, "STOPPING=1");
 	if (sig)
 		detached = drain(d, o->mountpoint, &control, &s, sig, st.st_dev);
 	join_serving(&s);		/* returns once the session is over */
@@ -741,8 +796,15 @@ int main(int argc, char **argv)
 	lock_fd = lock_pool(o.pool_dir);
 	if (lock_fd < 0)
 		return 1;
-	if (!o.foreground)
+	if (o.syslog)
+		log_to_syslog("mapperfs");
+	if (!o.foreground) {
 		log_to_pool(o.pool_dir);
+	} else if (getenv("JOURNAL_STREAM")) {	/* a service: the journal and the pool log */
+		log_to_pool(o.pool_dir);
+		log_also_stderr(false);
+		log_to_journal();
+	}
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);

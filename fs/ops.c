@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "fuse_abi.h"
+#include "log.h"
 #include "pool.h"
 #include "rcu.h"
 #include "stop.h"
@@ -42,11 +43,21 @@ static void fill_root_attr(struct daemon *d, struct stat *st)
 	st->st_gid = daemon_gid(d);
 }
 
+/*
+ * mtime is the last write (recorded at shutdown, so it survives a
+ * restart), ctime and birth the volume's creation; a read-only volume is
+ * mode 0400.
+ */
 static void fill_volume_attr(struct daemon *d, struct volume *v, struct stat *st)
 {
+	int64_t modified = atomic_load_explicit(&v->modified, memory_order_relaxed);
+
 	memset(st, 0, sizeof(*st));
 	st->st_ino = (ino_t)v->id + 1;
-	st->st_mode = S_IFREG | 0600;
+	st->st_mode = S_IFREG | (atomic_load(&v->read_only) ? 0400 : 0600);
+	st->st_mtim.tv_sec = (time_t)modified;
+	st->st_atim.tv_sec = (time_t)modified;
+	st->st_ctim.tv_sec = (time_t)v->created;
 	st->st_nlink = 1;
 	st->st_uid = daemon_uid(d);
 	st->st_gid = daemon_gid(d);
@@ -124,33 +135,104 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 }
 
 /*
- * A volume's size is set with `mapperctl extend`, never by truncate; a
- * truncate to the current size (O_TRUNC on an empty change) is harmless.
- * Times are accepted and forgotten; owner and mode are fixed.
+ * A volume file is a disk that only grows, and a truncate says so:
+ *   - to its size: nothing (O_TRUNC of an empty change, qemu-img resize);
+ *   - to 0: the volume is emptied, every block discarded so that it reads
+ *     zeros, and keeps its size; what `cp`, `qemu-img create` and
+ *     `qemu-img convert` mean by O_TRUNC or ftruncate(0) before they write
+ *     (convert then skips the zeros); refused (EBUSY) while another file
+ *     has it open: a loop device's file system must not vanish;
+ *   - larger: the volume grows online, as `mapperctl extend` (the pool
+ *     service; ENOSPC where there is no room);
+ *   - smaller: EPERM, as for unlink and rename: a volume's size and name
+ *     are the pool's, changed by mapperctl, and the daemon's log says why;
+ *     unless all it would cut off is zeros the daemon knows of (emptied,
+ *     not written since): then it succeeds and the volume keeps its size,
+ *     so `qemu-img convert` into a larger volume (truncate to 0, then to
+ *     the image's size) and `cp` of a smaller sparse file work.
+ * mtime may be set (touch), and is kept as the last write; atime is
+ * accepted and forgotten; owner and mode are fixed.
  */
+static int truncate_volume(struct daemon *d, struct volume *v, bool own_file, uint64_t size)
+{
+	uint64_t cur = atomic_load(&v->size);
+	struct pool_error err;
+	int r;
+
+	if (size == 0 && cur > 0) {
+		/* Holders: ours (hold_ino), the caller's file if any, others. */
+		if (atomic_load(&v->holders) > 1 + own_file)
+			return -EBUSY;
+		r = volume_discard(v, &worker_self()->engine, 0, cur, DISCARD_ZERO);
+		if (!r)
+			atomic_store(&v->zeros_from, 0);
+		return r;
+	}
+	if (size < cur && atomic_load(&v->zeros_from) <= size)
+		return 0;	/* it would cut off only zeros: the volume keeps them */
+	/* The service takes the admin lock and waits for grace periods. */
+	r = pool_truncate(daemon_pool(d), v->id, size, &err);
+	if (r)
+		log_info("truncate refused: %s", err.msg);
+	else if (size > cur)	/* a linear volume's new space holds what it held */
+		atomic_store(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
+	return r;
+}
+
+static int set_times(struct volume *v, const struct stat *attr, int to_set)
+{
+	struct timespec now;
+
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		atomic_store(&v->modified, (int64_t)now.tv_sec);
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		atomic_store(&v->modified, (int64_t)attr->st_mtim.tv_sec);
+	}
+	return 0;
+}
+
+/* The volume of @ino, held (volume_unhold after), or NULL. */
+static struct volume *hold_ino(struct daemon *d, fuse_ino_t ino)
+{
+	struct volume *v;
+
+	rcu_read_begin();
+	v = volset_find_id(pool_served(daemon_pool(d)), (int64_t)ino - 1);
+	if (v && volume_hold(v))
+		v = NULL;
+	rcu_read_end();
+	return v;
+}
+
 static void mfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			int to_set, struct fuse_file_info *fi)
 {
 	struct daemon *d = daemon_of(req);
 	struct volume *v;
 	struct stat st;
-	int err = 0;
+	int r = 0;
 
-	(void)fi;
-	rcu_read_begin();
-	v = volset_find_id(pool_served(daemon_pool(d)), (int64_t)ino - 1);
-	if (!v)
-		err = ino == ROOT_INO ? EPERM : ENOENT;
-	else if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
-		err = EPERM;
-	else if ((to_set & FUSE_SET_ATTR_SIZE) &&
-		 (uint64_t)attr->st_size != atomic_load(&v->size))
-		err = EPERM;
-	else
+	if (ino == ROOT_INO) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	v = hold_ino(d, ino);	/* also with @fi: the same volume, held once more */
+	if (!v) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		r = -EPERM;
+	if (!r && (to_set & FUSE_SET_ATTR_SIZE))
+		r = truncate_volume(d, v, fi != NULL, (uint64_t)attr->st_size);
+	if (!r)
+		r = set_times(v, attr, to_set);
+	if (!r)
 		fill_volume_attr(d, v, &st);
-	rcu_read_end();
-	if (err)
-		fuse_reply_err(req, err);
+	volume_unhold(v);
+	if (r)
+		fuse_reply_err(req, -r);
 	else
 		fuse_reply_attr(req, &st, 0);
 }
@@ -219,6 +301,11 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	rcu_read_end();
 	if (err) {
 		fuse_reply_err(req, err);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && atomic_load(&v->read_only)) {
+		volume_unhold(v);
+		fuse_reply_err(req, EROFS);
 		return;
 	}
 	fi->fh = (uintptr_t)v;
@@ -361,6 +448,39 @@ static void mfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_lseek(req, (off_t)at);
 }
 
+/*
+ * copy_file_range between two volume files of the mount: inside a thin
+ * pool whole blocks are shared, not copied (pool_clone_range), so cp and
+ * qemu-img convert between volumes take no space and no time per byte.
+ * The pool service's lock is taken there: no RCU read section here.
+ */
+static void mfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+				struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+				off_t off_out, struct fuse_file_info *fi_out, size_t len,
+				int flags)
+{
+	uint64_t done = 0, shared = 0;
+	int r;
+
+	(void)ino_in, (void)ino_out;
+	if (flags) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	r = pool_clone_range(daemon_pool(daemon_of(req)), fh_volume(fi_in), (uint64_t)off_in,
+			     fh_volume(fi_out), (uint64_t)off_out, len,
+			     &worker_self()->engine, &done, &shared);
+	if (r)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, (size_t)done);
+}
+
+/*
+ * The mount shows the pool's volumes; making, removing and renaming them
+ * is the pool's (mapperctl create, remove, rename): one errno for all,
+ * EPERM, as for a shrinking truncate.
+ */
 static void mfs_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			      mode_t mode, struct fuse_file_info *fi)
 {
@@ -371,6 +491,41 @@ static void mfs_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *nam
 static void mfs_refuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	(void)parent, (void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void mfs_refuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	(void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
+	fuse_reply_err(req, EPERM);
+}
+
+static void mfs_refuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+			     mode_t mode)
+{
+	(void)parent, (void)name, (void)mode;
+	fuse_reply_err(req, EPERM);
+}
+
+static void mfs_refuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+			     mode_t mode, dev_t rdev)
+{
+	(void)parent, (void)name, (void)mode, (void)rdev;
+	fuse_reply_err(req, EPERM);
+}
+
+static void mfs_refuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			       const char *name)
+{
+	(void)link, (void)parent, (void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void mfs_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+			    const char *newname)
+{
+	(void)ino, (void)newparent, (void)newname;
 	fuse_reply_err(req, EPERM);
 }
 
@@ -389,6 +544,13 @@ const struct fuse_lowlevel_ops mapperfs_ops = {
 	.statfs = mfs_statfs,
 	.fallocate = mfs_fallocate,
 	.lseek = mfs_lseek,
+	.copy_file_range = mfs_copy_file_range,
 	.create = mfs_refuse_create,
 	.unlink = mfs_refuse_unlink,
+	.rmdir = mfs_refuse_unlink,
+	.rename = mfs_refuse_rename,
+	.mkdir = mfs_refuse_mkdir,
+	.mknod = mfs_refuse_mknod,
+	.symlink = mfs_refuse_symlink,
+	.link = mfs_refuse_link,
 };

@@ -170,12 +170,30 @@ static int step4_thin_admin(struct store *s)
 		" REFERENCES volume(id) ON DELETE SET NULL;");
 }
 
+/*
+ * Version 5: the life cycle of a volume.  read_only: writes fail with
+ * EROFS; active: it is a file in the mount (LVM's activation; snapshots
+ * start inactive); modified: when it was last written, as the daemon
+ * last recorded it (NULL: never), its files' mtime.  Volumes made before
+ * are writable and active, as they were.
+ */
+static int step5_volume_life_cycle(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE volume ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0"
+		" CHECK (read_only IN (0, 1));"
+		"ALTER TABLE volume ADD COLUMN active INTEGER NOT NULL DEFAULT 1"
+		" CHECK (active IN (0, 1));"
+		"ALTER TABLE volume ADD COLUMN modified INTEGER;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
 	step2_thin,
 	step3_switch,
 	step4_thin_admin,
+	step5_volume_life_cycle,
 };
 
 int migrate_latest(void)

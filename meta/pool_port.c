@@ -105,6 +105,11 @@ static int port_volume_set_size(struct pool_meta *m, int64_t id, uint64_t size)
 	return store_volume_set_size(st(m), id, size);
 }
 
+static int port_volume_update(struct pool_meta *m, const struct volume_rec *v)
+{
+	return store_volume_update(st(m), v);
+}
+
 static int port_volume_delete(struct pool_meta *m, int64_t id)
 {
 	return store_volume_delete(st(m), id);
@@ -203,6 +208,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.device_delete = port_device_delete,
 	.volume_insert = port_volume_insert,
 	.volume_set_size = port_volume_set_size,
+	.volume_update = port_volume_update,
 	.volume_delete = port_volume_delete,
 	.extent_insert = port_extent_insert,
 	.switch_insert = port_switch_insert,

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#define VOLUME_COLUMNS	"id, name, kind, size"
+#define VOLUME_COLUMNS	"id, name, kind, size, created, coalesce(modified, 0), read_only, active"
 
 static int volume_row(sqlite3_stmt *st, void *rec)
 {
@@ -21,6 +21,10 @@ static int volume_row(sqlite3_stmt *st, void *rec)
 	store_column_text(st, 1, v->name, sizeof(v->name));
 	store_column_text(st, 2, v->kind, sizeof(v->kind));
 	v->size = (uint64_t)sqlite3_column_int64(st, 3);
+	v->created = sqlite3_column_int64(st, 4);
+	v->modified = sqlite3_column_int64(st, 5);
+	v->read_only = sqlite3_column_int(st, 6) != 0;
+	v->inactive = sqlite3_column_int(st, 7) == 0;
 	return 0;
 }
 
@@ -43,14 +47,17 @@ int store_volume_insert(struct store *s, struct volume_rec *v)
 		return -ENAMETOOLONG;
 	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
 		return -EINVAL;
-	r = store_stmt(s, "INSERT INTO volume (name, kind, size, created)"
-			  " VALUES (?, ?, ?, ?)", &st);
+	r = store_stmt(s, "INSERT INTO volume (name, kind, size, created, read_only, active)"
+			  " VALUES (?, ?, ?, ?, ?, ?)", &st);
 	if (r)
 		return r;
+	v->created = (int64_t)time(NULL);
 	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, v->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)v->size);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL));
+	sqlite3_bind_int64(st, 4, v->created);
+	sqlite3_bind_int(st, 5, v->read_only);
+	sqlite3_bind_int(st, 6, !v->inactive);
 	r = store_step_done(s, st);
 	if (!r)
 		v->id = sqlite3_last_insert_rowid(s->db);
@@ -79,6 +86,25 @@ int store_volume_set_size(struct store *s, int64_t id, uint64_t size)
 		return r;
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
 	sqlite3_bind_int64(st, 2, id);
+	return volume_change(s, st);
+}
+
+int store_volume_update(struct store *s, const struct volume_rec *v)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
+		return -ENAMETOOLONG;
+	r = store_stmt(s, "UPDATE volume SET name = ?, read_only = ?, active = ?,"
+			  " modified = nullif(?, 0) WHERE id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, v->read_only);
+	sqlite3_bind_int(st, 3, !v->inactive);
+	sqlite3_bind_int64(st, 4, v->modified);
+	sqlite3_bind_int64(st, 5, v->id);
 	return volume_change(s, st);
 }
 

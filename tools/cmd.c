@@ -17,7 +17,8 @@ extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
 	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
 	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
 	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload,
-	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change;
+	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change,
+	cmd_rename, cmd_set, cmd_activate, cmd_deactivate, cmd_clone;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -30,6 +31,11 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_create_thin,
 	&cmd_snapshot,
 	&cmd_rollback,
+	&cmd_clone,
+	&cmd_rename,
+	&cmd_set,
+	&cmd_activate,
+	&cmd_deactivate,
 	&cmd_diff,
 	&cmd_check,
 	&cmd_change,

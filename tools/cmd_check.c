@@ -7,42 +7,107 @@
  * as fsck reports; the verdict is the exit status and, on failure, one
  * line on stderr.
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "cmd.h"
+#include "json.h"
 
 #define WHAT "check"
 
+/* --json gathers the lines into {"breaches": [...], "summary": [...]}. */
 struct check_out {
 	struct cmd_ctx *ctx;
+	FILE *breaches, *summary;	/* --json: one JSON string per line, or NULL */
+	char *breaches_buf, *summary_buf;
+	size_t breaches_len, summary_len;
 };
+
+static void print_line(struct cmd_ctx *ctx, FILE *json, const char *msg)
+{
+	struct json j;
+
+	if (!json) {
+		fprintf(ctx->out, "%s\n", msg);
+		return;
+	}
+	json_init(&j, json, JSON_COMPACT);
+	json_string(&j, NULL, msg);	/* a top-level value ends its line */
+}
 
 static void print_breach(void *arg, const char *msg)
 {
 	struct check_out *o = arg;
 
-	fprintf(o->ctx->out, "%s\n", msg);
+	print_line(o->ctx, o->breaches, msg);
 }
 
 static void print_summary(void *arg, const char *msg)
 {
 	struct check_out *o = arg;
 
-	fprintf(o->ctx->out, "%s\n", msg);
+	print_line(o->ctx, o->summary, msg);
+}
+
+/* Lines of JSON strings as an array. */
+static void print_array(FILE *f, const char *key, const char *lines, size_t len)
+{
+	fprintf(f, "  \"%s\": [", key);
+	for (size_t i = 0, n = 0; i < len; n++) {
+		size_t end = i;
+
+		while (end < len && lines[end] != '\n')
+			end++;
+		fprintf(f, "%s\n    %.*s", n ? "," : "", (int)(end - i), lines + i);
+		i = end + 1;
+	}
+	fprintf(f, "%s]", len ? "\n  " : "");
+}
+
+static int check_json(struct cmd_ctx *ctx, struct check_out *o, const char *name,
+		      size_t *breaches, struct pool_error *err)
+{
+	int r;
+
+	o->breaches = open_memstream(&o->breaches_buf, &o->breaches_len);
+	o->summary = open_memstream(&o->summary_buf, &o->summary_len);
+	if (!o->breaches || !o->summary) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	} else {
+		r = pool_check(ctx->pool, name, print_breach, print_summary, o, breaches, err);
+	}
+	if (o->breaches)
+		fclose(o->breaches);
+	if (o->summary)
+		fclose(o->summary);
+	if (!r) {
+		fprintf(ctx->out, "{\n");
+		print_array(ctx->out, "breaches", o->breaches_buf, o->breaches_len);
+		fprintf(ctx->out, ",\n");
+		print_array(ctx->out, "summary", o->summary_buf, o->summary_len);
+		fprintf(ctx->out, ",\n  \"ok\": %s\n}\n", *breaches ? "false" : "true");
+	}
+	free(o->breaches_buf);
+	free(o->summary_buf);
+	return r;
 }
 
 static int check_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct check_out o = { ctx };
+	struct check_out o = { .ctx = ctx };
 	struct pool_error err;
 	size_t breaches;
 	int r;
 
-	if (cmd_next_option(ctx, WHAT, argc, argv, NULL, 1) != -1)
-		return CMD_USAGE;
-	r = cmd_args(ctx, WHAT, argc, argv, 0, 1, "");
+	int as_json;
+
+	r = cmd_json_args(ctx, WHAT, argc, argv, &as_json, 0, 1, "");
 	if (r)
 		return r;
-	if (pool_check(ctx->pool, optind < argc ? argv[optind] : NULL, print_breach,
-		       print_summary, &o, &breaches, &err))
+	r = as_json ? check_json(ctx, &o, optind < argc ? argv[optind] : NULL, &breaches, &err) :
+		      pool_check(ctx->pool, optind < argc ? argv[optind] : NULL, print_breach,
+				 print_summary, &o, &breaches, &err);
+	if (r)
 		return cmd_fail(ctx, WHAT, &err);
 	if (breaches)
 		return cmd_error(ctx, WHAT, "%zu breach%s found", breaches,
@@ -53,14 +118,16 @@ static int check_run(struct cmd_ctx *ctx, int argc, char **argv)
 const struct cmd cmd_check = {
 	.name = "check",
 	.usage =
-		"check [NAME]\n"
+		"check [NAME] [--json]\n"
 		"\n"
 		"Verifies every invariant of the pool, or of the volume or thin pool\n"
 		"NAME: the database's pages; extents on registered devices, inside\n"
 		"their data areas, overlapping no other; each volume's records; and\n"
 		"each thin pool's committed maps against themselves and against its\n"
 		"counts in memory.  Prints each breach, one line each, and exits 1 if\n"
-		"there is any.\n",
+		"there is any.\n"
+		"\n"
+		"  --json  print {\"breaches\": [lines], \"summary\": [lines], \"ok\"}\n",
 	.run = check_run,
 	.needs_pool = 1,
 };

@@ -15,10 +15,12 @@ static const struct option options[] = {
 	{ "size", required_argument, NULL, 's' },
 	{ "on", required_argument, NULL, 'o' },
 	{ "segment", required_argument, NULL, 'g' },
+	{ "read-only", no_argument, NULL, 'R' },
 	{ 0 }
 };
 
 struct create_args {
+	bool read_only;			/* --read-only */
 	const char *size;		/* --size, or NULL */
 	char **on;			/* --on arguments */
 	size_t nr_on;
@@ -38,6 +40,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
 		switch (c) {
+		case 'R': a->read_only = true; break;
 		case 's': a->size = optarg; break;
 		case 'o': a->on[a->nr_on++] = optarg; break;
 		case 'g': a->segs[a->nr_segs++] = optarg; break;
@@ -71,6 +74,7 @@ static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r)
 		goto out;
 	s.name = argv[optind];
+	s.read_only = a.read_only;
 	s.on = a.on;
 	s.nr_on = a.nr_on;
 	segs = calloc(a.nr_segs + 1, sizeof(*segs));
@@ -105,7 +109,7 @@ out:
 const struct cmd cmd_create_linear = {
 	.name = "create linear",
 	.usage =
-		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]...\n"
+		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]... [--read-only]\n"
 		"       mapperctl create linear NAME --segment DEVICE:OFFSET:LENGTH...\n"
 		"\n"
 		"Creates the linear volume NAME: SIZE bytes from the free space of the\n"
@@ -114,7 +118,8 @@ const struct cmd cmd_create_linear = {
 		"  --size SIZE     the volume's size: a multiple of 4 KiB (K, M, G, T)\n"
 		"  --on DEVICES    allocate on these devices only, in this order\n"
 		"  --segment D:O:L LENGTH bytes at OFFSET of device D's data area (after\n"
-		"                  its 1 MiB label); both multiples of 4 KiB; repeatable\n",
+		"                  its 1 MiB label); both multiples of 4 KiB; repeatable\n"
+		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n",
 	.run = create_linear_run,
 	.options = options,
 	.needs_pool = 1,

@@ -15,10 +15,12 @@ static const struct option options[] = {
 	{ "size", required_argument, NULL, 's' },
 	{ "region-size", required_argument, NULL, 'r' },
 	{ "path", required_argument, NULL, 'p' },
+	{ "read-only", no_argument, NULL, 'R' },
 	{ 0 }
 };
 
 struct create_args {
+	bool read_only;			/* --read-only */
 	const char *size;
 	const char *region_size;
 	char **paths;			/* --path arguments */
@@ -35,6 +37,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
 		switch (c) {
+		case 'R': a->read_only = true; break;
 		case 's': a->size = optarg; break;
 		case 'r': a->region_size = optarg; break;
 		case 'p': a->paths[a->nr_paths++] = optarg; break;
@@ -73,6 +76,7 @@ static int create_switch_run(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	s.name = argv[optind];
+	s.read_only = a.read_only;
 	r = opts_block_size(a.size, &s.size, &err);
 	if (!r)
 		r = opts_block_size(a.region_size, &s.region_size, &err);
@@ -103,6 +107,7 @@ const struct cmd cmd_create_switch = {
 	.name = "create switch",
 	.usage =
 		"create switch NAME --size SIZE --region-size SIZE --path DEVICE[:OFFSET]...\n"
+		"       [--read-only]\n"
 		"\n"
 		"Creates the switch volume NAME: SIZE bytes cut into regions of\n"
 		"--region-size, each served by one of 2 to 256 paths as its region\n"
@@ -117,7 +122,8 @@ const struct cmd cmd_create_switch = {
 		"  --path DEVICE:OFFSET\n"
 		"                      OFFSET bytes into DEVICE's data area (after its\n"
 		"                      1 MiB label); owns nothing, may be shared with\n"
-		"                      other paths and volumes (multipath)\n",
+		"                      other paths and volumes (multipath)\n"
+		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n",
 	.run = create_switch_run,
 	.options = options,
 	.needs_pool = 1,

@@ -15,6 +15,7 @@ static const struct option options[] = {
 	{ "pool", required_argument, NULL, 'p' },
 	{ "size", required_argument, NULL, 's' },
 	{ "origin", required_argument, NULL, 'o' },
+	{ "read-only", no_argument, NULL, 'R' },
 	{ 0 }
 };
 
@@ -37,6 +38,8 @@ static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 			size_arg = optarg;
 		else if (c == 'o')
 			s.origin = optarg;
+		else if (c == 'R')
+			s.read_only = true;
 		else
 			return CMD_USAGE;
 	}
@@ -58,14 +61,15 @@ static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 const struct cmd cmd_create_thin = {
 	.name = "create thin",
 	.usage =
-		"create thin NAME --pool POOL --size SIZE [--origin VOLUME-OR-PATH]\n"
+		"create thin NAME --pool POOL --size SIZE [--origin VOLUME-OR-PATH] [--read-only]\n"
 		"\n"
 		"Creates a thin volume of SIZE bytes (may exceed the pool) in thin pool\n"
 		"POOL.  Unwritten blocks read as zeros and take no space.\n"
 		"\n"
 		"  --origin X  unwritten blocks read from X instead (read-only): an image\n"
 		"              file or block device by path, else a volume by name; past\n"
-		"              its end they read as zeros\n",
+		"              its end they read as zeros\n"
+		"  --read-only writes fail with EROFS (see 'mapperctl set')\n",
 	.run = create_thin_run,
 	.options = options,
 	.needs_pool = 1,

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "json.h"
+#include "size.h"
 
 #define WHAT "diff"
 
@@ -14,6 +15,7 @@ struct diff_out {
 	FILE *f;
 	struct json *j;			/* NULL: text */
 	uint32_t block_size;		/* bytes */
+	uint64_t runs, bytes;		/* text: for the header and the total */
 };
 
 static int print_run(void *arg, uint64_t first, uint64_t count)
@@ -21,8 +23,16 @@ static int print_run(void *arg, uint64_t first, uint64_t count)
 	struct diff_out *o = arg;
 
 	if (!o->j) {
-		fprintf(o->f, "%llu %llu\n", (unsigned long long)(first * o->block_size),
-			(unsigned long long)(count * o->block_size));
+		char off[SIZE_STR_LEN], len[SIZE_STR_LEN];
+
+		if (!o->runs++)
+			fprintf(o->f, "%12s  %12s  %12s  %10s\n", "OFFSET", "LENGTH", "FIRST_BLOCK",
+				"BLOCKS");
+		o->bytes += count * o->block_size;
+		fprintf(o->f, "%12s  %12s  %12llu  %10llu\n",
+			format_size(first * o->block_size, off),
+			format_size(count * o->block_size, len), (unsigned long long)first,
+			(unsigned long long)count);
 		return 0;
 	}
 	json_object_begin(o->j, NULL);
@@ -63,8 +73,17 @@ static int diff_run(struct cmd_ctx *ctx, int argc, char **argv)
 		o.j = &j;
 	}
 	r = diff_runs(ctx, &o, argv, &err);
-	if (as_json)
+	if (as_json) {
 		json_array_end(&j);
+	} else if (!o.runs) {
+		fprintf(o.f, "'%s' and '%s' do not differ\n", argv[optind], argv[optind + 1]);
+	} else {
+		char total[SIZE_STR_LEN];
+
+		fprintf(o.f, "%llu range%s, %s in blocks of %u bytes\n",
+			(unsigned long long)o.runs, o.runs == 1 ? "" : "s",
+			format_size(o.bytes, total), o.block_size);
+	}
 	fclose(o.f);
 	if (!r)
 		fwrite(text, 1, len, ctx->out);
@@ -77,8 +96,9 @@ const struct cmd cmd_diff = {
 	.usage =
 		"diff A B [--json]\n"
 		"\n"
-		"Prints the ranges where thin volumes A and B (of one pool) differ, one\n"
-		"\"OFFSET LENGTH\" line each, in bytes, whole blocks.\n"
+		"Prints the ranges where thin volumes A and B (of one pool) differ, in\n"
+		"whole blocks: a table of OFFSET, LENGTH (in human units), FIRST_BLOCK\n"
+		"and BLOCKS, and the total; --json for exact bytes.\n"
 		"\n"
 		"  --json  a JSON array of {\"offset\", \"length\", \"first_block\", \"blocks\"}\n",
 	.run = diff_run,

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -25,9 +26,29 @@ static const char *percent(int32_t hundredths, char *buf, size_t len)
 	return buf;
 }
 
+/* "2025-01-31 12:00" in local time, or "" for none. */
+static const char *when(int64_t seconds, char *buf, size_t len)
+{
+	time_t t = (time_t)seconds;
+	struct tm tm;
+
+	if (!seconds || !localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M", &tm))
+		return "";
+	return buf;
+}
+
+/* lvs's attributes, shortened: "rw" or "ro", then "a" active or "-". */
+static const char *attr(const struct pool_volume_info *v)
+{
+	if (!strcmp(v->rec.kind, "thin-pool"))
+		return "";
+	return v->rec.read_only ? (v->rec.inactive ? "ro-" : "roa") :
+				  (v->rec.inactive ? "rw-" : "rwa");
+}
+
 static void print_text(struct cmd_ctx *ctx, const struct pool_volume_info *v, size_t nr)
 {
-	char size[SIZE_STR_LEN], data[16], meta[16];
+	char size[SIZE_STR_LEN], data[16], meta[16], created[32];
 	int wn = 4, wk = 4, wp = 4, wo = 6;
 
 	if (!nr)
@@ -38,13 +59,15 @@ static void print_text(struct cmd_ctx *ctx, const struct pool_volume_info *v, si
 		wp = widest(wp, v[i].pool);
 		wo = widest(wo, v[i].origin);
 	}
-	fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %s\n", wn, "NAME", wk, "KIND",
-		"SIZE", wp, "POOL", wo, "ORIGIN", "DATA%", "META%", "STATE");
+	fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %-4s  %-16s  %s\n", wn, "NAME",
+		wk, "KIND", "SIZE", wp, "POOL", wo, "ORIGIN", "DATA%", "META%", "ATTR", "CREATED",
+		"STATE");
 	for (size_t i = 0; i < nr; i++)
-		fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %s%s\n", wn,
+		fprintf(ctx->out, "%-*s  %-*s  %10s  %-*s  %-*s  %6s  %6s  %-4s  %-16s  %s%s\n", wn,
 			v[i].rec.name, wk, v[i].rec.kind, format_size(v[i].rec.size, size), wp,
 			v[i].pool, wo, v[i].origin, percent(v[i].data_pct, data, sizeof(data)),
-			percent(v[i].meta_pct, meta, sizeof(meta)),
+			percent(v[i].meta_pct, meta, sizeof(meta)), attr(&v[i]),
+			when(v[i].rec.created, created, sizeof(created)),
 			v[i].reason[0] ? "failed: " : "ok", v[i].reason);
 }
 
@@ -78,11 +101,14 @@ const struct cmd cmd_list = {
 		"Lists the volumes: name, kind, size, a thin volume's pool and the\n"
 		"volume it is a snapshot of (ORIGIN), DATA% (of a thin volume: mapped\n"
 		"of its size; of a thin pool: used) and META% (of a thin pool: map\n"
-		"pages of its metadata limit) as lvs shows them, and whether each is\n"
-		"served (ok) or failed, with the reason.\n"
+		"pages of its metadata limit) as lvs shows them, ATTR (rw or ro:\n"
+		"writable or read-only; a: active, a file in the mount, or -: inactive),\n"
+		"when it was CREATED, and whether each is served (ok) or failed, with\n"
+		"the reason.\n"
 		"\n"
-		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\"},\n"
-		"          size in bytes, \"reason\" when failed; linear volumes and thin\n"
+		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\",\n"
+		"          \"created\"}, size in bytes, \"reason\" when failed; volumes add\n"
+		"          \"active\", \"read_only\", \"modified\"; linear volumes and thin\n"
 		"          pools add \"segments\"; thin volumes \"pool\", \"origin\",\n"
 		"          \"mapped_bytes\", \"exclusive_bytes\", \"shared_bytes\",\n"
 		"          \"data_percent\"; thin pools \"data_used_bytes\",\n"

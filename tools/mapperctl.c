@@ -30,7 +30,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: mapperctl [--pool DIR] COMMAND [ARGS...]\n\ncommands:\n");
 	cmd_print_commands(f);
 	fprintf(f, "\nThe pool is DIR, else $MAPPERFS_POOL, else %s.\n"
-		"Run 'mapperctl COMMAND --help' for a command's options.\n",
+		"Run 'mapperctl COMMAND --help' for a command's options; --version\n"
+		"prints the version.\n",
 		DEFAULT_POOL);
 }
 
@@ -40,13 +41,17 @@ static int parse_global(int argc, char **argv, const char **pool)
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'V':
+			printf("mapperctl %s\n", MAPPERFS_VERSION);
+			exit(CMD_OK);
 		case 'p':
 			*pool = optarg;
 			break;
@@ -144,7 +149,7 @@ int main(int argc, char **argv)
 	int first, words, fd;
 
 	log_init("mapperctl");
-	log_set_level(LOG_WARN);
+	log_set_level(LOG_LEVEL_WARN);
 	if (!pool || !*pool)
 		pool = DEFAULT_POOL;
 	first = parse_global(argc, argv, &pool);

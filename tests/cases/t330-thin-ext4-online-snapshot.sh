@@ -32,7 +32,7 @@ manifest fs >want
 	head -c 65536 /dev/urandom >fs/busy.$((i % 8)) || exit 1
 done) &
 writer=$!
-mapperctl snapshot v s1 >/dev/null
+mapperctl snapshot --active v s1 >/dev/null
 wait "$writer" || fail "writer on the origin failed across the snapshot"
 [ -f "$MNT/s1" ] || fail "snapshot does not appear in the mount"
 
@@ -43,7 +43,7 @@ sync
 
 # The snapshot was taken with the fs mounted: it is a crash image, so
 # replay its journal on a copy-on-write snapshot of it, not on it.
-mapperctl snapshot s1 s2 >/dev/null
+mapperctl snapshot --active s1 s2 >/dev/null
 dev2=$(attach_loop "$MNT/s2")
 e2fsck -fy "$dev2" >fsck.log 2>&1 || [ $? -le 1 ] || { cat fsck.log >&2; fail "e2fsck could not recover the snapshot"; }
 e2fsck -fn "$dev2" >fsck.log 2>&1 || { cat fsck.log >&2; fail "e2fsck finds errors in the snapshot"; }
@@ -60,7 +60,7 @@ detach_loop "$dev"
 
 # Snapshot of a snapshot: writable, and writing it changes neither parent.
 cp "$MNT/s1" s1.img
-mapperctl snapshot s1 s3 >/dev/null
+mapperctl snapshot --active s1 s3 >/dev/null
 dd if=/dev/urandom of="$MNT/s3" bs=1M count=4 conv=notrunc,fsync status=none
 cmp s1.img "$MNT/s1" || fail "writing a snapshot of a snapshot changed its parent"
 

@@ -29,7 +29,7 @@ printf 'hello' | dd of=want bs=1 seek=70000 conv=notrunc status=none
 cmp want <(head -c $((3 * MiB)) "$MNT/vm1") || fail "a first write lost the image around it"
 cmp base.img base.orig || fail "writing the volume changed the image"
 
-mapperctl snapshot vm1 vm1-snap >/dev/null
+mapperctl snapshot --active vm1 vm1-snap >/dev/null
 cmp want <(head -c $((3 * MiB)) "$MNT/vm1-snap") || fail "the snapshot does not read through the image"
 
 # A volume as the origin: a golden thin volume for clones.

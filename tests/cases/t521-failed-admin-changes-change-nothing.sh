@@ -16,7 +16,7 @@ mapperctl create thin v --pool tp --size 16M >/dev/null
 start_daemon
 head -c $((8 * MiB)) /dev/urandom >vdata
 dd if=vdata of="$MNT/v" bs=1M conv=notrunc,fsync status=none
-mapperctl snapshot v s >/dev/null
+mapperctl snapshot --active v s >/dev/null
 dd if=/dev/zero of="$MNT/v" bs=1M count=1 conv=notrunc,fsync status=none
 cp "$MNT/v" v.before
 cp "$MNT/s" s.before

@@ -45,5 +45,5 @@ grep -q "^thin pool 'bad': it is failed: .*'b1'" "$T_DIR/.stdout" ||
 	fail "check does not name the failed pool and why"
 expect_fail -s 1 -m "no volume 'nosuch'" mapperctl check nosuch
 # The healthy pool still takes changes.
-mapperctl snapshot g1 g1s >/dev/null
+mapperctl snapshot --active g1 g1s >/dev/null
 cmp g1.data <(head -c $((4 * MiB)) "$MNT/g1s") || fail "a snapshot in the healthy pool failed"

@@ -18,11 +18,11 @@ mapperctl create thin v1 --pool tp --size 40M >/dev/null
 start_daemon
 
 dd if=/dev/urandom of="$MNT/v1" bs=1M count=24 conv=notrunc,fsync status=none
-mapperctl snapshot v1 s1 >/dev/null
+mapperctl snapshot --active v1 s1 >/dev/null
 dd if=/dev/urandom of="$MNT/v1" bs=64K seek=3 count=5 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/v1" bs=64K seek=600 count=2 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/s1" bs=64K seek=100 count=1 conv=notrunc,fsync status=none
-mapperctl snapshot s1 s2 >/dev/null
+mapperctl snapshot --active s1 s2 >/dev/null
 dd if=/dev/urandom of="$MNT/s2" bs=4K seek=2000 count=1 conv=notrunc,fsync status=none
 fallocate -p -o $((10 * BS)) -l $((4 * BS)) "$MNT/s2"
 
@@ -65,7 +65,7 @@ for v in v1 s1 s2; do
 done
 
 # thin_delta against diff, block by block.
-blocks_of_diff() { mapperctl diff "$1" "$2" | awk '{ for (b = $1 / 65536; b < ($1 + $2) / 65536; b++) print b }'; }
+blocks_of_diff() { mapperctl diff "$1" "$2" --json | jq -r '.[] | "\(.offset) \(.length)"' | awk '{ for (b = $1 / 65536; b < ($1 + $2) / 65536; b++) print b }'; }
 blocks_of_delta()
 {
 	thin_delta --snap1 "$(dev_id "$1")" --snap2 "$(dev_id "$2")" meta.bin |

@@ -21,7 +21,7 @@ start_daemon
 dd if=/dev/urandom of="$MNT/v1" bs=1M count=64 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/v2" bs=1M count=2 conv=notrunc,fsync status=none
 dd if=/dev/urandom of="$MNT/g1" bs=1M count=8 conv=notrunc,fsync status=none
-mapperctl snapshot v1 s1 >/dev/null
+mapperctl snapshot --active v1 s1 >/dev/null
 # v1's first leaf becomes its own; the second stays shared with s1.
 dd if=/dev/urandom of="$MNT/v1" bs=64K count=1 conv=notrunc,fsync status=none
 for v in v1 s1 v2 g1; do cat "$MNT/$v" >"$v.before"; done

@@ -521,7 +521,7 @@ static void snapshot_as(struct driver *d, struct vol *from, const char *name)
 	snprintf(op.from, sizeof(op.from), "%s", from->name);
 	op.size = from->size;
 	op.q = position(d);
-	op.rc = ctl(d, NULL, 0, "snapshot", from->name, op.name, NULL);
+	op.rc = ctl(d, NULL, 0, "snapshot", "--active", from->name, op.name, NULL);
 	op.a = position(d);
 	record(d, &op);
 	if (op.rc)

@@ -461,6 +461,32 @@ START_TEST(a_map_a_removal_unshared_is_not_written_in_place_before_its_commit)
 }
 END_TEST
 
+START_TEST(sharing_blocks_maps_the_source_and_frees_what_was_replaced)
+{
+	struct volume *a = new_volume(10, 8 * BS), *b = new_volume(11, 8 * BS);
+	uint64_t done;
+
+	fill(a, 0, 4 * BS, 1);
+	fill(b, 0, 6 * BS, 2);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 10);
+	ck_assert_int_eq(thin_share(b->target, 1, a->target, 0, 4, &done), 0);
+	ck_assert_uint_eq(done, 4);
+	expect(b, 0, BS, 2);
+	expect(b, BS, 4 * BS, 1);
+	expect(b, 5 * BS, BS, 2);
+	ck_assert_uint_eq(usage(b).shared, 4);
+	ck_assert_uint_eq(usage(a).shared, 4);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 10);	/* freed after the commit */
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 6);
+	fill(b, BS, 512, 3);				/* copy-on-write, a stays */
+	expect(a, 0, 4 * BS, 1);
+	ck_assert_uint_eq(usage(b).shared, 3);
+	volume_destroy(b);
+	volume_destroy(a);
+}
+END_TEST
+
 START_TEST(full_pool_fails_with_enospc_keeps_data_and_grows)
 {
 	struct volume *v = new_volume(10, 32 * BS);
@@ -678,6 +704,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
 	tcase_add_test(tc, removing_a_snapshot_frees_only_its_own_blocks_after_commit);
 	tcase_add_test(tc, a_map_a_removal_unshared_is_not_written_in_place_before_its_commit);
+	tcase_add_test(tc, sharing_blocks_maps_the_source_and_frees_what_was_replaced);
 	tcase_add_test(tc, full_pool_fails_with_enospc_keeps_data_and_grows);
 	tcase_add_test(tc, discard_unmaps_whole_blocks_and_zeroes_partial_ones);
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);

@@ -1,0 +1,219 @@
+/*
+ * core/pool_clone.c: server-side copies between volumes (copy_file_range
+ * on the mount, and `mapperctl clone`).
+ *
+ * Between two thin volumes of one thin pool whose offsets sit alike in
+ * their blocks, whole blocks are not copied but shared (thin_share):
+ * each data block gains a reference, as a snapshot's do, so the copy
+ * takes no space and no time per byte; the first write to either side
+ * copies the block then.  The partial blocks at either end, blocks that
+ * read an external origin, and every other pair of volumes are copied by
+ * reading and writing through the volumes, as the kernel's fallback
+ * would, in the daemon.
+ *
+ * The sharing runs under the admin lock, so that it never suspends two
+ * volumes in the other order than a group snapshot does; the copying of
+ * bytes runs without it (a write may wait for a full pool to grow, which
+ * the monitor does under that lock).
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "log.h"
+#include "thin.h"
+#include "volume.h"
+
+#define COPY_CHUNK	(1u << 20)		/* bytes per read/write */
+#define COPY_MAX	(64ull << 20)		/* bytes copied per call, the rest short */
+
+/* Copies @len bytes by reading and writing.  *done counts them. */
+static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
+		      uint64_t dst_off, uint64_t len, struct engine *e, uint64_t *done)
+{
+	void *buf;
+	int r = 0;
+
+	if (posix_memalign(&buf, 4096, COPY_CHUNK))
+		return -ENOMEM;
+	while (len && !r) {
+		uint32_t n = len < COPY_CHUNK ? (uint32_t)len : COPY_CHUNK;
+		ssize_t got = volume_read(src, e, buf, src_off, n);
+
+		if (got <= 0) {
+			r = got < 0 ? (int)got : -EIO;
+			break;
+		}
+		got = volume_write(dst, e, buf, dst_off, (uint32_t)got);
+		if (got < 0) {
+			r = (int)got;
+			break;
+		}
+		*done += (uint64_t)got;
+		src_off += (uint64_t)got;
+		dst_off += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
+	free(buf);
+	return r;
+}
+
+/* The block size if @src and @dst are thin volumes of one pool, else 0. */
+static uint32_t shared_block_size(struct pool *p, struct volume *src, struct volume *dst)
+{
+	struct pool_volume *s = pool_volume_by_id(p, src->id);
+	struct pool_volume *d = pool_volume_by_id(p, dst->id);
+	struct pool_volume *tp;
+
+	if (!s || !d || s->served != src || d->served != dst || s->type != &thin_type ||
+	    d->type != &thin_type || s->thin.rec.pool != d->thin.rec.pool)
+		return 0;
+	tp = pool_volume_by_id(p, s->thin.rec.pool);
+	return tp && tp->tp.pool ? tp->tp.rec.block_size : 0;
+}
+
+/* Shares whole blocks from @src_off; copies a block it cannot share. */
+static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
+			struct volume *dst, uint64_t dst_off, uint64_t len, uint32_t bs,
+			struct engine *e, uint64_t *done, uint64_t *shared_bytes)
+{
+	int r = 0;
+
+	while (len >= bs && !r) {
+		uint64_t shared = 0;
+
+		pthread_mutex_lock(&p->admin);
+		if (shared_block_size(p, src, dst) != bs)
+			r = -EXDEV;	/* changed meanwhile */
+		else
+			r = thin_share(dst->target, dst_off / bs, src->target, src_off / bs,
+				       len / bs, &shared);
+		pthread_mutex_unlock(&p->admin);
+		*done += shared * bs;
+		*shared_bytes += shared * bs;
+		src_off += shared * bs;
+		dst_off += shared * bs;
+		len -= shared * bs;
+		if (!r && len >= bs)	/* stopped at a block it must copy */
+			r = copy_bytes(src, src_off, dst, dst_off, bs, e, done);
+		if (!r && len >= bs) {
+			src_off += bs;
+			dst_off += bs;
+			len -= bs;
+		}
+	}
+	return r;
+}
+
+int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
+		     struct volume *dst, uint64_t dst_off, uint64_t len,
+		     struct engine *e, uint64_t *done, uint64_t *shared)
+{
+	uint64_t src_size = atomic_load(&src->size), dst_size = atomic_load(&dst->size);
+	uint64_t head, body;
+	uint32_t bs;
+	int r;
+
+	*done = *shared = 0;
+	if (atomic_load(&dst->read_only))
+		return -EROFS;
+	if (src_off >= src_size || dst_off >= dst_size)
+		return 0;
+	if (len > src_size - src_off)
+		len = src_size - src_off;
+	if (len > dst_size - dst_off)
+		len = dst_size - dst_off;
+	volume_written(dst, dst_off, len);	/* before: a racing truncate sees it */
+	pthread_mutex_lock(&p->admin);
+	bs = shared_block_size(p, src, dst);
+	pthread_mutex_unlock(&p->admin);
+	if (!bs || src_off % bs != dst_off % bs)
+		return copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX,
+				  e, done);
+	head = (bs - dst_off % bs) % bs;
+	if (head > len)
+		head = len;
+	r = copy_bytes(src, src_off, dst, dst_off, head, e, done);
+	body = (len - head) / bs * bs;
+	if (!r && body)
+		r = share_blocks(p, src, src_off + head, dst, dst_off + head, body, bs, e, done,
+				 shared);
+	if (!r && *done == head + body)
+		r = copy_bytes(src, src_off + *done, dst, dst_off + *done, len - *done, e, done);
+	return *done ? 0 : r;
+}
+
+/* Holds both volumes for the copy; -ENOENT if either is being removed. */
+static int hold_both(struct volume *a, struct volume *b)
+{
+	if (volume_hold(a))
+		return -ENOENT;
+	if (volume_hold(b)) {
+		volume_unhold(a);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
+	       struct pool_error *err)
+{
+	struct volume *sv = NULL, *dv = NULL;
+	struct pool_volume *s, *d;
+	uint64_t done = 0, size = 0;
+	struct engine e;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, src, NULL, false, &s, err);
+	if (!r)
+		r = pool_volume_get(p, dst, NULL, false, &d, err);
+	if (!r && (!s->type->served || !d->type->served))
+		r = pool_fail(err, -EINVAL, "'%s' is a thin pool, not a volume",
+			      s->type->served ? dst : src);
+	if (!r && s == d)
+		r = pool_fail(err, -EINVAL, "'%s' cannot be cloned into itself", src);
+	if (!r && d->rec.read_only)
+		r = pool_fail(err, -EROFS, "volume '%s' is read-only", dst);
+	if (!r && d->rec.size < s->rec.size)
+		r = pool_fail(err, -ENOSPC, "volume '%s' is smaller than '%s'", dst, src);
+	if (!r && hold_both(s->served, d->served))
+		r = pool_fail(err, -ENOENT, "'%s' or '%s' is being removed", src, dst);
+	if (!r) {
+		sv = s->served;
+		dv = d->served;
+		size = s->rec.size;
+	}
+	pthread_mutex_unlock(&p->admin);
+	if (r)
+		return r;
+	*shared = 0;
+	r = engine_init(&e, 8);
+	if (r) {
+		pool_fail(err, r, "cannot set up I/O: %s", strerror(-r));
+		goto out;
+	}
+	while (!r && done < size) {
+		uint64_t n = 0, sh = 0;
+
+		r = pool_clone_range(p, sv, done, dv, done, size - done, &e, &n, &sh);
+		if (!r && !n)
+			r = -EIO;
+		done += n;
+		*shared += sh;
+	}
+	engine_exit(&e);
+	if (r)
+		pool_fail(err, r, "cannot clone '%s' into '%s' past byte %llu: %s", src, dst,
+			  (unsigned long long)done, strerror(-r));
+	else
+		log_info("cloned volume '%s' into '%s': %llu bytes, %llu of them shared",
+			 src, dst, (unsigned long long)size, (unsigned long long)*shared);
+out:
+	volume_unhold(sv);
+	volume_unhold(dv);
+	return r;
+}

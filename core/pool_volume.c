@@ -1,0 +1,213 @@
+/*
+ * core/pool_volume.c: the life cycle every kind of volume shares, in the
+ * pool service: rename, read-only, activation (LVM's lvrename,
+ * lvchange -p and -a), a volume file's truncate, and the last-write
+ * times that become the files' mtimes.
+ *
+ * Each is the service's usual shape on the volume's row: validate
+ * against memory, record the row in one transaction, then show it.  None
+ * stops I/O: a rename swaps the served volume's name under RCU (open
+ * files keep their volume, which the kernel found by inode); read-only
+ * is a flag the write path loads, so writes in flight finish and later
+ * ones fail with EROFS; deactivating takes the file out of the mount
+ * (refused while it is open) but keeps the volume's target, so an
+ * inactive thin volume still counts its blocks in its pool, can be
+ * snapshotted, rolled back to, or read as an external origin.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "size.h"
+#include "volume.h"
+
+static int record_row(struct pool *p, void *arg)
+{
+	return p->meta->ops->volume_update(p->meta, arg);
+}
+
+/* A volume that is a file in the mount (not a thin pool). */
+static int get_served_kind(struct pool *p, const char *name, bool failed_ok,
+			   struct pool_volume **out, struct pool_error *err)
+{
+	int r = pool_volume_get(p, name, NULL, failed_ok, out, err);
+
+	if (!r && !(*out)->type->served)
+		r = pool_fail(err, -EINVAL, "'%s' is a %s, not a volume", name, (*out)->type->name);
+	return r;
+}
+
+int pool_rename(struct pool *p, const char *name, const char *new_name,
+		struct pool_error *err)
+{
+	struct volume_rec row;
+	struct pool_volume *v;
+	char *served_name = NULL;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = pool_volume_get(p, name, NULL, true, &v, err);
+	if (!r)
+		r = pool_check_new_name(p, new_name, err);
+	if (r)
+		goto out;
+	row = v->rec;
+	snprintf(row.name, sizeof(row.name), "%s", new_name);
+	if (v->served && !(served_name = strdup(new_name))) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = pool_record(p, "record the new name", record_row, &row, err);
+	if (r)
+		goto out;
+	v->rec = row;
+	if (v->served)
+		volume_rename(v->served, served_name);
+	served_name = NULL;
+	log_info("renamed volume '%s' to '%s'", name, new_name);
+out:
+	free(served_name);
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_set_read_only(struct pool *p, const char *name, bool read_only,
+		       struct pool_error *err)
+{
+	struct volume_rec row;
+	struct pool_volume *v;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = get_served_kind(p, name, true, &v, err);
+	if (r || v->rec.read_only == read_only)
+		goto out;
+	row = v->rec;
+	row.read_only = read_only;
+	r = pool_record(p, "record the access", record_row, &row, err);
+	if (r)
+		goto out;
+	v->rec = row;
+	if (v->served)
+		atomic_store(&v->served->read_only, read_only);
+	log_info("volume '%s' is %s now", name, read_only ? "read-only" : "writable");
+out:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_activate(struct pool *p, const char *name, bool active, struct pool_error *err)
+{
+	struct volume_rec row;
+	struct pool_volume *v;
+	bool retired = false;
+	int r;
+
+	pthread_mutex_lock(&p->admin);
+	r = get_served_kind(p, name, false, &v, err);
+	if (r || v->rec.inactive == !active)
+		goto out;
+	if (!active && v->served) {
+		if (volume_retire(v->served)) {
+			r = pool_fail(err, -EBUSY, "volume '%s' is busy (open)", name);
+			goto out;
+		}
+		retired = true;
+	}
+	row = v->rec;
+	row.inactive = !active;
+	r = pool_record(p, active ? "record the activation" : "record the deactivation",
+			record_row, &row, err);
+	if (!r) {
+		v->rec = row;
+		if (!active)
+			pool_volume_hide(p, v);
+		else if (pool_volume_show(p, v))
+			pool_volume_failed(v, "out of memory while activating it");
+		log_info("%s volume '%s'", active ? "activated" : "deactivated", name);
+	}
+	if (retired)
+		volume_unretire(v->served);
+out:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err)
+{
+	char cur[SIZE_STR_LEN];
+	struct pool_volume *v;
+	int r = 0;
+
+	pthread_mutex_lock(&p->admin);
+	v = pool_volume_by_id(p, id);
+	if (!v || !v->published)
+		r = pool_fail(err, -ENOENT, "no volume %lld in the mount", (long long)id);
+	else if (size == v->rec.size)
+		goto out;
+	else if (v->rec.read_only)
+		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
+	else if (size < v->rec.size)
+		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s", v->rec.name,
+			      format_size(v->rec.size, cur));
+	else
+		r = v->type->extend(p, v, size, NULL, 0, err);
+	if (!r)
+		log_info("extended volume '%s' to %llu bytes (truncate of its file)",
+			 v->rec.name, (unsigned long long)size);
+out:
+	pthread_mutex_unlock(&p->admin);
+	return r;
+}
+
+/* The volumes whose last write is newer than their row says. */
+static int record_modified(struct pool *p, void *arg)
+{
+	int r = 0;
+
+	(void)arg;
+	for (size_t i = 0; !r && i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+		int64_t t = v->served ? atomic_load(&v->served->modified) : 0;
+		struct volume_rec row = v->rec;
+
+		if (!t || t == (v->rec.modified ? v->rec.modified : v->rec.created))
+			continue;
+		row.modified = t;
+		r = p->meta->ops->volume_update(p->meta, &row);
+	}
+	return r;
+}
+
+static bool times_changed(struct pool *p)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+		int64_t t = v->served ? atomic_load(&v->served->modified) : 0;
+
+		if (t && t != (v->rec.modified ? v->rec.modified : v->rec.created))
+			return true;
+	}
+	return false;
+}
+
+void pool_record_times(struct pool *p)
+{
+	struct pool_error err;
+
+	pthread_mutex_lock(&p->admin);
+	if (!times_changed(p)) {
+		pthread_mutex_unlock(&p->admin);
+		return;
+	}
+	if (pool_record(p, "record when volumes were last written", record_modified, NULL, &err))
+		log_warn("%s", err.msg);
+	else
+		for (size_t i = 0; i < p->nr_vols; i++)
+			if (p->vols[i]->served)
+				p->vols[i]->rec.modified = atomic_load(&p->vols[i]->served->modified);
+	pthread_mutex_unlock(&p->admin);
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# t711-copy-between-thin-volumes-shares-blocks.sh: copy_file_range between
+# two thin volumes of one pool (cp --reflink=auto, xfs_io copy_range)
+# shares whole blocks instead of copying them: the copy reads back, the
+# destination's shared_bytes is the size copied and the pool's used blocks
+# do not change; the partial blocks at either end are copied; writing the
+# copy afterwards leaves the source alone; `mapperctl clone` does the same
+# offline; between a thin and a linear volume the bytes are copied.
+# TRANSPORTS: io_uring dev-fuse
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires jq xfs_io
+
+make_pool
+add_file_device d0 96M >/dev/null
+mapperctl create thin-pool tp --size 64M --block-size 64K >/dev/null
+for v in a b c; do mapperctl create thin "$v" --pool tp --size 16M >/dev/null; done
+mapperctl create linear lin --size 16M >/dev/null
+start_daemon
+
+used() { mapperctl status tp --json | json_get .data_used_bytes; }
+shared() { mapperctl status "$1" --json | json_get .shared_bytes; }
+
+head -c $((16 * MiB)) /dev/urandom >data
+dd if=data of="$MNT/a" bs=1M conv=notrunc,fsync status=none
+before=$(used)
+
+cp --reflink=auto "$MNT/a" "$MNT/b" || fail "cp --reflink=auto between volumes failed"
+cmp data "$MNT/b" || fail "the copy does not read back"
+[ "$(shared b)" -eq $((16 * MiB)) ] || fail "cp copied instead of sharing: shared_bytes $(shared b)"
+[ "$(used)" -eq "$before" ] || fail "cp took space: $before -> $(used) bytes used"
+
+# xfs_io copy_range: 1 MiB + 3 bytes from offset 100 of a to offset 100 of
+# c: a partial head, 15 whole blocks shared, a partial tail.
+xfs_io -c "copy_range -s 100 -d 100 -l $((MiB + 3)) $MNT/a" "$MNT/c" ||
+	fail "xfs_io copy_range failed"
+cmp -n $((MiB + 3)) -i 100:100 data "$MNT/c" || fail "copy_range's bytes do not read back"
+cmp -n 100 "$MNT/c" /dev/zero || fail "copy_range wrote before its range"
+[ "$(shared c)" -eq $((15 * 65536)) ] || fail "copy_range shared $(shared c) bytes, not 15 blocks"
+[ "$(used)" -eq $((before + 2 * 65536)) ] || fail "copy_range took more than its 2 partial blocks"
+
+# Writing the copy breaks the sharing of that block only.
+dd if=/dev/zero of="$MNT/b" bs=64K count=1 conv=notrunc,fsync status=none
+cmp data "$MNT/a" || fail "writing the copy changed the source"
+[ "$(shared b)" -eq $((16 * MiB - 65536)) ] || fail "one write unshared $(shared b) bytes"
+
+# Between a thin and a linear volume: bytes are copied.
+cp --reflink=auto "$MNT/a" "$MNT/lin" || fail "cp from thin to linear failed"
+cmp data "$MNT/lin" || fail "the linear copy does not read back"
+mapperctl set c --read-only >/dev/null
+expect_fail -m "read-only" mapperctl clone a c
+expect_fail -m "Read-only file system" xfs_io -c "copy_range -l 65536 $MNT/a" "$MNT/c"
+mapperctl check >/dev/null || fail "check fails after the copies"
+
+stop_daemon
+mapperctl clone a b | grep -q "16.00 MiB shared" || fail "mapperctl clone offline did not share 16 MiB"
+[ "$(shared b)" -eq $((16 * MiB)) ] || fail "mapperctl clone: shared_bytes $(shared b)"
+expect_fail -m "no volume 'nope'" mapperctl clone a nope
+mapperctl check >/dev/null || fail "check fails after clone"
