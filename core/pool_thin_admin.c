@@ -438,7 +438,8 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 			if (img->devs[j].dev_id == d->dev_id)
 				r = pool_fail(err, -EINVAL, "dev_id %llu appears twice",
 					      (unsigned long long)d->dev_id);
-		qsort(d->runs, d->nr_runs, sizeof(*d->runs), cmp_run);
+		if (d->nr_runs)
+			qsort(d->runs, d->nr_runs, sizeof(*d->runs), cmp_run);
 		for (size_t j = 0; !r && j < d->nr_runs; j++) {
 			const struct thin_image_run *run = &d->runs[j];
 

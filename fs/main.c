@@ -745,9 +745,10 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Everything after the arguments; the exit status. */
+static int run(struct options *opts)
 {
-	struct options o = { 0 };
+	struct options o = *opts;
 	int ready_fd = -1, lock_fd, io_flusher_refused, r;
 	char pool_path[PATH_MAX], mountpoint_path[PATH_MAX];
 	const char *pool_arg, *mountpoint_arg;
@@ -755,10 +756,6 @@ int main(int argc, char **argv)
 	struct daemon *d;
 	struct pool *pool;
 
-	log_init("mapperfs");
-	r = parse_args(argc, argv, &o);
-	if (r)
-		return r;
 	pool_arg = o.pool_dir;
 	mountpoint_arg = o.mountpoint;
 	o.pool_dir = realpath(pool_arg, pool_path);
@@ -827,4 +824,17 @@ int main(int argc, char **argv)
 	urcu_memb_unregister_thread();
 	close(lock_fd);
 	return r ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	int r;
+
+	log_init("mapperfs");
+	r = parse_args(argc, argv, &o);
+	if (!r)
+		r = run(&o);
+	free(o.fuse_opts);
+	return r;
 }

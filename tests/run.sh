@@ -48,6 +48,7 @@ ctest --test-dir "$src/build" -L unit --output-on-failure -j "$(nproc)" || statu
 reports=$(mktemp -d "${TMPDIR:-/tmp}/mapperfs-asan.XXXXXX")
 echo "== all tests under AddressSanitizer and UBSan (build-asan)"
 ASAN_OPTIONS=log_path=$reports/asan:detect_leaks=1 \
+LSAN_OPTIONS=suppressions=$src/tests/lsan.supp:print_suppressions=0 \
 UBSAN_OPTIONS=log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir "$src/build-asan" --output-on-failure || status=1
 if [ -n "$(ls -A "$reports")" ]; then

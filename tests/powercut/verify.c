@@ -254,6 +254,9 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	printf("lost %lu inconsistent %lu\n", t.nr_lost, t.inconsistent);
+	free(t.lost);
+	free(img.v);
+	free(img.dump);
 	model_free(m);
 	journal_release(&j);
 	return t.nr_lost || t.inconsistent ? 1 : 0;
