@@ -12,8 +12,9 @@
  *   -EPROTONOSUPPORT  the schema is newer than this build
  *   -EBUSY     locked by another writer past the busy timeout
  *   -ENOSPC    the file system is full
- *   -EROFS     the database is on a read-only file system (opened for
- *              reading: every write fails so)
+ *   -EROFS     the database cannot be written: it is on a read-only file
+ *              system, or its header asks for a newer write format
+ *              (opened for reading: every write fails so)
  *   -EIO       anything else (logged once with SQLite's message)
  *
  * Every call blocks on SQLite: never call one on the I/O path.  A store is
