@@ -55,7 +55,6 @@
 #include "volume.h"
 
 #define VOLUME_ALIGN		4096u
-#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
 
 static struct thin_pool *running(struct pool_volume *pool_v)
 {
@@ -363,6 +362,7 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		.notify = pool_monitor_kick,
 		.notify_arg = p,
 	};
+	char why[POOL_ERROR_LEN / 2] = "";
 	struct thin_area *areas;
 	unsigned int nr;
 	int r;
@@ -385,9 +385,9 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 	r = load_members(p, tp, err);
 	if (r)
 		goto err_unload;
-	r = thin_pool_start(tp->tp.pool);
+	r = thin_pool_start(tp->tp.pool, why, sizeof(why));
 	if (r) {
-		pool_fail(err, r, "its maps disagree with its size: %s", strerror(-r));
+		pool_fail(err, r, "its maps are damaged: %s", why[0] ? why : strerror(-r));
 		goto err_unload;
 	}
 	return 0;
@@ -1439,7 +1439,12 @@ static int committed_dirs(struct pool *p, struct pool_volume *tp,
 	return 0;
 }
 
-/* Walks the committed pages on a connection of its own, the pool frozen. */
+/*
+ * Walks the committed pages on a connection of its own, the pool frozen.
+ * What keeps it from looking (the store, a commit that fails) is a breach
+ * of this pool, named, and check goes on with the others; only running
+ * out of memory stops it.
+ */
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
@@ -1456,12 +1461,17 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	if (!c->deep || !running(tp))
 		return 0;	/* records only, or failed: nothing to walk */
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
-	if (r)
-		return pool_store_fail(err, r, "read the thin pool's metadata");
-	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s': %s", tp->rec.name,
-			      r == -EBUSY ? "writes keep provisioning blocks" : strerror(-r));
+		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
+		return 0;
+	}
+	r = thin_pool_admin_begin(running(tp), &counts);
+	if (r == -ENOMEM)
+		goto out;
+	if (r) {
+		pool_breach(c, tp, "cannot commit it to check it: %s",
+			    r == -EBUSY ? "writes keep provisioning blocks" : strerror(-r));
+		r = 0;
 		goto out;
 	}
 	r = walk_vols(p, tp, &vols, &nr);
@@ -1470,13 +1480,14 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	if (!r)
 		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
 	thin_pool_admin_end(running(tp));
-	if (r) {
-		r = r == -ENOMEM ? pool_fail(err, r, "out of memory") :
-				   pool_store_fail(err, r, "read the thin pool's metadata");
+	if (r && r != -ENOMEM)
+		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
+	if (r)
 		goto out_counts;
-	}
 	thin_walk_check(&w, walk_breach, &wb);
-	compare_counts(c, tp, &w, &counts);
+	/* Counts from pages that cannot be read would differ block by block: noise. */
+	if (!w.dangling)
+		compare_counts(c, tp, &w, &counts);
 	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
 		     tp->rec.name, nr, (unsigned long long)w.used,
 		     (unsigned long long)w.nr_blocks, c->n - n0);
@@ -1486,7 +1497,7 @@ out_counts:
 	thin_pool_counts_release(&counts);
 out:
 	p->meta->ops->thin_close(p->meta, arg);
-	return r;
+	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
 }
 
 /* A thin volume's records: its pool, its size, its origin. */

@@ -33,18 +33,19 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "size.h"
+#include "linear.h"
 #include "thin_image.h"
 #include "thin_map.h"
 #include "thin_pool.h"
 #include "thin_walk.h"
 #include "volume.h"
 
-#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* as pool_thin.c */
 #define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
 
 /* ---- reading the committed pages ---------------------------------------------- */
@@ -100,11 +101,11 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 }
 
 /*
- * Reads thin pool @tp's committed pages.  A running pool commits first
- * and holds its commits off during the read.  With @salvage, unreadable
- * pages are left out (repair).
+ * Reads thin pool @tp's committed pages (those that cannot be read are
+ * left out, thin_walk.h).  A running pool commits first and holds its
+ * commits off during the read.
  */
-static int committed_read(struct pool *p, struct pool_volume *tp, bool salvage,
+static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
 {
 	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
@@ -127,8 +128,7 @@ static int committed_read(struct pool *p, struct pool_volume *tp, bool salvage,
 	}
 	r = committed_vols(p, tp, c, err);
 	if (!r) {
-		r = salvage ? thin_walk_salvage(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w) :
-			      thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
+		r = thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
 		if (r == -ENOMEM)
 			pool_fail(err, r, "out of memory");
 		else if (r)
@@ -190,7 +190,7 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 {
 	for (size_t i = 0; i < c->nr; i++) {
-		const struct thin_dir_rec *d = thin_walk_dir(&c->w, c->vols[i].dir);
+		const struct thin_dir_rec *d = thin_walk_vol_dir(&c->w, i);
 		struct thin_image_dev dev = { .dev_id = (uint64_t)c->pvs[i]->rec.id };
 		bool shared = false;
 
@@ -220,7 +220,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 		r = pool_fail(err, -EIO, "thin pool '%s' is failed (%s): run 'mapperctl repair %s' first",
 			      name, tp->failure, name);
 	if (!r)
-		r = committed_read(p, tp, false, &c, err);
+		r = committed_read(p, tp, &c, err);
 	if (r)
 		goto out;
 	thin_walk_check(&c.w, count_breach, &breaches);
@@ -696,12 +696,17 @@ struct repair {
 	struct thin_image img;		/* what survives, per volume of c */
 	struct new_pages pages;
 	uint64_t lost;			/* blocks */
-	void (*report)(void *arg, const char *line);
-	void *arg;
+	size_t misfit;			/* directories read, but not of their volume's shape */
+	FILE *losses;			/* the report's lines, shown once it is done */
+	char *losses_buf;
+	size_t losses_len;
 };
 
-/* Reports virtual blocks [first, first + n) of volume @i as lost. */
-static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n)
+/*
+ * Reports virtual blocks [first, first + n) of volume @i as lost; @why,
+ * if not NULL, ends the line.
+ */
+static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n, const char *why)
 {
 	uint64_t bs = rp->tp->tp.rec.block_size, size = rp->c.pvs[i]->rec.size;
 	uint64_t off = first * bs, len = n * bs;
@@ -711,10 +716,11 @@ static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n)
 	if (off + len > size)
 		len = size - off;
 	rp->lost += (len + bs - 1) / bs;
-	report_line(rp->report, rp->arg, "volume '%s': lost bytes %llu..%llu (%llu bytes, blocks %llu..%llu)",
+	fprintf(rp->losses, "volume '%s': lost bytes %llu..%llu (%llu bytes, blocks %llu..%llu)%s%s\n",
 		    rp->c.pvs[i]->rec.name, (unsigned long long)off,
 		    (unsigned long long)(off + len), (unsigned long long)len,
-		    (unsigned long long)first, (unsigned long long)(first + (len + bs - 1) / bs));
+		    (unsigned long long)first, (unsigned long long)(first + (len + bs - 1) / bs),
+		    why ? ": " : "", why ? why : "");
 }
 
 /* Lost runs of one volume are reported merged. */
@@ -729,7 +735,7 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 		return;
 	}
 	if (l->n)
-		lose(rp, i, l->first, l->n);
+		lose(rp, i, l->first, l->n, NULL);
 	*l = (struct loss){ vb, 1 };
 }
 
@@ -737,18 +743,22 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 {
 	const struct thin_walk *w = &rp->c.w;
-	const struct thin_dir_rec *d = thin_walk_dir(w, rp->c.vols[i].dir);
+	const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
 	struct thin_image_dev *dev = thin_image_add_dev(&rp->img, (uint64_t)rp->c.pvs[i]->rec.id);
 	uint64_t nr = rp->c.vols[i].nr_blocks;
 	struct loss l = { 0 };
+	char why[96];
 
 	if (!dev)
 		return -ENOMEM;
 	dev->size = rp->c.pvs[i]->rec.size;
 	if (!d) {
-		report_line(rp->report, rp->arg, "volume '%s': lost its whole map (directory %lld is unreadable): it reads as zeros",
-			    rp->c.pvs[i]->rec.name, (long long)rp->c.vols[i].dir);
-		rp->lost += nr;
+		snprintf(why, sizeof(why), "its whole map (directory %lld is %s)",
+			 (long long)rp->c.vols[i].dir,
+			 thin_walk_dir(w, rp->c.vols[i].dir) ||
+			 thin_walk_unreadable(w, rp->c.vols[i].dir) ? "damaged" : "missing");
+		rp->misfit += thin_walk_dir(w, rp->c.vols[i].dir) != NULL;
+		lose(rp, i, 0, nr, why);
 		return 0;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
@@ -775,7 +785,7 @@ static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 		}
 	}
 	if (l.n)
-		lose(rp, i, l.first, l.n);
+		lose(rp, i, l.first, l.n, NULL);
 	return 0;
 }
 
@@ -833,45 +843,92 @@ static int repair_plan(struct repair *rp, struct pool_error *err)
 	return pool_fail(err, r, "out of memory");
 }
 
+/* Passes each line of @buf to @report. */
+static void report_lines(void (*report)(void *, const char *), void *arg, char *buf,
+			 size_t len)
+{
+	for (char *line = buf, *end; line < buf + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!end)
+			end = buf + len;
+		*end = '\0';
+		report(arg, line);
+	}
+}
+
+/*
+ * Repair rebuilds maps, nothing else: a pool whose devices are not all
+ * open would only fail again once its maps were rewritten, so it is
+ * refused before anything is written.
+ */
+static int repair_check(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	struct linear_seg *segs;
+	struct pool_error e;
+	unsigned int nr;
+	int r;
+
+	if (tp->broken)
+		return pool_fail(err, -EUCLEAN, "thin pool '%s': %s; repair rebuilds maps, not pool records",
+				 tp->rec.name, tp->failure);
+	r = pool_volume_segs(p, tp, NULL, 0, &segs, &nr, &e);
+	if (r)
+		return pool_fail(err, r, "thin pool '%s': %s; repair rebuilds maps: bring it back ('mapperctl reload') first",
+				 tp->rec.name, e.msg);
+	free(segs);
+	return pool_thin_retire_members(p, tp, err);
+}
+
 int pool_thin_repair(struct pool *p, const char *name,
 		     void (*report)(void *arg, const char *line), void *arg,
 		     struct pool_error *err)
 {
-	struct repair rp = { .report = report, .arg = arg };
-	bool was_failed;
+	struct repair rp = { 0 };
+	char *was_failed = NULL;
 	int r;
 
 	pthread_mutex_lock(&p->admin);
 	r = pool_volume_get(p, name, &thin_pool_type, true, &rp.tp, err);
-	if (!r && rp.tp->broken)
-		r = pool_fail(err, -EUCLEAN, "thin pool '%s': %s; repair rebuilds maps, not pool records",
-			      name, rp.tp->failure);
 	if (!r)
-		r = pool_thin_retire_members(p, rp.tp, err);
+		r = repair_check(p, rp.tp, err);
 	if (r)
 		goto out;
-	was_failed = rp.tp->failure != NULL;
+	rp.losses = open_memstream(&rp.losses_buf, &rp.losses_len);
+	was_failed = rp.tp->failure ? strdup(rp.tp->failure) : NULL;
+	if (!rp.losses || (rp.tp->failure && !was_failed)) {
+		pool_thin_unretire_members(p, rp.tp);
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	pool_thin_stop(p, rp.tp);
-	r = committed_read(p, rp.tp, true, &rp.c, err);
+	r = committed_read(p, rp.tp, &rp.c, err);
 	if (!r)
 		r = repair_plan(&rp, err);
 	if (!r)
 		r = pool_record(p, "record the repaired maps", record_repair, &rp, err);
 	for (size_t i = 0; !r && i < rp.c.nr; i++)
 		rp.c.pvs[i]->thin.rec.dir = rp.pages.dirs[i].id;
-	if (!r) {
-		report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu unreadable pages dropped, %zu leaves written",
-			    name, rp.c.nr, (unsigned long long)rp.lost,
-			    (unsigned long long)rp.c.w.unreadable, rp.pages.nr_leaves);
-		log_info("thin pool '%s' repaired: %llu blocks lost", name,
-			 (unsigned long long)rp.lost);
-	}
 	/* Serves what the store holds now: repaired, or as it was. */
 	if (pool_thin_start(p, rp.tp, r ? &(struct pool_error){ 0 } : err) && !r)
 		r = -EIO;
-	else if (!r && was_failed)
-		log_info("thin pool '%s' is back in service", name);
+	if (r)
+		goto out;
+	fclose(rp.losses);
+	rp.losses = NULL;
+	report_lines(report, arg, rp.losses_buf, rp.losses_len);
+	report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
+		    name, rp.c.nr, (unsigned long long)rp.lost,
+		    (unsigned long long)(rp.c.w.unreadable + rp.misfit), rp.pages.nr_leaves);
+	if (was_failed)
+		report_line(report, arg, "thin pool '%s' is back in service (it was failed: %s)",
+			    name, was_failed);
+	log_info("thin pool '%s' repaired: %llu blocks lost%s", name,
+		 (unsigned long long)rp.lost, was_failed ? "; back in service" : "");
 out:
+	if (rp.losses)
+		fclose(rp.losses);
+	free(rp.losses_buf);
+	free(was_failed);
 	committed_release(p, &rp.c);
 	new_pages_release(&rp.pages);
 	thin_image_release(&rp.img);

@@ -921,6 +921,8 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 	if (r)
 		return r;
 	d = page;
+	if (d && d->nr != slots)
+		return -EUCLEAN;	/* shared by volumes whose sizes need other shapes */
 	if (d) {
 		atomic_fetch_add(&d->refs, 1);
 		*out = d;
@@ -929,7 +931,11 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 	r = p->meta->load_dir(p->meta_arg, id, &rec);
 	if (r)
 		return r;
-	d = thin_dir_new(id, rec.nr > slots ? rec.nr : slots);
+	if (rec.nr != slots) {
+		free(rec.leaves);
+		return -EUCLEAN;	/* a map that would lose or invent blocks */
+	}
+	d = thin_dir_new(id, slots);
 	if (!d) {
 		free(rec.leaves);
 		return -ENOMEM;

@@ -45,6 +45,7 @@
 #include "thin_pool.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -284,7 +285,7 @@ static void load_index_free(struct thin_pool *p)
  * Derives the block counts from the distinct leaves the loaded volumes
  * reach: what shares a block is leaves, not volumes.
  */
-static int derive_block_refs(struct thin_pool *p)
+static int derive_block_refs(struct thin_pool *p, char *why, size_t len)
 {
 	for (size_t i = 0; i < p->loaded_leaves.nr; i++) {
 		struct thin_leaf *l = p->loaded_leaves.v[i];
@@ -295,9 +296,9 @@ static int derive_block_refs(struct thin_pool *p)
 			if (!e)
 				continue;
 			if (e - 1 >= p->alloc.nr_blocks) {
-				log_error("thin pool '%s': leaf %lld maps block %u past the end of the pool (%llu blocks)",
-					  p->name, (long long)l->id, e - 1,
-					  (unsigned long long)p->alloc.nr_blocks);
+				snprintf(why, len, "leaf %lld maps block %u, past the end of the pool (%llu blocks)",
+					 (long long)l->id, e - 1,
+					 (unsigned long long)p->alloc.nr_blocks);
 				return -EUCLEAN;
 			}
 			thin_alloc_get(&p->alloc, e - 1);
@@ -308,11 +309,11 @@ static int derive_block_refs(struct thin_pool *p)
 
 static void *worker_main(void *arg);
 
-int thin_pool_start(struct thin_pool *p)
+int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 {
 	int r;
 
-	r = derive_block_refs(p);
+	r = derive_block_refs(p, why, len);
 	load_index_free(p);
 	if (r)
 		return r;

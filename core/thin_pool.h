@@ -12,6 +12,7 @@
 #define MAPPERFS_THIN_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "thin_meta.h"
@@ -83,8 +84,10 @@ int thin_pool_open(const struct thin_pool_params *params,
 /*
  * After every volume was loaded: derives the block counts from the
  * distinct leaves, O(mapped blocks), and starts the commit worker.
+ * 0, -EUCLEAN (an entry maps past the pool's end: @why, of @len bytes,
+ * says which), -errno.
  */
-int thin_pool_start(struct thin_pool *p);
+int thin_pool_start(struct thin_pool *p, char *why, size_t len);
 /* Stops the worker and commits.  0 or -EIO. */
 int thin_pool_stop(struct thin_pool *p);
 /* Frees the pool.  Its volumes must be destroyed. */
