@@ -1301,6 +1301,19 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 	out->meta_pct = hundredths(u.metadata_bytes, u.metadata_limit);
 }
 
+static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
+{
+	struct thin_pool_usage u;
+
+	if (!running(tp))
+		return false;
+	thin_pool_usage(running(tp), &u);
+	if (u.failed)
+		snprintf(why, len, "its metadata commits have failed for %llu s (%s): writes that need new blocks fail until one works",
+			 (unsigned long long)(u.failing_ms / 1000), strerror(-u.commit_error));
+	return u.failed;
+}
+
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
 {
 	const struct thin_pool_rec *r = &tp->tp.rec;
@@ -1328,8 +1341,6 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 			json_string(j, "commit_error", strerror(-u.commit_error));
 			json_u64(j, "commit_failing_ms", u.failing_ms);
 		}
-		if (u.failed)
-			json_string(j, "state", "failed");
 	}
 	json_u64(j, "thin_volumes", nr_vols);
 	json_string(j, "when_full", r->wait ? "wait" : "error");
@@ -1531,6 +1542,7 @@ struct target_type thin_pool_type = {
 	.extend = pool_thin_pool_grow,
 	.remove = thin_pool_remove,
 	.check = thin_pool_check,
+	.failing = thin_pool_failing,
 	.status = thin_pool_status,
 	.info = thin_pool_info,
 	.release = thin_pool_release,
