@@ -630,17 +630,28 @@ static int settle_transport(const struct options *o, struct serving *s)
 	return workers_add(s->workers, o->workers);
 }
 
+/* "s" unless @n is 1: "1 thread", "2 threads". */
+static const char *plural(unsigned int n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void log_serving(const struct options *o, const struct serving *s)
 {
-	if (s->ring_serves)
-		log_info("serving pool '%s' on '%s' over io_uring: %u queues (one per CPU) "
-			 "x %u threads x %u entries", o->pool_dir, o->mountpoint,
-			 uring_transport_nr_queues(),
-			 uring_transport_threads_per_queue(s->ring),
-			 uring_transport_entries_per_thread(s->ring));
-	else
-		log_info("serving pool '%s' on '%s' over /dev/fuse with %u workers "
-			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers, s->why);
+	unsigned int queues, threads, entries;
+
+	if (!s->ring_serves) {
+		log_info("serving pool '%s' on '%s' over /dev/fuse with %u worker%s "
+			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers,
+			 plural(o->workers), s->why);
+		return;
+	}
+	queues = uring_transport_nr_queues();
+	threads = uring_transport_threads_per_queue(s->ring);
+	entries = uring_transport_entries_per_thread(s->ring);
+	log_info("serving pool '%s' on '%s' over io_uring: %u queue%s (one per CPU) "
+		 "x %u thread%s x %u entr%s", o->pool_dir, o->mountpoint, queues, plural(queues),
+		 threads, plural(threads), entries, entries == 1 ? "y" : "ies");
 }
 
 /* Starts serving a mounted @se: the transport, then its threads. */
