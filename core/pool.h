@@ -157,6 +157,11 @@ struct pool_switch_spec {
 	bool read_only;
 };
 
+/* The ranges of a thin pool's policies, as the service checks them. */
+#define POOL_AUTOEXTEND_THRESHOLD_MIN	50	/* percent used; 100: never (LVM's) */
+#define POOL_AUTOEXTEND_PERCENT_MAX	1000	/* percent of its size */
+#define POOL_MAX_THINS_MAX		(1u << 24)	/* thin-metadata-size --max-thins */
+
 struct pool_thin_pool_spec {
 	const char *name;
 	uint64_t size;			/* bytes; rounded down to whole blocks */
@@ -359,6 +364,7 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
  * The metadata a thin pool of @pool_size bytes in blocks of @block_size
  * with up to @max_thins volumes needs at most (thin_metadata_size's job),
  * in *bytes: the default of a pool's metadata limit uses it.  Pure.
+ * -EINVAL, or -EFBIG for a pool larger than a thin pool may be.
  */
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err);

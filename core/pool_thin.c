@@ -114,10 +114,12 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
 	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
 		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
-	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
-		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
-	if (tp->autoextend_percent > 1000)
-		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
+	if (tp->autoextend_threshold < POOL_AUTOEXTEND_THRESHOLD_MIN || tp->autoextend_threshold > 100)
+		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage %u..100 (100: never)",
+				 POOL_AUTOEXTEND_THRESHOLD_MIN);
+	if (tp->autoextend_percent > POOL_AUTOEXTEND_PERCENT_MAX)
+		return pool_fail(err, -EINVAL, "the autoextend percent must be a number 0..%u",
+				 POOL_AUTOEXTEND_PERCENT_MAX);
 	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
 		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
 	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
@@ -528,7 +530,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 {
 	struct new_pool n = { .tp = s->policy };
 	struct pool_volume *v = NULL, probe = { 0 };
-	char max[SIZE_STR_LEN];
+	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
 	int r;
 
 	pthread_mutex_lock(&p->admin);
@@ -543,8 +545,8 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		goto out;
 	}
 	if (n.rec.size / n.tp.block_size > THIN_ALLOC_MAX_BLOCKS) {
-		r = pool_fail(err, -EFBIG, "a thin pool of %u-byte blocks is at most %s",
-			      n.tp.block_size,
+		r = pool_fail(err, -EFBIG, "a thin pool of %s blocks is at most %s",
+			      format_size(n.tp.block_size, bs),
 			      format_size(THIN_ALLOC_MAX_BLOCKS * n.tp.block_size, max));
 		goto out;
 	}

@@ -91,7 +91,7 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 	s->policy.zero = !a->no_zero;
 	s->policy.low_water = THIN_DEFAULT_LOW_WATER;
 	if (a->low_water)
-		r = opts_percent(a->low_water, "low-water mark", &s->policy.low_water, err);
+		r = opts_percent(a->low_water, "low-water mark", 0, &s->policy.low_water, err);
 	if (!r && a->when_full)
 		r = opts_when_full(a->when_full, &s->policy, err);
 	s->policy.discard_passdown = !a->no_passdown;
@@ -99,9 +99,9 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 	s->policy.autoextend_percent = THIN_DEFAULT_AUTOEXTEND_PERCENT;
 	if (!r && a->threshold)
 		r = opts_percent(a->threshold, "autoextend threshold",
-				 &s->policy.autoextend_threshold, err);
+				 POOL_AUTOEXTEND_THRESHOLD_MIN, &s->policy.autoextend_threshold, err);
 	if (!r && a->percent)
-		r = opts_number(a->percent, "autoextend percent", 1000,
+		r = opts_number(a->percent, "autoextend percent", 0, POOL_AUTOEXTEND_PERCENT_MAX,
 				&s->policy.autoextend_percent, err);
 	if (!r && a->metadata_limit)
 		r = opts_size(a->metadata_limit, &s->policy.metadata_limit, err);

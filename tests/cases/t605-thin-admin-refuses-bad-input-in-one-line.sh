@@ -2,7 +2,8 @@
 # t605-thin-admin-refuses-bad-input-in-one-line.sh: restore refuses XML
 # that is not thin_dump's, does not fit the pool or breaks mapperfs's
 # sharing rule, each in one line naming what is wrong, and changes
-# nothing; dump, repair, trim and change refuse what they cannot do.
+# nothing; dump, repair, trim and change refuse what they cannot do; a
+# value out of range is refused with the one range that holds.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -48,10 +49,21 @@ expect_fail -s 1 -m "no volume 'nosuch'" mapperctl dump nosuch
 expect_fail -s 2 -m "unknown --format 'yaml'" mapperctl dump tp --format yaml
 expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl repair lin
 expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl trim lin
-expect_fail -s 2 -m "autoextend threshold '120' must be a percentage" \
-	mapperctl change tp --autoextend-threshold 120
-expect_fail -s 1 -m "autoextend threshold must be a percentage 50..100" \
-	mapperctl change tp --autoextend-threshold 30
+# A value out of range says the real range, whichever side it is on.
+for t in 120 30; do
+	expect_fail -s 2 -m "autoextend threshold '$t' must be a percentage 50..100$" \
+		mapperctl change tp --autoextend-threshold "$t"
+	expect_fail -s 1 -m "autoextend threshold '$t' must be a percentage 50..100$" \
+		mapperctl create thin-pool tp2 --size 8M --autoextend-threshold "$t"
+done
+for n in -5 0 16777217; do
+	expect_fail -s 1 -m "--max-thins '$n' must be a number 1..16777216$" \
+		mapperctl thin-metadata-size --block-size 64K --pool-size 1G --max-thins "$n"
+done
+expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+	mapperctl thin-metadata-size --block-size 64K --pool-size 100P --max-thins 1
+expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+	mapperctl create thin-pool tp2 --size 17T
 expect_fail -s 2 -m "needs --block-size, --pool-size and --max-thins" \
 	mapperctl thin-metadata-size --block-size 64K
 expect_fail -s 1 -m "power of two from 64K to 1G" \
