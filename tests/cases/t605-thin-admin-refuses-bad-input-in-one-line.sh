@@ -3,7 +3,8 @@
 # that is not thin_dump's, does not fit the pool or breaks mapperfs's
 # sharing rule, each in one line naming what is wrong, and changes
 # nothing; dump, repair, trim and change refuse what they cannot do; a
-# value out of range is refused with the one range that holds.
+# value out of range is refused with the one range that holds.  list
+# --help and docs/cli.md name every key of list --json.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -78,3 +79,17 @@ exec 3<"$MNT/v"
 expect_fail -s 1 -m "volume 'v' of thin pool 'tp' is busy \(open\)" mapperctl repair tp
 exec 3<&-
 mapperctl repair tp | grep -q "repaired: 1 volumes, 0 blocks lost" || fail "repair of a sound pool"
+
+# list --help names every key list --json gives, and docs/cli.md every
+# key a thin pool or thin volume adds.
+mapperctl change tp --on-event true >/dev/null
+mapperctl snapshot v s >/dev/null
+mapperctl list --help >help.txt
+for key in $(mapperctl list --json | jq -r '[.[] | keys[]] | unique[]'); do
+	grep -qF "\"$key\"" help.txt || fail "list --help does not name \"$key\""
+done
+common='"name", "kind", "size", "state", "created", "active", "read_only", "modified"'
+for key in $(mapperctl list --json |
+	     jq -r "[.[] | select(.kind | startswith(\"thin\")) | keys[]] | unique - [$common] | .[]"); do
+	grep -qF "\`$key\`" "$T_SRC/docs/cli.md" || fail "docs/cli.md does not name \`$key\`"
+done
