@@ -326,11 +326,14 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 /*
  * Creates thin volumes and their maps in thin pool @name (running, with
  * no volumes) from thin_dump XML read from @xml: data block numbers are
- * the pool's blocks, whose content stays.  Volumes take the XML's
- * names and sizes given in @s, else the XML's name/size attributes,
- * else "thin<dev_id>" and the end of their last mapping.  @report gets a line per volume; with @dry_run nothing else
- * happens.  All or nothing: one store transaction, then the pool is
- * started again from it.
+ * the pool's blocks, whose content stays; the dump's pool may be larger
+ * if every mapping fits @name.  Volumes take the names and sizes given in
+ * @s, else the XML's name/size attributes, else "thin<dev_id>" and the
+ * end of their last mapping (a device that maps nothing and has no size
+ * is refused); a snapshot_of attribute that names a device of the dump
+ * is restored as the volume's origin.  @report gets a line per volume;
+ * with @dry_run nothing else happens.  All or nothing: one store
+ * transaction, then the pool is started again from it.
  */
 struct pool_restore_volume {
 	uint64_t dev_id;

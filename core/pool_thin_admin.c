@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "log.h"
 #include "size.h"
@@ -188,15 +189,27 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 	return n;
 }
 
+/* Volume @id is one of the dump's devices. */
+static bool dumped(const struct committed *c, int64_t id)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->pvs[i]->rec.id == id)
+			return true;
+	return false;
+}
+
 static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 {
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct thin_dir_rec *d = thin_walk_vol_dir(&c->w, i);
 		struct thin_image_dev dev = { .dev_id = (uint64_t)c->pvs[i]->rec.id };
+		int64_t origin = c->pvs[i]->thin.rec.snapshot_of;
 		bool shared = false;
 
 		snprintf(dev.name, sizeof(dev.name), "%s", c->pvs[i]->rec.name);
 		dev.size = c->pvs[i]->rec.size;
+		dev.is_snapshot = origin && dumped(c, origin);
+		dev.snapshot_of = dev.is_snapshot ? (uint64_t)origin : 0;
 		dev.mapped_blocks = walk_entries(&c->w, d, NULL, &shared);
 		dev.snap_time = shared;
 		thin_image_write_dev(out, &dev);
@@ -398,19 +411,6 @@ static int cmp_run(const void *a, const void *b)
 	return (x->origin > y->origin) - (x->origin < y->origin);
 }
 
-/* A virtual size for @d: recorded, else its last mapped block's end. */
-static uint64_t image_size(const struct thin_image_dev *d, uint32_t bs)
-{
-	uint64_t end = 0;
-
-	if (d->size)
-		return d->size;
-	for (size_t i = 0; i < d->nr_runs; i++)
-		if (d->runs[i].origin + d->runs[i].len > end)
-			end = d->runs[i].origin + d->runs[i].len;
-	return (end ? end : 1) * bs;
-}
-
 /*
  * Checks @img against thin pool @tp: block size, the pool's end, runs
  * that overlap, a data block at two virtual blocks.  Sorts each device's
@@ -425,10 +425,6 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 	if (img->block_size != tp->tp.rec.block_size)
 		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes, thin pool '%s' of %u",
 				 img->block_size, tp->rec.name, tp->tp.rec.block_size);
-	if (img->nr_blocks > nr_blocks)
-		return pool_fail(err, -ENOSPC, "the dump has %llu data blocks, thin pool '%s' only %llu: extend it first",
-				 (unsigned long long)img->nr_blocks, tp->rec.name,
-				 (unsigned long long)nr_blocks);
 	vb_of = calloc(nr_blocks + 1, sizeof(*vb_of));
 	if (!vb_of)
 		return pool_fail(err, -ENOMEM, "out of memory");
@@ -451,11 +447,16 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 				r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu twice",
 					      (unsigned long long)d->dev_id,
 					      (unsigned long long)run->origin);
-			else if (run->data + run->len > nr_blocks || run->data + run->len > img->nr_blocks)
-				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the end (%llu blocks)",
+			else if (run->data + run->len > img->nr_blocks)
+				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the dump's own end (nr_data_blocks %llu)",
 					      (unsigned long long)d->dev_id,
 					      (unsigned long long)(run->data + run->len - 1),
 					      (unsigned long long)img->nr_blocks);
+			else if (run->data + run->len > nr_blocks)
+				r = pool_fail(err, -ENOSPC, "device %llu maps data block %llu, past the end of thin pool '%s' (%llu blocks): extend it first",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)(run->data + run->len - 1),
+					      tp->rec.name, (unsigned long long)nr_blocks);
 			for (uint64_t k = 0; !r && k < run->len; k++) {
 				uint32_t *v = &vb_of[run->data + k];
 
@@ -479,9 +480,30 @@ struct restore {
 	struct pool_volume *tp;
 	struct thin_image img;
 	struct volume_rec *recs;	/* per device */
+	bool *sized_by_mappings;	/* per device: no size given, its mappings' end */
 	struct new_pages pages;
 };
 
+/* The index of the device the image's device @i is a snapshot of, or -1. */
+static ssize_t restore_origin(const struct restore *rs, size_t i)
+{
+	const struct thin_image_dev *d = &rs->img.devs[i];
+
+	for (size_t j = 0; d->is_snapshot && j < rs->img.nr_devs; j++)
+		if (j != i && rs->img.devs[j].dev_id == d->snapshot_of)
+			return (ssize_t)j;
+	return -1;
+}
+
+/* The volume id a restored device's origin got, or 0.  After the inserts. */
+static int64_t restored_origin_id(const struct restore *rs, size_t i)
+{
+	ssize_t j = restore_origin(rs, i);
+
+	return j < 0 ? 0 : rs->recs[j].id;
+}
+
+/* Every volume row first: a snapshot's row names its origin's id. */
 static int record_restore(struct pool *p, void *arg)
 {
 	struct restore *rs = arg;
@@ -491,17 +513,41 @@ static int record_restore(struct pool *p, void *arg)
 
 	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
 		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
-	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
-		struct thin_rec row = { .pool = pool, .dir = rs->pages.dirs[i].id };
-
+	for (size_t i = 0; !r && i < rs->img.nr_devs; i++)
 		r = m->volume_insert(p->meta, &rs->recs[i]);
-		row.volume = rs->recs[i].id;
-		if (!r)
-			r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
+	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
+		struct thin_rec row = { .volume = rs->recs[i].id, .pool = pool,
+					.dir = rs->pages.dirs[i].id,
+					.snapshot_of = restored_origin_id(rs, i) };
+
+		r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
 		if (!r)
 			r = m->thin_put(p->meta, &row);
 	}
 	return r;
+}
+
+/*
+ * A size for device @d with none given: the XML's (mapperctl's dumps),
+ * else the end of its last mapping (*by_mappings set), else none: a
+ * device that maps nothing has no size to guess.
+ */
+static int restore_size(const struct thin_image_dev *d, uint32_t bs, uint64_t *size,
+			bool *by_mappings, struct pool_error *err)
+{
+	uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin + d->runs[d->nr_runs - 1].len : 0;
+
+	*by_mappings = false;
+	if (d->size) {
+		*size = d->size;
+		return 0;
+	}
+	if (!end)
+		return pool_fail(err, -EINVAL, "device %llu has no size and maps nothing: give its size with --volume %llu:NAME:SIZE",
+				 (unsigned long long)d->dev_id, (unsigned long long)d->dev_id);
+	*size = end * bs;
+	*by_mappings = true;
+	return 0;
 }
 
 /* Names and sizes for the image's devices, checked. */
@@ -512,14 +558,14 @@ static int restore_plan(struct pool *p, struct restore *rs, const struct pool_re
 	int r;
 
 	rs->recs = calloc(rs->img.nr_devs + 1, sizeof(*rs->recs));
-	if (!rs->recs)
+	rs->sized_by_mappings = calloc(rs->img.nr_devs + 1, sizeof(*rs->sized_by_mappings));
+	if (!rs->recs || !rs->sized_by_mappings)
 		return pool_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < rs->img.nr_devs; i++) {
 		const struct thin_image_dev *d = &rs->img.devs[i];
 		struct volume_rec *v = &rs->recs[i];
 		uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin +
 					    d->runs[d->nr_runs - 1].len : 0;
-
 		const struct pool_restore_volume *given = NULL;
 
 		for (size_t j = 0; j < s->nr_vols; j++)
@@ -532,11 +578,16 @@ static int restore_plan(struct pool *p, struct restore *rs, const struct pool_re
 		else
 			snprintf(v->name, sizeof(v->name), "thin%llu", (unsigned long long)d->dev_id);
 		snprintf(v->kind, sizeof(v->kind), "%s", thin_type.name);
-		v->size = given && given->size ? given->size : image_size(d, bs);
 		r = pool_check_new_name(p, v->name, err);
 		for (size_t j = 0; !r && j < i; j++)
 			if (!strcmp(rs->recs[j].name, v->name))
 				r = pool_fail(err, -EEXIST, "the dump names volume '%s' twice", v->name);
+		v->size = given ? given->size : 0;
+		if (!r && !v->size)
+			r = restore_size(d, bs, &v->size, &rs->sized_by_mappings[i], err);
+		if (!r && d->is_snapshot && restore_origin(rs, i) < 0)
+			r = pool_fail(err, -EINVAL, "device %llu is a snapshot of device %llu, which the dump does not have",
+				      (unsigned long long)d->dev_id, (unsigned long long)d->snapshot_of);
 		if (!r && (v->size % 4096 || !v->size))
 			r = pool_fail(err, -EINVAL, "device %llu: size %llu is not a positive multiple of 4 KiB",
 				      (unsigned long long)d->dev_id, (unsigned long long)v->size);
@@ -605,7 +656,8 @@ static void restore_publish(struct pool *p, struct restore *rs)
 			continue;
 		}
 		v->thin.rec = (struct thin_rec){ .volume = rs->recs[i].id, .pool = rs->tp->rec.id,
-						 .dir = rs->pages.dirs[i].id };
+						 .dir = rs->pages.dirs[i].id,
+						 .snapshot_of = restored_origin_id(rs, i) };
 		pool_volume_publish(p, v);
 	}
 }
@@ -648,16 +700,24 @@ int pool_thin_restore(struct pool *p, const char *name, const struct pool_restor
 	}
 	if (r)
 		goto out;
+	if (rs.img.nr_blocks > rs.tp->rec.size / rs.tp->tp.rec.block_size)
+		report_line(report, arg, "the dump's pool has %llu data blocks, thin pool '%s' %llu: every mapping fits",
+			    (unsigned long long)rs.img.nr_blocks, name,
+			    (unsigned long long)(rs.tp->rec.size / rs.tp->tp.rec.block_size));
 	for (size_t i = 0; i < rs.img.nr_devs; i++) {
+		ssize_t origin = restore_origin(&rs, i);
 		uint64_t n = 0;
 
 		for (size_t j = 0; j < rs.img.devs[i].nr_runs; j++)
 			n += rs.img.devs[i].runs[j].len;
 		mapped += n;
-		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes, %llu mapped blocks",
+		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes%s, %llu mapped blocks%s%s%s",
 			    dry_run ? "would create" : "creating", rs.recs[i].name,
 			    (unsigned long long)rs.img.devs[i].dev_id,
-			    (unsigned long long)rs.recs[i].size, (unsigned long long)n);
+			    (unsigned long long)rs.recs[i].size,
+			    rs.sized_by_mappings[i] ? " (the end of its last mapping: the dump has no size)" : "",
+			    (unsigned long long)n, origin < 0 ? "" : ", a snapshot of '",
+			    origin < 0 ? "" : rs.recs[origin].name, origin < 0 ? "" : "'");
 	}
 	if (dry_run)
 		goto out;
@@ -685,6 +745,7 @@ out:
 	new_pages_release(&rs.pages);
 	thin_image_release(&rs.img);
 	free(rs.recs);
+	free(rs.sized_by_mappings);
 	pthread_mutex_unlock(&p->admin);
 	return r;
 }

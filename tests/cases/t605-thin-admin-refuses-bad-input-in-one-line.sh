@@ -18,8 +18,10 @@ sb='<superblock uuid="" time="1" transaction="1" flags="0" version="2" data_bloc
 xml() { printf '%s\n%s\n</superblock>\n' "$sb" "$1" >in.xml; }
 restore_fails() { expect_fail -s 1 -m "$1" mapperctl restore tp --from in.xml; }
 
-xml '<device dev_id="1"><single_mapping origin_block="0" data_block="256" time="0"/></device>'
-restore_fails "device 1 maps data block 256, past the end \(256 blocks\)"
+printf '<superblock data_block_size="128" nr_data_blocks="1000">\n<device dev_id="1"><single_mapping origin_block="0" data_block="256"/></device>\n</superblock>\n' >in.xml
+restore_fails "device 1 maps data block 256, past the end of thin pool 'tp' \(256 blocks\): extend it first"
+printf '<superblock data_block_size="128" nr_data_blocks="4">\n<device dev_id="1"><single_mapping origin_block="0" data_block="5"/></device>\n</superblock>\n' >in.xml
+restore_fails "device 1 maps data block 5, past the dump's own end \(nr_data_blocks 4\)"
 xml '<device dev_id="1"><single_mapping origin_block="0" data_block="5" time="0"/></device>
 <device dev_id="2"><single_mapping origin_block="1" data_block="5" time="0"/></device>'
 restore_fails "data block 5 is mapped at virtual blocks 0 and 1"
@@ -36,10 +38,30 @@ xml '<device dev_id="1"><single_mapping origin_block="0" data_block="0"/>'
 restore_fails "cannot read the dump: line 3: mismatched tag"
 printf '<superblock data_block_size="256" nr_data_blocks="10"/>\n' >in.xml
 restore_fails "the dump has blocks of 131072 bytes, thin pool 'tp' of 65536"
-printf '<superblock data_block_size="128" nr_data_blocks="1000"/>\n' >in.xml
-restore_fails "the dump has 1000 data blocks, thin pool 'tp' only 256: extend it first"
 printf 'not xml\n' >in.xml
 restore_fails "cannot read the dump: line 1: syntax error"
+printf '  {"superblock": {"data_block_size": 128}, "devices": []}\n' >in.xml
+restore_fails "cannot read the dump: it is JSON: restore reads the XML of 'mapperctl dump --format xml' or thin_dump$"
+# thin_dump's XML has no sizes: a device that maps nothing needs one given.
+xml '<device dev_id="1"/>'
+restore_fails "device 1 has no size and maps nothing: give its size with --volume 1:NAME:SIZE$"
+mapperctl restore tp --from in.xml --dry-run --volume 1:x:8M | grep -q "would create thin volume 'x' (dev_id 1): 8388608 bytes, 0 mapped blocks$" ||
+	fail "a size given does not take"
+xml '<device dev_id="1"><single_mapping origin_block="9" data_block="0"/></device>
+<device dev_id="2" snapshot_of="7" size="65536"/>'
+restore_fails "device 2 is a snapshot of device 7, which the dump does not have"
+# One device's size comes from its mappings, and restore says so; a dump
+# of a larger pool fits when its mappings do.
+printf '<superblock data_block_size="128" nr_data_blocks="1000">\n<device dev_id="1"><single_mapping origin_block="9" data_block="200"/></device>\n</superblock>\n' >in.xml
+mapperctl restore tp --from in.xml --dry-run >dry.txt || fail "a larger pool's dump whose mappings fit was refused"
+grep -q "^the dump's pool has 1000 data blocks, thin pool 'tp' 256: every mapping fits$" dry.txt ||
+	fail "restore does not say the dump's pool is larger: $(cat dry.txt)"
+grep -q "^would create thin volume 'thin1' (dev_id 1): 655360 bytes (the end of its last mapping: the dump has no size), 1 mapped blocks$" dry.txt ||
+	fail "restore does not say where the size comes from: $(cat dry.txt)"
+expect_fail -s 2 -m "--volume: dev_id 1 is given twice$" \
+	mapperctl restore tp --from in.xml --volume 1:x --volume 1:y
+expect_fail -s 2 -m "--volume: name 'x' is given twice$" \
+	mapperctl restore tp --from in.xml --volume 1:x --volume 2:x
 expect_fail -s 1 -m "cannot open '.*/nosuch.xml'" mapperctl restore tp --from nosuch.xml
 expect_fail -s 2 -m "missing --from" mapperctl restore tp
 expect_fail -s 2 -m "--volume 'x': use DEV_ID:NAME" mapperctl restore tp --from in.xml --volume x
