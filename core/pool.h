@@ -79,11 +79,13 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err);
 /*
  * Starts watching the thin pools, as dmeventd does: autoextend and event
- * commands (pool_monitor.c).  The daemon does, once open; an offline
- * mapperctl does not (its command would grow pools as a side effect).
- * 0 or -errno.  pool_close() stops it.
+ * commands (pool_monitor.c), each killed after @event_timeout_s.  The
+ * daemon does, once open; an offline mapperctl does not (its command
+ * would grow pools as a side effect).  0 or -errno.  pool_close() stops
+ * it.
  */
-int pool_watch(struct pool *p);
+int pool_watch(struct pool *p, uint32_t event_timeout_s);
+#define POOL_EVENT_TIMEOUT_S	60	/* dmeventd-like: a hook gets a minute */
 /*
  * Commits and stops every thin pool, then frees everything.  No volume may
  * be in use.

@@ -1168,6 +1168,8 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	tp->rec.size = size;
 	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
+	/* Autoextend or `extend`: a hook that tracks the pool's size hears of both. */
+	pool_monitor_event(p, tp, "extended");
 	return 0;
 }
 
@@ -1339,6 +1341,7 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
+		json_bool(j, "metadata_full", u.metadata_full);
 		if (u.commit_error) {
 			json_string(j, "commit_error", strerror(-u.commit_error));
 			json_u64(j, "commit_failing_ms", u.failing_ms);

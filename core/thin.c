@@ -227,7 +227,7 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 		struct thin_dir *nd;
 
 		if (thin_pool_metadata_full(p))
-			return -ENOSPC;
+			return thin_pool_no_metadata_space(p);
 		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
 
 		if (!nd)
@@ -243,7 +243,9 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 	}
 	l = atomic_load(&d->leaf[i]);
 	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
-		return -ENOSPC;		/* dm-thin: metadata space exhausted */
+		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
+	if (!l || !thin_leaf_alone(p, l))
+		p->metadata_full = false;	/* a new page fits again */
 	if (!l) {
 		l = thin_leaf_new(thin_pool_page_id(p));
 		if (!l)

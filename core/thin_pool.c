@@ -454,6 +454,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->metadata_limit = p->params.metadata_limit;
 	out->discarded_bytes = p->discarded_bytes;
 	out->full = p->full && !p->alloc.nr_free;	/* until a block is free again */
+	out->metadata_full = p->metadata_full && thin_pool_metadata_full(p);	/* until a page fits */
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -532,6 +533,18 @@ static void notify(struct thin_pool *p)
 {
 	if (p->params.notify)
 		p->params.notify(p->params.notify_arg);
+}
+
+int thin_pool_no_metadata_space(struct thin_pool *p)
+{
+	if (!p->metadata_full) {
+		p->metadata_full = true;
+		notify(p);
+		log_warn("thin pool '%s': its metadata is full (%llu map pages, limit %llu bytes): writes needing a new map page fail",
+			 p->name, (unsigned long long)(p->nr_leaves + p->nr_dirs),
+			 (unsigned long long)p->params.metadata_limit);
+	}
+	return -ENOSPC;
 }
 
 static void check_low_water(struct thin_pool *p)

@@ -48,8 +48,9 @@ struct thin_pool_params {
 	bool discard_passdown;		/* discard blocks freed, after their commit */
 	uint64_t metadata_limit;	/* bytes of map pages; 0: no limit */
 	/*
-	 * Called when the pool crosses its low-water mark, becomes full,
-	 * fails or works again: a kick for whoever watches its usage (the
+	 * Called when the pool crosses its low-water mark, becomes full (of
+	 * data or of metadata), fails or works again: a kick for whoever
+	 * watches its usage (the
 	 * pool service's monitor).  Called with the pool lock held: it must
 	 * not block nor call into the pool.  May be NULL.
 	 */
@@ -71,6 +72,7 @@ struct thin_pool_usage {
 	uint64_t metadata_limit;	/* bytes; 0: no limit */
 	uint64_t discarded_bytes;	/* passed down or trimmed since it opened */
 	bool full;			/* a write found no free block */
+	bool metadata_full;		/* a write needed a map page past the limit */
 };
 
 /*

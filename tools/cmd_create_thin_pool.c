@@ -180,8 +180,9 @@ const struct cmd cmd_create_thin_pool = {
 		"                     for its size and 1000 volumes; at least 64K); past\n"
 		"                     it, writes needing a new map page fail with ENOSPC\n"
 		"  --on-event CMD     run CMD with /bin/sh on the pool's events: low-water,\n"
-		"                     full, failed, extended (MAPPERFS_EVENT,\n"
-		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set);\n"
+		"                     full, metadata-full, failed, extended (MAPPERFS_EVENT,\n"
+		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set),\n"
+		"                     one at a time in order (see mapperfs -o event_timeout);\n"
 		"                     an absolute path of a directory runs every hook in\n"
 		"                     it (run-parts)\n",
 	.run = create_thin_pool_run,

@@ -116,8 +116,8 @@ const struct cmd cmd_list = {
 		"          \"data_used_bytes\", \"data_total_bytes\", \"data_percent\",\n"
 		"          \"metadata_used_bytes\", \"metadata_total_bytes\",\n"
 		"          \"metadata_percent\", \"metadata_pages\", \"discarded_bytes\",\n"
-		"          \"low_water_crossed\", \"full\", \"thin_volumes\", \"when_full\",\n"
-		"          \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
+		"          \"low_water_crossed\", \"full\", \"metadata_full\", \"thin_volumes\",\n"
+		"          \"when_full\", \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
 		"          \"discard_passdown\", \"autoextend_threshold\",\n"
 		"          \"autoextend_percent\", \"on_event\", and while its metadata\n"
 		"          commits fail \"commit_error\", \"commit_failing_ms\"\n",
