@@ -658,6 +658,20 @@ static int begin_admin(struct pool_volume *tp, struct pool_error *err)
 	return pool_store_fail(err, r, doing);
 }
 
+/*
+ * Ends an admin bracket that freed blocks (remove, rollback), and waits
+ * for the commit that frees them, with its discard passdown: a command
+ * returns with the space back on the raw devices and in status.  A commit
+ * that fails now is logged; the pool's worker goes on trying.
+ */
+static void end_admin_freeing(struct pool_volume *tp)
+{
+	thin_pool_admin_end(running(tp));
+	if (thin_pool_commit(running(tp)))
+		log_warn("thin pool '%s': the blocks just freed wait for a commit that works",
+			 tp->rec.name);
+}
+
 struct new_thin {
 	struct volume_rec rec;
 	struct thin_rec thin;
@@ -1009,6 +1023,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 {
 	struct pool_volume *v, *s, *tp;
 	struct thin_rec row;
+	bool began;
 	int r;
 
 	pthread_mutex_lock(&p->admin);
@@ -1032,24 +1047,25 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		goto out_unlock;
 	thin_suspend(v->served->target);
 	thin_suspend(s->served->target);
-	r = begin_admin(tp, err);
-	if (r) {
-		goto out_resume;
+	began = !(r = begin_admin(tp, err));
+	if (began) {
+		row = v->thin.rec;
+		row.dir = thin_dir_id(s->served->target);
+		r = pool_record(p, "record the rollback", record_thin_row, &row, err);
 	}
-	row = v->thin.rec;
-	row.dir = thin_dir_id(s->served->target);
-	r = pool_record(p, "record the rollback", record_thin_row, &row, err);
-	if (!r) {
+	if (began && !r) {
 		atomic_store(&v->served->zeros_from, VOLUME_ZEROS_UNKNOWN);
 		r = thin_rollback(v->served->target, s->served->target);
 		if (r)	/* memory could not follow: say so, the store is right */
 			pool_volume_failed(v, "out of memory while rolling back");
 		v->thin.rec = row;
 	}
-	thin_pool_admin_end(running(tp));
-out_resume:
 	thin_unsuspend(s->served->target);
 	thin_unsuspend(v->served->target);
+	if (began && !r)
+		end_admin_freeing(tp);	/* the map it had is freed */
+	else if (began)
+		thin_pool_admin_end(running(tp));
 	volume_unretire(v->served);
 	if (!r)
 		log_info("rolled back '%s' to '%s'", name, snap);
@@ -1206,11 +1222,12 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 		log_warn("thin volume '%s': out of memory while dropping its map; its blocks stay allocated until restart",
 			 v->rec.name);
 	thin_unsuspend(v->served->target);
-	thin_pool_admin_end(running(tp));
 	if (r) {
+		thin_pool_admin_end(running(tp));
 		volume_unretire(v->served);
 		return r;
 	}
+	end_admin_freeing(tp);
 	pool_volume_forget(p, v);
 	return 0;
 }

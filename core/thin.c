@@ -745,8 +745,8 @@ static int thin_discard(struct target *t, struct engine *e, uint64_t off,
 		return r;
 	thin_quiesce(th);
 	r = unmap_blocks(th, first, last);
-	thin_pool_kick(th->pool);
 	thin_resume(th);
+	thin_pool_kick(th->pool);	/* the blocks go back, and to the device, soon */
 	return r;
 }
 

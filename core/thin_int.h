@@ -95,6 +95,7 @@ struct thin_pool {
 	bool worker_running;
 	bool stopping;			/* lock */
 	pthread_cond_t kick;		/* wakes the worker */
+	bool kicked;			/* lock: changes to commit at once */
 };
 
 int thin_vec_push(struct thin_vec *v, void *p);
@@ -185,7 +186,10 @@ void thin_pool_unlink(struct thin_pool *p, struct thin *t);
 int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page);
 /* Records a loaded page (@leaf, or a directory).  0 or -ENOMEM. */
 int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf);
-/* Wakes the worker to commit soon (lock held or not). */
+/*
+ * Wakes the worker to commit soon; a kick while it commits makes it
+ * commit again at once.  Lock not held.
+ */
 void thin_pool_kick(struct thin_pool *p);
 
 #endif

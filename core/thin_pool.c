@@ -640,7 +640,10 @@ void thin_pool_unlink(struct thin_pool *p, struct thin *t)
 
 void thin_pool_kick(struct thin_pool *p)
 {
+	pthread_mutex_lock(&p->lock);
+	p->kicked = true;
 	pthread_cond_signal(&p->kick);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* What one commit writes, gathered under the lock. */
@@ -970,7 +973,6 @@ static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
 static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 {
 	struct discard_range *d = NULL;
-	uint64_t bytes = 0;
 	size_t n = 0;
 	int r;
 
@@ -979,8 +981,12 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; !r && i < n; i++) {
 		r = device_discard(d[i].dev, d[i].off, d[i].len);
-		if (!r)
-			bytes += d[i].len;
+		if (r)
+			break;
+		/* Counted as each is done: status agrees with du meanwhile. */
+		pthread_mutex_lock(&p->lock);
+		p->discarded_bytes += d[i].len;
+		pthread_mutex_unlock(&p->lock);
 	}
 	pthread_mutex_lock(&p->lock);
 	if (r && !p->discard_failed) {
@@ -988,7 +994,6 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 		log_warn("thin pool '%s': cannot discard freed blocks on the raw device: %s",
 			 p->name, strerror(-r));
 	}
-	p->discarded_bytes += bytes;
 	thin_alloc_release(&p->alloc);
 	pthread_mutex_unlock(&p->lock);
 	free(d);
@@ -1107,9 +1112,7 @@ int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts)
 void thin_pool_admin_end(struct thin_pool *p)
 {
 	pthread_mutex_unlock(&p->commit_lock);
-	pthread_mutex_lock(&p->lock);
 	thin_pool_kick(p);
-	pthread_mutex_unlock(&p->lock);
 }
 
 int64_t thin_pool_reserve_page_id(struct thin_pool *p)
@@ -1198,7 +1201,9 @@ static void *worker_main(void *arg)
 							 THIN_COMMIT_PERIOD_MS);
 		if (!p->commit_error)
 			failures = 0;
-		pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
+		if (!p->kicked)		/* a kick during the last commit is not lost */
+			pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
+		p->kicked = false;
 		if (p->stopping || !has_changes(p))
 			continue;
 		pthread_mutex_unlock(&p->lock);
