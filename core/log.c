@@ -2,7 +2,9 @@
  * core/log.c: one-line messages.  Errors that a failing device repeats on
  * every request are rate-limited per call site (log_error_limited): a
  * disk that fails for an hour writes a few lines a minute, not one per
- * request, and says how many it left out.
+ * request, and says how many it left out; a line the same as the one
+ * before it at that site is printed once a period, however often it
+ * comes (a database that fails every retried commit alike).
  */
 #include "log.h"
 
@@ -156,31 +158,46 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+/* FNV-1a: tells a repeated line from a new one without keeping it. */
+static uint64_t line_hash(const char *line)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *line; line++)
+		h = (h ^ (unsigned char)*line) * 0x100000001b3ull;
+	return h;
+}
+
 void log_error_limited(struct log_limit *l, const char *fmt, ...)
 {
-	uint64_t now = now_s(), left_out = 0;
+	uint64_t now = now_s(), left_out = 0, h;
+	char line[1024];
 	bool print;
 	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	h = line_hash(line);
 	pthread_mutex_lock(&limit_lock);
 	if (now - l->start >= LOG_LIMIT_PERIOD_S) {
 		left_out = l->left_out;
 		l->start = now;
 		l->lines = 0;
 		l->left_out = 0;
+		l->last = 0;
 	}
-	print = l->lines < LOG_LIMIT_BURST;
-	if (print)
+	print = l->lines < LOG_LIMIT_BURST && h != l->last;
+	if (print) {
 		l->lines++;
-	else
+		l->last = h;
+	} else {
 		l->left_out++;
+	}
 	pthread_mutex_unlock(&limit_lock);
 	if (left_out)
 		log_error("... and %llu more like the above in %u s", (unsigned long long)left_out,
 			  LOG_LIMIT_PERIOD_S);
-	if (!print || LOG_LEVEL_ERROR > log_max)
-		return;
-	va_start(ap, fmt);
-	log_line(LOG_LEVEL_ERROR, fmt, ap);
-	va_end(ap);
+	if (print)
+		log_error("%s", line);
 }

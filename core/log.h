@@ -49,8 +49,9 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * A call site's budget: LOG_LIMIT_BURST lines per LOG_LIMIT_PERIOD_S, then
- * one line counting what was left out.  Static, zeroed.
+ * A call site's budget: LOG_LIMIT_BURST lines per LOG_LIMIT_PERIOD_S, a
+ * line that repeats the one before it once per period, then one line
+ * counting what was left out.  Static, zeroed.
  */
 #define LOG_LIMIT_BURST		10
 #define LOG_LIMIT_PERIOD_S	60
@@ -59,6 +60,7 @@ struct log_limit {
 	uint64_t start;			/* seconds (CLOCK_MONOTONIC) */
 	unsigned int lines;		/* printed in this period */
 	uint64_t left_out;		/* dropped in this period */
+	uint64_t last;			/* hash of the last line printed, this period */
 };
 
 void log_error_limited(struct log_limit *l, const char *fmt, ...)

@@ -771,9 +771,9 @@ err_free:
 	return r;
 }
 
-int pool_watch(struct pool *p)
+int pool_watch(struct pool *p, uint32_t event_timeout_s)
 {
-	return pool_monitor_start(p);
+	return pool_monitor_start(p, event_timeout_s);
 }
 
 int pool_commit_all(struct pool *p)

@@ -79,11 +79,13 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err);
 /*
  * Starts watching the thin pools, as dmeventd does: autoextend and event
- * commands (pool_monitor.c).  The daemon does, once open; an offline
- * mapperctl does not (its command would grow pools as a side effect).
- * 0 or -errno.  pool_close() stops it.
+ * commands (pool_monitor.c), each killed after @event_timeout_s.  The
+ * daemon does, once open; an offline mapperctl does not (its command
+ * would grow pools as a side effect).  0 or -errno.  pool_close() stops
+ * it.
  */
-int pool_watch(struct pool *p);
+int pool_watch(struct pool *p, uint32_t event_timeout_s);
+#define POOL_EVENT_TIMEOUT_S	60	/* dmeventd-like: a hook gets a minute */
 /*
  * Commits and stops every thin pool, then frees everything.  No volume may
  * be in use.
@@ -156,6 +158,11 @@ struct pool_switch_spec {
 	size_t nr_paths;
 	bool read_only;
 };
+
+/* The ranges of a thin pool's policies, as the service checks them. */
+#define POOL_AUTOEXTEND_THRESHOLD_MIN	50	/* percent used; 100: never (LVM's) */
+#define POOL_AUTOEXTEND_PERCENT_MAX	1000	/* percent of its size */
+#define POOL_MAX_THINS_MAX		(1u << 24)	/* thin-metadata-size --max-thins */
 
 struct pool_thin_pool_spec {
 	const char *name;
@@ -321,11 +328,14 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 /*
  * Creates thin volumes and their maps in thin pool @name (running, with
  * no volumes) from thin_dump XML read from @xml: data block numbers are
- * the pool's blocks, whose content stays.  Volumes take the XML's
- * names and sizes given in @s, else the XML's name/size attributes,
- * else "thin<dev_id>" and the end of their last mapping.  @report gets a line per volume; with @dry_run nothing else
- * happens.  All or nothing: one store transaction, then the pool is
- * started again from it.
+ * the pool's blocks, whose content stays; the dump's pool may be larger
+ * if every mapping fits @name.  Volumes take the names and sizes given in
+ * @s, else the XML's name/size attributes, else "thin<dev_id>" and the
+ * end of their last mapping (a device that maps nothing and has no size
+ * is refused); a snapshot_of attribute that names a device of the dump
+ * is restored as the volume's origin.  @report gets a line per volume;
+ * with @dry_run nothing else happens.  All or nothing: one store
+ * transaction, then the pool is started again from it.
  */
 struct pool_restore_volume {
 	uint64_t dev_id;
@@ -359,6 +369,7 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
  * The metadata a thin pool of @pool_size bytes in blocks of @block_size
  * with up to @max_thins volumes needs at most (thin_metadata_size's job),
  * in *bytes: the default of a pool's metadata limit uses it.  Pure.
+ * -EINVAL, or -EFBIG for a pool larger than a thin pool may be.
  */
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err);

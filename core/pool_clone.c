@@ -205,6 +205,9 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 		done += n;
 		*shared += sh;
 	}
+	/* Durable as it returns; a thin pool's commit also frees what was replaced. */
+	if (!r)
+		r = volume_flush(dv, &e);
 	engine_exit(&e);
 	if (r)
 		pool_fail(err, r, "cannot clone '%s' into '%s' past byte %llu: %s", src, dst,

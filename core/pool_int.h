@@ -34,7 +34,7 @@ struct pool_device {
 
 /* What the monitor saw of a thin pool last time (pool_monitor.c). */
 struct pool_thin_events {
-	bool low_water, full, failed;	/* events raised, until they clear */
+	bool low_water, full, metadata_full, failed;	/* events raised, until they clear */
 	uint64_t extend_failed_ms;	/* last autoextend that failed, or 0 */
 };
 
@@ -256,12 +256,20 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
  * and runs their event command.  Started by pool_open, stopped by
  * pool_close.
  */
-int pool_monitor_start(struct pool *p);
+int pool_monitor_start(struct pool *p, uint32_t event_timeout_s);
 /* Stops the thread; kicks are still harmless until pool_monitor_free(). */
 void pool_monitor_stop(struct pool *p);
 void pool_monitor_free(struct pool *p);
 /* Wakes the monitor (a thin pool's notify).  Never blocks for long. */
 void pool_monitor_kick(void *pool);
+/*
+ * Raises thin pool @tp's @event: logged, and its event command queued
+ * (pool_hooks.h) with the figures now.  Nothing when no monitor runs
+ * (offline: events are the daemon's), the log line only when @tp has no
+ * command.
+ * Admin lock held; never waits for the command.
+ */
+void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event);
 
 /* ---- checking ------------------------------------------------------- */
 

@@ -21,33 +21,33 @@
  * failing them.  An extension that fails (no free space) is logged and
  * tried again after a while.
  *
- * Events run the pool's command (--on-event CMD) with /bin/sh, detached,
- * its environment telling which pool, which event (low-water, full,
- * failed, extended) and the figures; when CMD is the absolute path of a
- * directory, run-parts runs every hook in it instead.  low-water, full and failed are
- * raised once when they happen and re-armed when they clear.  The
+ * Events run the pool's command (--on-event CMD) with /bin/sh, its
+ * environment telling which pool, which event (low-water, full,
+ * metadata-full, failed, extended) and the figures as they were when it
+ * happened; when CMD is the absolute path of a directory, run-parts runs
+ * every hook in it instead.  low-water, full, metadata-full and failed
+ * are raised once when they happen and re-armed when they clear;
+ * extended after every growth, autoextend or `extend`.  The commands run
+ * one at a time per thin pool, in order, on a runner of their own
+ * (pool_hooks.h), so a slow or hung hook holds up nothing here.  The
  * command runs as the daemon does: only the pool's owner can set it.
  */
 #include "pool_int.h"
 
 #include <errno.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "log.h"
+#include "pool_hooks.h"
 #include "rcu.h"
 #include "thin_pool.h"
 
 #define MONITOR_PERIOD_MS	1000
 #define AUTOEXTEND_ROUNDS	8	/* extensions per pass at most */
 #define AUTOEXTEND_RETRY_MS	30000	/* after a failed one */
-#define MONITOR_CHILDREN	64	/* event commands not yet reaped */
 
 extern char **environ;
 
@@ -56,8 +56,7 @@ struct pool_monitor {
 	pthread_mutex_t lock;
 	pthread_cond_t kick;
 	bool kicked, stopping;
-	pid_t children[MONITOR_CHILDREN];
-	size_t nr_children;
+	struct pool_hooks *hooks;	/* runs the event commands */
 };
 
 static uint64_t now_ms(void)
@@ -105,70 +104,32 @@ static void event_env_build(struct event_env *e, struct pool *p, struct pool_vol
 	e->envp[k] = NULL;
 }
 
-static void reap(struct pool_monitor *m)
-{
-	size_t j = 0;
-
-	for (size_t i = 0; i < m->nr_children; i++)
-		if (waitpid(m->children[i], NULL, WNOHANG) == 0)
-			m->children[j++] = m->children[i];
-	m->nr_children = j;
-}
-
-/* An absolute path to a directory: a hook directory for run-parts. */
-static bool hook_dir(const char *cmd)
-{
-	struct stat st;
-
-	return cmd[0] == '/' && !stat(cmd, &st) && S_ISDIR(st.st_mode);
-}
-
-/* Runs @tp's event command for @event, detached.  Admin lock held. */
+/* Queues @tp's event command for @event, with the figures now.  Admin lock held. */
 static void raise_event(struct pool *p, struct pool_volume *tp, const char *event)
 {
-	struct pool_monitor *m = p->monitor;
-	posix_spawnattr_t attr;
 	struct thin_pool_usage u;
 	struct event_env *e;
-	sigset_t none, all;
-	pid_t pid;
-	int r;
 
 	log_info("thin pool '%s': event %s", tp->rec.name, event);
-	if (!tp->tp.rec.on_event[0] || !tp->tp.pool)
+	if (!tp->tp.rec.on_event[0] || !tp->tp.pool || !p->monitor->hooks)
 		return;
-	reap(m);
-	if (m->nr_children == MONITOR_CHILDREN) {
-		log_warn("thin pool '%s': %zu event commands still run; not running one for %s",
-			 tp->rec.name, m->nr_children, event);
+	e = malloc(sizeof(*e));
+	if (!e) {
+		log_warn("thin pool '%s': out of memory: not running its event command for %s",
+			 tp->rec.name, event);
 		return;
 	}
-	e = malloc(sizeof(*e));
-	if (!e)
-		return;
 	thin_pool_usage(tp->tp.pool, &u);
 	event_env_build(e, p, tp, event, &u);
-	/* The daemon's threads block the signals it handles: not the command's. */
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (hook_dir(tp->tp.rec.on_event))
-		r = posix_spawnp(&pid, "run-parts", NULL, &attr,
-				 (char *[]){ "run-parts", tp->tp.rec.on_event, NULL }, e->envp);
-	else
-		r = posix_spawn(&pid, "/bin/sh", NULL, &attr,
-				(char *[]){ "sh", "-c", tp->tp.rec.on_event, NULL }, e->envp);
-	posix_spawnattr_destroy(&attr);
+	pool_hooks_queue(p->monitor->hooks, tp->rec.id, tp->rec.name, event,
+			 tp->tp.rec.on_event, e->envp);
 	free(e);
-	if (r) {
-		log_warn("thin pool '%s': cannot run its event command: %s", tp->rec.name,
-			 strerror(r));
-		return;
-	}
-	m->children[m->nr_children++] = pid;
+}
+
+void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event)
+{
+	if (p->monitor)
+		raise_event(p, tp, event);
 }
 
 static uint64_t used_percent(const struct thin_pool_usage *u)
@@ -210,7 +171,6 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 		log_info("thin pool '%s': autoextended from %llu to %llu bytes (%llu%% used)",
 			 tp->rec.name, (unsigned long long)size, (unsigned long long)tp->rec.size,
 			 (unsigned long long)used_percent(&u));
-		raise_event(p, tp, "extended");
 	}
 }
 
@@ -231,6 +191,7 @@ static void watch(struct pool *p, struct pool_volume *tp)
 	thin_pool_usage(tp->tp.pool, &u);
 	edge(p, tp, &ev->low_water, u.low_water, "low-water");
 	edge(p, tp, &ev->full, u.full, "full");
+	edge(p, tp, &ev->metadata_full, u.metadata_full, "metadata-full");
 	edge(p, tp, &ev->failed, u.failed, "failed");
 	if (!u.failed)
 		autoextend(p, tp);
@@ -245,7 +206,6 @@ static void pass(struct pool *p)
 		if (tp->type == &thin_pool_type && tp->tp.pool)
 			watch(p, tp);
 	}
-	reap(p->monitor);
 	pthread_mutex_unlock(&p->admin);
 }
 
@@ -276,19 +236,25 @@ static void *monitor_main(void *arg)
 	return NULL;
 }
 
-int pool_monitor_start(struct pool *p)
+int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
 {
 	struct pool_monitor *m = calloc(1, sizeof(*m));
 	int r;
 
 	if (!m)
 		return -ENOMEM;
+	r = pool_hooks_start(event_timeout_s, &m->hooks);
+	if (r) {
+		free(m);
+		return r;
+	}
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->kick, NULL);
 	p->monitor = m;
 	r = -pthread_create(&m->thread, NULL, monitor_main, p);
 	if (r) {
 		p->monitor = NULL;
+		pool_hooks_stop(m->hooks);
 		pthread_cond_destroy(&m->kick);
 		pthread_mutex_destroy(&m->lock);
 		free(m);
@@ -307,7 +273,8 @@ void pool_monitor_stop(struct pool *p)
 	pthread_cond_signal(&m->kick);
 	pthread_mutex_unlock(&m->lock);
 	pthread_join(m->thread, NULL);
-	reap(m);
+	pool_hooks_stop(m->hooks);
+	m->hooks = NULL;
 }
 
 void pool_monitor_free(struct pool *p)

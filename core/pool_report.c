@@ -44,15 +44,29 @@ static void report_live(struct json *j, struct volume *v)
 	json_u64(j, "no_space", atomic_load(&v->stats.no_space));
 }
 
+/*
+ * Why @v is failed, or NULL: it could not be built, or, built, it fails
+ * now (its type says).  One answer for status, list --json and list.
+ */
+static const char *volume_failure(struct pool_volume *v, char *buf, size_t len)
+{
+	if (v->failure)
+		return v->failure;
+	return v->type->failing(v, buf, len) ? buf : NULL;
+}
+
 static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 			  bool live)
 {
+	char buf[POOL_ERROR_LEN];
+	const char *failure = volume_failure(v, buf, sizeof(buf));
+
 	json_string(j, "name", v->rec.name);
 	json_string(j, "kind", v->rec.kind);
 	json_size(j, "size", v->rec.size);
-	json_string(j, "state", v->failure ? "failed" : "ok");
-	if (v->failure)
-		json_string(j, "reason", v->failure);
+	json_string(j, "state", failure ? "failed" : "ok");
+	if (failure)
+		json_string(j, "reason", failure);
 	if (v->type->served) {
 		json_bool(j, "active", !v->rec.inactive);
 		json_bool(j, "read_only", v->rec.read_only);
@@ -149,9 +163,11 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 	pthread_mutex_lock(&p->admin);
 	v = calloc(p->nr_vols + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_vols; i++) {
+		const char *failure = volume_failure(p->vols[i], v[i].reason, sizeof(v[i].reason));
+
 		v[i].rec = p->vols[i]->rec;
-		if (p->vols[i]->failure)
-			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->vols[i]->failure);
+		if (failure != v[i].reason)
+			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
 		v[i].data_pct = v[i].meta_pct = -1;
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
 	}

@@ -55,7 +55,6 @@
 #include "volume.h"
 
 #define VOLUME_ALIGN		4096u
-#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
 
 static struct thin_pool *running(struct pool_volume *pool_v)
 {
@@ -115,10 +114,12 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 		return pool_fail(err, -EINVAL, "the low-water mark must be a percentage 0..100");
 	if (tp->wait && (!tp->wait_seconds || tp->wait_seconds > 86400))
 		return pool_fail(err, -EINVAL, "a pool waits 1..86400 seconds when full");
-	if (tp->autoextend_threshold < 50 || tp->autoextend_threshold > 100)
-		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage 50..100 (100: never)");
-	if (tp->autoextend_percent > 1000)
-		return pool_fail(err, -EINVAL, "the autoextend percent must be 0..1000");
+	if (tp->autoextend_threshold < POOL_AUTOEXTEND_THRESHOLD_MIN || tp->autoextend_threshold > 100)
+		return pool_fail(err, -EINVAL, "the autoextend threshold must be a percentage %u..100 (100: never)",
+				 POOL_AUTOEXTEND_THRESHOLD_MIN);
+	if (tp->autoextend_percent > POOL_AUTOEXTEND_PERCENT_MAX)
+		return pool_fail(err, -EINVAL, "the autoextend percent must be a number 0..%u",
+				 POOL_AUTOEXTEND_PERCENT_MAX);
 	if (tp->autoextend_threshold < 100 && !tp->autoextend_percent)
 		return pool_fail(err, -EINVAL, "an autoextend threshold needs a positive autoextend percent");
 	if (tp->metadata_limit && tp->metadata_limit < 16 * THIN_PAGE_STORE_BYTES)
@@ -363,6 +364,7 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		.notify = pool_monitor_kick,
 		.notify_arg = p,
 	};
+	char why[POOL_ERROR_LEN / 2] = "";
 	struct thin_area *areas;
 	unsigned int nr;
 	int r;
@@ -385,9 +387,9 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 	r = load_members(p, tp, err);
 	if (r)
 		goto err_unload;
-	r = thin_pool_start(tp->tp.pool);
+	r = thin_pool_start(tp->tp.pool, why, sizeof(why));
 	if (r) {
-		pool_fail(err, r, "its maps disagree with its size: %s", strerror(-r));
+		pool_fail(err, r, "its maps are damaged: %s", why[0] ? why : strerror(-r));
 		goto err_unload;
 	}
 	return 0;
@@ -528,7 +530,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 {
 	struct new_pool n = { .tp = s->policy };
 	struct pool_volume *v = NULL, probe = { 0 };
-	char max[SIZE_STR_LEN];
+	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
 	int r;
 
 	pthread_mutex_lock(&p->admin);
@@ -543,8 +545,8 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		goto out;
 	}
 	if (n.rec.size / n.tp.block_size > THIN_ALLOC_MAX_BLOCKS) {
-		r = pool_fail(err, -EFBIG, "a thin pool of %u-byte blocks is at most %s",
-			      n.tp.block_size,
+		r = pool_fail(err, -EFBIG, "a thin pool of %s blocks is at most %s",
+			      format_size(n.tp.block_size, bs),
 			      format_size(THIN_ALLOC_MAX_BLOCKS * n.tp.block_size, max));
 		goto out;
 	}
@@ -654,6 +656,20 @@ static int begin_admin(struct pool_volume *tp, struct pool_error *err)
 		return 0;
 	snprintf(doing, sizeof(doing), "commit thin pool '%s' first", tp->rec.name);
 	return pool_store_fail(err, r, doing);
+}
+
+/*
+ * Ends an admin bracket that freed blocks (remove, rollback), and waits
+ * for the commit that frees them, with its discard passdown: a command
+ * returns with the space back on the raw devices and in status.  A commit
+ * that fails now is logged; the pool's worker goes on trying.
+ */
+static void end_admin_freeing(struct pool_volume *tp)
+{
+	thin_pool_admin_end(running(tp));
+	if (thin_pool_commit(running(tp)))
+		log_warn("thin pool '%s': the blocks just freed wait for a commit that works",
+			 tp->rec.name);
 }
 
 struct new_thin {
@@ -1007,6 +1023,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 {
 	struct pool_volume *v, *s, *tp;
 	struct thin_rec row;
+	bool began;
 	int r;
 
 	pthread_mutex_lock(&p->admin);
@@ -1030,24 +1047,25 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		goto out_unlock;
 	thin_suspend(v->served->target);
 	thin_suspend(s->served->target);
-	r = begin_admin(tp, err);
-	if (r) {
-		goto out_resume;
+	began = !(r = begin_admin(tp, err));
+	if (began) {
+		row = v->thin.rec;
+		row.dir = thin_dir_id(s->served->target);
+		r = pool_record(p, "record the rollback", record_thin_row, &row, err);
 	}
-	row = v->thin.rec;
-	row.dir = thin_dir_id(s->served->target);
-	r = pool_record(p, "record the rollback", record_thin_row, &row, err);
-	if (!r) {
+	if (began && !r) {
 		atomic_store(&v->served->zeros_from, VOLUME_ZEROS_UNKNOWN);
 		r = thin_rollback(v->served->target, s->served->target);
 		if (r)	/* memory could not follow: say so, the store is right */
 			pool_volume_failed(v, "out of memory while rolling back");
 		v->thin.rec = row;
 	}
-	thin_pool_admin_end(running(tp));
-out_resume:
 	thin_unsuspend(s->served->target);
 	thin_unsuspend(v->served->target);
+	if (began && !r)
+		end_admin_freeing(tp);	/* the map it had is freed */
+	else if (began)
+		thin_pool_admin_end(running(tp));
 	volume_unretire(v->served);
 	if (!r)
 		log_info("rolled back '%s' to '%s'", name, snap);
@@ -1166,6 +1184,8 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	tp->rec.size = size;
 	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
+	/* Autoextend or `extend`: a hook that tracks the pool's size hears of both. */
+	pool_monitor_event(p, tp, "extended");
 	return 0;
 }
 
@@ -1202,11 +1222,12 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 		log_warn("thin volume '%s': out of memory while dropping its map; its blocks stay allocated until restart",
 			 v->rec.name);
 	thin_unsuspend(v->served->target);
-	thin_pool_admin_end(running(tp));
 	if (r) {
+		thin_pool_admin_end(running(tp));
 		volume_unretire(v->served);
 		return r;
 	}
+	end_admin_freeing(tp);
 	pool_volume_forget(p, v);
 	return 0;
 }
@@ -1301,6 +1322,19 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 	out->meta_pct = hundredths(u.metadata_bytes, u.metadata_limit);
 }
 
+static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
+{
+	struct thin_pool_usage u;
+
+	if (!running(tp))
+		return false;
+	thin_pool_usage(running(tp), &u);
+	if (u.failed)
+		snprintf(why, len, "its metadata commits have failed for %llu s (%s): writes that need new blocks fail until one works",
+			 (unsigned long long)(u.failing_ms / 1000), strerror(-u.commit_error));
+	return u.failed;
+}
+
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
 {
 	const struct thin_pool_rec *r = &tp->tp.rec;
@@ -1324,12 +1358,11 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
+		json_bool(j, "metadata_full", u.metadata_full);
 		if (u.commit_error) {
 			json_string(j, "commit_error", strerror(-u.commit_error));
 			json_u64(j, "commit_failing_ms", u.failing_ms);
 		}
-		if (u.failed)
-			json_string(j, "state", "failed");
 	}
 	json_u64(j, "thin_volumes", nr_vols);
 	json_string(j, "when_full", r->wait ? "wait" : "error");
@@ -1439,7 +1472,12 @@ static int committed_dirs(struct pool *p, struct pool_volume *tp,
 	return 0;
 }
 
-/* Walks the committed pages on a connection of its own, the pool frozen. */
+/*
+ * Walks the committed pages on a connection of its own, the pool frozen.
+ * What keeps it from looking (the store, a commit that fails) is a breach
+ * of this pool, named, and check goes on with the others; only running
+ * out of memory stops it.
+ */
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
@@ -1456,12 +1494,17 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	if (!c->deep || !running(tp))
 		return 0;	/* records only, or failed: nothing to walk */
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
-	if (r)
-		return pool_store_fail(err, r, "read the thin pool's metadata");
-	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r) {
-		r = pool_fail(err, r, "cannot commit thin pool '%s': %s", tp->rec.name,
-			      r == -EBUSY ? "writes keep provisioning blocks" : strerror(-r));
+		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
+		return 0;
+	}
+	r = thin_pool_admin_begin(running(tp), &counts);
+	if (r == -ENOMEM)
+		goto out;
+	if (r) {
+		pool_breach(c, tp, "cannot commit it to check it: %s",
+			    r == -EBUSY ? "writes keep provisioning blocks" : strerror(-r));
+		r = 0;
 		goto out;
 	}
 	r = walk_vols(p, tp, &vols, &nr);
@@ -1470,13 +1513,14 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	if (!r)
 		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
 	thin_pool_admin_end(running(tp));
-	if (r) {
-		r = r == -ENOMEM ? pool_fail(err, r, "out of memory") :
-				   pool_store_fail(err, r, "read the thin pool's metadata");
+	if (r && r != -ENOMEM)
+		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
+	if (r)
 		goto out_counts;
-	}
 	thin_walk_check(&w, walk_breach, &wb);
-	compare_counts(c, tp, &w, &counts);
+	/* Counts from pages that cannot be read would differ block by block: noise. */
+	if (!w.dangling)
+		compare_counts(c, tp, &w, &counts);
 	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
 		     tp->rec.name, nr, (unsigned long long)w.used,
 		     (unsigned long long)w.nr_blocks, c->n - n0);
@@ -1486,7 +1530,7 @@ out_counts:
 	thin_pool_counts_release(&counts);
 out:
 	p->meta->ops->thin_close(p->meta, arg);
-	return r;
+	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
 }
 
 /* A thin volume's records: its pool, its size, its origin. */
@@ -1520,6 +1564,7 @@ struct target_type thin_pool_type = {
 	.extend = pool_thin_pool_grow,
 	.remove = thin_pool_remove,
 	.check = thin_pool_check,
+	.failing = thin_pool_failing,
 	.status = thin_pool_status,
 	.info = thin_pool_info,
 	.release = thin_pool_release,

@@ -33,18 +33,21 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "log.h"
 #include "size.h"
+#include "linear.h"
+#include "thin_alloc.h"
 #include "thin_image.h"
 #include "thin_map.h"
 #include "thin_pool.h"
 #include "thin_walk.h"
 #include "volume.h"
 
-#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* as pool_thin.c */
 #define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
 
 /* ---- reading the committed pages ---------------------------------------------- */
@@ -100,11 +103,11 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 }
 
 /*
- * Reads thin pool @tp's committed pages.  A running pool commits first
- * and holds its commits off during the read.  With @salvage, unreadable
- * pages are left out (repair).
+ * Reads thin pool @tp's committed pages (those that cannot be read are
+ * left out, thin_walk.h).  A running pool commits first and holds its
+ * commits off during the read.
  */
-static int committed_read(struct pool *p, struct pool_volume *tp, bool salvage,
+static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
 {
 	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
@@ -127,8 +130,7 @@ static int committed_read(struct pool *p, struct pool_volume *tp, bool salvage,
 	}
 	r = committed_vols(p, tp, c, err);
 	if (!r) {
-		r = salvage ? thin_walk_salvage(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w) :
-			      thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
+		r = thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
 		if (r == -ENOMEM)
 			pool_fail(err, r, "out of memory");
 		else if (r)
@@ -187,15 +189,27 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 	return n;
 }
 
+/* Volume @id is one of the dump's devices. */
+static bool dumped(const struct committed *c, int64_t id)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->pvs[i]->rec.id == id)
+			return true;
+	return false;
+}
+
 static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 {
 	for (size_t i = 0; i < c->nr; i++) {
-		const struct thin_dir_rec *d = thin_walk_dir(&c->w, c->vols[i].dir);
+		const struct thin_dir_rec *d = thin_walk_vol_dir(&c->w, i);
 		struct thin_image_dev dev = { .dev_id = (uint64_t)c->pvs[i]->rec.id };
+		int64_t origin = c->pvs[i]->thin.rec.snapshot_of;
 		bool shared = false;
 
 		snprintf(dev.name, sizeof(dev.name), "%s", c->pvs[i]->rec.name);
 		dev.size = c->pvs[i]->rec.size;
+		dev.is_snapshot = origin && dumped(c, origin);
+		dev.snapshot_of = dev.is_snapshot ? (uint64_t)origin : 0;
 		dev.mapped_blocks = walk_entries(&c->w, d, NULL, &shared);
 		dev.snap_time = shared;
 		thin_image_write_dev(out, &dev);
@@ -220,7 +234,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 		r = pool_fail(err, -EIO, "thin pool '%s' is failed (%s): run 'mapperctl repair %s' first",
 			      name, tp->failure, name);
 	if (!r)
-		r = committed_read(p, tp, false, &c, err);
+		r = committed_read(p, tp, &c, err);
 	if (r)
 		goto out;
 	thin_walk_check(&c.w, count_breach, &breaches);
@@ -397,19 +411,6 @@ static int cmp_run(const void *a, const void *b)
 	return (x->origin > y->origin) - (x->origin < y->origin);
 }
 
-/* A virtual size for @d: recorded, else its last mapped block's end. */
-static uint64_t image_size(const struct thin_image_dev *d, uint32_t bs)
-{
-	uint64_t end = 0;
-
-	if (d->size)
-		return d->size;
-	for (size_t i = 0; i < d->nr_runs; i++)
-		if (d->runs[i].origin + d->runs[i].len > end)
-			end = d->runs[i].origin + d->runs[i].len;
-	return (end ? end : 1) * bs;
-}
-
 /*
  * Checks @img against thin pool @tp: block size, the pool's end, runs
  * that overlap, a data block at two virtual blocks.  Sorts each device's
@@ -424,10 +425,6 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 	if (img->block_size != tp->tp.rec.block_size)
 		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes, thin pool '%s' of %u",
 				 img->block_size, tp->rec.name, tp->tp.rec.block_size);
-	if (img->nr_blocks > nr_blocks)
-		return pool_fail(err, -ENOSPC, "the dump has %llu data blocks, thin pool '%s' only %llu: extend it first",
-				 (unsigned long long)img->nr_blocks, tp->rec.name,
-				 (unsigned long long)nr_blocks);
 	vb_of = calloc(nr_blocks + 1, sizeof(*vb_of));
 	if (!vb_of)
 		return pool_fail(err, -ENOMEM, "out of memory");
@@ -451,11 +448,16 @@ static int image_check(struct thin_image *img, struct pool_volume *tp, struct po
 				r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu twice",
 					      (unsigned long long)d->dev_id,
 					      (unsigned long long)run->origin);
-			else if (run->data + run->len > nr_blocks || run->data + run->len > img->nr_blocks)
-				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the end (%llu blocks)",
+			else if (run->data + run->len > img->nr_blocks)
+				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the dump's own end (nr_data_blocks %llu)",
 					      (unsigned long long)d->dev_id,
 					      (unsigned long long)(run->data + run->len - 1),
 					      (unsigned long long)img->nr_blocks);
+			else if (run->data + run->len > nr_blocks)
+				r = pool_fail(err, -ENOSPC, "device %llu maps data block %llu, past the end of thin pool '%s' (%llu blocks): extend it first",
+					      (unsigned long long)d->dev_id,
+					      (unsigned long long)(run->data + run->len - 1),
+					      tp->rec.name, (unsigned long long)nr_blocks);
 			for (uint64_t k = 0; !r && k < run->len; k++) {
 				uint32_t *v = &vb_of[run->data + k];
 
@@ -479,9 +481,30 @@ struct restore {
 	struct pool_volume *tp;
 	struct thin_image img;
 	struct volume_rec *recs;	/* per device */
+	bool *sized_by_mappings;	/* per device: no size given, its mappings' end */
 	struct new_pages pages;
 };
 
+/* The index of the device the image's device @i is a snapshot of, or -1. */
+static ssize_t restore_origin(const struct restore *rs, size_t i)
+{
+	const struct thin_image_dev *d = &rs->img.devs[i];
+
+	for (size_t j = 0; d->is_snapshot && j < rs->img.nr_devs; j++)
+		if (j != i && rs->img.devs[j].dev_id == d->snapshot_of)
+			return (ssize_t)j;
+	return -1;
+}
+
+/* The volume id a restored device's origin got, or 0.  After the inserts. */
+static int64_t restored_origin_id(const struct restore *rs, size_t i)
+{
+	ssize_t j = restore_origin(rs, i);
+
+	return j < 0 ? 0 : rs->recs[j].id;
+}
+
+/* Every volume row first: a snapshot's row names its origin's id. */
 static int record_restore(struct pool *p, void *arg)
 {
 	struct restore *rs = arg;
@@ -491,17 +514,41 @@ static int record_restore(struct pool *p, void *arg)
 
 	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
 		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
-	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
-		struct thin_rec row = { .pool = pool, .dir = rs->pages.dirs[i].id };
-
+	for (size_t i = 0; !r && i < rs->img.nr_devs; i++)
 		r = m->volume_insert(p->meta, &rs->recs[i]);
-		row.volume = rs->recs[i].id;
-		if (!r)
-			r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
+	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
+		struct thin_rec row = { .volume = rs->recs[i].id, .pool = pool,
+					.dir = rs->pages.dirs[i].id,
+					.snapshot_of = restored_origin_id(rs, i) };
+
+		r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
 		if (!r)
 			r = m->thin_put(p->meta, &row);
 	}
 	return r;
+}
+
+/*
+ * A size for device @d with none given: the XML's (mapperctl's dumps),
+ * else the end of its last mapping (*by_mappings set), else none: a
+ * device that maps nothing has no size to guess.
+ */
+static int restore_size(const struct thin_image_dev *d, uint32_t bs, uint64_t *size,
+			bool *by_mappings, struct pool_error *err)
+{
+	uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin + d->runs[d->nr_runs - 1].len : 0;
+
+	*by_mappings = false;
+	if (d->size) {
+		*size = d->size;
+		return 0;
+	}
+	if (!end)
+		return pool_fail(err, -EINVAL, "device %llu has no size and maps nothing: give its size with --volume %llu:NAME:SIZE",
+				 (unsigned long long)d->dev_id, (unsigned long long)d->dev_id);
+	*size = end * bs;
+	*by_mappings = true;
+	return 0;
 }
 
 /* Names and sizes for the image's devices, checked. */
@@ -512,14 +559,14 @@ static int restore_plan(struct pool *p, struct restore *rs, const struct pool_re
 	int r;
 
 	rs->recs = calloc(rs->img.nr_devs + 1, sizeof(*rs->recs));
-	if (!rs->recs)
+	rs->sized_by_mappings = calloc(rs->img.nr_devs + 1, sizeof(*rs->sized_by_mappings));
+	if (!rs->recs || !rs->sized_by_mappings)
 		return pool_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < rs->img.nr_devs; i++) {
 		const struct thin_image_dev *d = &rs->img.devs[i];
 		struct volume_rec *v = &rs->recs[i];
 		uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin +
 					    d->runs[d->nr_runs - 1].len : 0;
-
 		const struct pool_restore_volume *given = NULL;
 
 		for (size_t j = 0; j < s->nr_vols; j++)
@@ -532,11 +579,16 @@ static int restore_plan(struct pool *p, struct restore *rs, const struct pool_re
 		else
 			snprintf(v->name, sizeof(v->name), "thin%llu", (unsigned long long)d->dev_id);
 		snprintf(v->kind, sizeof(v->kind), "%s", thin_type.name);
-		v->size = given && given->size ? given->size : image_size(d, bs);
 		r = pool_check_new_name(p, v->name, err);
 		for (size_t j = 0; !r && j < i; j++)
 			if (!strcmp(rs->recs[j].name, v->name))
 				r = pool_fail(err, -EEXIST, "the dump names volume '%s' twice", v->name);
+		v->size = given ? given->size : 0;
+		if (!r && !v->size)
+			r = restore_size(d, bs, &v->size, &rs->sized_by_mappings[i], err);
+		if (!r && d->is_snapshot && restore_origin(rs, i) < 0)
+			r = pool_fail(err, -EINVAL, "device %llu is a snapshot of device %llu, which the dump does not have",
+				      (unsigned long long)d->dev_id, (unsigned long long)d->snapshot_of);
 		if (!r && (v->size % 4096 || !v->size))
 			r = pool_fail(err, -EINVAL, "device %llu: size %llu is not a positive multiple of 4 KiB",
 				      (unsigned long long)d->dev_id, (unsigned long long)v->size);
@@ -605,7 +657,8 @@ static void restore_publish(struct pool *p, struct restore *rs)
 			continue;
 		}
 		v->thin.rec = (struct thin_rec){ .volume = rs->recs[i].id, .pool = rs->tp->rec.id,
-						 .dir = rs->pages.dirs[i].id };
+						 .dir = rs->pages.dirs[i].id,
+						 .snapshot_of = restored_origin_id(rs, i) };
 		pool_volume_publish(p, v);
 	}
 }
@@ -648,16 +701,24 @@ int pool_thin_restore(struct pool *p, const char *name, const struct pool_restor
 	}
 	if (r)
 		goto out;
+	if (rs.img.nr_blocks > rs.tp->rec.size / rs.tp->tp.rec.block_size)
+		report_line(report, arg, "the dump's pool has %llu data blocks, thin pool '%s' %llu: every mapping fits",
+			    (unsigned long long)rs.img.nr_blocks, name,
+			    (unsigned long long)(rs.tp->rec.size / rs.tp->tp.rec.block_size));
 	for (size_t i = 0; i < rs.img.nr_devs; i++) {
+		ssize_t origin = restore_origin(&rs, i);
 		uint64_t n = 0;
 
 		for (size_t j = 0; j < rs.img.devs[i].nr_runs; j++)
 			n += rs.img.devs[i].runs[j].len;
 		mapped += n;
-		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes, %llu mapped blocks",
+		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes%s, %llu mapped blocks%s%s%s",
 			    dry_run ? "would create" : "creating", rs.recs[i].name,
 			    (unsigned long long)rs.img.devs[i].dev_id,
-			    (unsigned long long)rs.recs[i].size, (unsigned long long)n);
+			    (unsigned long long)rs.recs[i].size,
+			    rs.sized_by_mappings[i] ? " (the end of its last mapping: the dump has no size)" : "",
+			    (unsigned long long)n, origin < 0 ? "" : ", a snapshot of '",
+			    origin < 0 ? "" : rs.recs[origin].name, origin < 0 ? "" : "'");
 	}
 	if (dry_run)
 		goto out;
@@ -685,6 +746,7 @@ out:
 	new_pages_release(&rs.pages);
 	thin_image_release(&rs.img);
 	free(rs.recs);
+	free(rs.sized_by_mappings);
 	pthread_mutex_unlock(&p->admin);
 	return r;
 }
@@ -697,12 +759,17 @@ struct repair {
 	struct thin_image img;		/* what survives, per volume of c */
 	struct new_pages pages;
 	uint64_t lost;			/* blocks */
-	void (*report)(void *arg, const char *line);
-	void *arg;
+	size_t misfit;			/* directories read, but not of their volume's shape */
+	FILE *losses;			/* the report's lines, shown once it is done */
+	char *losses_buf;
+	size_t losses_len;
 };
 
-/* Reports virtual blocks [first, first + n) of volume @i as lost. */
-static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n)
+/*
+ * Reports virtual blocks [first, first + n) of volume @i as lost; @why,
+ * if not NULL, ends the line.
+ */
+static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n, const char *why)
 {
 	uint64_t bs = rp->tp->tp.rec.block_size, size = rp->c.pvs[i]->rec.size;
 	uint64_t off = first * bs, len = n * bs;
@@ -712,10 +779,11 @@ static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n)
 	if (off + len > size)
 		len = size - off;
 	rp->lost += (len + bs - 1) / bs;
-	report_line(rp->report, rp->arg, "volume '%s': lost bytes %llu..%llu (%llu bytes, blocks %llu..%llu)",
+	fprintf(rp->losses, "volume '%s': lost bytes %llu..%llu (%llu bytes, blocks %llu..%llu)%s%s\n",
 		    rp->c.pvs[i]->rec.name, (unsigned long long)off,
 		    (unsigned long long)(off + len), (unsigned long long)len,
-		    (unsigned long long)first, (unsigned long long)(first + (len + bs - 1) / bs));
+		    (unsigned long long)first, (unsigned long long)(first + (len + bs - 1) / bs),
+		    why ? ": " : "", why ? why : "");
 }
 
 /* Lost runs of one volume are reported merged. */
@@ -730,7 +798,7 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 		return;
 	}
 	if (l->n)
-		lose(rp, i, l->first, l->n);
+		lose(rp, i, l->first, l->n, NULL);
 	*l = (struct loss){ vb, 1 };
 }
 
@@ -738,18 +806,22 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 {
 	const struct thin_walk *w = &rp->c.w;
-	const struct thin_dir_rec *d = thin_walk_dir(w, rp->c.vols[i].dir);
+	const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
 	struct thin_image_dev *dev = thin_image_add_dev(&rp->img, (uint64_t)rp->c.pvs[i]->rec.id);
 	uint64_t nr = rp->c.vols[i].nr_blocks;
 	struct loss l = { 0 };
+	char why[96];
 
 	if (!dev)
 		return -ENOMEM;
 	dev->size = rp->c.pvs[i]->rec.size;
 	if (!d) {
-		report_line(rp->report, rp->arg, "volume '%s': lost its whole map (directory %lld is unreadable): it reads as zeros",
-			    rp->c.pvs[i]->rec.name, (long long)rp->c.vols[i].dir);
-		rp->lost += nr;
+		snprintf(why, sizeof(why), "its whole map (directory %lld is %s)",
+			 (long long)rp->c.vols[i].dir,
+			 thin_walk_dir(w, rp->c.vols[i].dir) ||
+			 thin_walk_unreadable(w, rp->c.vols[i].dir) ? "damaged" : "missing");
+		rp->misfit += thin_walk_dir(w, rp->c.vols[i].dir) != NULL;
+		lose(rp, i, 0, nr, why);
 		return 0;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
@@ -776,7 +848,7 @@ static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 		}
 	}
 	if (l.n)
-		lose(rp, i, l.first, l.n);
+		lose(rp, i, l.first, l.n, NULL);
 	return 0;
 }
 
@@ -834,45 +906,92 @@ static int repair_plan(struct repair *rp, struct pool_error *err)
 	return pool_fail(err, r, "out of memory");
 }
 
+/* Passes each line of @buf to @report. */
+static void report_lines(void (*report)(void *, const char *), void *arg, char *buf,
+			 size_t len)
+{
+	for (char *line = buf, *end; line < buf + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!end)
+			end = buf + len;
+		*end = '\0';
+		report(arg, line);
+	}
+}
+
+/*
+ * Repair rebuilds maps, nothing else: a pool whose devices are not all
+ * open would only fail again once its maps were rewritten, so it is
+ * refused before anything is written.
+ */
+static int repair_check(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	struct linear_seg *segs;
+	struct pool_error e;
+	unsigned int nr;
+	int r;
+
+	if (tp->broken)
+		return pool_fail(err, -EUCLEAN, "thin pool '%s': %s; repair rebuilds maps, not pool records",
+				 tp->rec.name, tp->failure);
+	r = pool_volume_segs(p, tp, NULL, 0, &segs, &nr, &e);
+	if (r)
+		return pool_fail(err, r, "thin pool '%s': %s; repair rebuilds maps: bring it back ('mapperctl reload') first",
+				 tp->rec.name, e.msg);
+	free(segs);
+	return pool_thin_retire_members(p, tp, err);
+}
+
 int pool_thin_repair(struct pool *p, const char *name,
 		     void (*report)(void *arg, const char *line), void *arg,
 		     struct pool_error *err)
 {
-	struct repair rp = { .report = report, .arg = arg };
-	bool was_failed;
+	struct repair rp = { 0 };
+	char *was_failed = NULL;
 	int r;
 
 	pthread_mutex_lock(&p->admin);
 	r = pool_volume_get(p, name, &thin_pool_type, true, &rp.tp, err);
-	if (!r && rp.tp->broken)
-		r = pool_fail(err, -EUCLEAN, "thin pool '%s': %s; repair rebuilds maps, not pool records",
-			      name, rp.tp->failure);
 	if (!r)
-		r = pool_thin_retire_members(p, rp.tp, err);
+		r = repair_check(p, rp.tp, err);
 	if (r)
 		goto out;
-	was_failed = rp.tp->failure != NULL;
+	rp.losses = open_memstream(&rp.losses_buf, &rp.losses_len);
+	was_failed = rp.tp->failure ? strdup(rp.tp->failure) : NULL;
+	if (!rp.losses || (rp.tp->failure && !was_failed)) {
+		pool_thin_unretire_members(p, rp.tp);
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	pool_thin_stop(p, rp.tp);
-	r = committed_read(p, rp.tp, true, &rp.c, err);
+	r = committed_read(p, rp.tp, &rp.c, err);
 	if (!r)
 		r = repair_plan(&rp, err);
 	if (!r)
 		r = pool_record(p, "record the repaired maps", record_repair, &rp, err);
 	for (size_t i = 0; !r && i < rp.c.nr; i++)
 		rp.c.pvs[i]->thin.rec.dir = rp.pages.dirs[i].id;
-	if (!r) {
-		report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu unreadable pages dropped, %zu leaves written",
-			    name, rp.c.nr, (unsigned long long)rp.lost,
-			    (unsigned long long)rp.c.w.unreadable, rp.pages.nr_leaves);
-		log_info("thin pool '%s' repaired: %llu blocks lost", name,
-			 (unsigned long long)rp.lost);
-	}
 	/* Serves what the store holds now: repaired, or as it was. */
 	if (pool_thin_start(p, rp.tp, r ? &(struct pool_error){ 0 } : err) && !r)
 		r = -EIO;
-	else if (!r && was_failed)
-		log_info("thin pool '%s' is back in service", name);
+	if (r)
+		goto out;
+	fclose(rp.losses);
+	rp.losses = NULL;
+	report_lines(report, arg, rp.losses_buf, rp.losses_len);
+	report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
+		    name, rp.c.nr, (unsigned long long)rp.lost,
+		    (unsigned long long)(rp.c.w.unreadable + rp.misfit), rp.pages.nr_leaves);
+	if (was_failed)
+		report_line(report, arg, "thin pool '%s' is back in service (it was failed: %s)",
+			    name, was_failed);
+	log_info("thin pool '%s' repaired: %llu blocks lost%s", name,
+		 (unsigned long long)rp.lost, was_failed ? "; back in service" : "");
 out:
+	if (rp.losses)
+		fclose(rp.losses);
+	free(rp.losses_buf);
+	free(was_failed);
 	committed_release(p, &rp.c);
 	new_pages_release(&rp.pages);
 	thin_image_release(&rp.img);
@@ -906,13 +1025,20 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err)
 {
+	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
+
 	if (block_size < THIN_BLOCK_MIN || block_size > THIN_BLOCK_MAX ||
 	    (block_size & (block_size - 1)))
 		return pool_fail(err, -EINVAL, "the block size must be a power of two from 64K to 1G");
 	if (pool_size < block_size)
 		return pool_fail(err, -EINVAL, "the pool is smaller than one block");
-	if (!max_thins)
-		return pool_fail(err, -EINVAL, "--max-thins must be at least 1");
+	if (pool_size / block_size > THIN_ALLOC_MAX_BLOCKS)
+		return pool_fail(err, -EFBIG, "a thin pool of %s blocks is at most %s",
+				 format_size(block_size, bs),
+				 format_size(THIN_ALLOC_MAX_BLOCKS * block_size, max));
+	if (!max_thins || max_thins > POOL_MAX_THINS_MAX)
+		return pool_fail(err, -EINVAL, "the number of thin volumes must be 1..%u",
+				 POOL_MAX_THINS_MAX);
 	*bytes = thin_metadata_estimate(pool_size / block_size, max_thins);
 	return 0;
 }

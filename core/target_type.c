@@ -35,6 +35,12 @@ static int no_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 	return 0;
 }
 
+static bool never_failing(struct pool_volume *v, char *why, size_t len)
+{
+	(void)v, (void)why, (void)len;
+	return false;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -73,6 +79,8 @@ static void register_types(void)
 			t->remove = pool_remove_records;
 		if (!t->check)
 			t->check = no_check;
+		if (!t->failing)
+			t->failing = never_failing;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->info)

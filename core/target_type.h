@@ -63,6 +63,13 @@ struct target_type {
 	 */
 	int (*check)(struct pool *p, struct pool_volume *v, struct pool_check *c,
 		     struct pool_error *err);
+	/*
+	 * Why @v, built and served, fails now all the same (a thin pool
+	 * whose metadata commits have failed for too long), in @why of @len
+	 * bytes; false if it does not.  status and list show it as they show
+	 * a volume that could not be built.  Default: never.
+	 */
+	bool (*failing)(struct pool_volume *v, char *why, size_t len);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */

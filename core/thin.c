@@ -227,7 +227,7 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 		struct thin_dir *nd;
 
 		if (thin_pool_metadata_full(p))
-			return -ENOSPC;
+			return thin_pool_no_metadata_space(p);
 		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
 
 		if (!nd)
@@ -243,7 +243,9 @@ static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
 	}
 	l = atomic_load(&d->leaf[i]);
 	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
-		return -ENOSPC;		/* dm-thin: metadata space exhausted */
+		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
+	if (!l || !thin_leaf_alone(p, l))
+		p->metadata_full = false;	/* a new page fits again */
 	if (!l) {
 		l = thin_leaf_new(thin_pool_page_id(p));
 		if (!l)
@@ -743,8 +745,8 @@ static int thin_discard(struct target *t, struct engine *e, uint64_t off,
 		return r;
 	thin_quiesce(th);
 	r = unmap_blocks(th, first, last);
-	thin_pool_kick(th->pool);
 	thin_resume(th);
+	thin_pool_kick(th->pool);	/* the blocks go back, and to the device, soon */
 	return r;
 }
 
@@ -921,6 +923,8 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 	if (r)
 		return r;
 	d = page;
+	if (d && d->nr != slots)
+		return -EUCLEAN;	/* shared by volumes whose sizes need other shapes */
 	if (d) {
 		atomic_fetch_add(&d->refs, 1);
 		*out = d;
@@ -929,7 +933,11 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 	r = p->meta->load_dir(p->meta_arg, id, &rec);
 	if (r)
 		return r;
-	d = thin_dir_new(id, rec.nr > slots ? rec.nr : slots);
+	if (rec.nr != slots) {
+		free(rec.leaves);
+		return -EUCLEAN;	/* a map that would lose or invent blocks */
+	}
+	d = thin_dir_new(id, slots);
 	if (!d) {
 		free(rec.leaves);
 		return -ENOMEM;

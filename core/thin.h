@@ -22,7 +22,8 @@ struct thin_dir_rec;
 /*
  * Thin volume @volume of @size bytes in @p, its map read from the store
  * (directory @dir), at start-up before thin_pool_start.  0, -ENOENT (no
- * such page), -EUCLEAN (the map is inconsistent), -ENOMEM, -EIO.
+ * such page), -EUCLEAN (the map is inconsistent: a page of the wrong kind
+ * or length, a directory whose slots do not fit @size), -ENOMEM, -EIO.
  */
 int thin_load(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
 	      struct target **out);

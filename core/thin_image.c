@@ -110,6 +110,8 @@ void thin_image_write_dev(struct thin_image_writer *w, const struct thin_image_d
 			d->snap_time);
 		if (d->name[0])
 			fprintf(w->f, " name=\"%s\" size=\"%" PRIu64 "\"", d->name, d->size);
+		if (d->is_snapshot)
+			fprintf(w->f, " snapshot_of=\"%" PRIu64 "\"", d->snapshot_of);
 		fputs(">\n", w->f);
 		return;
 	}
@@ -119,6 +121,8 @@ void thin_image_write_dev(struct thin_image_writer *w, const struct thin_image_d
 		json_string(&w->j, "name", d->name);
 		json_u64(&w->j, "size", d->size);
 	}
+	if (d->is_snapshot)
+		json_u64(&w->j, "snapshot_of", d->snapshot_of);
 	json_u64(&w->j, "mapped_blocks", d->mapped_blocks);
 	json_u64(&w->j, "transaction", d->transaction);
 	json_u64(&w->j, "creation_time", d->creation_time);
@@ -271,7 +275,9 @@ static void on_device(struct reader *rd, const char **atts)
 	}
 	if (name)
 		snprintf(rd->dev->name, sizeof(rd->dev->name), "%s", name);
-	if (!number(rd, "device", atts, "size", false, &rd->dev->size) ||
+	rd->dev->is_snapshot = attr(atts, "snapshot_of") != NULL;
+	if (!number(rd, "device", atts, "snapshot_of", false, &rd->dev->snapshot_of) ||
+	    !number(rd, "device", atts, "size", false, &rd->dev->size) ||
 	    !number(rd, "device", atts, "mapped_blocks", false, &rd->dev->mapped_blocks) ||
 	    !number(rd, "device", atts, "transaction", false, &rd->dev->transaction))
 		return;
@@ -334,11 +340,21 @@ static void XMLCALL on_end(void *arg, const char *el)
 		rd->dev = NULL;
 }
 
+/* The first character that is not white space is "{": a JSON dump. */
+static bool json_first(const char *buf, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && buf[i] && strchr(" \t\r\n", buf[i]))
+		i++;
+	return i < n && buf[i] == '{';
+}
+
 int thin_image_read_xml(FILE *f, struct thin_image *out, char *why, size_t why_len)
 {
 	struct reader rd = { .img = out, .why = why, .why_len = why_len };
 	char buf[65536];
-	bool done = false;
+	bool done = false, first = true;
 
 	memset(out, 0, sizeof(*out));
 	why[0] = '\0';
@@ -356,6 +372,12 @@ int thin_image_read_xml(FILE *f, struct thin_image *out, char *why, size_t why_l
 			break;
 		}
 		done = n < sizeof(buf);
+		if (first && json_first(buf, n)) {
+			rd.r = -EINVAL;
+			snprintf(why, why_len, "it is JSON: restore reads the XML of 'mapperctl dump --format xml' or thin_dump");
+			break;
+		}
+		first = false;
 		if (XML_Parse(rd.x, buf, (int)n, done) == XML_STATUS_ERROR && !rd.r) {
 			rd.r = -EINVAL;
 			snprintf(why, why_len, "line %lu: %s",

@@ -16,9 +16,10 @@
  *
  * data_block_size is in 512-byte sectors; origin blocks are a device's
  * virtual blocks, data blocks the pool's.  The format has no names and no
- * virtual sizes (LVM keeps those): mapperfs writes its own as two more
- * attributes of <device>, name="vm1" size="BYTES", which thin_restore
- * ignores and restore reads when present.
+ * virtual sizes (LVM keeps those): mapperfs writes its own as more
+ * attributes of <device>, name="vm1" size="BYTES", and snapshot_of="ID"
+ * (the dev_id of the device it is a snapshot of, when that is in the
+ * dump too), which thin_restore ignores and restore reads when present.
  *
  * dm-thin's times say which mappings may be shared (a mapping older than
  * its device's last snapshot is): dump writes time 0 on every mapping,
@@ -44,6 +45,8 @@ struct thin_image_dev {
 	uint64_t dev_id;
 	char name[POOL_NAME_MAX + 1];	/* "" when the XML has none */
 	uint64_t size;			/* bytes; 0 when the XML has none */
+	bool is_snapshot;		/* snapshot_of is given */
+	uint64_t snapshot_of;		/* dev_id of its origin in the same image */
 	uint64_t mapped_blocks;
 	uint64_t transaction;
 	uint32_t creation_time, snap_time;
@@ -87,7 +90,8 @@ void thin_image_writer_close(struct thin_image_writer *w);
 /*
  * Reads thin_dump XML from @f into @out (runs in document order).  On a
  * document that is not well formed or not thin_dump's: -EINVAL and a
- * one-line reason with its line number in @why.  -ENOMEM, -EIO.
+ * one-line reason with its line number in @why (a JSON dump is named as
+ * such).  -ENOMEM, -EIO.
  */
 int thin_image_read_xml(FILE *f, struct thin_image *out, char *why, size_t why_len);
 

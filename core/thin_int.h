@@ -75,6 +75,7 @@ struct thin_pool {
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
 	bool low_water;			/* logged; cleared when free again */
 	bool full;			/* a write found no block, none taken since */
+	bool metadata_full;		/* a write needed a map page past the limit */
 	bool discard_failed;		/* a discard failed: logged once */
 	uint64_t discarded_bytes;	/* passed down or trimmed */
 	int commit_error;		/* -errno of the last commit, or 0 */
@@ -94,6 +95,7 @@ struct thin_pool {
 	bool worker_running;
 	bool stopping;			/* lock */
 	pthread_cond_t kick;		/* wakes the worker */
+	bool kicked;			/* lock: changes to commit at once */
 };
 
 int thin_vec_push(struct thin_vec *v, void *p);
@@ -124,6 +126,13 @@ static inline bool thin_pool_metadata_full(const struct thin_pool *p)
 	return p->params.metadata_limit &&
 	       (p->nr_leaves + p->nr_dirs + 1) * THIN_PAGE_STORE_BYTES > p->params.metadata_limit;
 }
+
+/*
+ * A write needs a map page that would pass the limit: -ENOSPC, as dm-thin
+ * fails a write when its metadata is full, and the pool's watcher is told
+ * once (its "metadata-full" event).  Lock held.
+ */
+int thin_pool_no_metadata_space(struct thin_pool *p);
 
 /*
  * Is a page with count @refs and last drop @dropped its volume's alone?
@@ -177,7 +186,10 @@ void thin_pool_unlink(struct thin_pool *p, struct thin *t);
 int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page);
 /* Records a loaded page (@leaf, or a directory).  0 or -ENOMEM. */
 int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf);
-/* Wakes the worker to commit soon (lock held or not). */
+/*
+ * Wakes the worker to commit soon; a kick while it commits makes it
+ * commit again at once.  Lock not held.
+ */
 void thin_pool_kick(struct thin_pool *p);
 
 #endif

@@ -12,7 +12,8 @@
  *
  * meta/thin_store.c implements this on SQLite.  Every op blocks on the
  * store: call them from the pool worker, a commit, or at load, never from
- * map().  Each returns 0 or -errno (-ENOENT for a missing row, -EIO).
+ * map().  Each returns 0 or -errno (-ENOENT for a missing row, -EUCLEAN
+ * for a page whose blob has not the length of its kind, -EIO).
  */
 #ifndef MAPPERFS_THIN_META_H
 #define MAPPERFS_THIN_META_H
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #define THIN_LEAF_ENTRIES	512	/* entries per leaf: 2 KiB, one SQLite page */
+#define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
 
 /* A leaf as committed: entries are data block + 1, 0 for a hole. */
 struct thin_leaf_rec {
@@ -28,7 +30,11 @@ struct thin_leaf_rec {
 	uint32_t map[THIN_LEAF_ENTRIES];
 };
 
-/* A directory: leaf ids by slot, 0 where no leaf exists yet. */
+/*
+ * A directory: leaf ids by slot, 0 where no leaf exists yet.  It has
+ * exactly the slots its volume's size needs (thin_dir_slots), at least
+ * one: a store hands out no other shape (-EUCLEAN).
+ */
 struct thin_dir_rec {
 	int64_t id;
 	uint32_t nr;			/* slots */

@@ -45,6 +45,7 @@
 #include "thin_pool.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -284,7 +285,7 @@ static void load_index_free(struct thin_pool *p)
  * Derives the block counts from the distinct leaves the loaded volumes
  * reach: what shares a block is leaves, not volumes.
  */
-static int derive_block_refs(struct thin_pool *p)
+static int derive_block_refs(struct thin_pool *p, char *why, size_t len)
 {
 	for (size_t i = 0; i < p->loaded_leaves.nr; i++) {
 		struct thin_leaf *l = p->loaded_leaves.v[i];
@@ -295,9 +296,9 @@ static int derive_block_refs(struct thin_pool *p)
 			if (!e)
 				continue;
 			if (e - 1 >= p->alloc.nr_blocks) {
-				log_error("thin pool '%s': leaf %lld maps block %u past the end of the pool (%llu blocks)",
-					  p->name, (long long)l->id, e - 1,
-					  (unsigned long long)p->alloc.nr_blocks);
+				snprintf(why, len, "leaf %lld maps block %u, past the end of the pool (%llu blocks)",
+					 (long long)l->id, e - 1,
+					 (unsigned long long)p->alloc.nr_blocks);
 				return -EUCLEAN;
 			}
 			thin_alloc_get(&p->alloc, e - 1);
@@ -308,11 +309,11 @@ static int derive_block_refs(struct thin_pool *p)
 
 static void *worker_main(void *arg);
 
-int thin_pool_start(struct thin_pool *p)
+int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 {
 	int r;
 
-	r = derive_block_refs(p);
+	r = derive_block_refs(p, why, len);
 	load_index_free(p);
 	if (r)
 		return r;
@@ -453,6 +454,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->metadata_limit = p->params.metadata_limit;
 	out->discarded_bytes = p->discarded_bytes;
 	out->full = p->full && !p->alloc.nr_free;	/* until a block is free again */
+	out->metadata_full = p->metadata_full && thin_pool_metadata_full(p);	/* until a page fits */
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -531,6 +533,18 @@ static void notify(struct thin_pool *p)
 {
 	if (p->params.notify)
 		p->params.notify(p->params.notify_arg);
+}
+
+int thin_pool_no_metadata_space(struct thin_pool *p)
+{
+	if (!p->metadata_full) {
+		p->metadata_full = true;
+		notify(p);
+		log_warn("thin pool '%s': its metadata is full (%llu map pages, limit %llu bytes): writes needing a new map page fail",
+			 p->name, (unsigned long long)(p->nr_leaves + p->nr_dirs),
+			 (unsigned long long)p->params.metadata_limit);
+	}
+	return -ENOSPC;
 }
 
 static void check_low_water(struct thin_pool *p)
@@ -626,7 +640,10 @@ void thin_pool_unlink(struct thin_pool *p, struct thin *t)
 
 void thin_pool_kick(struct thin_pool *p)
 {
+	pthread_mutex_lock(&p->lock);
+	p->kicked = true;
 	pthread_cond_signal(&p->kick);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* What one commit writes, gathered under the lock. */
@@ -956,7 +973,6 @@ static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
 static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 {
 	struct discard_range *d = NULL;
-	uint64_t bytes = 0;
 	size_t n = 0;
 	int r;
 
@@ -965,8 +981,12 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; !r && i < n; i++) {
 		r = device_discard(d[i].dev, d[i].off, d[i].len);
-		if (!r)
-			bytes += d[i].len;
+		if (r)
+			break;
+		/* Counted as each is done: status agrees with du meanwhile. */
+		pthread_mutex_lock(&p->lock);
+		p->discarded_bytes += d[i].len;
+		pthread_mutex_unlock(&p->lock);
 	}
 	pthread_mutex_lock(&p->lock);
 	if (r && !p->discard_failed) {
@@ -974,7 +994,6 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 		log_warn("thin pool '%s': cannot discard freed blocks on the raw device: %s",
 			 p->name, strerror(-r));
 	}
-	p->discarded_bytes += bytes;
 	thin_alloc_release(&p->alloc);
 	pthread_mutex_unlock(&p->lock);
 	free(d);
@@ -1093,9 +1112,7 @@ int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts)
 void thin_pool_admin_end(struct thin_pool *p)
 {
 	pthread_mutex_unlock(&p->commit_lock);
-	pthread_mutex_lock(&p->lock);
 	thin_pool_kick(p);
-	pthread_mutex_unlock(&p->lock);
 }
 
 int64_t thin_pool_reserve_page_id(struct thin_pool *p)
@@ -1184,7 +1201,9 @@ static void *worker_main(void *arg)
 							 THIN_COMMIT_PERIOD_MS);
 		if (!p->commit_error)
 			failures = 0;
-		pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
+		if (!p->kicked)		/* a kick during the last commit is not lost */
+			pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
+		p->kicked = false;
 		if (p->stopping || !has_changes(p))
 			continue;
 		pthread_mutex_unlock(&p->lock);

@@ -12,6 +12,7 @@
 #define MAPPERFS_THIN_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "thin_meta.h"
@@ -47,8 +48,9 @@ struct thin_pool_params {
 	bool discard_passdown;		/* discard blocks freed, after their commit */
 	uint64_t metadata_limit;	/* bytes of map pages; 0: no limit */
 	/*
-	 * Called when the pool crosses its low-water mark, becomes full,
-	 * fails or works again: a kick for whoever watches its usage (the
+	 * Called when the pool crosses its low-water mark, becomes full (of
+	 * data or of metadata), fails or works again: a kick for whoever
+	 * watches its usage (the
 	 * pool service's monitor).  Called with the pool lock held: it must
 	 * not block nor call into the pool.  May be NULL.
 	 */
@@ -70,6 +72,7 @@ struct thin_pool_usage {
 	uint64_t metadata_limit;	/* bytes; 0: no limit */
 	uint64_t discarded_bytes;	/* passed down or trimmed since it opened */
 	bool full;			/* a write found no free block */
+	bool metadata_full;		/* a write needed a map page past the limit */
 };
 
 /*
@@ -83,8 +86,10 @@ int thin_pool_open(const struct thin_pool_params *params,
 /*
  * After every volume was loaded: derives the block counts from the
  * distinct leaves, O(mapped blocks), and starts the commit worker.
+ * 0, -EUCLEAN (an entry maps past the pool's end: @why, of @len bytes,
+ * says which), -errno.
  */
-int thin_pool_start(struct thin_pool *p);
+int thin_pool_start(struct thin_pool *p, char *why, size_t len);
 /* Stops the worker and commits.  0 or -EIO. */
 int thin_pool_stop(struct thin_pool *p);
 /* Frees the pool.  Its volumes must be destroyed. */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thin_map.h"
+
 static int cmp_dir(const void *a, const void *b)
 {
 	const struct thin_dir_rec *x = a, *y = b;
@@ -34,6 +36,34 @@ const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id
 	return bsearch(&key, w->leaves, w->nr_leaves, sizeof(key), cmp_leaf);
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool thin_walk_unreadable(const struct thin_walk *w, int64_t id)
+{
+	return bsearch(&id, w->unreadable_ids, w->unreadable, sizeof(id), cmp_id) != NULL;
+}
+
+const struct thin_dir_rec *thin_walk_vol_dir(const struct thin_walk *w, size_t i)
+{
+	const struct thin_dir_rec *d = thin_walk_dir(w, w->vols[i].dir);
+
+	return d && d->nr == thin_dir_slots(w->vols[i].nr_blocks) ? d : NULL;
+}
+
+/* A page whose row cannot be read is noted and left out; other errors stop. */
+static int note_unreadable(struct thin_walk *w, int64_t id, int r)
+{
+	if (r != -EUCLEAN && r != -ENOENT)
+		return r;
+	w->unreadable_ids[w->unreadable++] = id;
+	return 0;
+}
+
 static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk *w)
 {
 	int64_t *dir_ids = NULL, *leaf_ids = NULL;
@@ -45,21 +75,24 @@ static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk
 		return r;
 	w->dirs = calloc(nr_dir_ids + 1, sizeof(*w->dirs));
 	w->leaves = calloc(nr_leaf_ids + 1, sizeof(*w->leaves));
-	r = w->dirs && w->leaves ? 0 : -ENOMEM;
+	w->unreadable_ids = calloc(nr_dir_ids + nr_leaf_ids + 1, sizeof(*w->unreadable_ids));
+	r = w->dirs && w->leaves && w->unreadable_ids ? 0 : -ENOMEM;
 	for (size_t i = 0; !r && i < nr_dir_ids; i++) {
 		r = m->load_dir(arg, dir_ids[i], &w->dirs[w->nr_dirs]);
 		if (!r)
 			w->nr_dirs++;
-		else if (w->salvage && (r == -ENOENT || r == -EUCLEAN) && ++w->unreadable)
-			r = 0;
+		else
+			r = note_unreadable(w, dir_ids[i], r);
 	}
 	for (size_t i = 0; !r && i < nr_leaf_ids; i++) {
 		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[w->nr_leaves]);
 		if (!r)
 			w->nr_leaves++;
-		else if (w->salvage && (r == -ENOENT || r == -EUCLEAN) && ++w->unreadable)
-			r = 0;
+		else
+			r = note_unreadable(w, leaf_ids[i], r);
 	}
+	/* Directories and leaves share one id space: by id, the list is sorted once. */
+	qsort(w->unreadable_ids, w->unreadable, sizeof(*w->unreadable_ids), cmp_id);
 	free(dir_ids);
 	free(leaf_ids);
 	return r;
@@ -77,7 +110,7 @@ static int derive(struct thin_walk *w)
 	    !w->block_refs)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->nr_vols; i++) {
-		const struct thin_dir_rec *d = thin_walk_dir(w, w->vols[i].dir);
+		const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
 
 		if (!d) {
 			w->dangling++;
@@ -128,31 +161,13 @@ int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 	return r;
 }
 
-int thin_walk_salvage(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
-		      const struct thin_walk_vol *vols, size_t nr_vols,
-		      struct thin_walk *w)
-{
-	int r;
-
-	memset(w, 0, sizeof(*w));
-	w->salvage = true;
-	w->nr_blocks = nr_blocks;
-	w->vols = vols;
-	w->nr_vols = nr_vols;
-	r = load_pages(m, arg, w);
-	if (!r)
-		r = derive(w);
-	if (r)
-		thin_walk_release(w);
-	return r;
-}
-
 void thin_walk_release(struct thin_walk *w)
 {
 	for (size_t i = 0; i < w->nr_dirs; i++)
 		free(w->dirs[i].leaves);
 	free(w->dirs);
 	free(w->leaves);
+	free(w->unreadable_ids);
 	free(w->dir_reached);
 	free(w->leaf_reached);
 	free(w->dir_refs);
@@ -177,15 +192,30 @@ static void report(void (*breach)(void *, const char *), void *arg, size_t *n,
 	(*n)++;
 }
 
-static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
-			 void (*breach)(void *, const char *), void *arg)
+/* Why volume @i has no map: its directory is missing, unreadable or misfit. */
+static void report_lost_map(const struct thin_walk *w, size_t i, size_t *n,
+			    void (*breach)(void *, const char *), void *arg)
 {
 	const struct thin_walk_vol *t = &w->vols[i];
 	const struct thin_dir_rec *d = thin_walk_dir(w, t->dir);
 
+	if (d)
+		report(breach, arg, n, "volume '%s': its map (directory %lld) has %u slots where its size needs %u: it is damaged",
+		       t->name, (long long)t->dir, d->nr, thin_dir_slots(t->nr_blocks));
+	else
+		report(breach, arg, n, "volume '%s': its map (directory %lld) is %s",
+		       t->name, (long long)t->dir,
+		       thin_walk_unreadable(w, t->dir) ? "damaged" : "missing");
+}
+
+static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
+			 void (*breach)(void *, const char *), void *arg)
+{
+	const struct thin_walk_vol *t = &w->vols[i];
+	const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
+
 	if (!d) {
-		report(breach, arg, n, "volume '%s': its map (directory %lld) is missing",
-		       t->name, (long long)t->dir);
+		report_lost_map(w, i, n, breach, arg);
 		return;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
@@ -195,8 +225,9 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			continue;
 		l = thin_walk_leaf(w, d->leaves[j]);
 		if (!l) {
-			report(breach, arg, n, "volume '%s': leaf %lld of its directory %lld is missing",
-			       t->name, (long long)d->leaves[j], (long long)d->id);
+			report(breach, arg, n, "volume '%s': leaf %lld of its directory %lld is %s",
+			       t->name, (long long)d->leaves[j], (long long)d->id,
+			       thin_walk_unreadable(w, d->leaves[j]) ? "damaged" : "missing");
 			continue;
 		}
 		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {

@@ -34,30 +34,36 @@ struct thin_walk {
 	size_t nr_dirs;
 	struct thin_leaf_rec *leaves;	/* every leaf row, by id */
 	size_t nr_leaves;
+	int64_t *unreadable_ids;	/* rows that are damaged (or vanished), by id */
+	size_t unreadable;
 	bool *dir_reached, *leaf_reached;
 	uint32_t *dir_refs;		/* per directory: volumes using it */
 	uint32_t *leaf_refs;		/* per leaf: reached directories */
 	uint32_t *block_refs;		/* per block, from reachable leaves */
 	uint64_t used;			/* blocks with a reference */
-	uint64_t dangling;		/* references to missing pages */
-	uint64_t unreadable;		/* pages left out by thin_walk_salvage */
-	bool salvage;
+	uint64_t dangling;		/* references to pages missing, unreadable, misfit */
 };
 
-/* Loads every page through @m and derives.  0 or -errno. */
+/*
+ * Loads every page through @m and derives.  A page that cannot be read
+ * (-EUCLEAN: damaged; -ENOENT: gone since it was listed) is left out, as
+ * if it were missing, and its id kept in w->unreadable_ids: check names
+ * it as damage, repair drops it, dump refuses.  0 or -errno (the store,
+ * -ENOMEM).
+ */
 int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 		   const struct thin_walk_vol *vols, size_t nr_vols,
 		   struct thin_walk *w);
-/*
- * The same for repair: a page that cannot be read (-ENOENT, -EUCLEAN) is
- * left out and counted in w->unreadable, as if it were missing.
- */
-int thin_walk_salvage(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
-		      const struct thin_walk_vol *vols, size_t nr_vols,
-		      struct thin_walk *w);
 /* A page of the walk by id, or NULL. */
 const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id);
 const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id);
+/* Page @id has a row that could not be read. */
+bool thin_walk_unreadable(const struct thin_walk *w, int64_t id);
+/*
+ * The map of volume w->vols[@i]: its directory, if it was read and has
+ * exactly the slots the volume's size needs; else NULL (lost).
+ */
+const struct thin_dir_rec *thin_walk_vol_dir(const struct thin_walk *w, size_t i);
 void thin_walk_release(struct thin_walk *w);
 
 /*

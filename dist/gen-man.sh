@@ -8,10 +8,12 @@ set -euo pipefail
 
 template=$1 bin=$2 out=$3
 
-# Command names: the words of each synopsis line before its first argument.
+# Command names: the words of each synopsis line before its first argument,
+# once each (a command with two forms has two synopsis lines).
 commands()
 {
-	"$bin" --help | sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)\?\)\( .*\)\?$/\1/p'
+	"$bin" --help | sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)\?\)\( .*\)\?$/\1/p' |
+		awk '!seen[$0]++'
 }
 
 # A literal block of scdoc; scdoc needs no escaping inside one.

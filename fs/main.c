@@ -71,6 +71,7 @@ struct options {
 	int syslog;			/* -o syslog: lines to syslog too */
 	int nonempty;			/* -o nonempty: mount over files */
 	unsigned int workers;		/* requests served at once */
+	unsigned int event_timeout_s;	/* a thin pool's event command is killed after */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -94,6 +95,8 @@ static const char usage_text[] =
 	"  -o log=LEVEL   error, warning, info (default) or debug\n"
 	"  -o syslog      log to syslog (facility daemon) as well\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
+	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
+	"                 S seconds (1..86400, default 60)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
 	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*)\n"
 	"                 are ignored\n"
@@ -148,8 +151,8 @@ static bool fstab_only(const char *opt)
 }
 
 /*
- * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty)
- * are kept, fstab's dropped, the rest go to libfuse.
+ * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty,
+ * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse.
  */
 static int parse_o(struct options *o, char *list)
 {
@@ -181,6 +184,15 @@ static int parse_o(struct options *o, char *list)
 				return -EINVAL;
 			}
 			o->workers = (unsigned int)n;
+		} else if (!strncmp(opt, "event_timeout=", 14)) {
+			char *end;
+			unsigned long n = strtoul(opt + 14, &end, 10);
+
+			if (opt[14] < '0' || opt[14] > '9' || *end || n < 1 || n > 86400) {
+				log_error("invalid -o %s: use event_timeout=1..86400 (seconds)", opt);
+				return -EINVAL;
+			}
+			o->event_timeout_s = (unsigned int)n;
 		} else if (add_fuse_opt(o, opt)) {
 			return -ENOMEM;
 		}
@@ -202,6 +214,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
 	o->workers = DEFAULT_WORKERS;
+	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
 	while ((c = getopt_long(argc, argv, "fhVnsvo:", longopts, NULL)) != -1) {
@@ -630,17 +643,28 @@ static int settle_transport(const struct options *o, struct serving *s)
 	return workers_add(s->workers, o->workers);
 }
 
+/* "s" unless @n is 1: "1 thread", "2 threads". */
+static const char *plural(unsigned int n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void log_serving(const struct options *o, const struct serving *s)
 {
-	if (s->ring_serves)
-		log_info("serving pool '%s' on '%s' over io_uring: %u queues (one per CPU) "
-			 "x %u threads x %u entries", o->pool_dir, o->mountpoint,
-			 uring_transport_nr_queues(),
-			 uring_transport_threads_per_queue(s->ring),
-			 uring_transport_entries_per_thread(s->ring));
-	else
-		log_info("serving pool '%s' on '%s' over /dev/fuse with %u workers "
-			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers, s->why);
+	unsigned int queues, threads, entries;
+
+	if (!s->ring_serves) {
+		log_info("serving pool '%s' on '%s' over /dev/fuse with %u worker%s "
+			 "(not io_uring: %s)", o->pool_dir, o->mountpoint, o->workers,
+			 plural(o->workers), s->why);
+		return;
+	}
+	queues = uring_transport_nr_queues();
+	threads = uring_transport_threads_per_queue(s->ring);
+	entries = uring_transport_entries_per_thread(s->ring);
+	log_info("serving pool '%s' on '%s' over io_uring: %u queue%s (one per CPU) "
+		 "x %u thread%s x %u entr%s", o->pool_dir, o->mountpoint, queues, plural(queues),
+		 threads, plural(threads), entries, entries == 1 ? "y" : "ies");
 }
 
 /* Starts serving a mounted @se: the transport, then its threads. */
@@ -807,7 +831,7 @@ static int run(struct options *opts)
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (r) {
 		log_error("%s", err.msg);
-	} else if ((r = pool_watch(pool))) {
+	} else if ((r = pool_watch(pool, o.event_timeout_s))) {
 		log_error("cannot start watching the thin pools: %s", strerror(-r));
 		pool_close(pool);
 	} else {

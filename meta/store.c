@@ -37,6 +37,8 @@
 
 int store_error(struct store *s, int rc)
 {
+	static struct log_limit limit;
+
 	switch (rc) {
 	case SQLITE_DONE:
 		return -ENOENT;
@@ -63,7 +65,8 @@ int store_error(struct store *s, int rc)
 	case SQLITE_READONLY:
 		return -EROFS;
 	}
-	log_error("pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);
+	/* Every retried commit of a failing database fails alike: once is news. */
+	log_error_limited(&limit, "pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);
 	return -EIO;
 }
 

@@ -6,6 +6,7 @@
 #include "thin_store.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,16 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 	return r;
 }
 
+/*
+ * A directory is one little-endian int64 per slot, and a volume has at
+ * least one slot: any other length is damage, not a map that reads as
+ * holes.  (Whether the slots fit the volume's size is core's to check.)
+ */
+static bool dir_blob_well_formed(int len)
+{
+	return len > 0 && len % 8 == 0 && (unsigned int)len / 8 <= THIN_DIR_SLOTS_MAX;
+}
+
 int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 		       struct thin_dir_rec *out)
 {
@@ -250,6 +261,10 @@ int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 	}
 	blob = sqlite3_column_blob(st, 0);
 	len = sqlite3_column_bytes(st, 0);
+	if (!dir_blob_well_formed(len)) {
+		r = -EUCLEAN;
+		goto out;
+	}
 	out->id = id;
 	out->nr = (uint32_t)(len / 8);
 	out->leaves = calloc(out->nr ? out->nr : 1, sizeof(*out->leaves));

@@ -96,16 +96,42 @@ int cmd_help_requested(int argc, char **argv)
 	return 0;
 }
 
-/* Prints the first line of each usage whose name passes @group. */
+/*
+ * A usage starts with its synopsis: lines up to the first empty one.  A
+ * line that starts with a space continues the one before (a synopsis that
+ * wraps, indented to sit under the command's arguments); any other is
+ * another form of the command.  Each synopsis line goes to @f after
+ * @first (the first line) or @form (another form) or @more (a
+ * continuation, which keeps its indent).  Returns where the synopsis ends.
+ */
+static const char *print_synopsis(FILE *f, const char *u, const char *first,
+				  const char *form, const char *more)
+{
+	for (size_t n; *u && *u != '\n'; u += n + (u[n] == '\n')) {
+		const char *lead = *u == ' ' ? more : form;
+
+		n = strcspn(u, "\n");
+		fprintf(f, "%s%.*s\n", first ? first : lead, (int)n, u);
+		first = NULL;
+	}
+	return u;
+}
+
+/* Prints the synopsis of each usage whose name passes @group. */
 static void print_synopses(FILE *f, const char *group)
 {
 	for (size_t i = 0; i < CMD_COUNT; i++) {
-		const char *u = cmd_table[i]->usage;
-
 		if (group && !is_group(cmd_table[i], group))
 			continue;
-		fprintf(f, "  %.*s\n", (int)strcspn(u, "\n"), u);
+		print_synopsis(f, cmd_table[i]->usage, "  ", "  ", "  ");
 	}
+}
+
+/* A command's --help: "usage: mapperctl SYNOPSIS", then the rest as is. */
+static void print_usage(FILE *f, const char *usage)
+{
+	fputs(print_synopsis(f, usage, "usage: mapperctl ", "       mapperctl ",
+			     "                 "), f);
 }
 
 void cmd_print_commands(FILE *f)
@@ -147,7 +173,7 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 		return CMD_USAGE;
 	}
 	if (cmd_help_requested(argc - words, argv + words)) {
-		fprintf(ctx->out, "usage: mapperctl %s", c->usage);
+		print_usage(ctx->out, c->usage);
 		return CMD_OK;
 	}
 	if (c->needs_pool && !ctx->pool)

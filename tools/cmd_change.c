@@ -35,10 +35,12 @@ static int parse_value(int c, const char *arg, struct thin_pool_rec *p, unsigned
 		return pool_fail(err, -EINVAL, "--discard-passdown takes on or off, not '%s'", arg);
 	case 'T':
 		*fields |= POOL_TP_AUTOEXTEND_THRESHOLD;
-		return opts_percent(arg, "autoextend threshold", &p->autoextend_threshold, err);
+		return opts_percent(arg, "autoextend threshold", POOL_AUTOEXTEND_THRESHOLD_MIN,
+				    &p->autoextend_threshold, err);
 	case 'P':
 		*fields |= POOL_TP_AUTOEXTEND_PERCENT;
-		return opts_number(arg, "autoextend percent", 1000, &p->autoextend_percent, err);
+		return opts_number(arg, "autoextend percent", 0, POOL_AUTOEXTEND_PERCENT_MAX,
+				   &p->autoextend_percent, err);
 	case 'M':
 		*fields |= POOL_TP_METADATA_LIMIT;
 		return opts_size(arg, &p->metadata_limit, err);

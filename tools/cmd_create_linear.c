@@ -110,7 +110,7 @@ const struct cmd cmd_create_linear = {
 	.name = "create linear",
 	.usage =
 		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]... [--read-only]\n"
-		"       mapperctl create linear NAME --segment DEVICE:OFFSET:LENGTH...\n"
+		"create linear NAME --segment DEVICE:OFFSET:LENGTH...\n"
 		"\n"
 		"Creates the linear volume NAME: SIZE bytes from the free space of the\n"
 		"devices (the --on ones, or all), or the segments given, in order.\n"

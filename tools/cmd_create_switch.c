@@ -107,7 +107,7 @@ const struct cmd cmd_create_switch = {
 	.name = "create switch",
 	.usage =
 		"create switch NAME --size SIZE --region-size SIZE --path DEVICE[:OFFSET]...\n"
-		"       [--read-only]\n"
+		"              [--read-only]\n"
 		"\n"
 		"Creates the switch volume NAME: SIZE bytes cut into regions of\n"
 		"--region-size, each served by one of 2 to 256 paths as its region\n"

@@ -91,7 +91,7 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 	s->policy.zero = !a->no_zero;
 	s->policy.low_water = THIN_DEFAULT_LOW_WATER;
 	if (a->low_water)
-		r = opts_percent(a->low_water, "low-water mark", &s->policy.low_water, err);
+		r = opts_percent(a->low_water, "low-water mark", 0, &s->policy.low_water, err);
 	if (!r && a->when_full)
 		r = opts_when_full(a->when_full, &s->policy, err);
 	s->policy.discard_passdown = !a->no_passdown;
@@ -99,9 +99,9 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 	s->policy.autoextend_percent = THIN_DEFAULT_AUTOEXTEND_PERCENT;
 	if (!r && a->threshold)
 		r = opts_percent(a->threshold, "autoextend threshold",
-				 &s->policy.autoextend_threshold, err);
+				 POOL_AUTOEXTEND_THRESHOLD_MIN, &s->policy.autoextend_threshold, err);
 	if (!r && a->percent)
-		r = opts_number(a->percent, "autoextend percent", 1000,
+		r = opts_number(a->percent, "autoextend percent", 0, POOL_AUTOEXTEND_PERCENT_MAX,
 				&s->policy.autoextend_percent, err);
 	if (!r && a->metadata_limit)
 		r = opts_size(a->metadata_limit, &s->policy.metadata_limit, err);
@@ -180,8 +180,9 @@ const struct cmd cmd_create_thin_pool = {
 		"                     for its size and 1000 volumes; at least 64K); past\n"
 		"                     it, writes needing a new map page fail with ENOSPC\n"
 		"  --on-event CMD     run CMD with /bin/sh on the pool's events: low-water,\n"
-		"                     full, failed, extended (MAPPERFS_EVENT,\n"
-		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set);\n"
+		"                     full, metadata-full, failed, extended (MAPPERFS_EVENT,\n"
+		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set),\n"
+		"                     one at a time in order (see mapperfs -o event_timeout);\n"
 		"                     an absolute path of a directory runs every hook in\n"
 		"                     it (run-parts)\n",
 	.run = create_thin_pool_run,

@@ -107,15 +107,20 @@ const struct cmd cmd_list = {
 		"the reason.\n"
 		"\n"
 		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\",\n"
-		"          \"created\"}, size in bytes, \"reason\" when failed; volumes add\n"
+		"          \"created\"}, sizes in bytes, \"reason\" when failed; volumes add\n"
 		"          \"active\", \"read_only\", \"modified\"; linear volumes and thin\n"
-		"          pools add \"segments\"; thin volumes \"pool\", \"origin\",\n"
-		"          \"mapped_bytes\", \"exclusive_bytes\", \"shared_bytes\",\n"
-		"          \"data_percent\"; thin pools \"data_used_bytes\",\n"
-		"          \"data_total_bytes\", \"data_percent\", \"metadata_used_bytes\",\n"
-		"          \"metadata_total_bytes\", \"metadata_percent\", \"block_size\",\n"
-		"          \"when_full\", \"low_water_crossed\", \"discard_passdown\",\n"
-		"          \"autoextend_threshold\", \"autoextend_percent\"\n",
+		"          pools add \"segments\"; switch volumes \"region_size\",\n"
+		"          \"region_count\", \"paths\"; thin volumes \"pool\", \"origin\",\n"
+		"          \"external_origin\", \"mapped_bytes\", \"exclusive_bytes\",\n"
+		"          \"shared_bytes\", \"data_percent\"; thin pools \"block_size\",\n"
+		"          \"data_used_bytes\", \"data_total_bytes\", \"data_percent\",\n"
+		"          \"metadata_used_bytes\", \"metadata_total_bytes\",\n"
+		"          \"metadata_percent\", \"metadata_pages\", \"discarded_bytes\",\n"
+		"          \"low_water_crossed\", \"full\", \"metadata_full\", \"thin_volumes\",\n"
+		"          \"when_full\", \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
+		"          \"discard_passdown\", \"autoextend_threshold\",\n"
+		"          \"autoextend_percent\", \"on_event\", and while its metadata\n"
+		"          commits fail \"commit_error\", \"commit_failing_ms\"\n",
 	.run = list_run,
 	.needs_pool = 1,
 };

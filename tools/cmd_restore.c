@@ -46,6 +46,22 @@ static int parse_volume(char *arg, struct pool_restore_volume *v, struct pool_er
 	return size ? opts_block_size(size, &v->size, err) : 0;
 }
 
+/* Each dev_id and each name once: two --volume for one would leave the last. */
+static int check_unique(const struct pool_restore_volume *v, size_t nr, struct pool_error *err)
+{
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (v[j].dev_id == v[i].dev_id)
+				return pool_fail(err, -EINVAL, "--volume: dev_id %llu is given twice",
+						 (unsigned long long)v[i].dev_id);
+			if (v[i].name && v[j].name && !strcmp(v[i].name, v[j].name))
+				return pool_fail(err, -EINVAL, "--volume: name '%s' is given twice",
+						 v[i].name);
+		}
+	}
+	return 0;
+}
+
 static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_restore_spec s = { 0 };
@@ -74,6 +90,10 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
+	if (check_unique(vols, s.nr_vols, &err)) {
+		r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+		goto out;
+	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
 	if (!r && !from)
 		r = cmd_usage_error(ctx, WHAT, "missing --from FILE (see 'mapperctl %s --help')", WHAT);
@@ -98,16 +118,20 @@ const struct cmd cmd_restore = {
 		"restore POOL --from FILE [--dry-run] [--volume DEV_ID:NAME[:SIZE]]...\n"
 		"\n"
 		"Creates thin volumes and their maps in thin pool POOL, which must have\n"
-		"no volumes, from thin_dump XML (thin_dump, or 'mapperctl dump').  The\n"
-		"XML's data block numbers address POOL's blocks, whose content stays:\n"
-		"restore over the data area the dump describes.  Volumes take the\n"
-		"name and size that 'mapperctl dump' records, else thin<dev_id> and\n"
-		"the end of their last mapping.  All or nothing.\n"
+		"no volumes, from thin_dump XML (thin_dump, or 'mapperctl dump --format\n"
+		"xml').  The XML's data block numbers address POOL's blocks, whose\n"
+		"content stays: restore over the data area the dump describes; POOL\n"
+		"may be smaller than the dump's pool if every mapping fits.  Volumes\n"
+		"take the name, size and snapshot origin that 'mapperctl dump' records,\n"
+		"else thin<dev_id> and the end of their last mapping (said in the\n"
+		"report); a device that maps nothing needs its size given.  All or\n"
+		"nothing.\n"
 		"\n"
 		"  --from FILE  the XML\n"
 		"  --dry-run    check it and say what would be created; change nothing\n"
 		"  --volume DEV_ID:NAME[:SIZE]  name (and size) the volume of device\n"
-		"               DEV_ID (thin_dump's XML has neither)\n",
+		"               DEV_ID (thin_dump's XML has neither); each DEV_ID and\n"
+		"               NAME once\n",
 	.run = restore_run,
 	.options = options,
 	.needs_pool = 1,

@@ -88,7 +88,7 @@ const struct cmd cmd_snapshot = {
 	.name = "snapshot",
 	.usage =
 		"snapshot ORIGIN NAME [--active] [--read-only]\n"
-		"       snapshot --group ORIGIN=NAME... [--active] [--read-only]\n"
+		"snapshot --group ORIGIN=NAME... [--active] [--read-only]\n"
 		"\n"
 		"Creates thin volume NAME with the content of thin volume ORIGIN, sharing\n"
 		"its blocks until either is written.  Works while ORIGIN is in use.\n"

@@ -163,8 +163,8 @@ const struct cmd cmd_switch_map = {
 	.name = "switch-map",
 	.usage =
 		"switch-map NAME MAPPING...\n"
-		"       mapperctl switch-map NAME --file FILE\n"
-		"       mapperctl switch-map NAME --dump\n"
+		"switch-map NAME --file FILE\n"
+		"switch-map NAME --dump\n"
 		"\n"
 		"Changes which path serves which region of the switch volume NAME,\n"
 		"with dm-switch's set_region_mappings arguments, all numbers in\n"

@@ -47,7 +47,7 @@ static int metadata_size_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!r)
 		r = opts_size(size, &pool_size, &err);
 	if (!r)
-		r = opts_number(thins, "--max-thins", 1u << 24, &max_thins, &err);
+		r = opts_number(thins, "--max-thins", 1, POOL_MAX_THINS_MAX, &max_thins, &err);
 	if (!r)
 		r = pool_thin_metadata_size(block_size, pool_size, max_thins, &bytes, &err);
 	if (r)

@@ -118,26 +118,26 @@ int opts_when_full(const char *arg, struct thin_pool_rec *p, struct pool_error *
 			 arg);
 }
 
-int opts_percent(const char *arg, const char *what, uint32_t *out,
+int opts_percent(const char *arg, const char *what, uint32_t min, uint32_t *out,
 		 struct pool_error *err)
 {
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
 
-	if (arg[0] < '0' || arg[0] > '9' || *end || v > 100)
-		return pool_fail(err, -EINVAL, "%s '%s' must be a percentage 0..100", what, arg);
+	if (arg[0] < '0' || arg[0] > '9' || *end || v < min || v > 100)
+		return pool_fail(err, -EINVAL, "%s '%s' must be a percentage %u..100", what, arg, min);
 	*out = (uint32_t)v;
 	return 0;
 }
 
-int opts_number(const char *arg, const char *what, uint32_t max, uint32_t *out,
+int opts_number(const char *arg, const char *what, uint32_t min, uint32_t max, uint32_t *out,
 		struct pool_error *err)
 {
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
 
-	if (arg[0] < '0' || arg[0] > '9' || *end || v > max)
-		return pool_fail(err, -EINVAL, "%s '%s' must be a number 0..%u", what, arg, max);
+	if (arg[0] < '0' || arg[0] > '9' || *end || v < min || v > max)
+		return pool_fail(err, -EINVAL, "%s '%s' must be a number %u..%u", what, arg, min, max);
 	*out = (uint32_t)v;
 	return 0;
 }

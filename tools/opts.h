@@ -28,12 +28,15 @@ int opts_switch_path(const char *arg, char **copy, struct pool_switch_path *out,
 
 /* --when-full "error" or "wait:SECONDS" (1..86400) into @p. */
 int opts_when_full(const char *arg, struct thin_pool_rec *p, struct pool_error *err);
-/* A percentage 0..100. */
-int opts_percent(const char *arg, const char *what, uint32_t *out,
+/*
+ * A percentage @min..100; the message gives that range, as the service's
+ * own check of the value does.
+ */
+int opts_percent(const char *arg, const char *what, uint32_t min, uint32_t *out,
 		 struct pool_error *err);
 
-/* A whole number 0..@max. */
-int opts_number(const char *arg, const char *what, uint32_t max, uint32_t *out,
+/* A whole number @min..@max: "WHAT 'ARG' must be a number MIN..MAX". */
+int opts_number(const char *arg, const char *what, uint32_t min, uint32_t max, uint32_t *out,
 		struct pool_error *err);
 
 #endif

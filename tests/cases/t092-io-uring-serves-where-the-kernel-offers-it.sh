@@ -35,8 +35,8 @@ nr_threads()
 	grep -l "^$1" /proc/"$(daemon_pid)"/task/*/comm 2>/dev/null | wc -l
 }
 
-MAPPERFS_TRANSPORT=dev-fuse start_daemon
-grep -q "over /dev/fuse with .* (not io_uring: -o transport=dev-fuse)" "$POOL/mapperfs.log" ||
+MAPPERFS_TRANSPORT=dev-fuse start_daemon "$POOL" "$T_DIR/mnt" -o threads=1
+grep -q "over /dev/fuse with 1 worker (not io_uring: -o transport=dev-fuse)" "$POOL/mapperfs.log" ||
 	fail "the log does not say /dev/fuse serves: $(grep serving "$POOL/mapperfs.log")"
 [ "$(nr_threads uring-)" -eq 0 ] || fail "ring threads run under -o transport=dev-fuse"
 dd if="$MNT/v" of=/dev/null bs=4k count=16 iflag=direct status=none
@@ -46,9 +46,12 @@ stop_daemon
 	skip "FUSE over io_uring is off here ($param; tests/run.sh switches it on as root)"
 : >"$POOL/mapperfs.log"
 MAPPERFS_TRANSPORT='' start_daemon
-grep -q "over io_uring: [0-9]* queues (one per CPU)" "$POOL/mapperfs.log" ||
+grep -Eq "over io_uring: [0-9]+ queues? \(one per CPU\) x [0-9]+ threads? x [0-9]+ entr(y|ies)$" \
+	"$POOL/mapperfs.log" ||
 	fail "the log does not say io_uring serves: $(grep serving "$POOL/mapperfs.log")"
-queues=$(sed -n 's/.* over io_uring: \([0-9]*\) queues.*/\1/p' "$POOL/mapperfs.log")
+! grep -Eq "serving .*[^0-9]1 (queues|threads|entries)" "$POOL/mapperfs.log" ||
+	fail "the log counts one thing in the plural: $(grep serving "$POOL/mapperfs.log")"
+queues=$(sed -n 's/.* over io_uring: \([0-9]*\) queues\{0,1\} .*/\1/p' "$POOL/mapperfs.log")
 [ "$queues" -eq "$(grep -c ^processor /proc/cpuinfo)" ] ||
 	log "note: $queues queues for $(grep -c ^processor /proc/cpuinfo) online CPUs (queues follow the possible CPUs)"
 [ "$(nr_threads uring-)" -ge "$queues" ] || fail "fewer ring threads than queues"

@@ -3,7 +3,8 @@
 # the pool database's write lock makes thin commits fail; they are retried,
 # so an fsync waits the lock out and succeeds.  Held for longer than the
 # daemon's patience (10 s), the pool fails writes that need new blocks and
-# their fsyncs, and says so in status; once the lock goes, the pool works
+# their fsyncs, and says so, with the reason, in status, list and list
+# --json alike; once the lock goes, the pool works
 # again by itself: no restart, and every fsync-acknowledged write reads
 # back.
 . "$(dirname "$0")/../lib/functions.sh"
@@ -39,6 +40,15 @@ wait_log "thin pool 'tp': metadata commits have failed for" "$mark"
 	fail "status does not show the pool failed"
 mapperctl status tp --json | json_get .commit_error | grep -q busy ||
 	fail "status does not give the cause"
+# status, list --json and list agree, with the reason.
+why="its metadata commits have failed for [0-9]+ s \\(Device or resource busy\\)"
+mapperctl status tp --json | json_get .reason | grep -Eq "^$why" ||
+	fail "status gives no reason: $(mapperctl status tp --json)"
+mapperctl list --json | jq -e '.[] | select(.name == "tp") | .state == "failed"' >/dev/null ||
+	fail "list --json does not show the pool failed"
+mapperctl list --json | json_get '.[] | select(.name == "tp") | .reason' | grep -Eq "^$why" ||
+	fail "list --json gives no reason: $(mapperctl list --json)"
+mapperctl list | grep -Eq "^tp .* failed: $why" || fail "list does not show the pool failed: $(mapperctl list)"
 ! dd if=data3 of="$MNT/v" bs=1M seek=32 count=1 conv=notrunc,fsync status=none 2>/dev/null ||
 	fail "a write to a new block succeeded in a failed pool"
 # ... and clear once the lock goes.
@@ -47,6 +57,7 @@ release_db_lock
 wait_log "thin pool 'tp': metadata commits work again" "$mark"
 [ "$(mapperctl status tp --json | json_get .state)" = ok ] ||
 	fail "the pool is still failed after the lock went"
+mapperctl list | grep -Eq "^tp .* ok$" || fail "list shows the pool failed after the lock went"
 dd if=data3 of="$MNT/v" bs=1M seek=32 conv=notrunc,fsync status=none ||
 	fail "writes fail after the lock went"
 cmp data0 <(head -c $((4 * MiB)) "$MNT/v") || fail "data0 (acknowledged) is lost"

@@ -3,7 +3,8 @@
 # the pool database's write lock, every admin change fails in one line
 # saying so, and leaves what the daemon serves and what the store holds as
 # they were: sizes, data, the volume list and status; once the lock is
-# gone, the same commands work.
+# gone, the same commands work.  Offline, a repair or restore of a thin
+# pool whose raw device is missing is refused before it writes anything.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq sqlite3
@@ -13,7 +14,13 @@ add_file_device d0 256M >/dev/null
 mapperctl create linear lin --size 8M >/dev/null
 mapperctl create thin-pool tp --size 64M >/dev/null
 mapperctl create thin v --pool tp --size 16M >/dev/null
+d3=$(add_file_device d3 64M)
+mapperctl create thin-pool tpA --size 32M --on d3 >/dev/null
+for a in a1 a2; do mapperctl create thin "$a" --pool tpA --size 8M >/dev/null; done
 start_daemon
+for a in a1 a2; do
+	dd if=/dev/urandom of="$MNT/$a" bs=64K count=3 conv=notrunc,fsync status=none
+done
 head -c $((8 * MiB)) /dev/urandom >vdata
 dd if=vdata of="$MNT/v" bs=1M conv=notrunc,fsync status=none
 mapperctl snapshot --active v s >/dev/null
@@ -55,3 +62,18 @@ cmp s.before "$MNT/v" || fail "the rollback did not take"
 mapperctl remove lin >/dev/null
 [ ! -e "$MNT/lin" ] || fail "lin is still served"
 mapperctl check >check.log || { cat check.log >&2; fail "check failed"; }
+
+# The device of tpA goes missing: its pool fails; repairing it (or
+# restoring into it) cannot work, and must not rewrite its maps first.
+mapperctl dump tpA -o tpA.xml
+stop_daemon
+mv "$d3" "$d3.away"
+pages() { sqlite3 "$POOL/pool.db" 'SELECT * FROM thin; SELECT pool, id, hex(leaves) FROM thin_dir; SELECT pool, id, hex(map) FROM thin_leaf;'; }
+pages >pages.before
+expect_fail -s 1 -m "^mapperctl: repair: thin pool 'tpA': its device 'd3' is failed: .*; repair rebuilds maps: bring it back \('mapperctl reload'\) first$" \
+	mapperctl repair tpA
+[ ! -s "$T_DIR/.stdout" ] || fail "a repair that failed reported: $(cat "$T_DIR/.stdout")"
+expect_fail -s 1 mapperctl restore tpA --from tpA.xml
+pages | diff -u pages.before - >&2 || fail "a failed repair or restore changed the maps"
+mv "$d3.away" "$d3"
+mapperctl check >check.log || { cat check.log >&2; fail "check failed with the device back"; }

@@ -2,7 +2,8 @@
 # t602-thin-discard-passdown-gives-space-back.sh: blocks a thin pool frees
 # (a punched hole, blkdiscard through a loop device, copy-on-write,
 # removal) are discarded on the raw device after the commit that freed
-# them: the backing file's allocation (du) falls back.  A pool made with
+# them: the backing file's allocation (du) falls back, and `remove`
+# returns only once it has (status counts it then too).  A pool made with
 # --no-discard-passdown keeps them allocated until `trim`.  Under a mix of
 # writes and discards, a discard never lands on a block that was handed
 # out again: fio's verification passes.
@@ -35,9 +36,12 @@ mapperctl check tp >/dev/null		# a commit: the discards follow it
 loop=$(attach_loop "$MNT/v1")
 dd if=/dev/urandom of="$loop" bs=1M count=100 oflag=direct status=none
 sync "$loop"
+discarded=$(mapperctl status tp --json | json_get .discarded_bytes)
 blkdiscard "$loop"
 mapperctl check tp >/dev/null
 [ "$(kib "$d0")" -le $((base + 1024)) ] || fail "blkdiscard did not give the space back: $(kib "$d0") KiB"
+[ "$(mapperctl status tp --json | json_get .discarded_bytes)" -ge $((discarded + 100 * MiB)) ] ||
+	fail "status does not count what blkdiscard discarded"
 detach_loop "$loop"
 
 # Copy-on-write and removal.
@@ -45,9 +49,13 @@ dd if=/dev/urandom of="$MNT/v1" bs=1M count=64 conv=notrunc,fsync status=none
 mapperctl snapshot v1 s1 >/dev/null
 dd if=/dev/urandom of="$MNT/v1" bs=1M count=64 conv=notrunc,fsync status=none
 [ "$(kib "$d0")" -ge $((base + 128 * 1024)) ] || fail "copy-on-write did not allocate"
+discarded=$(mapperctl status tp --json | json_get .discarded_bytes)
+# remove returns once the commit that frees the blocks and their discard
+# are done: du and status show it at once, with no commit asked for.
 mapperctl remove s1 >/dev/null
-mapperctl check tp >/dev/null
 [ "$(kib "$d0")" -le $((base + 65 * 1024)) ] || fail "removing the snapshot kept its blocks: $(kib "$d0") KiB"
+[ "$(mapperctl status tp --json | json_get .discarded_bytes)" -ge $((discarded + 64 * MiB)) ] ||
+	fail "status does not count what removing the snapshot discarded"
 
 # Without passdown, blocks stay allocated until trim.
 kbase=$(kib "$d1")

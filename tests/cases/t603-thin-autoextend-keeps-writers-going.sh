@@ -5,7 +5,9 @@
 # threshold: the writer never sees ENOSPC, the pool grows right after its
 # own extent on the device it was made on, and the event command ran
 # with the pool's name, the event and its figures; a full pool runs every
-# hook of its hook directory.
+# hook of its hook directory; a manual extend raises "extended" as well;
+# a pool's hooks run one at a time, in order, and one that hangs is
+# killed after the daemon's event_timeout.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -52,8 +54,44 @@ mapperctl create thin f1 --pool tf --size 16M >/dev/null
 wait_line "$T_DIR/events" '^tf full 100$'
 wait_line "$T_DIR/events2" '^full$'
 
-# A manual extend of a pool made --on d0 also continues on d0.
-mapperctl create thin-pool tq --size 8M --on d0 >/dev/null
+# A manual extend of a pool made --on d0 also continues on d0, and raises
+# "extended" too.  Its hook blocks on a fifo until the test lets it go:
+# the next event's hook does not start meanwhile (no second hook process
+# once `extend` returned), and runs once the first has ended, so their
+# lines never interleave.  A hook that hangs is killed after the
+# daemon's event_timeout, and the events after it still run.
+stop_daemon
+start_daemon "$POOL" "$T_DIR/mnt" -o event_timeout=3
+mkfifo gate
+cat >hook.sh <<EOF_HOOK
+#!/bin/sh
+echo "begin \$MAPPERFS_EVENT \$MAPPERFS_DATA_TOTAL_BYTES" >>"$T_DIR/hooklog"
+read -r go <"$T_DIR/gate"
+echo "end \$MAPPERFS_EVENT \$MAPPERFS_DATA_TOTAL_BYTES" >>"$T_DIR/hooklog"
+EOF_HOOK
+chmod +x hook.sh
+hooks_running() { pgrep -c -f "$T_DIR/hook.sh" || true; }
+mapperctl create thin-pool tq --size 8M --on d0 --on-event "$T_DIR/hook.sh" >/dev/null
 mapperctl extend tq --size 16M >/dev/null
 mapperctl status tq --json | jq -e '[.segments[].device] | unique == ["d0"]' >/dev/null ||
 	fail "extend did not continue on the pool's device: $(mapperctl status tq --json | jq -c .segments)"
+wait_line hooklog "^begin extended $((16 * MiB))$"
+running=$(hooks_running)
+mapperctl extend tq --size 24M >/dev/null	# returns with its event queued
+[ "$(hooks_running)" -eq "$running" ] || fail "a second hook runs while the first does"
+echo go >gate
+wait_line hooklog "^begin extended $((24 * MiB))$"
+echo go >gate
+wait_line hooklog "^end extended $((24 * MiB))$"
+[ "$(cat hooklog)" = "begin extended $((16 * MiB))
+end extended $((16 * MiB))
+begin extended $((24 * MiB))
+end extended $((24 * MiB))" ] || fail "the hooks ran out of order: $(cat hooklog)"
+mark=$(log_mark)
+mapperctl extend tq --size 32M >/dev/null	# its hook is never let go
+mapperctl extend tq --size 40M >/dev/null
+wait_log "thin pool 'tq': its event command for extended ran past its time: killed" "$mark"
+wait_line hooklog "^begin extended $((40 * MiB))$"
+echo go >gate
+wait_line hooklog "^end extended $((40 * MiB))$"
+! grep -q "^end extended $((32 * MiB))$" hooklog || fail "the hook that hung was not killed"

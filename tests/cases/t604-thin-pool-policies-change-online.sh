@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t604-thin-pool-policies-change-online.sh: a thin pool's metadata limit
-# holds (a write that needs one more map page fails with ENOSPC, what is
-# mapped stays writable, META% shows 100), `change` raises it online and
+# holds (a write that needs one more map page fails with ENOSPC and raises
+# the event metadata-full, what is mapped stays writable, META% shows
+# 100), `change` raises it online and
 # refuses to set it below what the maps take; autoextend turned on online
 # grows the pool once it is past the new threshold.
 . "$(dirname "$0")/../lib/functions.sh"
@@ -10,7 +11,8 @@ requires jq
 
 make_pool
 add_file_device d0 256M >/dev/null
-mapperctl create thin-pool tp --size 32M --metadata-limit 64K >/dev/null
+mapperctl create thin-pool tp --size 32M --metadata-limit 64K \
+	--on-event "echo \"\$MAPPERFS_EVENT \$MAPPERFS_METADATA_PERCENT\" >>'$T_DIR/events'" >/dev/null
 mapperctl create thin v --pool tp --size 1G >/dev/null
 start_daemon
 
@@ -22,6 +24,9 @@ done
 ! dd if=/dev/urandom of="$MNT/v" bs=64K count=1 seek=$((15 * 512)) conv=notrunc,fsync \
 	status=none 2>err || fail "a write needing a 17th page succeeded"
 grep -q "No space left on device" err || fail "the write failed otherwise: $(cat err)"
+wait_line "$T_DIR/events" '^metadata-full 100$'
+mapperctl status tp --json | jq -e '.metadata_full and (.full | not)' >/dev/null ||
+	fail "status does not say the metadata is full: $(mapperctl status tp --json)"
 dd if=/dev/urandom of="$MNT/v" bs=64K count=1 seek=1 conv=notrunc,fsync status=none ||
 	fail "a write into a leaf v has failed"
 mapperctl status tp --json | jq -e '.metadata_percent == 100' >/dev/null ||
@@ -34,6 +39,8 @@ expect_fail -s 2 -m "takes on or off" mapperctl change tp --discard-passdown may
 mapperctl change tp --metadata-limit 128K >/dev/null
 dd if=/dev/urandom of="$MNT/v" bs=64K count=1 seek=$((15 * 512)) conv=notrunc,fsync status=none ||
 	fail "the raised limit did not take"
+mapperctl status tp --json | jq -e '.metadata_full | not' >/dev/null ||
+	fail "the metadata is still full after the limit was raised"
 expect_fail -s 1 -m "the maps of thin pool 'tp' take 68.00 KiB already" \
 	mapperctl change tp --metadata-limit 64K
 [ "$(mapperctl status tp --json | json_get .metadata_total_bytes)" -eq $((128 * 1024)) ] ||

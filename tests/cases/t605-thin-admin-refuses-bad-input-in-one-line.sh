@@ -2,7 +2,9 @@
 # t605-thin-admin-refuses-bad-input-in-one-line.sh: restore refuses XML
 # that is not thin_dump's, does not fit the pool or breaks mapperfs's
 # sharing rule, each in one line naming what is wrong, and changes
-# nothing; dump, repair, trim and change refuse what they cannot do.
+# nothing; dump, repair, trim and change refuse what they cannot do; a
+# value out of range is refused with the one range that holds.  list
+# --help and docs/cli.md name every key of list --json.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -16,8 +18,10 @@ sb='<superblock uuid="" time="1" transaction="1" flags="0" version="2" data_bloc
 xml() { printf '%s\n%s\n</superblock>\n' "$sb" "$1" >in.xml; }
 restore_fails() { expect_fail -s 1 -m "$1" mapperctl restore tp --from in.xml; }
 
-xml '<device dev_id="1"><single_mapping origin_block="0" data_block="256" time="0"/></device>'
-restore_fails "device 1 maps data block 256, past the end \(256 blocks\)"
+printf '<superblock data_block_size="128" nr_data_blocks="1000">\n<device dev_id="1"><single_mapping origin_block="0" data_block="256"/></device>\n</superblock>\n' >in.xml
+restore_fails "device 1 maps data block 256, past the end of thin pool 'tp' \(256 blocks\): extend it first"
+printf '<superblock data_block_size="128" nr_data_blocks="4">\n<device dev_id="1"><single_mapping origin_block="0" data_block="5"/></device>\n</superblock>\n' >in.xml
+restore_fails "device 1 maps data block 5, past the dump's own end \(nr_data_blocks 4\)"
 xml '<device dev_id="1"><single_mapping origin_block="0" data_block="5" time="0"/></device>
 <device dev_id="2"><single_mapping origin_block="1" data_block="5" time="0"/></device>'
 restore_fails "data block 5 is mapped at virtual blocks 0 and 1"
@@ -34,10 +38,30 @@ xml '<device dev_id="1"><single_mapping origin_block="0" data_block="0"/>'
 restore_fails "cannot read the dump: line 3: mismatched tag"
 printf '<superblock data_block_size="256" nr_data_blocks="10"/>\n' >in.xml
 restore_fails "the dump has blocks of 131072 bytes, thin pool 'tp' of 65536"
-printf '<superblock data_block_size="128" nr_data_blocks="1000"/>\n' >in.xml
-restore_fails "the dump has 1000 data blocks, thin pool 'tp' only 256: extend it first"
 printf 'not xml\n' >in.xml
 restore_fails "cannot read the dump: line 1: syntax error"
+printf '  {"superblock": {"data_block_size": 128}, "devices": []}\n' >in.xml
+restore_fails "cannot read the dump: it is JSON: restore reads the XML of 'mapperctl dump --format xml' or thin_dump$"
+# thin_dump's XML has no sizes: a device that maps nothing needs one given.
+xml '<device dev_id="1"/>'
+restore_fails "device 1 has no size and maps nothing: give its size with --volume 1:NAME:SIZE$"
+mapperctl restore tp --from in.xml --dry-run --volume 1:x:8M | grep -q "would create thin volume 'x' (dev_id 1): 8388608 bytes, 0 mapped blocks$" ||
+	fail "a size given does not take"
+xml '<device dev_id="1"><single_mapping origin_block="9" data_block="0"/></device>
+<device dev_id="2" snapshot_of="7" size="65536"/>'
+restore_fails "device 2 is a snapshot of device 7, which the dump does not have"
+# One device's size comes from its mappings, and restore says so; a dump
+# of a larger pool fits when its mappings do.
+printf '<superblock data_block_size="128" nr_data_blocks="1000">\n<device dev_id="1"><single_mapping origin_block="9" data_block="200"/></device>\n</superblock>\n' >in.xml
+mapperctl restore tp --from in.xml --dry-run >dry.txt || fail "a larger pool's dump whose mappings fit was refused"
+grep -q "^the dump's pool has 1000 data blocks, thin pool 'tp' 256: every mapping fits$" dry.txt ||
+	fail "restore does not say the dump's pool is larger: $(cat dry.txt)"
+grep -q "^would create thin volume 'thin1' (dev_id 1): 655360 bytes (the end of its last mapping: the dump has no size), 1 mapped blocks$" dry.txt ||
+	fail "restore does not say where the size comes from: $(cat dry.txt)"
+expect_fail -s 2 -m "--volume: dev_id 1 is given twice$" \
+	mapperctl restore tp --from in.xml --volume 1:x --volume 1:y
+expect_fail -s 2 -m "--volume: name 'x' is given twice$" \
+	mapperctl restore tp --from in.xml --volume 1:x --volume 2:x
 expect_fail -s 1 -m "cannot open '.*/nosuch.xml'" mapperctl restore tp --from nosuch.xml
 expect_fail -s 2 -m "missing --from" mapperctl restore tp
 expect_fail -s 2 -m "--volume 'x': use DEV_ID:NAME" mapperctl restore tp --from in.xml --volume x
@@ -48,10 +72,21 @@ expect_fail -s 1 -m "no volume 'nosuch'" mapperctl dump nosuch
 expect_fail -s 2 -m "unknown --format 'yaml'" mapperctl dump tp --format yaml
 expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl repair lin
 expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl trim lin
-expect_fail -s 2 -m "autoextend threshold '120' must be a percentage" \
-	mapperctl change tp --autoextend-threshold 120
-expect_fail -s 1 -m "autoextend threshold must be a percentage 50..100" \
-	mapperctl change tp --autoextend-threshold 30
+# A value out of range says the real range, whichever side it is on.
+for t in 120 30; do
+	expect_fail -s 2 -m "autoextend threshold '$t' must be a percentage 50..100$" \
+		mapperctl change tp --autoextend-threshold "$t"
+	expect_fail -s 1 -m "autoextend threshold '$t' must be a percentage 50..100$" \
+		mapperctl create thin-pool tp2 --size 8M --autoextend-threshold "$t"
+done
+for n in -5 0 16777217; do
+	expect_fail -s 1 -m "--max-thins '$n' must be a number 1..16777216$" \
+		mapperctl thin-metadata-size --block-size 64K --pool-size 1G --max-thins "$n"
+done
+expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+	mapperctl thin-metadata-size --block-size 64K --pool-size 100P --max-thins 1
+expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+	mapperctl create thin-pool tp2 --size 17T
 expect_fail -s 2 -m "needs --block-size, --pool-size and --max-thins" \
 	mapperctl thin-metadata-size --block-size 64K
 expect_fail -s 1 -m "power of two from 64K to 1G" \
@@ -66,3 +101,17 @@ exec 3<"$MNT/v"
 expect_fail -s 1 -m "volume 'v' of thin pool 'tp' is busy \(open\)" mapperctl repair tp
 exec 3<&-
 mapperctl repair tp | grep -q "repaired: 1 volumes, 0 blocks lost" || fail "repair of a sound pool"
+
+# list --help names every key list --json gives, and docs/cli.md every
+# key a thin pool or thin volume adds.
+mapperctl change tp --on-event true >/dev/null
+mapperctl snapshot v s >/dev/null
+mapperctl list --help >help.txt
+for key in $(mapperctl list --json | jq -r '[.[] | keys[]] | unique[]'); do
+	grep -qF "\"$key\"" help.txt || fail "list --help does not name \"$key\""
+done
+common='"name", "kind", "size", "state", "created", "active", "read_only", "modified"'
+for key in $(mapperctl list --json |
+	     jq -r "[.[] | select(.kind | startswith(\"thin\")) | keys[]] | unique - [$common] | .[]"); do
+	grep -qF "\`$key\`" "$T_SRC/docs/cli.md" || fail "docs/cli.md does not name \`$key\`"
+done

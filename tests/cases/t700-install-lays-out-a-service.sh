@@ -31,9 +31,19 @@ for page in mapperfs mapperctl; do
 		fail "man -l $page.8 does not render: $(cat man.err)"
 	grep -q "^NAME" "$page.txt" || fail "$page(8) has no NAME section"
 done
-"$stage/bin/mapperctl" --help | sed -n 's/^  //p' | while IFS= read -r synopsis; do
+"$stage/bin/mapperctl" --help | sed -n 's/^  *//p' | while IFS= read -r synopsis; do
 	grep -qF -- "$synopsis" mapperctl.txt || fail "mapperctl(8) lacks '$synopsis'"
 done
+# The list of commands shows each synopsis whole, as each command's --help.
+"$stage/bin/mapperctl" --help >help.txt
+sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)\?\)\( .*\)\?$/\1/p' help.txt | sort -u |
+	while read -r name; do
+		# shellcheck disable=SC2086 # the name is one or two words
+		"$stage/bin/mapperctl" $name --help | sed -e '/^$/,$d' -e 's/^[a-z: ]*mapperctl //' -e 's/^ *//' |
+			while IFS= read -r line; do
+				grep -qF -- "$line" help.txt || fail "'mapperctl --help' lacks '$line' of $name"
+			done
+	done
 for opt in $("$stage/bin/mapperfs" --help | grep -o -- '-o [a-z_]*=\?' | sed 's/-o //'); do
 	grep -qF -- "-o $opt" mapperfs.txt || fail "mapperfs(8) lacks -o $opt"
 done

@@ -571,7 +571,7 @@ static void reload(struct volume **v, struct volume **s)
 	ck_assert_int_eq(volume_create(10, "v", 8 * BS, t, v), 0);
 	ck_assert_int_eq(thin_load(pool, 11, 8 * BS, fake_vol(11)->dir, &t), 0);
 	ck_assert_int_eq(volume_create(11, "s", 8 * BS, t, s), 0);
-	ck_assert_int_eq(thin_pool_start(pool), 0);
+	ck_assert_int_eq(thin_pool_start(pool, NULL, 0), 0);
 	expect(*v, 0, BS, 5);
 	expect(*v, BS, 2 * BS, 4);
 	expect(*s, 0, 3 * BS, 4);
