@@ -53,8 +53,9 @@ static void fuzz_one(enum which w, const char *arg)
 		FUZZ_CHECK(r || !tp.wait || (tp.wait_seconds >= 1 && tp.wait_seconds <= 86400));
 		break;
 	default:
-		r = opts_percent(arg, "--low-water", &pct, &err);
-		FUZZ_CHECK(r || pct <= 100);
+		r = opts_percent(arg, "autoextend threshold", POOL_AUTOEXTEND_THRESHOLD_MIN,
+				 &pct, &err);
+		FUZZ_CHECK(r || (pct >= POOL_AUTOEXTEND_THRESHOLD_MIN && pct <= 100));
 		break;
 	}
 	if (r)
