@@ -66,7 +66,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	f = output ? open_output(ctx, output) : ctx->out;
 	if (!f)
 		return CMD_FAIL;
-	r = pool_thin_dump(ctx->pool, argv[optind], format, f, &err);
+	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &err);
 	if (output && fclose(f) && !r)
 		r = pool_fail(&err, -errno, "cannot write '%s': %s", output, strerror(errno));
 	if (r && output)
