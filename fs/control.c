@@ -26,8 +26,9 @@
  * says nothing (a hung mapperctl, a forgotten socat) delays nobody: its
  * thread reads the whole request (each read at most CONTROL_IO_TIMEOUT_S)
  * outside any lock, and only root and the pool's owner get that far
- * (SO_PEERCRED).  Commands then run one at a time under @run, as they
- * share getopt's globals; the pool service orders its own changes.
+ * (SO_PEERCRED).  Commands then run at once, each on its client's thread
+ * (they take turns only to parse, cmd.h): the pool service orders its own
+ * changes, so a report never queues behind a change.
  */
 #define CONTROL_CLIENTS_MAX	16	/* connections served at once */
 #define CONTROL_IO_TIMEOUT_S	5	/* per read or write of a client */
@@ -46,7 +47,6 @@ struct control {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t owner;			/* of the pool directory */
 	pthread_t thread;		/* accepts */
-	pthread_mutex_t run;		/* one command at a time */
 	pthread_mutex_t lock;		/* guards what follows */
 	pthread_cond_t changed;		/* a slot came free, or stopping */
 	bool stopping;
@@ -54,7 +54,7 @@ struct control {
 	struct client clients[CONTROL_CLIENTS_MAX];
 };
 
-/* Runs a command line received whole, one command at a time, and answers. */
+/* Runs a command line received whole, and answers. */
 static void serve(struct control *c, int fd, int argc, char **argv)
 {
 	struct cmd_ctx ctx = {
@@ -71,9 +71,7 @@ static void serve(struct control *c, int fd, int argc, char **argv)
 	if (!ctx.out || !ctx.err) {
 		status = CMD_FAIL;
 	} else {
-		pthread_mutex_lock(&c->run);
 		status = cmd_dispatch(&ctx, argc, argv);
-		pthread_mutex_unlock(&c->run);
 		daemon_forget_attrs(c->d);
 	}
 	if (ctx.out)
@@ -248,7 +246,6 @@ int control_start(struct daemon *d, struct control **out)
 		return -ENOMEM;
 	c->d = d;
 	c->owner = stat(pool_dir(daemon_pool(d)), &st) ? 0 : st.st_uid;
-	pthread_mutex_init(&c->run, NULL);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->changed, NULL);
 	for (unsigned int i = 0; i < CONTROL_CLIENTS_MAX; i++)
@@ -314,6 +311,5 @@ void control_stop(struct control *c)
 	unlink(c->path);
 	pthread_cond_destroy(&c->changed);
 	pthread_mutex_destroy(&c->lock);
-	pthread_mutex_destroy(&c->run);
 	free(c);
 }

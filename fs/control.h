@@ -7,8 +7,8 @@
  *
  * Each connection gets a thread (up to 16 at once) that waits at most 5 s
  * for the request; only root and the pool directory's owner are served
- * (SO_PEERCRED), anyone else gets a one-line refusal.  Commands run one at
- * a time, under one mutex (they share getopt's globals).
+ * (SO_PEERCRED), anyone else gets a one-line refusal.  Commands run at
+ * once; the pool service orders the changes.
  */
 #ifndef MAPPERFS_CONTROL_H
 #define MAPPERFS_CONTROL_H
