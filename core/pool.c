@@ -163,6 +163,25 @@ const char *pool_dir(const struct pool *p)
 	return p->dir;
 }
 
+/* ---- the admin lock --------------------------------------------------- */
+
+void pool_admin_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->admin);
+	atomic_store(&p->admin_tid, gettid());
+}
+
+void pool_admin_unlock(struct pool *p)
+{
+	atomic_store(&p->admin_tid, 0);
+	pthread_mutex_unlock(&p->admin);
+}
+
+pid_t pool_busy_thread(struct pool *p)
+{
+	return atomic_load(&p->admin_tid);
+}
+
 /* ---- lookups ---------------------------------------------------------- */
 
 struct pool_volume *pool_volume_by_name(struct pool *p, const char *name)
@@ -565,7 +584,7 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 	char vname[POOL_NAME_MAX + 1];
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, true, &v, err);
 	if (!r) {
 		user = origin_user(p, v);
@@ -579,7 +598,7 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 		if (!r)
 			log_info("removed volume '%s'", vname);
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -591,7 +610,7 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 	struct pool_volume *v;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, false, &v, err);
 	if (!r && size <= v->rec.size)
 		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
@@ -604,7 +623,7 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 		log_info("extended volume '%s' to %llu bytes", name,
 			 (unsigned long long)v->rec.size);
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -696,7 +715,7 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 {
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	*recovered = *failed = 0;
 	for (size_t i = 0; i < p->nr_devs; i++)
 		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
@@ -710,7 +729,7 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 	r = pool_thins_update(p);
 	if (r)
 		pool_fail(err, r, "out of memory");
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "pool_meta.h"
 
@@ -99,6 +100,13 @@ const char *pool_dir(const struct pool *p);
  */
 int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 		struct pool_error *err);
+
+/*
+ * The thread (its tid) whom the pool's operations wait for now: the one
+ * that holds the admin lock; 0 if none does.  The daemon names it to a
+ * client that waits ("waiting for 'device add' (pid N)").  Never blocks.
+ */
+pid_t pool_busy_thread(struct pool *p);
 
 /*
  * Commits every thin pool (shutdown, or a SIGTERM).  Returns the first

@@ -265,7 +265,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	}
 	if (!name_valid(name))
 		return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, name);
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = check_unregistered(p, name, NULL, err);
 	if (!r && s->create_size)
 		r = create_file(s->path, s->create_size, err);
@@ -307,7 +307,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	pool_space_update(p);
 	if (out)
 		*out = rec;
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	log_info("added raw device '%s' at '%s'", rec.name, rec.path);
 	return 0;
 
@@ -318,7 +318,7 @@ out_unlink:
 	if (s->create_size)
 		unlink(s->path);
 out_unlock:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -366,7 +366,7 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	size_t i;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	d = pool_device_by_name(p, name);
 	if (!d) {
 		r = pool_fail(err, -ENOENT, "no device '%s'", name);
@@ -393,6 +393,6 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	free(d->failure);
 	free(d);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }

@@ -73,7 +73,7 @@ int pool_status(struct pool *p, const char *name, const char *transport,
 	struct pool_volume *v;
 	int r = 0;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	if (name) {
 		r = pool_volume_get(p, name, NULL, true, &v, err);
 		if (!r) {
@@ -108,14 +108,14 @@ int pool_status(struct pool *p, const char *name, const char *transport,
 	json_array_end(j);
 	json_object_end(j);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
 int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 {
 	(void)err;
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	json_array_begin(j, NULL);
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		json_object_begin(j, NULL);
@@ -123,14 +123,14 @@ int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return 0;
 }
 
 int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
 {
 	(void)err;
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	json_array_begin(j, NULL);
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		json_object_begin(j, NULL);
@@ -138,7 +138,7 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return 0;
 }
 
@@ -146,7 +146,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 {
 	struct pool_volume_info *v;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	v = calloc(p->nr_vols + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_vols; i++) {
 		v[i].rec = p->vols[i]->rec;
@@ -156,7 +156,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
 	}
 	*nr = v ? p->nr_vols : 0;
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	*out = v;
 	return v ? 0 : -ENOMEM;
 }
@@ -165,7 +165,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 {
 	struct pool_device_info *v;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	v = calloc(p->nr_devs + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_devs; i++) {
 		v[i].rec = p->devs[i]->rec;
@@ -174,7 +174,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
 	}
 	*nr = v ? p->nr_devs : 0;
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	*out = v;
 	return v ? 0 : -ENOMEM;
 }
