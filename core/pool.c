@@ -179,7 +179,9 @@ void pool_admin_unlock(struct pool *p)
 
 pid_t pool_busy_thread(struct pool *p)
 {
-	return atomic_load(&p->admin_tid);
+	pid_t tid = atomic_load(&p->admin_tid);
+
+	return tid ? tid : atomic_load(&p->dev_lock_tid);
 }
 
 /* ---- lookups ---------------------------------------------------------- */
@@ -753,6 +755,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		goto err_free;
 	}
 	pthread_mutex_init(&p->admin, NULL);
+	pthread_mutex_init(&p->dev_lock, NULL);
 	r = open_meta(db, false, &p->meta);
 	if (r) {
 		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));
@@ -845,6 +848,7 @@ void pool_close(struct pool *p)
 		p->meta->ops->close(p->meta);
 	pool_monitor_free(p);
 	pthread_mutex_destroy(&p->admin);
+	pthread_mutex_destroy(&p->dev_lock);
 	free(p->devs);
 	free(p->vols);
 	free(p->ext);

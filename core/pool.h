@@ -103,7 +103,8 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 
 /*
  * The thread (its tid) whom the pool's operations wait for now: the one
- * that holds the admin lock; 0 if none does.  The daemon names it to a
+ * that holds the admin lock, else the one adding or removing a raw
+ * device (whose device I/O holds no other operation up); 0 if none.  The daemon names it to a
  * client that waits ("waiting for 'device add' (pid N)").  Never blocks.
  */
 pid_t pool_busy_thread(struct pool *p);
@@ -123,10 +124,17 @@ struct pool_device_spec {
 	bool force;			/* take over a device with another pool's label */
 };
 
-/* Registers a raw device and writes the pool's label on it. */
+/*
+ * Registers a raw device and writes the pool's label on it.  Blocks on
+ * the device, holding up only other device adds and removes: the admin
+ * lock is taken only to record and publish (pool_device.c).
+ */
 int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		    struct device_rec *out, struct pool_error *err);
-/* Unregisters an unused device (its label stays). */
+/*
+ * Unregisters an unused device, then wipes its label if it is still this
+ * pool's; blocks on the device as add does.
+ */
 int pool_device_remove(struct pool *p, const char *name, struct pool_error *err);
 
 /* ---- volumes --------------------------------------------------------- */
