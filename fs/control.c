@@ -16,7 +16,11 @@
  *
  * Commands run at once (they take turns only to parse, cmd.h): the pool
  * service orders the changes, so a report never queues behind a change
- * that waits on a device.
+ * that waits on a device.  A command that still runs after a second and
+ * waits for another (the one whose thread holds the pool's admin lock,
+ * or its device lock: pool_busy_thread) has its client told for whom, in
+ * a note before the answer: "mapperctl: waiting for 'device add' (pid N)
+ * ...".  control_main sends it, while the worker still runs the command.
  */
 #include "control.h"
 
@@ -50,12 +54,27 @@
 #define CONTROL_IDLE_TIMEOUT_S	5	/* for a request's first byte */
 #define CONTROL_IO_TIMEOUT_S	5	/* per read or write, once it began */
 #define CONTROL_BACKLOG		SOMAXCONN
+#define CONTROL_NOTE_AFTER_MS	1000	/* a command waits: tell its client */
+#define CONTROL_NOTE_TICK_MS	250	/* how often to look again */
 
 /* A connection that sent nothing yet (control_main's own). */
 struct idle {
 	int fd;
 	pid_t pid;			/* the peer's, for the log */
 	uint64_t since_ms;		/* accepted */
+};
+
+/* A worker and the command it runs (guarded by control.lock). */
+struct worker_slot {
+	struct control *c;
+	pthread_t thread;
+	pid_t tid;
+	bool running;			/* a command, until its answer is sent */
+	bool noted;			/* its client was told whom it waits for */
+	int fd;
+	pid_t peer;			/* the client's pid */
+	char what[64];			/* the command's name */
+	uint64_t started_ms;
 };
 
 struct control {
@@ -65,7 +84,7 @@ struct control {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t owner;			/* of the pool directory */
 	pthread_t thread;		/* control_main */
-	pthread_t workers[CONTROL_WORKERS];
+	struct worker_slot workers[CONTROL_WORKERS];
 	unsigned int nr_workers;
 
 	struct idle idle[CONTROL_CONNS_MAX];	/* oldest first */
@@ -96,9 +115,35 @@ static void wake(struct control *c)
 
 /* ---- workers ------------------------------------------------------------ */
 
-/* Runs a command line received whole, and answers. */
-static void serve(struct control *c, int fd, int argc, char **argv)
+/* @w now runs @argv for client @peer on @fd, for the notes. */
+static void slot_begin(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv)
 {
+	const struct cmd *cmd;
+	int words;
+
+	cmd = cmd_find(argc, argv, &words);
+	pthread_mutex_lock(&w->c->lock);
+	w->running = true;
+	w->noted = false;
+	w->fd = fd;
+	w->peer = peer;
+	snprintf(w->what, sizeof(w->what), "%s", cmd ? cmd->name : argc ? argv[0] : "");
+	w->started_ms = now_ms();
+	pthread_mutex_unlock(&w->c->lock);
+}
+
+/* Before the answer: no note may come after it. */
+static void slot_end(struct worker_slot *w)
+{
+	pthread_mutex_lock(&w->c->lock);
+	w->running = false;
+	pthread_mutex_unlock(&w->c->lock);
+}
+
+/* Runs a command line received whole, and answers. */
+static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv)
+{
+	struct control *c = w->c;
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
@@ -113,7 +158,9 @@ static void serve(struct control *c, int fd, int argc, char **argv)
 	if (!ctx.out || !ctx.err) {
 		status = CMD_FAIL;
 	} else {
+		slot_begin(w, fd, peer, argc, argv);
 		status = cmd_dispatch(&ctx, argc, argv);
+		slot_end(w);
 		daemon_forget_attrs(c->d);
 	}
 	if (ctx.out)
@@ -162,8 +209,9 @@ static void set_io_timeouts(int fd)
 }
 
 /* A connection whose request began: read it, run it, answer. */
-static void serve_connection(struct control *c, int fd)
+static void serve_connection(struct worker_slot *w, int fd)
 {
+	struct control *c = w->c;
 	struct ucred cred = { .pid = 0 };
 	char **argv = NULL, byte;
 	int argc, r;
@@ -179,7 +227,7 @@ static void serve_connection(struct control *c, int fd)
 	if (r)
 		log_warn("control: bad request from pid %d: %s", (int)cred.pid, strerror(-r));
 	else
-		serve(c, fd, argc, argv);
+		serve(w, fd, cred.pid, argc, argv);
 	free(argv);
 }
 
@@ -204,12 +252,15 @@ static int next_connection(struct control *c)
 
 static void *worker_main(void *arg)
 {
-	struct control *c = arg;
+	struct worker_slot *w = arg;
 	int fd;
 
+	pthread_mutex_lock(&w->c->lock);
+	w->tid = gettid();
+	pthread_mutex_unlock(&w->c->lock);
 	urcu_memb_register_thread();
-	while ((fd = next_connection(c)) >= 0) {
-		serve_connection(c, fd);
+	while ((fd = next_connection(w->c)) >= 0) {
+		serve_connection(w, fd);
 		close(fd);
 	}
 	urcu_memb_unregister_thread();
@@ -333,15 +384,69 @@ static void sort_idle(struct control *c, const struct pollfd *ev, uint64_t now)
 	log_closed(expired, expired_pid, "sent no request within %d s", CONTROL_IDLE_TIMEOUT_S);
 }
 
-/* Until the first idle connection's time is up; -1: none waits. */
-static int poll_timeout(struct control *c, uint64_t now)
+/* ---- notes: whom a command waits for ----------------------------------- */
+
+/* The line for a client that waits for thread @tid (c->lock held). */
+static void note_for(struct control *c, pid_t tid, char *buf, size_t len)
+{
+	for (unsigned int i = 0; i < c->nr_workers; i++) {
+		struct worker_slot *w = &c->workers[i];
+
+		if (w->running && w->tid == tid) {
+			snprintf(buf, len, "mapperctl: waiting for '%s' (pid %d) ...\n", w->what,
+				 (int)w->peer);
+			return;
+		}
+	}
+	snprintf(buf, len, "mapperctl: waiting for the daemon (pid %d), which is changing "
+		 "the pool itself (a thin pool's autoextend, a volume file's truncate or "
+		 "copy) ...\n", (int)getpid());
+}
+
+/*
+ * Tells each client whose command has run CONTROL_NOTE_AFTER_MS and waits
+ * for another whom it waits for, once.  Returns when to look again (ms,
+ * -1: no command may need it).
+ */
+static int send_notes(struct control *c, uint64_t now)
+{
+	pid_t busy = pool_busy_thread(daemon_pool(c->d));
+	char line[256];
+	int next = -1;
+
+	pthread_mutex_lock(&c->lock);
+	for (unsigned int i = 0; i < c->nr_workers; i++) {
+		struct worker_slot *w = &c->workers[i];
+		uint64_t due = w->started_ms + CONTROL_NOTE_AFTER_MS;
+		int wait;
+
+		if (!w->running || w->noted)
+			continue;
+		if (now >= due && busy && busy != w->tid) {
+			note_for(c, busy, line, sizeof(line));
+			wire_send_note(w->fd, line);
+			w->noted = true;
+			continue;
+		}
+		wait = now >= due ? CONTROL_NOTE_TICK_MS : (int)(due - now);
+		if (next < 0 || wait < next)
+			next = wait;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return next;
+}
+
+/* Until the first idle connection's time is up, or @notes; -1: never. */
+static int poll_timeout(struct control *c, uint64_t now, int notes)
 {
 	uint64_t due;
+	int idle;
 
 	if (!c->nr_idle)
-		return -1;
+		return notes;
 	due = c->idle[0].since_ms + CONTROL_IDLE_TIMEOUT_S * 1000;
-	return due > now ? (int)(due - now) : 0;
+	idle = due > now ? (int)(due - now) : 0;
+	return notes >= 0 && notes < idle ? notes : idle;
 }
 
 static bool stopping(struct control *c)
@@ -360,6 +465,7 @@ static void *control_main(void *arg)
 	struct pollfd ev[2 + CONTROL_CONNS_MAX];
 
 	while (!stopping(c)) {
+		int notes = send_notes(c, now_ms());
 		unsigned int n = 0;
 		uint64_t drained;
 		bool listening = can_accept(c);
@@ -368,7 +474,7 @@ static void *control_main(void *arg)
 		ev[n++] = (struct pollfd){ .fd = listening ? c->listen_fd : -1, .events = POLLIN };
 		for (unsigned int i = 0; i < c->nr_idle; i++)
 			ev[n++] = (struct pollfd){ .fd = c->idle[i].fd, .events = POLLIN };
-		if (poll(ev, n, poll_timeout(c, now_ms())) < 0 && errno != EINTR) {
+		if (poll(ev, n, poll_timeout(c, now_ms(), notes)) < 0 && errno != EINTR) {
 			log_error("control: poll failed: %s", strerror(errno));
 			break;
 		}
@@ -420,7 +526,7 @@ static void join_threads(struct control *c)
 	wake(c);
 	pthread_join(c->thread, NULL);
 	for (unsigned int i = 0; i < c->nr_workers; i++)
-		pthread_join(c->workers[i], NULL);
+		pthread_join(c->workers[i].thread, NULL);
 }
 
 static void control_free(struct control *c)
@@ -462,8 +568,12 @@ int control_start(struct daemon *d, struct control **out)
 		control_free(c);
 		return r;
 	}
-	for (; !r && c->nr_workers < CONTROL_WORKERS; c->nr_workers++)
-		r = -pthread_create(&c->workers[c->nr_workers], NULL, worker_main, c);
+	for (; !r && c->nr_workers < CONTROL_WORKERS; c->nr_workers++) {
+		struct worker_slot *w = &c->workers[c->nr_workers];
+
+		w->c = c;
+		r = -pthread_create(&w->thread, NULL, worker_main, w);
+	}
 	if (r)
 		c->nr_workers--;
 	if (!r)
@@ -475,7 +585,7 @@ int control_start(struct daemon *d, struct control **out)
 		pthread_cond_broadcast(&c->work);
 		pthread_mutex_unlock(&c->lock);
 		for (unsigned int i = 0; i < c->nr_workers; i++)
-			pthread_join(c->workers[i], NULL);
+			pthread_join(c->workers[i].thread, NULL);
 		close(c->listen_fd);
 		unlink(c->path);
 		control_free(c);

@@ -83,7 +83,7 @@ static int run_remote(int fd, const char *pool, int argc, char **argv)
 
 	r = wire_send_request(fd, argc, argv);
 	if (!r)
-		r = wire_recv_response(fd, &status, &out, &err);
+		r = wire_recv_response(fd, &status, &out, &err, stderr);
 	close(fd);
 	if (r) {
 		fprintf(stderr, "mapperctl: lost the daemon of pool '%s': %s\n", pool,

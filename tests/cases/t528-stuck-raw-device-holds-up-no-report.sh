@@ -3,8 +3,10 @@
 # (nbdkit's pause filter holds every request) while `device add` reads
 # and labels it, or while `device remove` wipes its label, holds up
 # nothing else: list, status and device list answer, a volume is made,
-# all while the add or remove still waits on the device.  Once the device
-# answers again, the add and the remove finish as usual.
+# all while the add or remove still waits on the device.  A second device
+# add waits for the first and, after about a second, says so in one line
+# naming it.  Once the device answers again, the adds and the remove
+# finish as usual.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
@@ -50,9 +52,16 @@ answers_while "$adder" "device add"
 timeout 20 "$MAPPERFS_BUILD/bin/mapperctl" create linear v --size 4M >/dev/null ||
 	fail "create did not answer while device add waited on its device"
 [ -f "$MNT/v" ] || fail "the volume made meanwhile is not served"
+ctl device add "$T_DIR/d1.img" --create 32M --name d1 >add2.out 2>add2.err &
+adder2=$!
+cleanup_fn end_pid "$adder2"
+wait_line add2.err "^mapperctl: waiting for 'device add' \(pid $adder\) \.\.\.$"
+kill -0 "$adder2" 2>/dev/null || fail "the second device add did not wait for the first"
 kill -0 "$adder" 2>/dev/null || fail "device add did not wait for its device"
 nbd_resume stuck
 wait "$adder" || fail "device add failed once its device answered: $(cat add.out)"
+wait "$adder2" || fail "the second device add failed: $(cat add2.err)"
+[ "$(wc -l <add2.err)" -eq 1 ] || fail "the second device add said more than it waits: $(cat add2.err)"
 [ "$(mapperctl device list --json | json_get '.[] | select(.name == "stuck") | .state')" = ok ] ||
 	fail "the device is not registered after its add"
 

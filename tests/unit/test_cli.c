@@ -577,12 +577,37 @@ START_TEST(response_crosses_the_wire_intact)
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(wire_send_response(sv[0], 2, "out\n", 4, "", 0), 0);
-	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e), 0);
+	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e, NULL), 0);
 	ck_assert_int_eq(st, 2);
 	ck_assert_str_eq(o, "out\n");
 	ck_assert_str_eq(e, "");
 	free(o);
 	free(e);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(notes_arrive_on_their_stream_before_the_response)
+{
+	char *o, *e, *notes = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&notes, &len);
+	int sv[2], st;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(wire_send_note(sv[0], "waiting for 'x' (pid 1) ...\n"), 0);
+	ck_assert_int_eq(wire_send_note(sv[0], "again\n"), 0);
+	ck_assert_int_eq(wire_send_response(sv[0], 0, "out\n", 4, "", 0), 0);
+	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e, f), 0);
+	fclose(f);
+	ck_assert_int_eq(st, 0);
+	ck_assert_str_eq(o, "out\n");
+	ck_assert_str_eq(notes, "waiting for 'x' (pid 1) ...\nagain\n");
+	free(o);
+	free(e);
+	free(notes);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -683,6 +708,7 @@ static Suite *cli_suite(void)
 
 	tcase_add_test(wire, request_crosses_the_wire_intact);
 	tcase_add_test(wire, response_crosses_the_wire_intact);
+	tcase_add_test(wire, notes_arrive_on_their_stream_before_the_response);
 	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);
 	tcase_add_test(wire, oversize_request_is_refused_before_sending);
 	tcase_add_test(wire, connect_without_a_daemon_is_enoent);
