@@ -23,6 +23,7 @@
 #include "label.h"
 #include "log.h"
 #include "names.h"
+#include "proc.h"
 #include "rcu.h"
 #include "size.h"
 #include "thin_pool.h"
@@ -38,16 +39,29 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
 	return r;
 }
 
-int pool_lock(const char *dir)
+/* Writes "PID WHO" in the lock file, for pool_lock_holder(); best effort. */
+static void note_holder(int fd, const char *who)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), who);
+
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) != n)
+		log_debug("cannot note the pool lock's holder: %s", strerror(errno));
+}
+
+int pool_lock(const char *dir, const char *who)
 {
 	char path[PATH_MAX];
+	bool writable = true;
 	int fd, r;
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EROFS)	/* a read-only pool: reading it is fine */
+	if (fd < 0 && errno == EROFS) {	/* a read-only pool: reading it is fine */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		writable = false;
+	}
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -55,7 +69,38 @@ int pool_lock(const char *dir)
 		close(fd);
 		return r;
 	}
+	if (writable)
+		note_holder(fd, who);
 	return fd;
+}
+
+pid_t pool_lock_holder(const char *dir, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[128] = "", comm[64], *end;
+	const char *who = NULL;
+	struct stat st;
+	pid_t pid = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		pid = proc_flock_holder(&st);
+	/* What the file says counts only if the holder wrote it (not the last one). */
+	if (fd >= 0 && pid && pread(fd, line, sizeof(line) - 1, 0) > 0 &&
+	    strtol(line, &end, 10) == pid && *end == ' ' && end[1] != '\n') {
+		line[strcspn(line, "\n")] = '\0';
+		who = end + 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (pid && !who)
+		who = *proc_comm(pid, comm, sizeof(comm)) ? comm : "another process";
+	if (pid)
+		snprintf(buf, len, "%s (pid %d)", who, (int)pid);
+	else
+		snprintf(buf, len, "another process");
+	return pid;
 }
 
 static int db_path(const char *dir, char *buf, size_t len, struct pool_error *err)

@@ -60,10 +60,18 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
 /*
  * Takes the pool's single-writer lock, DIR/lock (flock, exclusive,
  * non-blocking; the file is made 0600): the daemon holds it for its life,
- * an offline mapperctl for one command.  Returns the descriptor to keep
- * open, -EBUSY if another process holds it, or the -errno of opening it.
+ * an offline mapperctl for one command.  @who ("mapperfs", "'device add'")
+ * is written in the file, with the pid, for pool_lock_holder().  Returns
+ * the descriptor to keep open, -EBUSY if another process holds it, or the
+ * -errno of opening it.
  */
-int pool_lock(const char *dir);
+int pool_lock(const char *dir, const char *who);
+/*
+ * Who holds DIR/lock, for messages: "mapperfs (pid 12)", "'device add'
+ * (pid 34)", in @buf; "another process" when it cannot be known.  Returns
+ * the holder's pid, or 0.  Reads /proc/locks.
+ */
+pid_t pool_lock_holder(const char *dir, char *buf, size_t len);
 
 /* Makes a new pool in @dir (created, mode 0700, if missing): init. */
 int pool_create(const char *dir, pool_meta_open_fn *open_meta,

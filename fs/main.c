@@ -39,6 +39,7 @@
 #include "daemon.h"
 #include "fuse_abi.h"
 #include "log.h"
+#include "lock_wait.h"
 #include "ops.h"
 #include "pool.h"
 #include "pool_port.h"
@@ -48,7 +49,6 @@
 #include "uring_transport.h"
 #include "volset.h"
 #include "volume.h"
-#include "wire.h"
 #include "workers.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -243,45 +243,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* A daemon serves the pool: it answers on POOL/control.sock. */
-static bool daemon_answers(const char *pool_dir)
+static void log_waiting(void *arg, const char *holder)
 {
-	int fd = wire_connect(pool_dir);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	log_info("waiting for %s, which holds pool '%s' ...", holder, (const char *)arg);
 }
 
 /*
- * Holds the pool lock for the life of the process (and its child).
- *
- * `fusermount3 -u M && mapperfs --pool P M` must work: the old daemon
- * learns of the unmount a moment after fusermount3 returns and holds the
- * lock until it closed the store and the devices.  So a busy lock is
- * retried with back-off for LOCK_WAIT_MS, unless a daemon keeps answering
- * on the control socket for LOCK_LIVE_MS (it serves the pool: the lock
- * will not come free; the socket goes first when a daemon stops).
+ * Holds the pool lock for the life of the process (and its child),
+ * waiting for a daemon that was just unmounted to let go of it, but not
+ * for one that serves the pool: one that has answered on the control
+ * socket for a second (lock_wait.h).
  */
-#define LOCK_WAIT_MS	10000
-#define LOCK_LIVE_MS	1000
-
 static int lock_pool(const char *pool_dir)
 {
-	unsigned int waited_ms = 0, live_ms = 0, step_ms = 2;
-	int fd;
+	struct lock_wait w = { .who = "mapperfs", .live_ms = 1000, .waiting = log_waiting,
+			       .arg = (void *)pool_dir };
+	int fd = lock_wait(pool_dir, &w);
 
-	while ((fd = pool_lock(pool_dir)) == -EBUSY && waited_ms < LOCK_WAIT_MS) {
-		live_ms = daemon_answers(pool_dir) ? live_ms + step_ms : 0;
-		if (live_ms >= LOCK_LIVE_MS)
-			break;
-		usleep(step_ms * 1000);
-		waited_ms += step_ms;
-		step_ms = step_ms * 2 > 100 ? 100 : step_ms * 2;
-	}
-	if (fd == -EBUSY)
-		log_error("pool '%s' is in use by another process", pool_dir);
+	if (fd == -EISCONN)
+		log_error("pool '%s' is served by %s already", pool_dir, w.holder);
+	else if (fd == -EBUSY)
+		log_error("pool '%s' is in use by %s", pool_dir, w.holder);
 	else if (fd < 0)
 		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
 			  strerror(-fd));

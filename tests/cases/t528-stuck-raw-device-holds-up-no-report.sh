@@ -6,7 +6,9 @@
 # all while the add or remove still waits on the device.  A second device
 # add waits for the first and, after about a second, says so in one line
 # naming it.  Once the device answers again, the adds and the remove
-# finish as usual.
+# finish as usual.  Offline, where one process holds the pool at a time,
+# a list waits for a stuck device add, says for whom, and gives up after
+# 10 s naming it.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
@@ -78,3 +80,20 @@ wait "$remover" || fail "device remove failed once its device answered: $(cat re
 mapperctl device add "$stuck" --name stuck >/dev/null ||
 	fail "the removed device's label was not wiped: it cannot be added again"
 mapperctl check >check.log || { cat check.log >&2; fail "check failed"; }
+
+# Offline: the add holds the pool's lock while it waits on its device.
+stop_daemon
+mapperctl device remove stuck >/dev/null
+mark=$(nbd_mark stuck)
+nbd_pause stuck
+ctl device add "$stuck" --name stuck >add.out 2>&1 &
+adder=$!
+cleanup_fn end_pid "$adder"
+nbd_wait_request stuck 'Read id=[0-9]+ offset=0x0 ' "$mark"
+expect_fail -s 1 -m "pool '.*' is in use by 'device add' \(pid $adder\)$" mapperctl list
+grep -q "^mapperctl: waiting for 'device add' (pid $adder) \.\.\.$" "$T_DIR/.stderr.all" ||
+	fail "list did not say for whom it waited: $(cat "$T_DIR/.stderr.all")"
+nbd_resume stuck
+wait "$adder" || fail "the offline device add failed once its device answered: $(cat add.out)"
+mapperctl device list --json | jq -e 'any(.name == "stuck")' >/dev/null ||
+	fail "the offline device add did not register the device"

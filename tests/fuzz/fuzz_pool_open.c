@@ -32,7 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_quiet();
 	dir = pooldir_init();
-	FUZZ_CHECK(pool_lock(dir) >= 0);	/* held for the process's life */
+	FUZZ_CHECK(pool_lock(dir, "fuzz") >= 0);	/* held for the process's life */
 	devnull = fopen("/dev/null", "w");
 	FUZZ_CHECK(devnull);
 	return 0;
