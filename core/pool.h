@@ -408,16 +408,23 @@ int pool_check(struct pool *p, const char *name,
 	       void (*summary)(void *arg, const char *msg), void *arg,
 	       size_t *breaches, struct pool_error *err);
 
+/* The daemon that serves a pool, as status shows it. */
+struct pool_host {
+	int pid;
+	const char *transport;		/* its FUSE transport */
+	const char *stopping;		/* NULL, or what it still serves as it stops */
+};
+
 /*
  * Reports as JSON (json.h decides the rendering): pool_status() one
  * volume by name, or with @name NULL the pool, its devices and every
  * volume; pool_list() an array of every volume with its usage;
  * pool_devices() an array of the devices.  Failed objects carry "state":
  * "failed" and "reason".  The pool's object says whether a daemon serves
- * it and over which FUSE transport (@transport, from the host; NULL
- * offline).
+ * it, which, over which FUSE transport, and whether it is stopping
+ * (@host, from the host; NULL offline).
  */
-int pool_status(struct pool *p, const char *name, const char *transport,
+int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 		struct json *j, struct pool_error *err);
 int pool_list(struct pool *p, struct json *j, struct pool_error *err);
 int pool_devices(struct pool *p, struct json *j, struct pool_error *err);

@@ -66,7 +66,7 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 		report_live(j, v->served);
 }
 
-int pool_status(struct pool *p, const char *name, const char *transport,
+int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 		struct json *j, struct pool_error *err)
 {
 	char uuid[UUID_STR_LEN];
@@ -88,9 +88,13 @@ int pool_status(struct pool *p, const char *name, const char *transport,
 	json_object_begin(j, "pool");
 	json_string(j, "path", p->dir);
 	json_string(j, "uuid", uuid);
-	json_bool(j, "daemon", transport != NULL);
-	if (transport)
-		json_string(j, "transport", transport);
+	json_bool(j, "daemon", host != NULL);
+	if (host) {
+		json_u64(j, "daemon_pid", (uint64_t)host->pid);
+		json_string(j, "transport", host->transport);
+	}
+	if (host && host->stopping)
+		json_string(j, "stopping", host->stopping);
 	json_object_end(j);
 	json_array_begin(j, "devices");
 	for (size_t i = 0; i < p->nr_devs; i++) {

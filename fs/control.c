@@ -21,6 +21,11 @@
  * or its device lock: pool_busy_thread) has its client told for whom, in
  * a note before the answer: "mapperctl: waiting for 'device add' (pid N)
  * ...".  control_main sends it, while the worker still runs the command.
+ *
+ * When the daemon stops on a signal it serves open volumes until they are
+ * closed, which may take long; control_drain() keeps the socket answering
+ * meanwhile, so `mapperctl status` still works and says what the daemon
+ * waits for, but commands that change the pool are refused, naming it.
  */
 #include "control.h"
 
@@ -70,6 +75,7 @@ struct worker_slot {
 	pthread_t thread;
 	pid_t tid;
 	bool running;			/* a command, until its answer is sent */
+	bool changes;			/* it is not reads_only */
 	bool noted;			/* its client was told whom it waits for */
 	int fd;
 	pid_t peer;			/* the client's pid */
@@ -92,7 +98,9 @@ struct control {
 
 	pthread_mutex_t lock;		/* guards what follows */
 	pthread_cond_t work;		/* the queue has a connection, or stopping */
+	pthread_cond_t changed;		/* a command that changes the pool ended */
 	bool stopping;
+	bool draining;			/* only reads_only commands run */
 	int queue[CONTROL_CONNS_MAX];	/* requests begun, in order */
 	unsigned int queue_head, nr_queued;
 };
@@ -115,21 +123,28 @@ static void wake(struct control *c)
 
 /* ---- workers ------------------------------------------------------------ */
 
-/* @w now runs @argv for client @peer on @fd, for the notes. */
-static void slot_begin(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv)
+/*
+ * @w now runs @cmd for client @peer on @fd, for the notes; false if the
+ * daemon is draining and a command that changes the pool must not run.
+ */
+static bool slot_begin(struct worker_slot *w, int fd, pid_t peer, const struct cmd *cmd,
+		       const char *what, bool reads)
 {
-	const struct cmd *cmd;
-	int words;
+	bool ok;
 
-	cmd = cmd_find(argc, argv, &words);
 	pthread_mutex_lock(&w->c->lock);
-	w->running = true;
-	w->noted = false;
-	w->fd = fd;
-	w->peer = peer;
-	snprintf(w->what, sizeof(w->what), "%s", cmd ? cmd->name : argc ? argv[0] : "");
-	w->started_ms = now_ms();
+	ok = reads || !w->c->draining;
+	if (ok) {
+		w->running = true;
+		w->changes = !reads;
+		w->noted = false;
+		w->fd = fd;
+		w->peer = peer;
+		snprintf(w->what, sizeof(w->what), "%s", cmd ? cmd->name : what);
+		w->started_ms = now_ms();
+	}
 	pthread_mutex_unlock(&w->c->lock);
+	return ok;
 }
 
 /* Before the answer: no note may come after it. */
@@ -137,28 +152,67 @@ static void slot_end(struct worker_slot *w)
 {
 	pthread_mutex_lock(&w->c->lock);
 	w->running = false;
+	if (w->changes)
+		pthread_cond_broadcast(&w->c->changed);
 	pthread_mutex_unlock(&w->c->lock);
+}
+
+static bool draining(struct control *c)
+{
+	bool d;
+
+	pthread_mutex_lock(&c->lock);
+	d = c->draining;
+	pthread_mutex_unlock(&c->lock);
+	return d;
+}
+
+/* A change, while the daemon stops: refused, saying why. */
+static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *what)
+{
+	char vols[256];
+
+	if (!daemon_open_volumes(c->d, vols, sizeof(vols)))
+		return cmd_error(ctx, what, "pool '%s' is served by mapperfs (pid %d), which "
+				 "is stopping; it takes no changes", ctx->pool_dir, (int)getpid());
+	return cmd_error(ctx, what, "pool '%s' is served by mapperfs (pid %d), which is "
+			 "stopping: it still serves the open volumes %s; it takes no changes",
+			 ctx->pool_dir, (int)getpid(), vols);
 }
 
 /* Runs a command line received whole, and answers. */
 static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv)
 {
 	struct control *c = w->c;
+	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
-		.transport = transport_name(),
+		.host = &host,
 	};
-	char *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;
-	int status;
+	const struct cmd *cmd;
+	int status, words;
+	bool reads;
 
+	cmd = cmd_find(argc, argv, &words);
+	reads = !cmd || cmd->reads_only || cmd_help_requested(argc - words, argv + words);
+	if (draining(c)) {
+		if (daemon_open_volumes(c->d, vols, sizeof(vols)))
+			snprintf(stopping, sizeof(stopping), "still serving the open volumes %s",
+				 vols);
+		else
+			snprintf(stopping, sizeof(stopping), "no volume is open");
+		host.stopping = stopping;
+	}
 	ctx.out = open_memstream(&out, &out_len);
 	ctx.err = open_memstream(&err, &err_len);
 	if (!ctx.out || !ctx.err) {
 		status = CMD_FAIL;
+	} else if (!slot_begin(w, fd, peer, cmd, argc ? argv[0] : "", reads)) {
+		status = refuse_change(c, &ctx, cmd->name);
 	} else {
-		slot_begin(w, fd, peer, argc, argv);
 		status = cmd_dispatch(&ctx, argc, argv);
 		slot_end(w);
 		daemon_forget_attrs(c->d);
@@ -534,6 +588,7 @@ static void control_free(struct control *c)
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
 	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->changed);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -550,6 +605,7 @@ int control_start(struct daemon *d, struct control **out)
 	c->owner = stat(pool_dir(daemon_pool(d)), &st) ? 0 : st.st_uid;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->changed, NULL);
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
 		r = -errno;
@@ -593,6 +649,16 @@ int control_start(struct daemon *d, struct control **out)
 	}
 	*out = c;
 	return 0;
+}
+
+void control_drain(struct control *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->draining = true;
+	for (unsigned int i = 0; i < c->nr_workers; i++)
+		while (c->workers[i].running && c->workers[i].changes)
+			pthread_cond_wait(&c->changed, &c->lock);
+	pthread_mutex_unlock(&c->lock);
 }
 
 /*

@@ -20,6 +20,14 @@ struct control;
 /* Binds POOL_DIR/control.sock and starts the thread.  0 or -errno. */
 int control_start(struct daemon *d, struct control **out);
 /*
+ * From now on runs only commands that change nothing (list, status,
+ * device list, check, dump, diff: cmd.h's reads_only), whose status says
+ * the daemon is stopping and which volumes it still serves; the others
+ * are refused in one line that says so.  Returns once the changes in
+ * progress have ended.  For a daemon that stops but serves on.
+ */
+void control_drain(struct control *c);
+/*
  * Removes the socket, cuts off clients that sent nothing yet, serves the
  * requests that began and waits for the commands in progress.
  */

@@ -495,21 +495,9 @@ static const char *sigdesc(int sig)
 /* Names the open volumes, in one line, for the log of a stop that waits. */
 static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int detached)
 {
-	struct volset_array *a;
-	char list[512] = "";
-	size_t used = 0;
+	char list[512];
 
-	rcu_read_begin();
-	a = pool_served(daemon_pool(d));
-	for (size_t i = 0; i < a->nr && used < sizeof(list); i++) {
-		int n = atomic_load(&a->v[i]->holders);
-
-		if (n > 0)
-			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s'%s' (%d)",
-						 used ? ", " : "", a->v[i]->name, n);
-	}
-	rcu_read_end();
-	if (!used) {
+	if (!daemon_open_volumes(d, list, sizeof(list))) {
 		log_info("%s: stopping", sigdesc(sig));
 		return;
 	}
@@ -646,17 +634,17 @@ static void join_serving(struct serving *s)
 }
 
 /*
- * SIGTERM/SIGINT (stop.h): no more admin commands, a commit, the mount
- * detached; then serve until nothing is open.  Returns 1 if the mount was
- * detached here (it must then not be unmounted by path again).
+ * SIGTERM/SIGINT (stop.h): no more admin changes (reports still answer,
+ * saying the daemon stops), a commit, the mount detached; then serve
+ * until nothing is open.  Returns 1 if the mount was detached here (it
+ * must then not be unmounted by path again).
  */
-static int drain(struct daemon *d, const char *mnt, struct control **control,
+static int drain(struct daemon *d, const char *mnt, struct control *control,
 		 struct serving *s, int sig, dev_t mnt_dev)
 {
 	int r;
 
-	control_stop(*control);
-	*control = NULL;
+	control_drain(control);
 	pool_commit_all(daemon_pool(d));
 	r = detach_mount(mnt, mnt_dev);
 	if (r)
@@ -713,7 +701,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	sig = stop_wait_request();
 	sd_notify(0, "STOPPING=1");
 	if (sig)
-		detached = drain(d, o->mountpoint, &control, &s, sig, st.st_dev);
+		detached = drain(d, o->mountpoint, control, &s, sig, st.st_dev);
 	join_serving(&s);		/* returns once the session is over */
 	stop_unwatch_signals();
 	if (control)

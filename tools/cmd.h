@@ -35,7 +35,7 @@ struct cmd_ctx {
 	struct pool *pool;		/* NULL for init and --help */
 	const char *pool_dir;
 	pool_meta_open_fn *open_meta;	/* for init */
-	const char *transport;		/* the daemon's FUSE transport; NULL offline */
+	const struct pool_host *host;	/* the daemon that runs it; NULL offline */
 	FILE *out;
 	FILE *err;
 	/* Set by the parse (cmd_next_option): the first positional argument. */
@@ -54,6 +54,11 @@ struct cmd {
 	 */
 	const char *short_options;
 	unsigned int needs_pool : 1;	/* 0 only for init */
+	/*
+	 * Changes nothing (a report): a daemon that is stopping still runs
+	 * it.
+	 */
+	unsigned int reads_only : 1;
 	/*
 	 * Which arguments are paths, made absolute by mapperctl before the
 	 * command line leaves it (the daemon resolves nothing against its own

@@ -130,4 +130,5 @@ const struct cmd cmd_check = {
 		"  --json  print {\"breaches\": [lines], \"summary\": [lines], \"ok\"}\n",
 	.run = check_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

@@ -103,4 +103,5 @@ const struct cmd cmd_diff = {
 		"  --json  a JSON array of {\"offset\", \"length\", \"first_block\", \"blocks\"}\n",
 	.run = diff_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

@@ -91,5 +91,6 @@ const struct cmd cmd_dump = {
 	.options = options,
 	.short_options = ":o:",
 	.needs_pool = 1,
+	.reads_only = 1,
 	.path_options = path_options,
 };

@@ -118,4 +118,5 @@ const struct cmd cmd_list = {
 		"          \"autoextend_threshold\", \"autoextend_percent\"\n",
 	.run = list_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };
