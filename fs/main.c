@@ -506,6 +506,22 @@ static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int det
 		 detached ? "is detached (no new opens)" : "could not be detached", list);
 }
 
+/*
+ * Asked to stop again while volumes are open: one line naming them and
+ * saying how to stop at once, at the cost of failing their I/O.
+ */
+static void log_force_stop(struct daemon *d, const char *mnt, int sig, int detached)
+{
+	char list[512];
+
+	if (!daemon_open_volumes(d, list, sizeof(list)))
+		snprintf(list, sizeof(list), "(closing)");
+	log_warn("%s again: still serving the open volumes %s; to stop now, failing "
+		 "their I/O: kill -9 %d%s%s%s", sigdesc(sig), list, (int)getpid(),
+		 detached ? "" : ", then fusermount3 -u '", detached ? "" : mnt,
+		 detached ? "" : "'");
+}
+
 /* How the mount is served, and why not over io_uring when it is not. */
 struct serving {
 	struct workers *workers;	/* /dev/fuse */
@@ -636,12 +652,13 @@ static void join_serving(struct serving *s)
 /*
  * SIGTERM/SIGINT (stop.h): no more admin changes (reports still answer,
  * saying the daemon stops), a commit, the mount detached; then serve
- * until nothing is open.  Returns 1 if the mount was detached here (it
+ * until nothing is open, saying how to force it if asked again.  Returns 1 if the mount was detached here (it
  * must then not be unmounted by path again).
  */
 static int drain(struct daemon *d, const char *mnt, struct control *control,
 		 struct serving *s, int sig, dev_t mnt_dev)
 {
+	enum stop_drain why;
 	int r;
 
 	control_drain(control);
@@ -650,7 +667,9 @@ static int drain(struct daemon *d, const char *mnt, struct control *control,
 	if (r)
 		log_warn("cannot detach '%s': %s", mnt, strerror(-r));
 	log_open_volumes(d, mnt, sig, !r);
-	if (!stop_wait_closed()) {
+	while ((why = stop_wait_closed(&sig)) == STOP_ASKED_AGAIN)
+		log_force_stop(d, mnt, sig, !r);
+	if (why == STOP_NOTHING_OPEN) {
 		workers_cancel(s->workers);
 		uring_transport_cancel(s->ring);
 	}
