@@ -356,6 +356,19 @@ static void remove_pidfile(const char *pool_dir)
 }
 
 /*
+ * A mount point that cannot be reached.  A FUSE mount whose daemon died
+ * (kill -9) answers ENOTCONN until it is unmounted: say how.
+ */
+static void log_mountpoint_errno(const char *mnt, int err)
+{
+	if (err == ENOTCONN || err == ECONNABORTED)
+		log_error("mount point '%s' is a FUSE mount whose daemon is gone (%s): unmount "
+			  "it with 'fusermount3 -u %s'", mnt, strerror(err), mnt);
+	else
+		log_error("mount point '%s': %s", mnt, strerror(err));
+}
+
+/*
  * The mount point must be an empty directory that nothing is mounted on,
  * outside the pool directory (the daemon's own files live there).  One
  * line says which it is not.  0, or -errno.
@@ -366,10 +379,14 @@ static int check_mountpoint(const struct options *o)
 	struct stat st, parent;
 	char up[PATH_MAX];
 	struct dirent *e;
+	int err;
 	DIR *d;
 
-	if (stat(o->mountpoint, &st) < 0)
-		return -errno;
+	if (stat(o->mountpoint, &st) < 0) {
+		err = errno;
+		log_mountpoint_errno(o->mountpoint, err);
+		return -err;
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_error("mount point '%s' is not a directory", o->mountpoint);
 		return -ENOTDIR;
@@ -387,8 +404,11 @@ static int check_mountpoint(const struct options *o)
 		return -EBUSY;
 	}
 	d = opendir(o->mountpoint);
-	if (!d)
-		return -errno;
+	if (!d) {
+		err = errno;
+		log_mountpoint_errno(o->mountpoint, err);
+		return -err;
+	}
 	while ((e = readdir(d)) && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")))
 		;
 	closedir(d);
@@ -758,15 +778,11 @@ int main(int argc, char **argv)
 	}
 	o.mountpoint = realpath(mountpoint_arg, mountpoint_path);
 	if (!o.mountpoint) {
-		log_error("mount point '%s': %s", mountpoint_arg, strerror(errno));
+		log_mountpoint_errno(mountpoint_arg, errno);
 		return 1;
 	}
-	r = check_mountpoint(&o);
-	if (r) {
-		if (r != -ENOTDIR && r != -EINVAL && r != -EBUSY && r != -ENOTEMPTY)
-			log_error("mount point '%s': %s", o.mountpoint, strerror(-r));
+	if (check_mountpoint(&o))
 		return 1;
-	}
 	if (chdir("/") < 0) {	/* every path is absolute from here on */
 		log_error("cannot change to '/': %s", strerror(errno));
 		return 1;
