@@ -757,21 +757,45 @@ static size_t build_all(struct pool *p, bool retry)
 	return built;
 }
 
+/* Counts what is still failed, and names the first in @still. */
+static size_t count_failed(struct pool *p, struct pool_error *still)
+{
+	size_t failed = 0;
+
+	still->msg[0] = '\0';
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		struct pool_device *d = p->devs[i];
+
+		if (d->dev)
+			continue;
+		if (!failed++)
+			snprintf(still->msg, sizeof(still->msg), "raw device '%s' %s",
+				 d->rec.name, d->failure ? d->failure : "is not open");
+	}
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (!v->failure)
+			continue;
+		if (!failed++)
+			snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
+				 v->rec.name, v->failure);
+	}
+	return failed;
+}
+
 int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
-		struct pool_error *err)
+		struct pool_error *still, struct pool_error *err)
 {
 	int r;
 
 	pool_admin_lock(p);
-	*recovered = *failed = 0;
+	*recovered = 0;
 	for (size_t i = 0; i < p->nr_devs; i++)
 		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
 			(*recovered)++;
 	*recovered += build_all(p, true);
-	for (size_t i = 0; i < p->nr_devs; i++)
-		*failed += !p->devs[i]->dev;
-	for (size_t i = 0; i < p->nr_vols; i++)
-		*failed += p->vols[i]->failure != NULL;
+	*failed = count_failed(p, still);
 	pool_space_update(p);
 	r = pool_thins_update(p);
 	if (r)

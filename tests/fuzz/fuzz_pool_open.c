@@ -83,7 +83,7 @@ static void use_volumes(struct pool *p)
 static void report(struct pool *p)
 {
 	struct pool_device_info *d = NULL;
-	struct pool_error err = { "" };
+	struct pool_error err = { "" }, still;
 	size_t nr, recovered, failed, breaches;
 	struct json j;
 	int r;
@@ -102,7 +102,7 @@ static void report(struct pool *p)
 	use_volumes(p);
 	if ((r = pool_check(p, NULL, ignore, ignore, NULL, &breaches, &err)))
 		check_failure(r, &err);
-	if ((r = pool_reload(p, &recovered, &failed, &err)))
+	if ((r = pool_reload(p, &recovered, &failed, &still, &err)))
 		check_failure(r, &err);
 }
 
