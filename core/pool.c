@@ -121,6 +121,8 @@ static const char *open_strerror(int r)
 		return "was written by a newer mapperfs";
 	case -EBUSY:
 		return "is locked by another process";
+	case -ECANCELED:
+		return "could not be read: SQLite aborted the read; try again";
 	case -EEXIST:
 		return "exists already";
 	default:
@@ -374,6 +376,9 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing)
 				 doing);
 	case -EUCLEAN:
 		return pool_fail(err, r, "cannot %s: the pool database is damaged", doing);
+	case -ECANCELED:
+		return pool_fail(err, r, "cannot %s: SQLite aborted the change to the pool "
+				 "database; nothing changed, try again", doing);
 	default:
 		return pool_fail(err, r, "cannot %s: %s", doing, strerror(-r));
 	}

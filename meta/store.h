@@ -14,6 +14,8 @@
  *   -ENOSPC    the file system is full
  *   -EROFS     the database is on a read-only file system (opened for
  *              reading: every write fails so)
+ *   -ECANCELED SQLite aborted the statement (SQLITE_ABORT: its transaction
+ *              was rolled back; SQLITE_INTERRUPT): nothing of it is kept
  *   -EIO       anything else (logged once with SQLite's message)
  *
  * Every call blocks on SQLite: never call one on the I/O path.  A store is

@@ -20,6 +20,7 @@
 #include "device.h"
 #include "json.h"
 #include "log.h"
+#include "pool_int.h"
 #include "pool_port.h"
 #include "rcu.h"
 #include "store.h"
@@ -332,6 +333,16 @@ START_TEST(not_enough_free_space_is_refused_saying_what_is_free)
 	ck_failed(RUN("create", "linear", "x", "--size", "40M", "--on", "d1"), CMD_FAIL);
 	ck_err_has("on device(s) d1 (31.00 MiB free)");
 	ck_assert_uint_eq(nr_volumes(), 0);
+}
+END_TEST
+
+START_TEST(change_that_sqlite_aborted_says_nothing_changed_and_to_try_again)
+{
+	struct pool_error e;
+
+	ck_assert_int_eq(pool_store_fail(&e, -ECANCELED, "create 'x'"), -ECANCELED);
+	ck_assert_str_eq(e.msg, "cannot create 'x': SQLite aborted the change to the pool "
+			 "database; nothing changed, try again");
 }
 END_TEST
 
@@ -692,6 +703,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, segment_overlapping_another_volume_is_refused);
 	tcase_add_test(tc, segments_of_one_command_must_not_overlap);
 	tcase_add_test(tc, not_enough_free_space_is_refused_saying_what_is_free);
+	tcase_add_test(tc, change_that_sqlite_aborted_says_nothing_changed_and_to_try_again);
 	tcase_add_test(tc, allocation_spans_the_devices_named_with_on);
 	tcase_add_test(tc, extend_appends_extents_and_grows_the_volume);
 	tcase_add_test(tc, extend_to_a_smaller_or_equal_size_is_refused);
