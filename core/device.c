@@ -20,6 +20,7 @@
  * holds a descriptor of its own until the last of them closes.
  */
 #include "device.h"
+#include "proc.h"
 #include "writelog.h"
 
 #include <errno.h>
@@ -293,33 +294,6 @@ void device_close(struct device *dev)
 	free(dev);
 }
 
-/*
- * The flock holder of the file @st, from /proc/locks lines such as
- * "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (device in hex).
- */
-static pid_t flock_holder(const struct stat *st)
-{
-	char line[256], type[16], mode[16], id[64];
-	unsigned int maj, min;
-	unsigned long ino;
-	pid_t pid = 0;
-	FILE *f = fopen("/proc/locks", "re");
-	int pid_read;
-
-	if (!f)
-		return 0;
-	while (!pid && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*[^:]: %15s %*s %15s %d %63s", type, mode, &pid_read, id) != 4 ||
-		    strcmp(type, "FLOCK") || strcmp(mode, "WRITE") ||
-		    sscanf(id, "%x:%x:%lu", &maj, &min, &ino) != 3)
-			continue;
-		if (makedev(maj, min) == st->st_dev && ino == st->st_ino)
-			pid = pid_read;
-	}
-	fclose(f);
-	return pid;
-}
-
 /* Where block device @rdev is mounted, from /proc/self/mountinfo. */
 static bool mounted_at(dev_t rdev, char *at, size_t len)
 {
@@ -342,10 +316,9 @@ static bool mounted_at(dev_t rdev, char *at, size_t len)
 
 const char *device_strerror(const char *path, int r, char *buf, size_t len)
 {
-	char comm[64] = "", at[512], proc[64];
+	char comm[64], at[512];
 	struct stat st;
 	pid_t pid;
-	FILE *f;
 
 	if (r != -EBUSY || stat(path, &st) < 0) {
 		snprintf(buf, len, "%s", strerror(-r));
@@ -355,13 +328,8 @@ const char *device_strerror(const char *path, int r, char *buf, size_t len)
 		else
 			snprintf(buf, len, "in use: opened exclusively by another program "
 				 "(a mapperfs pool, a file system, swap, a RAID)");
-	} else if ((pid = flock_holder(&st)) > 0) {
-		snprintf(proc, sizeof(proc), "/proc/%d/comm", (int)pid);
-		f = fopen(proc, "re");
-		if (f && fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		if (f)
-			fclose(f);
+	} else if ((pid = proc_flock_holder(&st)) > 0) {
+		proc_comm(pid, comm, sizeof(comm));
 		snprintf(buf, len, "in use by %s (pid %d)", *comm ? comm : "another program",
 			 (int)pid);
 	} else {

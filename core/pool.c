@@ -23,6 +23,7 @@
 #include "label.h"
 #include "log.h"
 #include "names.h"
+#include "proc.h"
 #include "rcu.h"
 #include "size.h"
 #include "thin_pool.h"
@@ -38,16 +39,29 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
 	return r;
 }
 
-int pool_lock(const char *dir)
+/* Writes "PID WHO" in the lock file, for pool_lock_holder(); best effort. */
+static void note_holder(int fd, const char *who)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), who);
+
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) != n)
+		log_debug("cannot note the pool lock's holder: %s", strerror(errno));
+}
+
+int pool_lock(const char *dir, const char *who)
 {
 	char path[PATH_MAX];
+	bool writable = true;
 	int fd, r;
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EROFS)	/* a read-only pool: reading it is fine */
+	if (fd < 0 && errno == EROFS) {	/* a read-only pool: reading it is fine */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		writable = false;
+	}
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -55,7 +69,38 @@ int pool_lock(const char *dir)
 		close(fd);
 		return r;
 	}
+	if (writable)
+		note_holder(fd, who);
 	return fd;
+}
+
+pid_t pool_lock_holder(const char *dir, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[128] = "", comm[64], *end;
+	const char *who = NULL;
+	struct stat st;
+	pid_t pid = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		pid = proc_flock_holder(&st);
+	/* What the file says counts only if the holder wrote it (not the last one). */
+	if (fd >= 0 && pid && pread(fd, line, sizeof(line) - 1, 0) > 0 &&
+	    strtol(line, &end, 10) == pid && *end == ' ' && end[1] != '\n') {
+		line[strcspn(line, "\n")] = '\0';
+		who = end + 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (pid && !who)
+		who = *proc_comm(pid, comm, sizeof(comm)) ? comm : "another process";
+	if (pid)
+		snprintf(buf, len, "%s (pid %d)", who, (int)pid);
+	else
+		snprintf(buf, len, "another process");
+	return pid;
 }
 
 static int db_path(const char *dir, char *buf, size_t len, struct pool_error *err)
@@ -76,6 +121,8 @@ static const char *open_strerror(int r)
 		return "was written by a newer mapperfs";
 	case -EBUSY:
 		return "is locked by another process";
+	case -ECANCELED:
+		return "could not be read: SQLite aborted the read; try again";
 	case -EEXIST:
 		return "exists already";
 	default:
@@ -161,6 +208,27 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 const char *pool_dir(const struct pool *p)
 {
 	return p->dir;
+}
+
+/* ---- the admin lock --------------------------------------------------- */
+
+void pool_admin_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->admin);
+	atomic_store(&p->admin_tid, gettid());
+}
+
+void pool_admin_unlock(struct pool *p)
+{
+	atomic_store(&p->admin_tid, 0);
+	pthread_mutex_unlock(&p->admin);
+}
+
+pid_t pool_busy_thread(struct pool *p)
+{
+	pid_t tid = atomic_load(&p->admin_tid);
+
+	return tid ? tid : atomic_load(&p->dev_lock_tid);
 }
 
 /* ---- lookups ---------------------------------------------------------- */
@@ -308,6 +376,9 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing)
 				 doing);
 	case -EUCLEAN:
 		return pool_fail(err, r, "cannot %s: the pool database is damaged", doing);
+	case -ECANCELED:
+		return pool_fail(err, r, "cannot %s: SQLite aborted the change to the pool "
+				 "database; nothing changed, try again", doing);
 	default:
 		return pool_fail(err, r, "cannot %s: %s", doing, strerror(-r));
 	}
@@ -565,7 +636,7 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 	char vname[POOL_NAME_MAX + 1];
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, true, &v, err);
 	if (!r) {
 		user = origin_user(p, v);
@@ -579,7 +650,7 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 		if (!r)
 			log_info("removed volume '%s'", vname);
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -591,7 +662,7 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 	struct pool_volume *v;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, false, &v, err);
 	if (!r && size <= v->rec.size)
 		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
@@ -604,7 +675,7 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 		log_info("extended volume '%s' to %llu bytes", name,
 			 (unsigned long long)v->rec.size);
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -691,26 +762,50 @@ static size_t build_all(struct pool *p, bool retry)
 	return built;
 }
 
+/* Counts what is still failed, and names the first in @still. */
+static size_t count_failed(struct pool *p, struct pool_error *still)
+{
+	size_t failed = 0;
+
+	still->msg[0] = '\0';
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		struct pool_device *d = p->devs[i];
+
+		if (d->dev)
+			continue;
+		if (!failed++)
+			snprintf(still->msg, sizeof(still->msg), "raw device '%s' %s",
+				 d->rec.name, d->failure ? d->failure : "is not open");
+	}
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (!v->failure)
+			continue;
+		if (!failed++)
+			snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
+				 v->rec.name, v->failure);
+	}
+	return failed;
+}
+
 int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
-		struct pool_error *err)
+		struct pool_error *still, struct pool_error *err)
 {
 	int r;
 
-	pthread_mutex_lock(&p->admin);
-	*recovered = *failed = 0;
+	pool_admin_lock(p);
+	*recovered = 0;
 	for (size_t i = 0; i < p->nr_devs; i++)
 		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
 			(*recovered)++;
 	*recovered += build_all(p, true);
-	for (size_t i = 0; i < p->nr_devs; i++)
-		*failed += !p->devs[i]->dev;
-	for (size_t i = 0; i < p->nr_vols; i++)
-		*failed += p->vols[i]->failure != NULL;
+	*failed = count_failed(p, still);
 	pool_space_update(p);
 	r = pool_thins_update(p);
 	if (r)
 		pool_fail(err, r, "out of memory");
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -734,6 +829,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		goto err_free;
 	}
 	pthread_mutex_init(&p->admin, NULL);
+	pthread_mutex_init(&p->dev_lock, NULL);
 	r = open_meta(db, false, &p->meta);
 	if (r) {
 		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));
@@ -826,6 +922,7 @@ void pool_close(struct pool *p)
 		p->meta->ops->close(p->meta);
 	pool_monitor_free(p);
 	pthread_mutex_destroy(&p->admin);
+	pthread_mutex_destroy(&p->dev_lock);
 	free(p->devs);
 	free(p->vols);
 	free(p->ext);

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "pool_meta.h"
 
@@ -59,10 +60,18 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
 /*
  * Takes the pool's single-writer lock, DIR/lock (flock, exclusive,
  * non-blocking; the file is made 0600): the daemon holds it for its life,
- * an offline mapperctl for one command.  Returns the descriptor to keep
- * open, -EBUSY if another process holds it, or the -errno of opening it.
+ * an offline mapperctl for one command.  @who ("mapperfs", "'device add'")
+ * is written in the file, with the pid, for pool_lock_holder().  Returns
+ * the descriptor to keep open, -EBUSY if another process holds it, or the
+ * -errno of opening it.
  */
-int pool_lock(const char *dir);
+int pool_lock(const char *dir, const char *who);
+/*
+ * Who holds DIR/lock, for messages: "mapperfs (pid 12)", "'device add'
+ * (pid 34)", in @buf; "another process" when it cannot be known.  Returns
+ * the holder's pid, or 0.  Reads /proc/locks.
+ */
+pid_t pool_lock_holder(const char *dir, char *buf, size_t len);
 
 /* Makes a new pool in @dir (created, mode 0700, if missing): init. */
 int pool_create(const char *dir, pool_meta_open_fn *open_meta,
@@ -97,10 +106,20 @@ const char *pool_dir(const struct pool *p);
  * Tries again what failed to load (raw devices, thin pools, volumes), as
  * opening does, once its cause is gone (a device back in place, an origin
  * restored); what is served is not touched.  Records that are damaged
- * stay failed.  *recovered and *failed count volumes and devices.
+ * stay failed.  *recovered and *failed count volumes and devices; @still
+ * names the first that is still failed, and why ("raw device 'd1' cannot
+ * be opened: ..."), or is "".
  */
 int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
-		struct pool_error *err);
+		struct pool_error *still, struct pool_error *err);
+
+/*
+ * The thread (its tid) whom the pool's operations wait for now: the one
+ * that holds the admin lock, else the one adding or removing a raw
+ * device (whose device I/O holds no other operation up); 0 if none.  The daemon names it to a
+ * client that waits ("waiting for 'device add' (pid N)").  Never blocks.
+ */
+pid_t pool_busy_thread(struct pool *p);
 
 /*
  * Commits every thin pool (shutdown, or a SIGTERM).  Returns the first
@@ -117,10 +136,17 @@ struct pool_device_spec {
 	bool force;			/* take over a device with another pool's label */
 };
 
-/* Registers a raw device and writes the pool's label on it. */
+/*
+ * Registers a raw device and writes the pool's label on it.  Blocks on
+ * the device, holding up only other device adds and removes: the admin
+ * lock is taken only to record and publish (pool_device.c).
+ */
 int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		    struct device_rec *out, struct pool_error *err);
-/* Unregisters an unused device (its label stays). */
+/*
+ * Unregisters an unused device, then wipes its label if it is still this
+ * pool's; blocks on the device as add does.
+ */
 int pool_device_remove(struct pool *p, const char *name, struct pool_error *err);
 
 /* ---- volumes --------------------------------------------------------- */
@@ -395,16 +421,23 @@ int pool_check(struct pool *p, const char *name,
 	       void (*summary)(void *arg, const char *msg), void *arg,
 	       size_t *breaches, struct pool_error *err);
 
+/* The daemon that serves a pool, as status shows it. */
+struct pool_host {
+	int pid;
+	const char *transport;		/* its FUSE transport */
+	const char *stopping;		/* NULL, or what it still serves as it stops */
+};
+
 /*
  * Reports as JSON (json.h decides the rendering): pool_status() one
  * volume by name, or with @name NULL the pool, its devices and every
  * volume; pool_list() an array of every volume with its usage;
  * pool_devices() an array of the devices.  Failed objects carry "state":
  * "failed" and "reason".  The pool's object says whether a daemon serves
- * it and over which FUSE transport (@transport, from the host; NULL
- * offline).
+ * it, which, over which FUSE transport, and whether it is stopping
+ * (@host, from the host; NULL offline).
  */
-int pool_status(struct pool *p, const char *name, const char *transport,
+int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 		struct json *j, struct pool_error *err);
 int pool_list(struct pool *p, struct json *j, struct pool_error *err);
 int pool_devices(struct pool *p, struct json *j, struct pool_error *err);

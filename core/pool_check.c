@@ -177,7 +177,7 @@ int pool_check(struct pool *p, const char *name,
 	struct pool_volume *only = NULL;
 	int r = 0;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	if (name)
 		r = pool_volume_get(p, name, NULL, true, &only, err);
 	if (!r && !only) {
@@ -193,7 +193,7 @@ int pool_check(struct pool *p, const char *name,
 	}
 	if (!r)
 		r = check_volumes(p, only, &c, err);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	*breaches = c.n;
 	return r;
 }

@@ -85,13 +85,13 @@ static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
 	while (len >= bs && !r) {
 		uint64_t shared = 0;
 
-		pthread_mutex_lock(&p->admin);
+		pool_admin_lock(p);
 		if (shared_block_size(p, src, dst) != bs)
 			r = -EXDEV;	/* changed meanwhile */
 		else
 			r = thin_share(dst->target, dst_off / bs, src->target, src_off / bs,
 				       len / bs, &shared);
-		pthread_mutex_unlock(&p->admin);
+		pool_admin_unlock(p);
 		*done += shared * bs;
 		*shared_bytes += shared * bs;
 		src_off += shared * bs;
@@ -127,9 +127,9 @@ int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 	if (len > dst_size - dst_off)
 		len = dst_size - dst_off;
 	volume_written(dst, dst_off, len);	/* before: a racing truncate sees it */
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	bs = shared_block_size(p, src, dst);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	if (!bs || src_off % bs != dst_off % bs)
 		return copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX,
 				  e, done);
@@ -167,7 +167,7 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 	struct engine e;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, src, NULL, false, &s, err);
 	if (!r)
 		r = pool_volume_get(p, dst, NULL, false, &d, err);
@@ -187,7 +187,7 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 		dv = d->served;
 		size = s->rec.size;
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	if (r)
 		return r;
 	*shared = 0;

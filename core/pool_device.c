@@ -10,6 +10,26 @@
  * the command created is removed, so a failed add leaves nothing behind.
  * Removing one unregisters it, then wipes the label if it is still ours,
  * so that it can be added again without --force.
+ *
+ * A device being added or removed may be slow, or hang: a disk that
+ * stalls, an NBD export whose server is gone.  Its I/O (reading the label,
+ * probing for signatures, writing or wiping the label, the flush) must
+ * then hold up nothing but that command, so it happens outside the admin
+ * lock, under a lock of its own, p->dev_lock, which only device add and
+ * remove take:
+ *
+ *   add:    dev_lock ─ validate, open, probe, save the head, write the
+ *           label ─ admin: record, publish ─ (failed: put the head back)
+ *   remove: dev_lock ─ admin: validate, record, unpublish ─ wipe the label
+ *
+ * So `list`, `status`, volume changes and the daemon's own commits go on
+ * while a label write waits on its device; a second device add or remove
+ * waits for the first (and the daemon tells its client for whom).  Only
+ * these two change the set of devices, under both locks, so either lock
+ * keeps p->devs and its records still for a reader: what an add validated
+ * under dev_lock alone is still true when it records, and needs no second
+ * look.  (A device's open descriptor and failure change under the admin
+ * lock alone: reload.)
  */
 #include "pool_int.h"
 
@@ -216,33 +236,87 @@ static int record_device(struct pool *p, void *arg)
 	return p->meta->ops->device_insert(p->meta, arg);
 }
 
-/* Writes the label, then registers the device; both or neither. */
-static int register_device(struct pool *p, struct device *dev, struct device_rec *rec,
-			   bool created, struct pool_error *err)
+/*
+ * Writes the pool's label on @dev, with a new uuid in @rec; first saves
+ * what it overwrites in *head (malloc'ed) unless @head is NULL (a file
+ * the command created).  Blocks on the device: no lock but dev_lock.
+ */
+static int label_device(struct pool *p, struct device *dev, struct device_rec *rec,
+			void **head, struct pool_error *err)
 {
 	struct device_label l = { .pool = p->uuid, .size = dev->size };
-	void *head = NULL;
 	int r;
 
 	r = uuid_generate(&rec->uuid);
 	if (r)
 		return pool_fail(err, r, "cannot generate a uuid: %s", strerror(-r));
 	l.device = rec->uuid;
-	if (!created) {
-		r = save_head(dev, &head);
+	if (head) {
+		r = save_head(dev, head);
 		if (r)
 			return pool_fail(err, r, "cannot read '%s': %s", dev->path, strerror(-r));
 	}
 	r = device_label_write(dev, &l);
-	if (r) {
-		free(head);
+	if (r)
 		return pool_fail(err, r, "cannot write the label on '%s': %s", dev->path,
 				 strerror(-r));
+	return 0;
+}
+
+static void dev_lock(struct pool *p)
+{
+	pthread_mutex_lock(&p->dev_lock);
+	atomic_store(&p->dev_lock_tid, gettid());
+}
+
+static void dev_unlock(struct pool *p)
+{
+	atomic_store(&p->dev_lock_tid, 0);
+	pthread_mutex_unlock(&p->dev_lock);
+}
+
+/* Registers @dev (labelled) as @rec: the store, then the pool in memory. */
+static int publish_device(struct pool *p, struct device *dev, struct device_rec *rec,
+			  struct pool_error *err)
+{
+	struct pool_device *d = calloc(1, sizeof(*d));
+	int r;
+
+	pool_admin_lock(p);
+	if (!d || reserve_device(p))
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	else
+		r = pool_record(p, "register the device", record_device, rec, err);
+	if (!r) {
+		dev->id = rec->id;
+		d->rec = *rec;
+		d->dev = dev;
+		p->devs[p->nr_devs++] = d;
+		pool_space_update(p);
 	}
-	r = pool_record(p, "register the device", record_device, rec, err);
-	if (r && head)
-		restore_head(dev, head);
-	free(head);
+	pool_admin_unlock(p);
+	if (r)
+		free(d);
+	return r;
+}
+
+/* Opens the device at @abs and checks that it may be added: *dev. */
+static int open_new_device(struct pool *p, const char *abs, bool force,
+			   struct device **dev, struct pool_error *err)
+{
+	char why[160];
+	int r = device_open(abs, 0, dev);
+
+	if (r == -ENOTBLK)
+		return pool_fail(err, r, "'%s' is neither a block device nor a regular file", abs);
+	if (r)
+		return pool_fail(err, r, "cannot open '%s': %s", abs,
+				 device_strerror(abs, r, why, sizeof(why)));
+	r = check_device(p, *dev, force, err);
+	if (r) {
+		device_close(*dev);
+		*dev = NULL;
+	}
 	return r;
 }
 
@@ -250,10 +324,10 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		    struct device_rec *out, struct pool_error *err)
 {
 	struct device_rec rec = { 0 };
-	struct pool_device *d = NULL;
 	const char *name = s->name;
 	struct device *dev = NULL;
-	char abs[PATH_MAX], abs_why[160];
+	char abs[PATH_MAX];
+	void *head = NULL;
 	int r;
 
 	if (s->path[0] != '/')
@@ -265,7 +339,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	}
 	if (!name_valid(name))
 		return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, name);
-	pthread_mutex_lock(&p->admin);
+	dev_lock(p);
 	r = check_unregistered(p, name, NULL, err);
 	if (!r && s->create_size)
 		r = create_file(s->path, s->create_size, err);
@@ -276,49 +350,34 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		goto out_unlink;
 	}
 	r = check_unregistered(p, name, abs, err);
+	if (!r)
+		r = open_new_device(p, abs, s->force, &dev, err);
 	if (r)
 		goto out_unlink;
-	r = device_open(abs, 0, &dev);
-	if (r == -ENOTBLK)
-		r = pool_fail(err, r, "'%s' is neither a block device nor a regular file", abs);
-	else if (r)
-		r = pool_fail(err, r, "cannot open '%s': %s", abs,
-			      device_strerror(abs, r, abs_why, sizeof(abs_why)));
-	if (!r)
-		r = check_device(p, dev, s->force, err);
-	if (r)
-		goto out_close;
-	d = calloc(1, sizeof(*d));
-	if (!d || reserve_device(p)) {
-		r = pool_fail(err, -ENOMEM, "out of memory");
-		goto out_close;
-	}
 	snprintf(rec.name, sizeof(rec.name), "%s", name);
 	snprintf(rec.path, sizeof(rec.path), "%s", abs);
 	rec.size = dev->size;
-	r = register_device(p, dev, &rec, s->create_size, err);
+	r = label_device(p, dev, &rec, s->create_size ? NULL : &head, err);
+	if (!r)
+		r = publish_device(p, dev, &rec, err);
+	if (r && head)
+		restore_head(dev, head);
+	free(head);
 	if (r)
 		goto out_close;
-	/* publish */
-	dev->id = rec.id;
-	d->rec = rec;
-	d->dev = dev;
-	p->devs[p->nr_devs++] = d;
-	pool_space_update(p);
 	if (out)
 		*out = rec;
-	pthread_mutex_unlock(&p->admin);
+	dev_unlock(p);
 	log_info("added raw device '%s' at '%s'", rec.name, rec.path);
 	return 0;
 
 out_close:
-	free(d);
 	device_close(dev);
 out_unlink:
 	if (s->create_size)
 		unlink(s->path);
 out_unlock:
-	pthread_mutex_unlock(&p->admin);
+	dev_unlock(p);
 	return r;
 }
 
@@ -366,33 +425,32 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	size_t i;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	dev_lock(p);
+	pool_admin_lock(p);
 	d = pool_device_by_name(p, name);
-	if (!d) {
+	user = d ? user_of(p, d) : NULL;
+	if (!d)
 		r = pool_fail(err, -ENOENT, "no device '%s'", name);
-		goto out;
-	}
-	user = user_of(p, d);
-	if (user) {
+	else if (user)
 		r = pool_fail(err, -EBUSY, "device '%s' is in use by volume '%s'", name,
 			      user->rec.name);
-		goto out;
+	else
+		r = pool_record(p, "unregister the device", record_removal, d, err);
+	if (!r) {	/* publish */
+		for (i = 0; p->devs[i] != d; i++)
+			;
+		memmove(&p->devs[i], &p->devs[i + 1], (p->nr_devs - i - 1) * sizeof(*p->devs));
+		p->nr_devs--;
+		pool_space_update(p);
 	}
-	r = pool_record(p, "unregister the device", record_removal, d, err);
-	if (r)
-		goto out;
-	/* publish */
-	for (i = 0; p->devs[i] != d; i++)
-		;
-	memmove(&p->devs[i], &p->devs[i + 1], (p->nr_devs - i - 1) * sizeof(*p->devs));
-	p->nr_devs--;
-	pool_space_update(p);
-	wipe_label(p, d);
-	log_info("removed raw device '%s'", d->rec.name);
-	device_close(d->dev);
-	free(d->failure);
-	free(d);
-out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
+	if (!r) {
+		wipe_label(p, d);
+		log_info("removed raw device '%s'", d->rec.name);
+		device_close(d->dev);
+		free(d->failure);
+		free(d);
+	}
+	dev_unlock(p);
 	return r;
 }

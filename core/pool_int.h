@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pool.h"
 #include "target_type.h"
@@ -74,9 +75,16 @@ struct pool {
 	char *dir;
 	struct uuid uuid;
 	struct pool_meta *meta;
-	pthread_mutex_t admin;		/* one operation at a time */
+	pthread_mutex_t admin;		/* one operation at a time: pool_admin_lock() */
+	_Atomic pid_t admin_tid;	/* the thread that holds it, or 0 */
+	/*
+	 * Device add and remove, one at a time, across their device I/O,
+	 * which the admin lock must not wait for (pool_device.c).
+	 */
+	pthread_mutex_t dev_lock;
+	_Atomic pid_t dev_lock_tid;	/* the thread that holds it, or 0 */
 
-	struct pool_device **devs;	/* by id */
+	struct pool_device **devs;	/* by id; changes under admin and dev_lock */
 	size_t nr_devs, cap_devs;
 	struct pool_volume **vols;	/* by id */
 	size_t nr_vols, cap_vols;
@@ -90,6 +98,14 @@ struct pool {
 
 	struct pool_monitor *monitor;	/* autoextend and events */
 };
+
+/*
+ * Takes and lets go of the admin lock, which every operation holds while
+ * it reads or changes the pool; the holder is noted for
+ * pool_busy_thread().
+ */
+void pool_admin_lock(struct pool *p);
+void pool_admin_unlock(struct pool *p);
 
 /* ---- lookups (admin path) --------------------------------------------- */
 

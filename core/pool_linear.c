@@ -270,7 +270,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 	struct pool_volume *v = NULL;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_check_new_name(p, s->name, err);
 	if (!r)
 		r = plan_linear(p, s, &n, err);
@@ -301,7 +301,7 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 out:
 	pool_volume_free(p, v);
 	free(n.ext);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 

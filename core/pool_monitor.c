@@ -199,14 +199,14 @@ static void watch(struct pool *p, struct pool_volume *tp)
 
 static void pass(struct pool *p)
 {
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *tp = p->vols[i];
 
 		if (tp->type == &thin_pool_type && tp->tp.pool)
 			watch(p, tp);
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 }
 
 static void *monitor_main(void *arg)

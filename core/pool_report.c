@@ -80,14 +80,14 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 		report_live(j, v->served);
 }
 
-int pool_status(struct pool *p, const char *name, const char *transport,
+int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 		struct json *j, struct pool_error *err)
 {
 	char uuid[UUID_STR_LEN];
 	struct pool_volume *v;
 	int r = 0;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	if (name) {
 		r = pool_volume_get(p, name, NULL, true, &v, err);
 		if (!r) {
@@ -102,9 +102,13 @@ int pool_status(struct pool *p, const char *name, const char *transport,
 	json_object_begin(j, "pool");
 	json_string(j, "path", p->dir);
 	json_string(j, "uuid", uuid);
-	json_bool(j, "daemon", transport != NULL);
-	if (transport)
-		json_string(j, "transport", transport);
+	json_bool(j, "daemon", host != NULL);
+	if (host) {
+		json_u64(j, "daemon_pid", (uint64_t)host->pid);
+		json_string(j, "transport", host->transport);
+	}
+	if (host && host->stopping)
+		json_string(j, "stopping", host->stopping);
 	json_object_end(j);
 	json_array_begin(j, "devices");
 	for (size_t i = 0; i < p->nr_devs; i++) {
@@ -122,14 +126,14 @@ int pool_status(struct pool *p, const char *name, const char *transport,
 	json_array_end(j);
 	json_object_end(j);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
 int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 {
 	(void)err;
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	json_array_begin(j, NULL);
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		json_object_begin(j, NULL);
@@ -137,14 +141,14 @@ int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return 0;
 }
 
 int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
 {
 	(void)err;
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	json_array_begin(j, NULL);
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		json_object_begin(j, NULL);
@@ -152,7 +156,7 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return 0;
 }
 
@@ -160,7 +164,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 {
 	struct pool_volume_info *v;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	v = calloc(p->nr_vols + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_vols; i++) {
 		const char *failure = volume_failure(p->vols[i], v[i].reason, sizeof(v[i].reason));
@@ -172,7 +176,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
 	}
 	*nr = v ? p->nr_vols : 0;
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	*out = v;
 	return v ? 0 : -ENOMEM;
 }
@@ -181,7 +185,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 {
 	struct pool_device_info *v;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	v = calloc(p->nr_devs + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_devs; i++) {
 		v[i].rec = p->devs[i]->rec;
@@ -190,7 +194,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
 	}
 	*nr = v ? p->nr_devs : 0;
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	*out = v;
 	return v ? 0 : -ENOMEM;
 }

@@ -266,7 +266,7 @@ int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 	struct switch_table *tb = NULL;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_check_new_name(p, s->name, err);
 	if (!r)
 		r = check_sizes(s, &n.sw, err);
@@ -321,7 +321,7 @@ out:
 	free(n.paths);
 	free(n.ext);
 	free(n.blob);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -360,7 +360,7 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 	char why[256];
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &switch_type, false, &v, err);
 	if (r)
 		goto out;
@@ -389,7 +389,7 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 out:
 	free(c.blob);
 	switch_table_destroy(next);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -399,14 +399,14 @@ int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 	struct pool_volume *v;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &switch_type, false, &v, err);
 	if (!r) {
 		r = switch_msg_dump(switch_table_of(v->served->target), f);
 		if (r)
 			pool_fail(err, r, "cannot write the table: %s", strerror(-r));
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 

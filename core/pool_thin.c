@@ -533,7 +533,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_check_new_name(p, s->name, err);
 	if (!r)
 		r = check_policy(&n.tp, err);
@@ -580,7 +580,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 out:
 	pool_volume_free(p, v);
 	free(n.plan.ext);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -601,7 +601,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 	char size[SIZE_STR_LEN];
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_pool_type, true, &tp, err);
 	if (!r && tp->broken)
 		r = pool_fail(err, -EUCLEAN, "thin pool '%s' is damaged: %s", name, tp->failure);
@@ -640,7 +640,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		*out = n;
 	log_info("changed the policies of thin pool '%s'", name);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -794,7 +794,7 @@ int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 	struct target *t = NULL;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_check_new_name(p, s->name, err);
 	if (!r)
 		r = pool_volume_get(p, s->pool, &thin_pool_type, false, &tp, err);
@@ -843,7 +843,7 @@ out:
 	pool_volume_free(p, v);
 	free(n.dir.leaves);
 	free(n.origin);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -956,7 +956,7 @@ int pool_snapshot(struct pool *p, const struct pool_snapshot_spec *spec,
 	size_t suspended = 0, i;
 	int r = 0;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	if (!g.s)
 		r = pool_fail(err, -ENOMEM, "out of memory");
 	else if (!spec->nr)
@@ -1007,7 +1007,7 @@ out:
 		free(g.s[i].n.origin);
 	}
 	free(g.s);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -1026,7 +1026,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 	bool began;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_type, false, &v, err);
 	if (!r)
 		r = pool_volume_get(p, snap, &thin_type, false, &s, err);
@@ -1070,7 +1070,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 	if (!r)
 		log_info("rolled back '%s' to '%s'", name, snap);
 out_unlock:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -1385,7 +1385,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 	struct pool_volume *va, *vb, *tp;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, a, &thin_type, false, &va, err);
 	if (!r)
 		r = pool_volume_get(p, b, &thin_type, false, &vb, err);
@@ -1398,7 +1398,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 		if (r)
 			pool_fail(err, r, "cannot compare '%s' and '%s': %s", a, b, strerror(-r));
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 

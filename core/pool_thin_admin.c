@@ -228,7 +228,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 	size_t breaches = 0;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_pool_type, true, &tp, err);
 	if (!r && tp->failure)
 		r = pool_fail(err, -EIO, "thin pool '%s' is failed (%s): run 'mapperctl repair %s' first",
@@ -261,7 +261,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 out_release:
 	committed_release(p, &c);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -673,7 +673,7 @@ int pool_thin_restore(struct pool *p, const char *name, const struct pool_restor
 	uint64_t mapped = 0;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_pool_type, false, &rs.tp, err);
 	if (!r && !rs.tp->tp.pool)
 		r = pool_fail(err, -EIO, "thin pool '%s' is not running", name);
@@ -747,7 +747,7 @@ out:
 	thin_image_release(&rs.img);
 	free(rs.recs);
 	free(rs.sized_by_mappings);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -950,7 +950,7 @@ int pool_thin_repair(struct pool *p, const char *name,
 	char *was_failed = NULL;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_pool_type, true, &rp.tp, err);
 	if (!r)
 		r = repair_check(p, rp.tp, err);
@@ -995,7 +995,7 @@ out:
 	committed_release(p, &rp.c);
 	new_pages_release(&rp.pages);
 	thin_image_release(&rp.img);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -1007,7 +1007,7 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
 	struct pool_volume *tp;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &thin_pool_type, false, &tp, err);
 	if (!r && !tp->tp.pool)
 		r = pool_fail(err, -EIO, "thin pool '%s' is not running", name);
@@ -1018,7 +1018,7 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
 		else if (r)
 			pool_fail(err, r, "cannot trim thin pool '%s': %s", name, strerror(-r));
 	}
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 

@@ -48,7 +48,7 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 	char *served_name = NULL;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, true, &v, err);
 	if (!r)
 		r = pool_check_new_name(p, new_name, err);
@@ -70,7 +70,7 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 	log_info("renamed volume '%s' to '%s'", name, new_name);
 out:
 	free(served_name);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -81,7 +81,7 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 	struct pool_volume *v;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = get_served_kind(p, name, true, &v, err);
 	if (r || v->rec.read_only == read_only)
 		goto out;
@@ -95,7 +95,7 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 		atomic_store(&v->served->read_only, read_only);
 	log_info("volume '%s' is %s now", name, read_only ? "read-only" : "writable");
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -106,7 +106,7 @@ int pool_activate(struct pool *p, const char *name, bool active, struct pool_err
 	bool retired = false;
 	int r;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	r = get_served_kind(p, name, false, &v, err);
 	if (r || v->rec.inactive == !active)
 		goto out;
@@ -132,7 +132,7 @@ int pool_activate(struct pool *p, const char *name, bool active, struct pool_err
 	if (retired)
 		volume_unretire(v->served);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -142,7 +142,7 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *
 	struct pool_volume *v;
 	int r = 0;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	v = pool_volume_by_id(p, id);
 	if (!v || !v->published)
 		r = pool_fail(err, -ENOENT, "no volume %lld in the mount", (long long)id);
@@ -159,7 +159,7 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *
 		log_info("extended volume '%s' to %llu bytes (truncate of its file)",
 			 v->rec.name, (unsigned long long)size);
 out:
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 	return r;
 }
 
@@ -198,9 +198,9 @@ void pool_record_times(struct pool *p)
 {
 	struct pool_error err;
 
-	pthread_mutex_lock(&p->admin);
+	pool_admin_lock(p);
 	if (!times_changed(p)) {
-		pthread_mutex_unlock(&p->admin);
+		pool_admin_unlock(p);
 		return;
 	}
 	if (pool_record(p, "record when volumes were last written", record_modified, NULL, &err))
@@ -209,5 +209,5 @@ void pool_record_times(struct pool *p)
 		for (size_t i = 0; i < p->nr_vols; i++)
 			if (p->vols[i]->served)
 				p->vols[i]->rec.modified = atomic_load(&p->vols[i]->served->modified);
-	pthread_mutex_unlock(&p->admin);
+	pool_admin_unlock(p);
 }

@@ -6,6 +6,7 @@
 #include "daemon.h"
 
 #include <fuse_lowlevel.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -86,4 +87,26 @@ void daemon_forget_attrs(struct daemon *d)
 	for (i = 0; ids && i < nr; i++)
 		fuse_lowlevel_notify_inval_inode(se, (fuse_ino_t)ids[i] + 1, 0, 0);
 	free(ids);
+}
+
+size_t daemon_open_volumes(struct daemon *d, char *buf, size_t len)
+{
+	struct volset_array *a;
+	size_t used = 0, nr = 0;
+
+	buf[0] = '\0';
+	rcu_read_begin();
+	a = pool_served(d->pool);
+	for (size_t i = 0; i < a->nr; i++) {
+		int n = atomic_load(&a->v[i]->holders);
+
+		if (n <= 0)
+			continue;
+		nr++;
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s'%s' (%d)",
+						 used ? ", " : "", a->v[i]->name, n);
+	}
+	rcu_read_end();
+	return nr;
 }

@@ -32,4 +32,11 @@ struct fuse_session *daemon_session(struct daemon *d);
  */
 void daemon_forget_attrs(struct daemon *d);
 
+/*
+ * Names the served volumes whose files are open, with how many openers:
+ * "'v' (2), 't' (1)" in @buf, "" if none.  Returns how many volumes.
+ * Never blocks.
+ */
+size_t daemon_open_volumes(struct daemon *d, char *buf, size_t len);
+
 #endif

@@ -39,6 +39,7 @@
 #include "daemon.h"
 #include "fuse_abi.h"
 #include "log.h"
+#include "lock_wait.h"
 #include "ops.h"
 #include "pool.h"
 #include "pool_port.h"
@@ -48,7 +49,6 @@
 #include "uring_transport.h"
 #include "volset.h"
 #include "volume.h"
-#include "wire.h"
 #include "workers.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -256,45 +256,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* A daemon serves the pool: it answers on POOL/control.sock. */
-static bool daemon_answers(const char *pool_dir)
+static void log_waiting(void *arg, const char *holder)
 {
-	int fd = wire_connect(pool_dir);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	log_info("waiting for %s, which holds pool '%s' ...", holder, (const char *)arg);
 }
 
 /*
- * Holds the pool lock for the life of the process (and its child).
- *
- * `fusermount3 -u M && mapperfs --pool P M` must work: the old daemon
- * learns of the unmount a moment after fusermount3 returns and holds the
- * lock until it closed the store and the devices.  So a busy lock is
- * retried with back-off for LOCK_WAIT_MS, unless a daemon keeps answering
- * on the control socket for LOCK_LIVE_MS (it serves the pool: the lock
- * will not come free; the socket goes first when a daemon stops).
+ * Holds the pool lock for the life of the process (and its child),
+ * waiting for a daemon that was just unmounted to let go of it, but not
+ * for one that serves the pool: one that has answered on the control
+ * socket for a second (lock_wait.h).
  */
-#define LOCK_WAIT_MS	10000
-#define LOCK_LIVE_MS	1000
-
 static int lock_pool(const char *pool_dir)
 {
-	unsigned int waited_ms = 0, live_ms = 0, step_ms = 2;
-	int fd;
+	struct lock_wait w = { .who = "mapperfs", .live_ms = 1000, .waiting = log_waiting,
+			       .arg = (void *)pool_dir };
+	int fd = lock_wait(pool_dir, &w);
 
-	while ((fd = pool_lock(pool_dir)) == -EBUSY && waited_ms < LOCK_WAIT_MS) {
-		live_ms = daemon_answers(pool_dir) ? live_ms + step_ms : 0;
-		if (live_ms >= LOCK_LIVE_MS)
-			break;
-		usleep(step_ms * 1000);
-		waited_ms += step_ms;
-		step_ms = step_ms * 2 > 100 ? 100 : step_ms * 2;
-	}
-	if (fd == -EBUSY)
-		log_error("pool '%s' is in use by another process", pool_dir);
+	if (fd == -EISCONN)
+		log_error("pool '%s' is served by %s already", pool_dir, w.holder);
+	else if (fd == -EBUSY)
+		log_error("pool '%s' is in use by %s", pool_dir, w.holder);
 	else if (fd < 0)
 		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
 			  strerror(-fd));
@@ -387,6 +369,19 @@ static void remove_pidfile(const char *pool_dir)
 }
 
 /*
+ * A mount point that cannot be reached.  A FUSE mount whose daemon died
+ * (kill -9) answers ENOTCONN until it is unmounted: say how.
+ */
+static void log_mountpoint_errno(const char *mnt, int err)
+{
+	if (err == ENOTCONN || err == ECONNABORTED)
+		log_error("mount point '%s' is a FUSE mount whose daemon is gone (%s): unmount "
+			  "it with 'fusermount3 -u %s'", mnt, strerror(err), mnt);
+	else
+		log_error("mount point '%s': %s", mnt, strerror(err));
+}
+
+/*
  * The mount point must be an empty directory that nothing is mounted on,
  * outside the pool directory (the daemon's own files live there).  One
  * line says which it is not.  0, or -errno.
@@ -397,10 +392,14 @@ static int check_mountpoint(const struct options *o)
 	struct stat st, parent;
 	char up[PATH_MAX];
 	struct dirent *e;
+	int err;
 	DIR *d;
 
-	if (stat(o->mountpoint, &st) < 0)
-		return -errno;
+	if (stat(o->mountpoint, &st) < 0) {
+		err = errno;
+		log_mountpoint_errno(o->mountpoint, err);
+		return -err;
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_error("mount point '%s' is not a directory", o->mountpoint);
 		return -ENOTDIR;
@@ -418,8 +417,11 @@ static int check_mountpoint(const struct options *o)
 		return -EBUSY;
 	}
 	d = opendir(o->mountpoint);
-	if (!d)
-		return -errno;
+	if (!d) {
+		err = errno;
+		log_mountpoint_errno(o->mountpoint, err);
+		return -err;
+	}
 	while ((e = readdir(d)) && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")))
 		;
 	closedir(d);
@@ -526,27 +528,31 @@ static const char *sigdesc(int sig)
 /* Names the open volumes, in one line, for the log of a stop that waits. */
 static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int detached)
 {
-	struct volset_array *a;
-	char list[512] = "";
-	size_t used = 0;
+	char list[512];
 
-	rcu_read_begin();
-	a = pool_served(daemon_pool(d));
-	for (size_t i = 0; i < a->nr && used < sizeof(list); i++) {
-		int n = atomic_load(&a->v[i]->holders);
-
-		if (n > 0)
-			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s'%s' (%d)",
-						 used ? ", " : "", a->v[i]->name, n);
-	}
-	rcu_read_end();
-	if (!used) {
+	if (!daemon_open_volumes(d, list, sizeof(list))) {
 		log_info("%s: stopping", sigdesc(sig));
 		return;
 	}
 	log_info("%s: '%s' %s; still serving the open volumes %s; the daemon stops "
 		 "once they are closed", sigdesc(sig), mnt,
 		 detached ? "is detached (no new opens)" : "could not be detached", list);
+}
+
+/*
+ * Asked to stop again while volumes are open: one line naming them and
+ * saying how to stop at once, at the cost of failing their I/O.
+ */
+static void log_force_stop(struct daemon *d, const char *mnt, int sig, int detached)
+{
+	char list[512];
+
+	if (!daemon_open_volumes(d, list, sizeof(list)))
+		snprintf(list, sizeof(list), "(closing)");
+	log_warn("%s again: still serving the open volumes %s; to stop now, failing "
+		 "their I/O: kill -9 %d%s%s%s", sigdesc(sig), list, (int)getpid(),
+		 detached ? "" : ", then fusermount3 -u '", detached ? "" : mnt,
+		 detached ? "" : "'");
 }
 
 /* How the mount is served, and why not over io_uring when it is not. */
@@ -688,23 +694,26 @@ static void join_serving(struct serving *s)
 }
 
 /*
- * SIGTERM/SIGINT (stop.h): no more admin commands, a commit, the mount
- * detached; then serve until nothing is open.  Returns 1 if the mount was
- * detached here (it must then not be unmounted by path again).
+ * SIGTERM/SIGINT (stop.h): no more admin changes (reports still answer,
+ * saying the daemon stops), a commit, the mount detached; then serve
+ * until nothing is open, saying how to force it if asked again.  Returns 1 if the mount was detached here (it
+ * must then not be unmounted by path again).
  */
-static int drain(struct daemon *d, const char *mnt, struct control **control,
+static int drain(struct daemon *d, const char *mnt, struct control *control,
 		 struct serving *s, int sig, dev_t mnt_dev)
 {
+	enum stop_drain why;
 	int r;
 
-	control_stop(*control);
-	*control = NULL;
+	control_drain(control);
 	pool_commit_all(daemon_pool(d));
 	r = detach_mount(mnt, mnt_dev);
 	if (r)
 		log_warn("cannot detach '%s': %s", mnt, strerror(-r));
 	log_open_volumes(d, mnt, sig, !r);
-	if (!stop_wait_closed()) {
+	while ((why = stop_wait_closed(&sig)) == STOP_ASKED_AGAIN)
+		log_force_stop(d, mnt, sig, !r);
+	if (why == STOP_NOTHING_OPEN) {
 		workers_cancel(s->workers);
 		uring_transport_cancel(s->ring);
 	}
@@ -755,7 +764,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	sig = stop_wait_request();
 	sd_notify(0, "STOPPING=1");
 	if (sig)
-		detached = drain(d, o->mountpoint, &control, &s, sig, st.st_dev);
+		detached = drain(d, o->mountpoint, control, &s, sig, st.st_dev);
 	join_serving(&s);		/* returns once the session is over */
 	stop_unwatch_signals();
 	if (control)
@@ -790,15 +799,11 @@ static int run(struct options *opts)
 	}
 	o.mountpoint = realpath(mountpoint_arg, mountpoint_path);
 	if (!o.mountpoint) {
-		log_error("mount point '%s': %s", mountpoint_arg, strerror(errno));
+		log_mountpoint_errno(mountpoint_arg, errno);
 		return 1;
 	}
-	r = check_mountpoint(&o);
-	if (r) {
-		if (r != -ENOTDIR && r != -EINVAL && r != -EBUSY && r != -ENOTEMPTY)
-			log_error("mount point '%s': %s", o.mountpoint, strerror(-r));
+	if (check_mountpoint(&o))
 		return 1;
-	}
 	if (chdir("/") < 0) {	/* every path is absolute from here on */
 		log_error("cannot change to '/': %s", strerror(errno));
 		return 1;

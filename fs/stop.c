@@ -16,7 +16,9 @@
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
-	int signal;			/* SIGTERM/SIGINT received, or 0 */
+	int signal;			/* the last SIGTERM/SIGINT received, or 0 */
+	unsigned int asked;		/* how many were received */
+	unsigned int answered;		/* how many main() was told of */
 	bool session_over;
 	_Atomic unsigned long open_files;
 	pthread_t thread;
@@ -78,10 +80,9 @@ static void *signal_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&stop.lock);
-		if (!stop.signal) {
-			stop.signal = sig;
-			wake_main();
-		}
+		stop.signal = sig;
+		stop.asked++;
+		wake_main();
 		pthread_mutex_unlock(&stop.lock);
 	}
 }
@@ -124,21 +125,31 @@ int stop_wait_request(void)
 	int sig;
 
 	pthread_mutex_lock(&stop.lock);
-	while (!stop.signal && !stop.session_over)
+	while (!stop.asked && !stop.session_over)
 		pthread_cond_wait(&stop.changed, &stop.lock);
 	sig = stop.session_over ? 0 : stop.signal;
+	stop.answered = stop.asked;
 	pthread_mutex_unlock(&stop.lock);
 	return sig;
 }
 
-bool stop_wait_closed(void)
+enum stop_drain stop_wait_closed(int *sig)
 {
-	bool over;
+	enum stop_drain why;
 
 	pthread_mutex_lock(&stop.lock);
-	while (atomic_load(&stop.open_files) && !stop.session_over)
+	while (atomic_load(&stop.open_files) && !stop.session_over &&
+	       stop.answered == stop.asked)
 		pthread_cond_wait(&stop.changed, &stop.lock);
-	over = stop.session_over;
+	if (stop.session_over) {
+		why = STOP_SESSION_OVER;
+	} else if (stop.answered != stop.asked) {
+		why = STOP_ASKED_AGAIN;
+		*sig = stop.signal;
+		stop.answered = stop.asked;
+	} else {
+		why = STOP_NOTHING_OPEN;
+	}
 	pthread_mutex_unlock(&stop.lock);
-	return over;
+	return why;
 }

@@ -15,6 +15,10 @@
  *    what is open stays served) and serves on until no volume file is
  *    open; then it ends the session itself (a process that only has its
  *    working directory in the detached mount gets ENOTCONN, not a hang).
+ *    Asked again, it serves on all the same: the log says what is still
+ *    open and how to stop at once, failing their I/O (kill -9): init
+ *    systems send SIGTERM without knowing what is open, so no number of
+ *    them may fail a request.
  *
  * SIGHUP reopens the log file (logrotate) and changes nothing else.
  *
@@ -47,10 +51,16 @@ void stop_session_over(void);
  * SIGINT) or the session is over (returns 0).
  */
 int stop_wait_request(void);
+enum stop_drain {
+	STOP_NOTHING_OPEN,		/* the session is still up */
+	STOP_SESSION_OVER,
+	STOP_ASKED_AGAIN,		/* another SIGTERM or SIGINT: *sig */
+};
 /*
- * Blocks until no volume file is open or the session is over.  Returns
- * true if the session is over, false if it is still up with nothing open.
+ * Blocks until no volume file is open, the session is over, or a signal
+ * asks again (after stop_wait_request() returned one); says which.  Each
+ * signal is told of once: a caller told STOP_ASKED_AGAIN may wait again.
  */
-bool stop_wait_closed(void);
+enum stop_drain stop_wait_closed(int *sig);
 
 #endif

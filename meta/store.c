@@ -64,6 +64,9 @@ int store_error(struct store *s, int rc)
 		return -ENOSPC;
 	case SQLITE_READONLY:
 		return -EROFS;
+	case SQLITE_ABORT:		/* its transaction was rolled back under it */
+	case SQLITE_INTERRUPT:
+		return -ECANCELED;
 	}
 	/* Every retried commit of a failing database fails alike: once is news. */
 	log_error_limited(&limit, "pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);

@@ -15,6 +15,8 @@
  *   -EROFS     the database cannot be written: it is on a read-only file
  *              system, or its header asks for a newer write format
  *              (opened for reading: every write fails so)
+ *   -ECANCELED SQLite aborted the statement (SQLITE_ABORT: its transaction
+ *              was rolled back; SQLITE_INTERRUPT): nothing of it is kept
  *   -EIO       anything else (logged once with SQLite's message)
  *
  * Every call blocks on SQLite: never call one on the I/O path.  A store is

@@ -3,11 +3,21 @@
  * have one or two words ("list", "device add"); a first word that only
  * starts two-word commands ("device") is a group, which answers --help
  * with its members and is otherwise a usage error.
+ *
+ * The daemon runs commands on several threads at once, so that a report
+ * never waits behind a change that waits on a device; the pool service
+ * orders the changes.  Only parsing cannot be shared: getopt keeps its
+ * state in globals.  So a command parses under parse_lock, taken by
+ * cmd_dispatch before it runs the command and let go by cmd_next_option
+ * when the options are done, which copies getopt's optind into the
+ * command's ctx first; a command that returns before (a bad value) lets
+ * it go on its way out of cmd_dispatch.
  */
 #include "cmd.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +64,26 @@ static const struct cmd *const cmd_table[] = {
 
 #define CMD_COUNT (sizeof(cmd_table) / sizeof(cmd_table[0]))
 
-/* The running command's short options (commands run one at a time). */
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The short options of the command that holds parse_lock. */
 static const char *short_options = ":";
+
+static void parse_begin(struct cmd_ctx *ctx, const struct cmd *c)
+{
+	pthread_mutex_lock(&parse_lock);
+	ctx->parsing = true;
+	ctx->optind = 1;
+	short_options = c->short_options ? c->short_options : ":";
+}
+
+static void parse_end(struct cmd_ctx *ctx)
+{
+	if (!ctx->parsing)
+		return;
+	ctx->optind = optind;
+	ctx->parsing = false;
+	pthread_mutex_unlock(&parse_lock);
+}
 
 /* Length of the first word of a command's name. */
 static size_t first_word(const struct cmd *c)
@@ -179,9 +207,9 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 	if (c->needs_pool && !ctx->pool)
 		return cmd_error(ctx, c->name, "no pool is open");
 	/* argv[0] of the command is its last name word, as getopt expects */
-	short_options = c->short_options ? c->short_options : ":";
+	parse_begin(ctx, c);
 	r = c->run(ctx, argc - words + 1, argv + words - 1);
-	short_options = ":";
+	parse_end(ctx);
 	return r;
 }
 
@@ -249,31 +277,31 @@ int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv
 	if (c == '?' && optopt) {
 		cmd_usage_error(ctx, what, "unknown option '-%c' (see 'mapperctl %s --help')",
 				optopt, what);
-		return CMD_OPTION_ERROR;
-	}
-	if (c == '?') {
+		c = CMD_OPTION_ERROR;
+	} else if (c == '?') {
 		cmd_usage_error(ctx, what, "unknown option '%s' (see 'mapperctl %s --help')",
 				argv[optind - 1], what);
-		return CMD_OPTION_ERROR;
-	}
-	if (c == ':') {
+		c = CMD_OPTION_ERROR;
+	} else if (c == ':') {
 		cmd_usage_error(ctx, what, "option '%s' needs a value", argv[optind - 1]);
-		return CMD_OPTION_ERROR;
+		c = CMD_OPTION_ERROR;
 	}
+	if (c == -1 || c == CMD_OPTION_ERROR)
+		parse_end(ctx);
 	return c;
 }
 
 int cmd_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 	     int min, int max, const char *missing)
 {
-	int n = argc - optind;
+	int n = argc - ctx->optind;
 
 	if (n < min)
 		return cmd_usage_error(ctx, what, "missing %s (see 'mapperctl %s --help')",
 				       missing, what);
 	if (n > max)
 		return cmd_usage_error(ctx, what, "unexpected argument '%s'",
-				       argv[optind + max]);
+				       argv[ctx->optind + max]);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #define MAPPERFS_CMD_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,9 +35,12 @@ struct cmd_ctx {
 	struct pool *pool;		/* NULL for init and --help */
 	const char *pool_dir;
 	pool_meta_open_fn *open_meta;	/* for init */
-	const char *transport;		/* the daemon's FUSE transport; NULL offline */
+	const struct pool_host *host;	/* the daemon that runs it; NULL offline */
 	FILE *out;
 	FILE *err;
+	/* Set by the parse (cmd_next_option): the first positional argument. */
+	int optind;
+	bool parsing;			/* holds the parse lock (cmd.c) */
 };
 
 struct cmd {
@@ -50,6 +54,11 @@ struct cmd {
 	 */
 	const char *short_options;
 	unsigned int needs_pool : 1;	/* 0 only for init */
+	/*
+	 * Changes nothing (a report): a daemon that is stopping still runs
+	 * it.
+	 */
+	unsigned int reads_only : 1;
 	/*
 	 * Which arguments are paths, made absolute by mapperctl before the
 	 * command line leaves it (the daemon resolves nothing against its own
@@ -78,7 +87,8 @@ void cmd_print_commands(FILE *f);
 /*
  * Runs a whole command line (without "mapperctl" and the global options)
  * against ctx: finds the command, answers --help, runs it.  Returns the
- * exit status.
+ * exit status.  Threads may run commands at once: only their parses take
+ * turns (cmd_next_option).
  */
 int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv);
 
@@ -101,10 +111,13 @@ int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err
 
 /*
  * Parsing, for the commands: cmd_next_option() returns the next option's
- * val, -1 when the options are done (argv[optind..argc) are the
- * positional arguments), or CMD_OPTION_ERROR after printing "unknown
- * option" or "option needs a value".  It starts a fresh parse with @first.
- * getopt keeps its state in globals: commands run one at a time.
+ * val (its value in optarg), -1 when the options are done
+ * (argv[ctx->optind..argc) are the positional arguments), or
+ * CMD_OPTION_ERROR after printing "unknown option" or "option needs a
+ * value".  It starts a fresh parse with @first.  getopt keeps its state
+ * in globals, so parses take turns: from the start of a command to the
+ * -1 or the error, a command holds the parse lock, and reads optarg only
+ * then; after it, ctx->optind, never getopt's optind.
  */
 #define CMD_OPTION_ERROR	(-2)
 int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv,

@@ -14,9 +14,9 @@ static int run(struct cmd_ctx *ctx, const char *what, bool active, int argc, cha
 	r = cmd_args(ctx, what, argc, argv, 1, 1, "the volume NAME");
 	if (r)
 		return r;
-	if (pool_activate(ctx->pool, argv[optind], active, &err))
+	if (pool_activate(ctx->pool, argv[ctx->optind], active, &err))
 		return cmd_fail(ctx, what, &err);
-	fprintf(ctx->out, "volume '%s' is %s\n", argv[optind], active ? "active" : "inactive");
+	fprintf(ctx->out, "volume '%s' is %s\n", argv[ctx->optind], active ? "active" : "inactive");
 	return CMD_OK;
 }
 

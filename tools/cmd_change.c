@@ -74,10 +74,10 @@ static int change_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return r;
 	if (!fields)
 		return cmd_usage_error(ctx, WHAT, "nothing to change (see 'mapperctl %s --help')", WHAT);
-	if (pool_change_thin_pool(ctx->pool, argv[optind], &policy, fields, &now, &err))
+	if (pool_change_thin_pool(ctx->pool, argv[ctx->optind], &policy, fields, &now, &err))
 		return cmd_fail(ctx, WHAT, &err);
 	fprintf(ctx->out, "thin pool '%s': discard passdown %s, autoextend %u%% by %u%%, metadata limit %s, event command %s\n",
-		argv[optind], now.discard_passdown ? "on" : "off", now.autoextend_threshold,
+		argv[ctx->optind], now.discard_passdown ? "on" : "off", now.autoextend_threshold,
 		now.autoextend_percent,
 		now.metadata_limit ? format_size(now.metadata_limit, limit) : "default",
 		now.on_event[0] ? "set" : "none");

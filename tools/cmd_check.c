@@ -104,8 +104,8 @@ static int check_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_json_args(ctx, WHAT, argc, argv, &as_json, 0, 1, "");
 	if (r)
 		return r;
-	r = as_json ? check_json(ctx, &o, optind < argc ? argv[optind] : NULL, &breaches, &err) :
-		      pool_check(ctx->pool, optind < argc ? argv[optind] : NULL, print_breach,
+	r = as_json ? check_json(ctx, &o, ctx->optind < argc ? argv[ctx->optind] : NULL, &breaches, &err) :
+		      pool_check(ctx->pool, ctx->optind < argc ? argv[ctx->optind] : NULL, print_breach,
 				 print_summary, &o, &breaches, &err);
 	if (r)
 		return cmd_fail(ctx, WHAT, &err);
@@ -130,4 +130,5 @@ const struct cmd cmd_check = {
 		"  --json  print {\"breaches\": [lines], \"summary\": [lines], \"ok\"}\n",
 	.run = check_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

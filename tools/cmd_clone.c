@@ -19,10 +19,10 @@ static int clone_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 2, 2, "the SOURCE and DESTINATION volumes");
 	if (r)
 		return r;
-	if (pool_clone(ctx->pool, argv[optind], argv[optind + 1], &shared, &err))
+	if (pool_clone(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], &shared, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "cloned '%s' into '%s' (%s shared, not copied)\n", argv[optind],
-		argv[optind + 1], format_size(shared, shared_s));
+	fprintf(ctx->out, "cloned '%s' into '%s' (%s shared, not copied)\n", argv[ctx->optind],
+		argv[ctx->optind + 1], format_size(shared, shared_s));
 	return CMD_OK;
 }
 

@@ -73,7 +73,7 @@ static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = parse(ctx, argc, argv, &a);
 	if (r)
 		goto out;
-	s.name = argv[optind];
+	s.name = argv[ctx->optind];
 	s.read_only = a.read_only;
 	s.on = a.on;
 	s.nr_on = a.nr_on;

@@ -75,7 +75,7 @@ static int create_switch_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_error(ctx, WHAT, "out of memory");
 		goto out;
 	}
-	s.name = argv[optind];
+	s.name = argv[ctx->optind];
 	s.read_only = a.read_only;
 	r = opts_block_size(a.size, &s.size, &err);
 	if (!r)

@@ -49,7 +49,7 @@ static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!s.pool || !size_arg)
 		return cmd_usage_error(ctx, WHAT, "need --pool and --size (see 'mapperctl %s --help')",
 				       WHAT);
-	s.name = argv[optind];
+	s.name = argv[ctx->optind];
 	if (opts_block_size(size_arg, &s.size, &err) ||
 	    pool_create_thin(ctx->pool, &s, &v, &err))
 		return cmd_fail(ctx, WHAT, &err);

@@ -126,7 +126,7 @@ static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = parse(ctx, argc, argv, &a);
 	if (r)
 		goto out;
-	s.name = argv[optind];
+	s.name = argv[ctx->optind];
 	s.on = a.on;
 	s.nr_on = a.nr_on;
 	r = parse_values(&a, &s, &err);

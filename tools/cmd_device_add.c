@@ -39,7 +39,7 @@ static int device_add_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device or file PATH");
 	if (r)
 		return r;
-	s.path = argv[optind];
+	s.path = argv[ctx->optind];
 	if (create && opts_size(create, &s.create_size, &err))
 		return cmd_fail(ctx, WHAT, &err);
 	if (create && !s.create_size)

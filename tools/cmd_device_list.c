@@ -94,4 +94,5 @@ const struct cmd cmd_device_list = {
 		"          \"used\", \"free\", \"state\", \"reason\"}, sizes in bytes\n",
 	.run = device_list_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

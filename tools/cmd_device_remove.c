@@ -16,9 +16,9 @@ static int device_remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device NAME");
 	if (r)
 		return r;
-	if (pool_device_remove(ctx->pool, argv[optind], &err))
+	if (pool_device_remove(ctx->pool, argv[ctx->optind], &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "removed device '%s'\n", argv[optind]);
+	fprintf(ctx->out, "removed device '%s'\n", argv[ctx->optind]);
 	return CMD_OK;
 }
 

@@ -48,7 +48,7 @@ static int print_run(void *arg, uint64_t first, uint64_t count)
 static int diff_runs(struct cmd_ctx *ctx, struct diff_out *o, char **argv,
 		     struct pool_error *err)
 {
-	return pool_diff(ctx->pool, argv[optind], argv[optind + 1], print_run, o,
+	return pool_diff(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], print_run, o,
 			 &o->block_size, err);
 }
 
@@ -76,7 +76,7 @@ static int diff_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (as_json) {
 		json_array_end(&j);
 	} else if (!o.runs) {
-		fprintf(o.f, "'%s' and '%s' do not differ\n", argv[optind], argv[optind + 1]);
+		fprintf(o.f, "'%s' and '%s' do not differ\n", argv[ctx->optind], argv[ctx->optind + 1]);
 	} else {
 		char total[SIZE_STR_LEN];
 
@@ -103,4 +103,5 @@ const struct cmd cmd_diff = {
 		"  --json  a JSON array of {\"offset\", \"length\", \"first_block\", \"blocks\"}\n",
 	.run = diff_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

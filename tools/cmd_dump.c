@@ -66,7 +66,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	f = output ? open_output(ctx, output) : ctx->out;
 	if (!f)
 		return CMD_FAIL;
-	r = pool_thin_dump(ctx->pool, argv[optind], format, f, &err);
+	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &err);
 	if (output && fclose(f) && !r)
 		r = pool_fail(&err, -errno, "cannot write '%s': %s", output, strerror(errno));
 	if (r && output)
@@ -91,5 +91,6 @@ const struct cmd cmd_dump = {
 	.options = options,
 	.short_options = ":o:",
 	.needs_pool = 1,
+	.reads_only = 1,
 	.path_options = path_options,
 };

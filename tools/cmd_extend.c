@@ -86,8 +86,8 @@ static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
 	if (!r && !size_arg)
 		r = cmd_usage_error(ctx, WHAT, "missing --size (see 'mapperctl %s --help')", WHAT);
-	if (!r && (new_size(ctx->pool, argv[optind], size_arg, &size, &err) ||
-		   pool_extend(ctx->pool, argv[optind], size, on, nr_on, &v, &err)))
+	if (!r && (new_size(ctx->pool, argv[ctx->optind], size_arg, &size, &err) ||
+		   pool_extend(ctx->pool, argv[ctx->optind], size, on, nr_on, &v, &err)))
 		r = cmd_fail(ctx, WHAT, &err);
 	if (!r && v.size != size)
 		fprintf(ctx->out, "extended volume '%s' to %s (%s rounded down to whole blocks)\n",

@@ -17,8 +17,8 @@ static int init_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 0, 1, "");
 	if (r)
 		return r;
-	if (optind < argc)
-		dir = argv[optind];
+	if (ctx->optind < argc)
+		dir = argv[ctx->optind];
 	if (pool_create(dir, ctx->open_meta, &err))
 		return cmd_fail(ctx, WHAT, &err);
 	fprintf(ctx->out, "created pool '%s'\n", dir);

@@ -123,4 +123,5 @@ const struct cmd cmd_list = {
 		"          commits fail \"commit_error\", \"commit_failing_ms\"\n",
 	.run = list_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

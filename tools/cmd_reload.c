@@ -9,8 +9,8 @@
 
 static int reload_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct pool_error err, still;
 	size_t recovered, failed;
-	struct pool_error err;
 	int r;
 
 	if (cmd_next_option(ctx, WHAT, argc, argv, NULL, 1) != -1)
@@ -18,11 +18,17 @@ static int reload_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 0, 0, "");
 	if (r)
 		return r;
-	if (pool_reload(ctx->pool, &recovered, &failed, &err))
+	if (pool_reload(ctx->pool, &recovered, &failed, &still, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "%zu recovered, %zu still failed\n", recovered, failed);
-	return failed ? cmd_error(ctx, WHAT, "%zu device%s or volume%s still failed (see 'mapperctl status')",
-				  failed, failed == 1 ? "" : "s", failed == 1 ? "" : "s") : CMD_OK;
+	if (failed > 1)
+		return cmd_error(ctx, WHAT, "%zu recovered, %zu still failed: %s, and %zu more "
+				 "(see 'mapperctl status')", recovered, failed, still.msg,
+				 failed - 1);
+	if (failed)
+		return cmd_error(ctx, WHAT, "%zu recovered, 1 still failed: %s", recovered,
+				 still.msg);
+	fprintf(ctx->out, "%zu recovered, nothing failed\n", recovered);
+	return CMD_OK;
 }
 
 const struct cmd cmd_reload = {
@@ -33,7 +39,8 @@ const struct cmd cmd_reload = {
 		"Tries again to open the raw devices and build the thin pools and\n"
 		"volumes that failed (see 'mapperctl status'), as the daemon does when\n"
 		"it starts, once the cause is gone.  What is served is not touched.\n"
-		"Exits 1 if anything is still failed.\n",
+		"Exits 1 if anything is still failed, in one line that names the\n"
+		"first and why.\n",
 	.run = reload_run,
 	.needs_pool = 1,
 };

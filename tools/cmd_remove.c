@@ -17,9 +17,9 @@ static int remove_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
 	if (r)
 		return r;
-	if (pool_remove(ctx->pool, argv[optind], &err))
+	if (pool_remove(ctx->pool, argv[ctx->optind], &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "removed volume '%s'\n", argv[optind]);
+	fprintf(ctx->out, "removed volume '%s'\n", argv[ctx->optind]);
 	return CMD_OK;
 }
 

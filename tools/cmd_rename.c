@@ -13,9 +13,9 @@ static int rename_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 2, 2, "the volume NAME and its NEW-NAME");
 	if (r)
 		return r;
-	if (pool_rename(ctx->pool, argv[optind], argv[optind + 1], &err))
+	if (pool_rename(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "renamed volume '%s' to '%s'\n", argv[optind], argv[optind + 1]);
+	fprintf(ctx->out, "renamed volume '%s' to '%s'\n", argv[ctx->optind], argv[ctx->optind + 1]);
 	return CMD_OK;
 }
 

@@ -22,7 +22,7 @@ static int repair_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
 	if (r)
 		return r;
-	if (pool_thin_repair(ctx->pool, argv[optind], print_line, ctx, &err))
+	if (pool_thin_repair(ctx->pool, argv[ctx->optind], print_line, ctx, &err))
 		return cmd_fail(ctx, WHAT, &err);
 	return CMD_OK;
 }

@@ -104,7 +104,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_error(ctx, WHAT, "cannot open '%s': %s", from, strerror(errno));
 		goto out;
 	}
-	r = pool_thin_restore(ctx->pool, argv[optind], &s, print_line, ctx, &err);
+	r = pool_thin_restore(ctx->pool, argv[ctx->optind], &s, print_line, ctx, &err);
 	fclose(s.xml);
 	r = r ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
 out:

@@ -17,9 +17,9 @@ static int rollback_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 2, 2, "the volume NAME and the SNAPSHOT");
 	if (r)
 		return r;
-	if (pool_rollback(ctx->pool, argv[optind], argv[optind + 1], &err))
+	if (pool_rollback(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "rolled back '%s' to '%s'\n", argv[optind], argv[optind + 1]);
+	fprintf(ctx->out, "rolled back '%s' to '%s'\n", argv[ctx->optind], argv[ctx->optind + 1]);
 	return CMD_OK;
 }
 

@@ -27,9 +27,9 @@ static int set_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return r;
 	if (ro == -1)
 		return cmd_usage_error(ctx, WHAT, "nothing to set: --read-only or --read-write");
-	if (pool_set_read_only(ctx->pool, argv[optind], ro, &err))
+	if (pool_set_read_only(ctx->pool, argv[ctx->optind], ro, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "volume '%s' is %s\n", argv[optind], ro ? "read-only" : "writable");
+	fprintf(ctx->out, "volume '%s' is %s\n", argv[ctx->optind], ro ? "read-only" : "writable");
 	return CMD_OK;
 }
 

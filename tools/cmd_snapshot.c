@@ -22,13 +22,13 @@ static const struct option options[] = {
 static int parse_group(struct cmd_ctx *ctx, int argc, char **argv,
 		       struct pool_snapshot_pair *pairs)
 {
-	for (int i = optind; i < argc; i++) {
+	for (int i = ctx->optind; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 
 		if (!eq || eq == argv[i] || !eq[1])
 			return cmd_usage_error(ctx, WHAT, "'%s' is not ORIGIN=NAME", argv[i]);
 		*eq = '\0';
-		pairs[i - optind] = (struct pool_snapshot_pair){ argv[i], eq + 1 };
+		pairs[i - ctx->optind] = (struct pool_snapshot_pair){ argv[i], eq + 1 };
 	}
 	return 0;
 }
@@ -56,7 +56,7 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 		    cmd_args(ctx, WHAT, argc, argv, 2, 2, "the ORIGIN and the snapshot NAME");
 	if (r)
 		return r;
-	s.nr = group ? (size_t)(argc - optind) : 1;
+	s.nr = group ? (size_t)(argc - ctx->optind) : 1;
 	pairs = calloc(s.nr, sizeof(*pairs));
 	v = calloc(s.nr, sizeof(*v));
 	if (!pairs || !v) {
@@ -66,7 +66,7 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (group)
 		r = parse_group(ctx, argc, argv, pairs);
 	else
-		pairs[0] = (struct pool_snapshot_pair){ argv[optind], argv[optind + 1] };
+		pairs[0] = (struct pool_snapshot_pair){ argv[ctx->optind], argv[ctx->optind + 1] };
 	if (r)
 		goto out;
 	s.pairs = pairs;

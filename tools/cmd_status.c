@@ -27,7 +27,7 @@ static int status_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!buf)
 		return cmd_error(ctx, WHAT, "out of memory");
 	json_init(&j, buf, as_json ? JSON_PRETTY : JSON_TEXT);
-	r = pool_status(ctx->pool, optind < argc ? argv[optind] : NULL, ctx->transport, &j,
+	r = pool_status(ctx->pool, ctx->optind < argc ? argv[ctx->optind] : NULL, ctx->host, &j,
 			&err);
 	fclose(buf);
 	if (!r)
@@ -48,4 +48,5 @@ const struct cmd cmd_status = {
 		"  --json  print it as JSON, sizes and offsets in bytes\n",
 	.run = status_run,
 	.needs_pool = 1,
+	.reads_only = 1,
 };

@@ -52,9 +52,9 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct map_args *a)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, argc, "the volume NAME");
 	if (r)
 		return r;
-	a->name = argv[optind];
-	a->argv = argv + optind + 1;
-	a->argc = (size_t)(argc - optind - 1);
+	a->name = argv[ctx->optind];
+	a->argv = argv + ctx->optind + 1;
+	a->argc = (size_t)(argc - ctx->optind - 1);
 	if (a->file && a->dump)
 		return cmd_usage_error(ctx, WHAT, "--file and --dump exclude each other");
 	if ((a->file || a->dump) && a->argc)

@@ -19,7 +19,7 @@ static int trim_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
 	if (r)
 		return r;
-	if (pool_thin_trim(ctx->pool, argv[optind], &bytes, &err))
+	if (pool_thin_trim(ctx->pool, argv[ctx->optind], &bytes, &err))
 		return cmd_fail(ctx, WHAT, &err);
 	fprintf(ctx->out, "discarded %s (%llu bytes) of free blocks\n", format_size(bytes, size),
 		(unsigned long long)bytes);

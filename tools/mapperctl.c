@@ -6,7 +6,9 @@
  * command (it is the only writer then, and its volumes follow the change
  * at once); otherwise mapperctl runs the same command itself, holding the
  * pool's lock so that a daemon starting meanwhile, or a second mapperctl,
- * waits its turn.  `init` and --help need no pool.
+ * waits its turn.  It waits its own turn too, as mapperfs does
+ * (lock_wait.h): a daemon that was just unmounted, or another mapperctl,
+ * lets go of the lock a moment later.  `init` and --help need no pool.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lock_wait.h"
 #include "log.h"
 #include "pool.h"
 #include "pool_port.h"
@@ -75,7 +78,14 @@ static int parse_global(int argc, char **argv, const char **pool)
 	return optind;
 }
 
-/* The daemon runs the command; we print what it said. */
+#define RUN_AGAIN	(-1)	/* the daemon went away before it read the command */
+
+/*
+ * The daemon runs the command; we print what it said.  A connection reset
+ * before any answer means the daemon closed it with our request unread
+ * (it was stopping): it ran nothing, so RUN_AGAIN.  One that merely ends
+ * may have run it: that is an error.
+ */
 static int run_remote(int fd, const char *pool, int argc, char **argv)
 {
 	char *out = NULL, *err = NULL;
@@ -83,8 +93,10 @@ static int run_remote(int fd, const char *pool, int argc, char **argv)
 
 	r = wire_send_request(fd, argc, argv);
 	if (!r)
-		r = wire_recv_response(fd, &status, &out, &err);
+		r = wire_recv_response(fd, &status, &out, &err, stderr);
 	close(fd);
+	if (r == -ECONNRESET || r == -EPIPE)
+		return RUN_AGAIN;
 	if (r) {
 		fprintf(stderr, "mapperctl: lost the daemon of pool '%s': %s\n", pool,
 			strerror(-r));
@@ -97,23 +109,23 @@ static int run_remote(int fd, const char *pool, int argc, char **argv)
 	return status;
 }
 
-/* Takes the pool's lock; returns its descriptor or -1 after a message. */
-static int lock_pool(const char *pool)
+static void say_waiting(void *arg, const char *holder)
 {
-	int fd = pool_lock(pool);
-
-	if (fd == -EBUSY)
-		fprintf(stderr, "mapperctl: pool '%s' is in use by another process\n", pool);
-	else if (fd < 0)
-		fprintf(stderr, "mapperctl: cannot lock pool '%s': %s\n", pool, strerror(-fd));
-	return fd < 0 ? -1 : fd;
+	(void)arg;
+	fprintf(stderr, "mapperctl: waiting for %s ...\n", holder);
 }
 
-/* No daemon: open the pool here, under its lock, and run the command. */
-static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
+/*
+ * No daemon: open the pool here, under its lock, and run the command.
+ * The lock may be held for a moment (a daemon that was just unmounted,
+ * another mapperctl): lock_wait waits for it.  RUN_AGAIN if a daemon
+ * serves the pool meanwhile.
+ */
+static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 {
+	char who[80], db[PATH_MAX];
+	struct lock_wait w = { .who = who, .waiting = say_waiting };
 	struct pool_error err;
-	char db[PATH_MAX];
 	struct stat st;
 	int lock, status;
 
@@ -126,9 +138,19 @@ static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 			ctx->pool_dir);
 		return CMD_FAIL;
 	}
-	lock = lock_pool(ctx->pool_dir);
-	if (lock < 0)
+	snprintf(who, sizeof(who), "'%s'", c->name);
+	lock = lock_wait(ctx->pool_dir, &w);
+	if (lock == -EISCONN)
+		return RUN_AGAIN;
+	if (lock == -EBUSY) {
+		fprintf(stderr, "mapperctl: pool '%s' is in use by %s\n", ctx->pool_dir, w.holder);
 		return CMD_FAIL;
+	}
+	if (lock < 0) {
+		fprintf(stderr, "mapperctl: cannot lock pool '%s': %s\n", ctx->pool_dir,
+			strerror(-lock));
+		return CMD_FAIL;
+	}
 	if (pool_open(ctx->pool_dir, pool_port_open, &ctx->pool, &err)) {
 		fprintf(stderr, "mapperctl: %s\n", err.msg);
 		close(lock);
@@ -140,13 +162,45 @@ static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 	return status;
 }
 
+/*
+ * To the daemon if one answers, else here.  Either may send us to the
+ * other once: the daemon stopped before it read the command, or one
+ * started while we waited for the lock.
+ */
+#define RUN_TRIES	4
+
+static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
+{
+	int status = RUN_AGAIN;
+
+	for (int i = 0; status == RUN_AGAIN && i < RUN_TRIES; i++) {
+		int fd = wire_connect(ctx->pool_dir);
+
+		if (fd >= 0) {
+			status = run_remote(fd, ctx->pool_dir, argc, argv);
+		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
+			status = run_local(ctx, c, argc, argv);
+		} else {
+			fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n",
+				ctx->pool_dir, strerror(-fd));
+			return CMD_FAIL;
+		}
+	}
+	if (status == RUN_AGAIN) {
+		fprintf(stderr, "mapperctl: the daemon of pool '%s' keeps going away; "
+			"try again\n", ctx->pool_dir);
+		return CMD_FAIL;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *pool = getenv("MAPPERFS_POOL");
 	struct cmd_ctx ctx = { .out = stdout, .err = stderr, .open_meta = pool_port_open };
 	struct pool_error err;
 	const struct cmd *c;
-	int first, words, fd;
+	int first, words;
 
 	log_init("mapperctl");
 	log_set_level(LOG_LEVEL_WARN);
@@ -164,13 +218,5 @@ int main(int argc, char **argv)
 	}
 	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
-	fd = wire_connect(pool);
-	if (fd >= 0)
-		return run_remote(fd, pool, argc, argv);
-	if (fd != -ENOENT && fd != -ECONNREFUSED) {
-		fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n", pool,
-			strerror(-fd));
-		return CMD_FAIL;
-	}
-	return run_local(&ctx, argc, argv);
+	return run(&ctx, c, argc, argv);
 }

@@ -207,6 +207,27 @@ int wire_send_response(int fd, int status, const char *out, size_t out_len,
 	return r;
 }
 
+int wire_send_note(int fd, const char *line)
+{
+	size_t len = strlen(line);
+	char *buf = malloc(8 + len);
+	uint32_t v[2] = { htole32(WIRE_NOTE), htole32((uint32_t)len) };
+	ssize_t n;
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, v, 8);
+	memcpy(buf + 8, line, len);
+	n = send(fd, buf, 8 + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n < 8 + len)	/* begun: the rest must follow */
+		r = write_all(fd, buf + n, 8 + len - (size_t)n);
+	free(buf);
+	return r;
+}
+
 /*
  * Reads a length and that many bytes into *out, malloc'ed and NUL
  * terminated.  The buffer grows with the bytes that arrive (doubling from
@@ -246,12 +267,22 @@ static int read_blob(int fd, char **out)
 	return r;
 }
 
-int wire_recv_response(int fd, int *status, char **out, char **err)
+int wire_recv_response(int fd, int *status, char **out, char **err, FILE *notes)
 {
+	char *note;
 	uint32_t st;
 	int r;
 
-	r = read_u32(fd, &st);
+	while (!(r = read_u32(fd, &st)) && st == WIRE_NOTE) {
+		r = read_blob(fd, &note);
+		if (r)
+			return r;
+		if (notes) {
+			fputs(note, notes);
+			fflush(notes);
+		}
+		free(note);
+	}
 	if (r)
 		return r;
 	r = read_blob(fd, out);

@@ -5,7 +5,11 @@
  * 0600, in a 0700 pool directory).  One request per connection:
  *
  *   request:  "MPFS" u32 argc, then argc NUL-terminated strings
- *   response: i32 exit status, u32 out_len, out bytes, u32 err_len, err bytes
+ *   response: any number of notes, then the result:
+ *     note:   u32 WIRE_NOTE, u32 len, len bytes: a line for stderr that the
+ *             daemon sends while the command waits ("waiting for ...")
+ *     result: i32 exit status (0..255), u32 out_len, out bytes, u32 err_len,
+ *             err bytes
  *
  * Integers are little-endian.  A request is at most WIRE_MAX bytes.
  */
@@ -13,9 +17,11 @@
 #define MAPPERFS_WIRE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define WIRE_MAX	(64u << 20)	/* bytes: room for million-region tables */
 #define CONTROL_SOCKET	"control.sock"
+#define WIRE_NOTE	0x45544f4eu	/* "NOTE": no exit status is that large */
 
 /* Writes a request.  0 or -errno. */
 int wire_send_request(int fd, int argc, char *const *argv);
@@ -23,8 +29,17 @@ int wire_send_request(int fd, int argc, char *const *argv);
 int wire_recv_request(int fd, int *argc, char ***argv);
 int wire_send_response(int fd, int status, const char *out, size_t out_len,
 		       const char *err, size_t err_len);
-/* Reads a response; out/err malloc'ed and NUL-terminated.  0 or -errno. */
-int wire_recv_response(int fd, int *status, char **out, char **err);
+/*
+ * Writes a note (@line, with its newline) before the response.  Does not
+ * wait for room in the socket: -EAGAIN if there is none.  0 or -errno.
+ */
+int wire_send_note(int fd, const char *line);
+/*
+ * Reads a response; out/err malloc'ed and NUL-terminated.  Notes that
+ * come first are written to @notes as they arrive (NULL: dropped).
+ * 0 or -errno.
+ */
+int wire_recv_response(int fd, int *status, char **out, char **err, FILE *notes);
 
 /*
  * Connects to the daemon of @pool_dir.  Returns the socket, -ENOENT or

@@ -3,8 +3,11 @@
 # a volume is open (by a reader of the file, by a loop device under fio)
 # answers every request: the mount is detached, the open volume keeps
 # reading its data, the log names it and says the daemon waits for it, and
-# the daemon is gone within 1 s of the last close.  Nothing open (a shell
-# may still be in the mount): it exits within 1 s of the signal.
+# the daemon is gone within 1 s of the last close.  Meanwhile `mapperctl
+# status` and `list` answer, status saying the daemon stops and what it
+# still serves, and a change is refused in one line saying the same.
+# Nothing open (a shell may still be in the mount): it exits within 1 s of
+# the signal.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
@@ -40,6 +43,13 @@ fio=$!
 kill -TERM "$pid"
 wait_log "SIGTERM: .* still serving the open volumes 'v' \(2\); the daemon stops once they are closed" >/dev/null
 ! mountpoint -q "$MNT" || fail "$MNT is still mounted after SIGTERM"
+mapperctl status --json >status.json || fail "status failed while the daemon stopped"
+[ "$(json_get .pool.daemon_pid <status.json)" = "$pid" ] || fail "status names another daemon"
+json_get .pool.stopping <status.json | grep -q "'v' (2)" ||
+	fail "status does not say what the stopping daemon serves: $(cat status.json)"
+mapperctl list --json | jq -e 'length == 3' >/dev/null || fail "list failed while the daemon stopped"
+expect_fail -s 1 -m "^mapperctl: create linear: pool '.*' is served by mapperfs \(pid $pid\), which is stopping: it still serves the open volumes 'v' \(2\); it takes no changes$" \
+	mapperctl create linear x --size 4M
 cmp data /dev/fd/3 || fail "the open file read wrong data after SIGTERM"
 exec 3<&-
 timeout 3 dd if="$dev" iflag=direct bs=1M status=none | cmp - data ||

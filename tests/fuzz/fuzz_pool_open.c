@@ -32,7 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_quiet();
 	dir = pooldir_init();
-	FUZZ_CHECK(pool_lock(dir) >= 0);	/* held for the process's life */
+	FUZZ_CHECK(pool_lock(dir, "fuzz") >= 0);	/* held for the process's life */
 	devnull = fopen("/dev/null", "w");
 	FUZZ_CHECK(devnull);
 	return 0;
@@ -83,7 +83,7 @@ static void use_volumes(struct pool *p)
 static void report(struct pool *p)
 {
 	struct pool_device_info *d = NULL;
-	struct pool_error err = { "" };
+	struct pool_error err = { "" }, still;
 	size_t nr, recovered, failed, breaches;
 	struct json j;
 	int r;
@@ -102,7 +102,7 @@ static void report(struct pool *p)
 	use_volumes(p);
 	if ((r = pool_check(p, NULL, ignore, ignore, NULL, &breaches, &err)))
 		check_failure(r, &err);
-	if ((r = pool_reload(p, &recovered, &failed, &err)))
+	if ((r = pool_reload(p, &recovered, &failed, &still, &err)))
 		check_failure(r, &err);
 }
 

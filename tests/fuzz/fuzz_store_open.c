@@ -34,7 +34,7 @@ static int check(int r)
 {
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -EEXIST || r == -EUCLEAN ||
 		   r == -EPROTONOSUPPORT || r == -EBUSY || r == -ENOSPC ||
-		   r == -EROFS || r == -EIO || r == -ENOMEM);
+		   r == -EROFS || r == -ECANCELED || r == -EIO || r == -ENOMEM);
 	return r;
 }
 

@@ -90,6 +90,9 @@ response()
 response ok 0 $'[{"name":"vm1","kind":"linear","size":4194304,"state":"ok"}]\n' ''
 response busy 1 '' $'mapperctl: remove: volume \'vm1\' is busy (open)\n'
 response usage 2 '' $'mapperctl: unknown command \'frob\' (see \'mapperctl --help\')\n'
+note=$'mapperctl: waiting for \'device add\' (pid 1234) ...\n'
+{ printf "$(le32 0x45544f4e)$(le32 ${#note})%s" "$note"; cat "$corpus/wire_response/ok"; } \
+	>"$corpus/wire_response/note"
 
 # ---- a real pool, step by step -------------------------------------------------
 # snap NAME: the database as it is now (mapperctl closed it: checkpointed).

@@ -27,11 +27,13 @@ pool_locked()
 # nbd_device NAME SIZE [NBDKIT_PARAM=VALUE...]: a raw device whose faults
 # the test controls, and prints its path (a regular file: give it to
 # `mapperctl device add`).  nbdkit serves SIZE bytes of memory on a Unix
-# socket through the error and delay filters (params such as
+# socket through the log, pause, error and delay filters (params such as
 # delay-read=1, delay-write=500ms go to them); nbdfuse shows it as the file
 # $T_DIR/nbd/NAME/mnt/NAME.  Every request fails with EIO while
-# nbd_fail NAME is in force (nbd_heal NAME ends it).  Registers nbdfuse's
-# unmount and nbdkit's end.  Safe inside $(...).
+# nbd_fail NAME is in force (nbd_heal NAME ends it), and waits while
+# nbd_pause NAME is (nbd_resume NAME ends it); nbd_wait_request tells when
+# a request reached the device.  Registers nbdfuse's unmount and nbdkit's
+# end.  Safe inside $(...).
 nbd_device()
 {
 	local name=$1 size=$2 dir=$T_DIR/nbd/$1 pid
@@ -40,7 +42,8 @@ nbd_device()
 	mkdir -p "$dir/mnt"
 	cleanup_fn _t_undo_nbdkit "$dir/nbdkit.pid"	# before it starts: it detaches
 	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" \
-		--filter=error --filter=delay memory size="$size" \
+		--filter=log --filter=pause --filter=error --filter=delay memory size="$size" \
+		logfile="$dir/requests.log" pause-control="$dir/pause.sock" \
 		error-rate=100% error-file="$dir/fail" "$@" </dev/null >/dev/null 2>"$dir/nbdkit.log" ||
 		fail "nbdkit for $name did not start: $(cat "$dir/nbdkit.log")"
 	# nbdfuse writes its pid when it serves: into a fifo, that is the event.
@@ -57,6 +60,44 @@ nbd_device()
 # with EIO / is served again.
 nbd_fail() { : >"$T_DIR/nbd/$1/fail"; }
 nbd_heal() { rm -f "$T_DIR/nbd/$1/fail"; }
+
+# nbd_pause NAME: from now on every request to NAME waits, as on a device
+# that hangs, until nbd_resume NAME (which the test's cleanup also does,
+# before anything that would wait on the device).  Each returns once the
+# filter has done it.
+nbd_pause()
+{
+	_t_nbd_control "$1" p
+	cleanup_fn _t_nbd_control "$1" r
+}
+nbd_resume() { _t_nbd_control "$1" r; }
+
+# _t_nbd_control NAME p|r: sends the pause filter its command and waits
+# for its answer (the command in upper case).
+_t_nbd_control()
+{
+	timeout 30 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+sys.exit(s.recv(1) != sys.argv[2].upper().encode())
+' "$T_DIR/nbd/$1/pause.sock" "$2" || fail "nbdkit's pause filter of $1 did not answer '$2'"
+}
+
+# nbd_mark NAME: where NAME's request log ends now, for nbd_wait_request.
+nbd_mark()
+{
+	stat -c %s "$T_DIR/nbd/$1/requests.log"
+}
+
+# nbd_wait_request NAME REGEX [MARK]: waits (up to 60 s) until a request
+# matching REGEX (nbdkit's log filter: "Read id=3 offset=0x0 count=...")
+# reached device NAME after MARK: the moment a command is in its I/O.
+nbd_wait_request()
+{
+	wait_line "$T_DIR/nbd/$1/requests.log" "$2" "${3:-0}"
+}
 
 _t_undo_nbdfuse()
 {

@@ -20,6 +20,7 @@
 #include "device.h"
 #include "json.h"
 #include "log.h"
+#include "pool_int.h"
 #include "pool_port.h"
 #include "rcu.h"
 #include "store.h"
@@ -335,6 +336,16 @@ START_TEST(not_enough_free_space_is_refused_saying_what_is_free)
 }
 END_TEST
 
+START_TEST(change_that_sqlite_aborted_says_nothing_changed_and_to_try_again)
+{
+	struct pool_error e;
+
+	ck_assert_int_eq(pool_store_fail(&e, -ECANCELED, "create 'x'"), -ECANCELED);
+	ck_assert_str_eq(e.msg, "cannot create 'x': SQLite aborted the change to the pool "
+			 "database; nothing changed, try again");
+}
+END_TEST
+
 START_TEST(allocation_spans_the_devices_named_with_on)
 {
 	struct extent_rec *e;
@@ -577,12 +588,37 @@ START_TEST(response_crosses_the_wire_intact)
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(wire_send_response(sv[0], 2, "out\n", 4, "", 0), 0);
-	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e), 0);
+	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e, NULL), 0);
 	ck_assert_int_eq(st, 2);
 	ck_assert_str_eq(o, "out\n");
 	ck_assert_str_eq(e, "");
 	free(o);
 	free(e);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(notes_arrive_on_their_stream_before_the_response)
+{
+	char *o, *e, *notes = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&notes, &len);
+	int sv[2], st;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(wire_send_note(sv[0], "waiting for 'x' (pid 1) ...\n"), 0);
+	ck_assert_int_eq(wire_send_note(sv[0], "again\n"), 0);
+	ck_assert_int_eq(wire_send_response(sv[0], 0, "out\n", 4, "", 0), 0);
+	ck_assert_int_eq(wire_recv_response(sv[1], &st, &o, &e, f), 0);
+	fclose(f);
+	ck_assert_int_eq(st, 0);
+	ck_assert_str_eq(o, "out\n");
+	ck_assert_str_eq(notes, "waiting for 'x' (pid 1) ...\nagain\n");
+	free(o);
+	free(e);
+	free(notes);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -667,6 +703,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, segment_overlapping_another_volume_is_refused);
 	tcase_add_test(tc, segments_of_one_command_must_not_overlap);
 	tcase_add_test(tc, not_enough_free_space_is_refused_saying_what_is_free);
+	tcase_add_test(tc, change_that_sqlite_aborted_says_nothing_changed_and_to_try_again);
 	tcase_add_test(tc, allocation_spans_the_devices_named_with_on);
 	tcase_add_test(tc, extend_appends_extents_and_grows_the_volume);
 	tcase_add_test(tc, extend_to_a_smaller_or_equal_size_is_refused);
@@ -683,6 +720,7 @@ static Suite *cli_suite(void)
 
 	tcase_add_test(wire, request_crosses_the_wire_intact);
 	tcase_add_test(wire, response_crosses_the_wire_intact);
+	tcase_add_test(wire, notes_arrive_on_their_stream_before_the_response);
 	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);
 	tcase_add_test(wire, oversize_request_is_refused_before_sending);
 	tcase_add_test(wire, connect_without_a_daemon_is_enoent);

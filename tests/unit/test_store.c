@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_store.c: the pool database, opened, migrated and used
- * through store.h only (SQLite directly only to forge foreign files).
+ * through store.h (SQLite directly only to forge foreign files, and
+ * store_int.h to make SQLite abort a statement).
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "migrate.h"
 #include "store.h"
+#include "store_int.h"
 #include "thin_store.h"
 
 #define MiB (1ull << 20)
@@ -501,6 +503,46 @@ START_TEST(rolled_back_transaction_leaves_nothing)
 }
 END_TEST
 
+static int interrupt_at_once(void *arg)
+{
+	(void)arg;
+	return 1;
+}
+
+START_TEST(interrupted_statement_is_ecanceled)
+{
+	struct device_rec d = device("d0", "/a", MiB), *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	sqlite3_progress_handler(s->db, 1, interrupt_at_once, NULL);
+	ck_assert_int_eq(store_device_list(s, &list, &nr), -ECANCELED);
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	ck_assert_int_eq(store_device_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	free(list);
+}
+END_TEST
+
+/* A rollback that undoes a schema change aborts the reads under way. */
+START_TEST(read_cut_off_by_a_rollback_is_ecanceled)
+{
+	struct device_rec a = device("a", "/a", MiB), b = device("b", "/b", MiB), got;
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(store_begin(s), 0);
+	ck_assert_int_eq(store_device_insert(s, &a), 0);
+	ck_assert_int_eq(store_device_insert(s, &b), 0);
+	ck_assert_int_eq(store_exec(s, "CREATE TABLE scratch (x)"), 0);
+	ck_assert_int_eq(store_stmt(s, "SELECT name FROM device", &st), 0);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	store_rollback(s);
+	ck_assert_int_eq(store_error(s, sqlite3_step(st)), -ECANCELED);
+	store_stmt_done(st);
+	ck_assert_int_eq(find_device("a", &got), -ENOENT);
+}
+END_TEST
+
 START_TEST(committed_transaction_survives_reopening)
 {
 	struct volume_rec v = volume("v", "linear", MiB), got;
@@ -664,6 +706,8 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
 	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);
 	tcase_add_test(rows, rolled_back_transaction_leaves_nothing);
+	tcase_add_test(rows, interrupted_statement_is_ecanceled);
+	tcase_add_test(rows, read_cut_off_by_a_rollback_is_ecanceled);
 	tcase_add_test(rows, committed_transaction_survives_reopening);
 	tcase_add_test(rows, thin_pool_policies_read_back_and_change);
 	tcase_add_test(rows, autoextend_threshold_below_50_is_refused);
