@@ -130,6 +130,9 @@ refuses 1 "invalid --when-full 'sometimes'" create thin-pool x --size 8M --when-
 refuses 1 "invalid --when-full 'wait:0'" create thin-pool x --size 8M --when-full wait:0
 refuses 1 "low-water mark '101' must be a percentage" create thin-pool x --size 8M --low-water 101
 refuses 1 "smaller than one block" create thin-pool x --size 32K
+# The block limit of a thin pool: one message, whether it is made or grown.
+refuses 1 "thin pool 'x' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" create thin-pool x --size 17T
+refuses 1 "thin pool 'tp' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" extend tp --size 17T
 refuses 1 "not enough free space" create thin-pool x --size 1T
 refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
 refuses 1 "volume 'lin' is linear, not thin-pool" create thin x --pool lin --size 4M
