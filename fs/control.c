@@ -54,13 +54,17 @@ struct control {
 	struct client clients[CONTROL_CLIENTS_MAX];
 };
 
-/* Runs a command line received whole, one command at a time, and answers. */
-static void serve(struct control *c, int fd, int argc, char **argv)
+/*
+ * Runs a command line received whole (with the file it reads, @input, or
+ * -1), one command at a time, and answers.
+ */
+static void serve(struct control *c, int fd, int argc, char **argv, int input)
 {
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 		.transport = transport_name(),
+		.input = input,
 	};
 	char *out = NULL, *err = NULL;
 	size_t out_len = 0, err_len = 0;
@@ -103,7 +107,7 @@ static void refuse(struct control *c, int fd, const struct ucred *cred)
 
 	log_warn("control: refused a command from uid %u (pid %d): neither root nor "
 		 "the pool's owner", (unsigned int)cred->uid, (int)cred->pid);
-	if (wire_recv_request(fd, &argc, &argv))
+	if (wire_recv_request(fd, &argc, &argv, NULL))
 		return;
 	free(argv);
 	n = snprintf(msg, sizeof(msg), "mapperctl: permission denied: only root and the "
@@ -168,15 +172,17 @@ static void *client_main(void *arg)
 		refuse(c, cl->fd, &cred);
 	} else if (asked) {
 		char **argv = NULL;
-		int argc, r;
+		int argc, input, r;
 
-		r = wire_recv_request(cl->fd, &argc, &argv);
+		r = wire_recv_request(cl->fd, &argc, &argv, &input);
 		if (r) {
 			log_warn("control: bad request: %s", strerror(-r));
 		} else {
 			urcu_memb_register_thread();
-			serve(c, cl->fd, argc, argv);
+			serve(c, cl->fd, argc, argv, input);
 			urcu_memb_unregister_thread();
+			if (input >= 0)
+				close(input);
 		}
 		free(argv);
 	}

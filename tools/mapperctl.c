@@ -75,13 +75,13 @@ static int parse_global(int argc, char **argv, const char **pool)
 	return optind;
 }
 
-/* The daemon runs the command; we print what it said. */
-static int run_remote(int fd, const char *pool, int argc, char **argv)
+/* The daemon runs the command (reading @input, if it has one); we print what it said. */
+static int run_remote(int fd, const char *pool, int argc, char **argv, int input)
 {
 	char *out = NULL, *err = NULL;
 	int status, r;
 
-	r = wire_send_request(fd, argc, argv);
+	r = wire_send_request(fd, argc, argv, input);
 	if (!r)
 		r = wire_recv_response(fd, &status, &out, &err);
 	close(fd);
@@ -143,7 +143,8 @@ static int run_local(struct cmd_ctx *ctx, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *pool = getenv("MAPPERFS_POOL");
-	struct cmd_ctx ctx = { .out = stdout, .err = stderr, .open_meta = pool_port_open };
+	struct cmd_ctx ctx = { .input = -1, .out = stdout, .err = stderr,
+			       .open_meta = pool_port_open };
 	struct pool_error err;
 	const struct cmd *c;
 	int first, words, fd;
@@ -164,9 +165,13 @@ int main(int argc, char **argv)
 	}
 	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
+	if (cmd_open_input(c, argc - words + 1, argv + words - 1, &ctx.input, &err)) {
+		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
+		return CMD_FAIL;
+	}
 	fd = wire_connect(pool);
 	if (fd >= 0)
-		return run_remote(fd, pool, argc, argv);
+		return run_remote(fd, pool, argc, argv, ctx.input);
 	if (fd != -ENOENT && fd != -ECONNREFUSED) {
 		fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n", pool,
 			strerror(-fd));

@@ -24,6 +24,7 @@ truncate -s 16M ext4.img && mkfs.ext4 -q -F ext4.img
 printf 'QFI\xfb\0\0\0\3' >image.qcow2 && truncate -s 16M image.qcow2
 printf '0:1\n\0:0\n' >nul.map
 truncate -s 512K small.img
+truncate -s $((GiB + 1)) huge.map
 touch exists.img
 mkdir -p full mnt && touch full/x file
 sqlite3 foreign.db 'CREATE TABLE t (x);'
@@ -152,6 +153,10 @@ refuses 1 "R5,2" switch-map sw R5,2
 refuses 1 "volume 'lin' is linear, not switch" switch-map lin 0:1
 refuses 1 "holds a NUL byte" switch-map sw --file nul.map
 refuses 1 "cannot read '$T_DIR/nosuch.map'" switch-map sw --file nosuch.map
+refuses 1 "cannot read '$T_DIR/full': Is a directory" switch-map sw --file full
+refuses 1 "'/dev/null' holds no mappings" switch-map sw --file /dev/null
+refuses 1 "'$T_DIR/huge.map' holds more than 1 GiB" switch-map sw --file huge.map
+refuses 1 "'/dev/fd/[0-9]+' holds more than 1 GiB" switch-map sw --file <(head -c $((GiB + 1)) /dev/zero)
 refuses 1 "the region size is larger than the volume" create switch x --size 4M --region-size 8M --path d0 --path d1
 refuses 1 "path 'd0:15M' runs past the end of device 'd0'" create switch x --size 4M --region-size 1M --path d0:15M --path d1:0
 refuses 1 "path 'd9': no device 'd9'" create switch x --size 4M --region-size 1M --path d9 --path d1
