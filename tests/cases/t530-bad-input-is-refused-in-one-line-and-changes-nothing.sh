@@ -175,6 +175,7 @@ refuses 1 "is corrupt or not a mapperfs pool" --pool "$T_DIR/copies/foreign" lis
 refuses 1 "can be written by others \(mode 0777\)" --pool "$T_DIR/copies/open" list
 
 # The daemon's surroundings: mount points.
+cleanup_fn _t_undo_mount "$T_DIR/mnt"	# should a case mount there after all
 mounts()
 {
 	expect_fail -s 1 -m "^mapperfs: .*$1" mapperfs --pool "$POOL" "$2"
@@ -187,6 +188,16 @@ mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
 expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
 n=$((n + 1))
+# The daemon's own files are never followed through a link: it refuses to
+# start rather than run with no log or no pid file.
+for f in mapperfs.log mapperfs.pid; do
+	[ ! -e "$POOL/$f" ] || mv "$POOL/$f" "$T_DIR/$f.kept"
+	ln -s "$T_DIR/elsewhere" "$POOL/$f"
+	mounts "'$POOL/$f' is a symbolic link: refusing to follow it" mnt
+	[ ! -e "$T_DIR/elsewhere" ] || fail "mapperfs wrote through the link $POOL/$f"
+	rm "$POOL/$f"
+	[ ! -e "$T_DIR/$f.kept" ] || mv "$T_DIR/$f.kept" "$POOL/$f"
+done
 start_daemon
 expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
 [ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"
