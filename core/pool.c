@@ -25,6 +25,7 @@
 #include "names.h"
 #include "rcu.h"
 #include "size.h"
+#include "space.h"
 #include "thin_pool.h"
 #include "volume.h"
 
@@ -440,15 +441,15 @@ void pool_volume_forget(struct pool *p, struct pool_volume *v)
 
 void pool_space_update(struct pool *p)
 {
-	uint64_t total = 0, used = 0;
+	uint64_t total = 0, free_bytes = 0;
 
-	for (size_t i = 0; i < p->nr_devs; i++)
+	for (size_t i = 0; i < p->nr_devs; i++) {
 		if (p->devs[i]->rec.size > DEVICE_DATA_OFFSET)
 			total += p->devs[i]->rec.size - DEVICE_DATA_OFFSET;
-	for (size_t i = 0; i < p->nr_ext; i++)
-		used += p->ext[i].length;
+		free_bytes += space_free_bytes(p->ext, p->nr_ext, &p->devs[i]->rec, UINT64_MAX);
+	}
 	atomic_store(&p->space_total, total);
-	atomic_store(&p->space_free, used < total ? total - used : 0);
+	atomic_store(&p->space_free, free_bytes);
 }
 
 int pool_thins_update(struct pool *p)

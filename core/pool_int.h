@@ -86,7 +86,7 @@ struct pool {
 	struct volset served;
 	struct pool_thins *_Atomic thins;
 	_Atomic uint64_t space_total;	/* bytes of all data areas */
-	_Atomic uint64_t space_free;	/* bytes no extent uses */
+	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
 
 	struct pool_monitor *monitor;	/* autoextend and events */
 };

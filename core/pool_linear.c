@@ -94,14 +94,21 @@ int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 		size_t used = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			free_bytes += space_free_bytes(p->ext, p->nr_ext, recs[i]);
+			free_bytes += space_free_bytes(p->ext, p->nr_ext, recs[i],
+						       i ? UINT64_MAX : prefer);
 			if (used < sizeof(names))
 				used += (size_t)snprintf(names + used, sizeof(names) - used,
 							 "%s%s", i ? ", " : "", recs[i]->name);
 		}
-		r = pool_fail(err, r, "not enough free space for %s on device(s) %s (%s free)",
-			      format_size(length, want), n ? names : "(none)",
-			      format_size(free_bytes, have));
+		format_size(length, want);
+		format_size(free_bytes, have);
+		if (!strcmp(want, have))	/* rounded alike: the bytes tell */
+			r = pool_fail(err, r, "not enough free space for %llu bytes on device(s) %s (%llu bytes free)",
+				      (unsigned long long)length, n ? names : "(none)",
+				      (unsigned long long)free_bytes);
+		else
+			r = pool_fail(err, r, "not enough free space for %s on device(s) %s (%s free)",
+				      want, n ? names : "(none)", have);
 	} else if (r) {
 		r = pool_fail(err, r, "out of memory");
 	}
