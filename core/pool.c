@@ -369,6 +369,7 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v)
 	p->nr_vols++;
 	if (pool_volume_show(p, v))
 		pool_volume_failed(v, "out of memory while publishing it");
+	pool_space_update(p);		/* what it uses without owning it counts now */
 }
 
 int pool_volume_show(struct pool *p, struct pool_volume *v)
@@ -439,15 +440,68 @@ void pool_volume_forget(struct pool *p, struct pool_volume *v)
 	pool_space_update(p);
 }
 
+struct used_list {
+	struct extent_rec *v;
+	size_t nr, cap;
+	int r;
+};
+
+static void used_push(void *arg, const struct extent_rec *range)
+{
+	struct used_list *u = arg;
+
+	if (u->r)
+		return;
+	if (u->nr == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 16;
+		struct extent_rec *v = realloc(u->v, cap * sizeof(*v));
+
+		if (!v) {
+			u->r = -ENOMEM;
+			return;
+		}
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->nr++] = *range;
+}
+
+int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
+	      struct extent_rec **out, size_t *nr)
+{
+	struct used_list u = { 0 };
+
+	for (size_t i = 0; i < p->nr_ext; i++)
+		used_push(&u, &p->ext[i]);
+	for (size_t i = 0; i < nr_extra; i++)
+		used_push(&u, &extra[i]);
+	for (size_t i = 0; i < p->nr_vols; i++)
+		p->vols[i]->type->placed(p, p->vols[i], used_push, &u);
+	if (!u.r && !u.v && !(u.v = malloc(sizeof(*u.v))))
+		u.r = -ENOMEM;
+	if (u.r) {
+		free(u.v);
+		return u.r;
+	}
+	*out = u.v;
+	*nr = u.nr;
+	return 0;
+}
+
 void pool_space_update(struct pool *p)
 {
 	uint64_t total = 0, free_bytes = 0;
+	struct extent_rec *used;
+	size_t nr;
 
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return;		/* out of memory: the figures stay as they were */
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		if (p->devs[i]->rec.size > DEVICE_DATA_OFFSET)
 			total += p->devs[i]->rec.size - DEVICE_DATA_OFFSET;
-		free_bytes += space_free_bytes(p->ext, p->nr_ext, &p->devs[i]->rec, UINT64_MAX);
+		free_bytes += space_free_bytes(used, nr, &p->devs[i]->rec, UINT64_MAX);
 	}
+	free(used);
 	atomic_store(&p->space_total, total);
 	atomic_store(&p->space_free, free_bytes);
 }

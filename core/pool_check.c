@@ -4,9 +4,10 @@
  *
  * The records: the database's own pages (PRAGMA quick_check); every
  * extent on a registered device, inside its data area, overlapping no
- * other; each kind's records through its check hook (a linear volume's
- * extents add up to its size, a switch volume's paths reach the whole
- * volume, a thin volume's pool exists).  The deep part, walking a thin
+ * other extent nor a switch path placed by hand (pool_used()); each
+ * kind's records through its check hook (a linear volume's extents add
+ * up to its size, a switch volume's paths reach the whole volume, a thin
+ * volume's pool exists).  The deep part, walking a thin
  * pool's committed map pages against the counts in memory, runs for
  * `check` only.  Opening runs the records part and keeps a volume whose
  * records break an invariant out of service (failed, with the breach as
@@ -73,22 +74,71 @@ static int cmp_by_device(const void *a, const void *b)
 
 	if (x->device != y->device)
 		return (x->device > y->device) - (x->device < y->device);
-	return (x->dev_offset > y->dev_offset) - (x->dev_offset < y->dev_offset);
+	if (x->dev_offset != y->dev_offset)
+		return (x->dev_offset > y->dev_offset) - (x->dev_offset < y->dev_offset);
+	if (x->volume != y->volume)	/* ties in a fixed order: the same report each time */
+		return (x->volume > y->volume) - (x->volume < y->volume);
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Every extent on a registered device, in its data area, alone. */
+/* "extent 3" or "path 1" (a switch path placed by hand: pool_used()). */
+static const char *piece_name(const struct extent_rec *e, char *buf, size_t len)
+{
+	if (e->seq >= POOL_PLACED_SEQ)
+		snprintf(buf, len, "path %u", e->seq - POOL_PLACED_SEQ);
+	else
+		snprintf(buf, len, "extent %u", e->seq);
+	return buf;
+}
+
+/* @b starts inside @a (sorted by device and offset): a breach of each volume. */
+static void overlap(struct pool *p, const struct extent_rec *a, const struct extent_rec *b,
+		    struct pool_check *c)
+{
+	struct pool_volume *va = pool_volume_by_id(p, a->volume);
+	struct pool_volume *vb = pool_volume_by_id(p, b->volume);
+	struct pool_device *d = pool_device_by_id(p, a->device);
+	char na[32], nb[32];
+
+	/* a volume's own paths may share a range (multipath), and its extent */
+	if (va == vb && (a->seq >= POOL_PLACED_SEQ || b->seq >= POOL_PLACED_SEQ))
+		return;
+	piece_name(a, na, sizeof(na));
+	piece_name(b, nb, sizeof(nb));
+	pool_breach(c, vb, "its %s overlaps %s of volume '%s' on device '%s'", nb, na,
+		    va ? va->rec.name : "?", d ? d->rec.name : "?");
+	if (va && va != vb)
+		pool_breach(c, va, "its %s overlaps %s of volume '%s' on device '%s'", na, nb,
+			    vb ? vb->rec.name : "?", d ? d->rec.name : "?");
+}
+
+/*
+ * Every extent on a registered device, in its data area (a placed path's
+ * own check says so for paths), and nothing overlapping: sorted by
+ * device and offset, each piece against the one before it that reaches
+ * furthest, so an overlap with any earlier piece is seen.
+ */
 static int check_extents(struct pool *p, struct pool_check *c)
 {
-	const struct extent_rec **by_dev = calloc(p->nr_ext + 1, sizeof(*by_dev));
+	const struct extent_rec **by_dev, *far = NULL;
+	struct extent_rec *used;
+	size_t nr;
 
-	if (!by_dev)
+	if (pool_used(p, NULL, 0, &used, &nr))
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nr_ext; i++) {
-		const struct extent_rec *e = &p->ext[i];
+	by_dev = calloc(nr + 1, sizeof(*by_dev));
+	if (!by_dev) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct extent_rec *e = &used[i];
 		struct pool_volume *v = pool_volume_by_id(p, e->volume);
 		struct pool_device *d = pool_device_by_id(p, e->device);
 
 		by_dev[i] = e;
+		if (e->seq >= POOL_PLACED_SEQ)
+			continue;
 		if (!d)
 			pool_breach(c, v, "extent %u lies on device %lld, which the pool does not have",
 				    e->seq, (long long)e->device);
@@ -98,24 +148,19 @@ static int check_extents(struct pool *p, struct pool_check *c)
 				    e->seq, (unsigned long long)e->length,
 				    (unsigned long long)e->dev_offset, d->rec.name);
 	}
-	qsort(by_dev, p->nr_ext, sizeof(*by_dev), cmp_by_device);
-	for (size_t i = 1; i < p->nr_ext; i++) {
-		const struct extent_rec *a = by_dev[i - 1], *b = by_dev[i];
-		struct pool_volume *va, *vb;
-		struct pool_device *d;
+	qsort(by_dev, nr, sizeof(*by_dev), cmp_by_device);
+	for (size_t i = 0; i < nr; i++) {
+		const struct extent_rec *b = by_dev[i];
 
-		if (a->device != b->device || a->dev_offset + a->length <= b->dev_offset)
-			continue;
-		va = pool_volume_by_id(p, a->volume);
-		vb = pool_volume_by_id(p, b->volume);
-		d = pool_device_by_id(p, a->device);
-		pool_breach(c, vb, "its extent %u overlaps extent %u of volume '%s' on device '%s'",
-			    b->seq, a->seq, va ? va->rec.name : "?", d ? d->rec.name : "?");
-		if (va && va != vb)
-			pool_breach(c, va, "its extent %u overlaps extent %u of volume '%s' on device '%s'",
-				    a->seq, b->seq, vb ? vb->rec.name : "?", d ? d->rec.name : "?");
+		if (far && far->device != b->device)
+			far = NULL;
+		if (far && b->dev_offset < far->dev_offset + far->length)
+			overlap(p, far, b, c);
+		if (!far || b->dev_offset + b->length > far->dev_offset + far->length)
+			far = b;
 	}
 	free(by_dev);
+	free(used);
 	return 0;
 }
 

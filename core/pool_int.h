@@ -107,6 +107,18 @@ int pool_volume_get(struct pool *p, const char *name,
 		    const struct target_type *kind, bool failed_ok,
 		    struct pool_volume **out, struct pool_error *err);
 
+/*
+ * Everything that takes space on the devices: every extent, every range a
+ * volume uses without owning it (its type's placed hook: a switch path
+ * placed by hand, with seq POOL_PLACED_SEQ + its index), and @extra (a
+ * plan).  Free space, allocation, placement by hand and check all go by
+ * it, so nothing lands on a range in use.  *out malloc'ed (not NULL);
+ * 0 or -ENOMEM.
+ */
+#define POOL_PLACED_SEQ	(1u << 31)
+int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
+	      struct extent_rec **out, size_t *nr);
+
 /* @v's extents: a slice of p->ext.  *nr is 0 when it has none. */
 const struct extent_rec *pool_extents_of(struct pool *p, int64_t volume,
 					 size_t *nr);

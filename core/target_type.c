@@ -35,6 +35,12 @@ static int no_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 	return 0;
 }
 
+static void no_placed(struct pool *p, struct pool_volume *v,
+		      void (*fn)(void *arg, const struct extent_rec *range), void *arg)
+{
+	(void)p, (void)v, (void)fn, (void)arg;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -73,6 +79,8 @@ static void register_types(void)
 			t->remove = pool_remove_records;
 		if (!t->check)
 			t->check = no_check;
+		if (!t->placed)
+			t->placed = no_placed;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->info)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct extent_rec;
 struct json;
 struct pool;
 struct pool_check;
@@ -63,6 +64,15 @@ struct target_type {
 	 */
 	int (*check)(struct pool *p, struct pool_volume *v, struct pool_check *c,
 		     struct pool_error *err);
+	/*
+	 * Calls @fn with each range of a device that @v uses without owning
+	 * it as an extent (a switch path placed by hand), so that nothing is
+	 * allocated or placed over it and check sees it (pool_used()): @v's
+	 * id, seq POOL_PLACED_SEQ + an index, device, offset, length.
+	 * Default: none.
+	 */
+	void (*placed)(struct pool *p, struct pool_volume *v,
+		       void (*fn)(void *arg, const struct extent_rec *range), void *arg);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */

@@ -160,6 +160,12 @@ refuses 1 "'/dev/fd/[0-9]+' holds more than 1 GiB" switch-map sw --file <(head -
 refuses 1 "the region size is larger than the volume" create switch x --size 4M --region-size 8M --path d0 --path d1
 refuses 1 "path 'd0:15M' runs past the end of device 'd0'" create switch x --size 4M --region-size 1M --path d0:15M --path d1:0
 refuses 1 "path 'd9': no device 'd9'" create switch x --size 4M --region-size 1M --path d9 --path d1
+# A path placed by hand lies in free space: not over a volume, nor another's path.
+refuses 1 "path 'd0:0' overlaps volume 'lin' on device 'd0': a path placed by hand must lie in free space" create switch x --size 4M --region-size 1M --path d0:0 --path d0:4M
+refuses 1 "path 'd1:2M' overlaps thin pool 'tp' on device 'd1'" create switch x --size 4M --region-size 1M --path d1:2M --path d0:4M
+refuses 1 "path 'd0:9M' overlaps volume 'sw' on device 'd0'" create switch x --size 2M --region-size 1M --path d0:4M --path d0:9M
+refuses 1 "segment 'd0:9M:1M' overlaps volume 'sw'" create linear x --segment d0:9M:1M
+refuses 1 "not enough free space for 8.00 MiB on device\(s\) d0 \(7.00 MiB free\)" create linear x --size 8M --on d0
 refuses 1 "holds a pool already" init
 # Databases and pool directories.
 refuses 1 "no pool at '$T_DIR/nosuchpool'" --pool "$T_DIR/nosuchpool" list
