@@ -554,7 +554,7 @@ void pool_volume_failed(struct pool_volume *v, const char *why)
 {
 	free(v->failure);
 	v->failure = strdup(why);
-	log_warn("volume '%s' is not served: %s", v->rec.name, why);
+	log_info("volume '%s' is not served: %s", v->rec.name, why);
 }
 
 void pool_volume_broken(struct pool_volume *v, const char *why)

@@ -101,6 +101,16 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 		struct pool_error *err);
 
 /*
+ * Calls @fn with one line per fault that keeps something out of service,
+ * naming all it keeps out: "device 'd1' is failed (cannot be opened: No
+ * such file or directory): thin pool 'tp' and volumes 'a', 'b' are not
+ * served", "volume 'x' is not served: its origin '/img' is missing".  A
+ * volume failed only because of another fault is not a line of its own.
+ * The daemon's start-up tells these; the details are in the log.
+ */
+void pool_failures(struct pool *p, void (*fn)(void *arg, const char *line), void *arg);
+
+/*
  * Commits every thin pool (shutdown, or a SIGTERM).  Returns the first
  * error; each is logged.
  */

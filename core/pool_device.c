@@ -41,7 +41,8 @@ static void device_failed(struct pool_device *d, const char *why)
 {
 	free(d->failure);
 	d->failure = strdup(why);
-	log_warn("raw device '%s' at '%s' %s; refusing to use it", d->rec.name,
+	/* a detail, as a volume's failure: pool_failures() tells the fault */
+	log_info("raw device '%s' at '%s' %s; refusing to use it", d->rec.name,
 		  d->rec.path, why);
 }
 

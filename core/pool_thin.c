@@ -1522,6 +1522,18 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 	return 0;
 }
 
+/* A thin volume is built on its pool, and on its origin if that is a volume. */
+static struct pool_volume *thin_needs(struct pool *p, struct pool_volume *v)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+
+	if (tp && tp->failure)
+		return tp;
+	if (v->thin.origin && v->thin.origin->origin_volume)
+		return pool_volume_by_id(p, v->thin.origin->origin_volume);
+	return tp;
+}
+
 struct target_type thin_pool_type = {
 	.name = "thin-pool",
 	.served = false,
@@ -1545,6 +1557,7 @@ struct target_type thin_type = {
 	.extend = thin_extend,
 	.remove = thin_remove_volume,
 	.check = thin_check,
+	.needs = thin_needs,
 	.status = thin_status,
 	.info = thin_info,
 	.release = thin_release,

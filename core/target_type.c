@@ -41,6 +41,12 @@ static void no_placed(struct pool *p, struct pool_volume *v,
 	(void)p, (void)v, (void)fn, (void)arg;
 }
 
+static struct pool_volume *no_needs(struct pool *p, struct pool_volume *v)
+{
+	(void)p, (void)v;
+	return NULL;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -81,6 +87,8 @@ static void register_types(void)
 			t->check = no_check;
 		if (!t->placed)
 			t->placed = no_placed;
+		if (!t->needs)
+			t->needs = no_needs;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->info)

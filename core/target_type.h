@@ -73,6 +73,12 @@ struct target_type {
 	 */
 	void (*placed)(struct pool *p, struct pool_volume *v,
 		       void (*fn)(void *arg, const struct extent_rec *range), void *arg);
+	/*
+	 * The volume @v is built on, whose failure fails it too (a thin
+	 * volume's pool, or its origin volume), or NULL (pool_fault.c).
+	 * Default: none.
+	 */
+	struct pool_volume *(*needs)(struct pool *p, struct pool_volume *v);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */

@@ -537,6 +537,13 @@ static int detach_mount(const char *mnt, dev_t mnt_dev)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
+/* pool_failures(): each fault that keeps something out of service, once. */
+static void warn_fault(void *arg, const char *line)
+{
+	(void)arg;
+	log_warn("%s", line);
+}
+
 static const char *sigdesc(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
@@ -841,6 +848,8 @@ int main(int argc, char **argv)
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
+	if (!r)		/* what opening found failed: each fault once */
+		pool_failures(pool, warn_fault, NULL);
 	if (r) {
 		log_error("%s", err.msg);
 	} else if ((r = pool_watch(pool))) {

@@ -31,17 +31,25 @@ sql "UPDATE volume SET size = size + 4096 WHERE id = $(id d)"			# size != extent
 sql "UPDATE switch_path SET device = 99 WHERE volume = $(id sw) AND idx = 1"	# no such device
 sql "UPDATE switch_path SET dev_offset = dev_offset - 16777216 WHERE volume = $(id sw2) AND idx = 1"	# over e
 
-expect_fail -s 1 -m "breaches found" mapperctl check
+expect_fail -s 1 -m "5 breaches found" mapperctl check
 out=$T_DIR/.stdout
 for want in "volume 'b': its extent 0 overlaps extent 0 of volume 'a'" \
-	    "volume 'a': its extent 0 overlaps extent 0 of volume 'b'" \
 	    "volume 'c': extent 0 .* is outside the data area of device 'd0'" \
 	    "volume 'd': its extents add up to 8388608 bytes, its size is 8392704" \
 	    "volume 'sw': path 1 names device 99" \
-	    "volume 'sw2': its path 1 overlaps extent 0 of volume 'e' on device 'd1'"; do
+	    "volume 'sw2': its path 1 overlaps extent 0 of volume 'e' on device 'd1'" \
+	    "pool '$POOL': 5 breaches found"; do
 	[ "$(grep -c -E "^$want" "$out")" -eq 1 ] || fail "check did not say once: $want"
 done
+[ "$(wc -l <"$out")" -eq 6 ] || fail "check said more than each fault once: $(cat "$out")"
 ! grep -q "volume 'ok'" "$out" || fail "check blamed a healthy volume"
+# Checked alone, each volume of an overlap is told it, once.
+expect_fail -s 1 -m "1 breach found" mapperctl check a
+grep -q "^volume 'a': its extent 0 overlaps extent 0 of volume 'b'" "$out" ||
+	fail "check a said: $(cat "$out")"
+expect_fail -s 1 -m "1 breach found" mapperctl check e
+grep -q "^volume 'e': its extent 0 overlaps path 1 of volume 'sw2'" "$out" ||
+	fail "check e said: $(cat "$out")"
 for v in a b c d sw e sw2; do
 	[ "$(mapperctl status "$v" --json | json_get .state)" = failed ] || fail "$v is not failed"
 done
