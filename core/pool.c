@@ -769,6 +769,27 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 	return r;
 }
 
+static void damage_found(void *arg, const char *msg)
+{
+	struct pool *p = arg;
+
+	log_info("pool database: %s", msg);
+	if (!p->nr_damage++)
+		p->damage = strdup(msg);
+}
+
+/*
+ * The database's own pages: a damaged index page is met by no row read,
+ * yet a lookup by name would go wrong.  pool_failures() tells it.
+ */
+static void find_damage(struct pool *p)
+{
+	int r = p->meta->ops->integrity(p->meta, damage_found, p);
+
+	if (r)
+		log_warn("cannot check the pages of the pool database: %s", strerror(-r));
+}
+
 int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err)
 {
@@ -802,6 +823,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		goto err_free;
 	}
 	p->uuid = img.uuid;
+	find_damage(p);
 	r = pool_devices_open(p, &img, err);
 	if (!r)
 		r = load_volumes(p, &img, err);
@@ -875,6 +897,7 @@ void pool_close(struct pool *p)
 		free(p->devs[i]);
 	}
 	free(atomic_load(&p->thins));
+	free(p->damage);
 	if (atomic_load(&p->served.cur))
 		volset_release(&p->served);
 	if (p->meta)

@@ -149,11 +149,26 @@ static void failure_line(void *arg, struct pool_fault f)
 	l->fn(l->arg, line);
 }
 
+/* What PRAGMA quick_check found at open, in one line. */
+static void damage_line(struct pool *p, void (*fn)(void *arg, const char *line), void *arg)
+{
+	char line[PATH_MAX + 2 * POOL_ERROR_LEN], more[64] = "";
+
+	if (p->nr_damage > 1)
+		snprintf(more, sizeof(more), " (and %zu more problems)", p->nr_damage - 1);
+	snprintf(line, sizeof(line), "pool database '%s/pool.db' is damaged: %s%s; "
+		 "'mapperctl check' lists it all", p->dir,
+		 p->damage ? p->damage : "PRAGMA quick_check found problems", more);
+	fn(arg, line);
+}
+
 void pool_failures(struct pool *p, void (*fn)(void *arg, const char *line), void *arg)
 {
 	struct failure_lines l = { p, fn, arg };
 
 	pthread_mutex_lock(&p->admin);
+	if (p->nr_damage)
+		damage_line(p, fn, arg);
 	pool_faults(p, failure_line, &l);
 	pthread_mutex_unlock(&p->admin);
 }

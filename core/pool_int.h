@@ -89,6 +89,9 @@ struct pool {
 	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
 
 	struct pool_monitor *monitor;	/* autoextend and events */
+	/* What PRAGMA quick_check found at open: the first problem, how many. */
+	char *damage;			/* NULL: none */
+	size_t nr_damage;
 };
 
 /* ---- lookups (admin path) --------------------------------------------- */
