@@ -26,6 +26,7 @@
 #include "proc.h"
 #include "rcu.h"
 #include "size.h"
+#include "space.h"
 #include "thin_pool.h"
 #include "volume.h"
 
@@ -439,6 +440,7 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v)
 	p->nr_vols++;
 	if (pool_volume_show(p, v))
 		pool_volume_failed(v, "out of memory while publishing it");
+	pool_space_update(p);		/* what it uses without owning it counts now */
 }
 
 int pool_volume_show(struct pool *p, struct pool_volume *v)
@@ -509,17 +511,70 @@ void pool_volume_forget(struct pool *p, struct pool_volume *v)
 	pool_space_update(p);
 }
 
+struct used_list {
+	struct extent_rec *v;
+	size_t nr, cap;
+	int r;
+};
+
+static void used_push(void *arg, const struct extent_rec *range)
+{
+	struct used_list *u = arg;
+
+	if (u->r)
+		return;
+	if (u->nr == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 16;
+		struct extent_rec *v = realloc(u->v, cap * sizeof(*v));
+
+		if (!v) {
+			u->r = -ENOMEM;
+			return;
+		}
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->nr++] = *range;
+}
+
+int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
+	      struct extent_rec **out, size_t *nr)
+{
+	struct used_list u = { 0 };
+
+	for (size_t i = 0; i < p->nr_ext; i++)
+		used_push(&u, &p->ext[i]);
+	for (size_t i = 0; i < nr_extra; i++)
+		used_push(&u, &extra[i]);
+	for (size_t i = 0; i < p->nr_vols; i++)
+		p->vols[i]->type->placed(p, p->vols[i], used_push, &u);
+	if (!u.r && !u.v && !(u.v = malloc(sizeof(*u.v))))
+		u.r = -ENOMEM;
+	if (u.r) {
+		free(u.v);
+		return u.r;
+	}
+	*out = u.v;
+	*nr = u.nr;
+	return 0;
+}
+
 void pool_space_update(struct pool *p)
 {
-	uint64_t total = 0, used = 0;
+	uint64_t total = 0, free_bytes = 0;
+	struct extent_rec *used;
+	size_t nr;
 
-	for (size_t i = 0; i < p->nr_devs; i++)
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return;		/* out of memory: the figures stay as they were */
+	for (size_t i = 0; i < p->nr_devs; i++) {
 		if (p->devs[i]->rec.size > DEVICE_DATA_OFFSET)
 			total += p->devs[i]->rec.size - DEVICE_DATA_OFFSET;
-	for (size_t i = 0; i < p->nr_ext; i++)
-		used += p->ext[i].length;
+		free_bytes += space_free_bytes(used, nr, &p->devs[i]->rec, UINT64_MAX);
+	}
+	free(used);
 	atomic_store(&p->space_total, total);
-	atomic_store(&p->space_free, used < total ? total - used : 0);
+	atomic_store(&p->space_free, free_bytes);
 }
 
 int pool_thins_update(struct pool *p)
@@ -570,7 +625,7 @@ void pool_volume_failed(struct pool_volume *v, const char *why)
 {
 	free(v->failure);
 	v->failure = strdup(why);
-	log_warn("volume '%s' is not served: %s", v->rec.name, why);
+	log_info("volume '%s' is not served: %s", v->rec.name, why);
 }
 
 void pool_volume_broken(struct pool_volume *v, const char *why)
@@ -809,6 +864,27 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 	return r;
 }
 
+static void damage_found(void *arg, const char *msg)
+{
+	struct pool *p = arg;
+
+	log_info("pool database: %s", msg);
+	if (!p->nr_damage++)
+		p->damage = strdup(msg);
+}
+
+/*
+ * The database's own pages: a damaged index page is met by no row read,
+ * yet a lookup by name would go wrong.  pool_failures() tells it.
+ */
+static void find_damage(struct pool *p)
+{
+	int r = p->meta->ops->integrity(p->meta, damage_found, p);
+
+	if (r)
+		log_warn("cannot check the pages of the pool database: %s", strerror(-r));
+}
+
 int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err)
 {
@@ -843,6 +919,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		goto err_free;
 	}
 	p->uuid = img.uuid;
+	find_damage(p);
 	r = pool_devices_open(p, &img, err);
 	if (!r)
 		r = load_volumes(p, &img, err);
@@ -916,6 +993,7 @@ void pool_close(struct pool *p)
 		free(p->devs[i]);
 	}
 	free(atomic_load(&p->thins));
+	free(p->damage);
 	if (atomic_load(&p->served.cur))
 		volset_release(&p->served);
 	if (p->meta)

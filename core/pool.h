@@ -82,7 +82,9 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
  * device (label, size; exclusively), builds every volume and thin pool
  * and serves them.  What fails to load is kept as failed, with its reason;
  * only a store that cannot be read fails the whole open.  The caller holds
- * pool_lock().  Blocks: O(devices + volumes + thin map pages).
+ * pool_lock().  Checks the database's pages too (PRAGMA quick_check), and
+ * keeps what it finds for pool_failures(): the rows read back whole are
+ * served.  Blocks: O(database size + devices + volumes + thin map pages).
  */
 int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 	      struct pool_error *err);
@@ -120,6 +122,19 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
  * client that waits ("waiting for 'device add' (pid N)").  Never blocks.
  */
 pid_t pool_busy_thread(struct pool *p);
+
+/*
+ * Calls @fn with one line per fault that keeps something out of service,
+ * naming all it keeps out: "device 'd1' is failed (cannot be opened: No
+ * such file or directory): thin pool 'tp' and volumes 'a', 'b' are not
+ * served", "volume 'x' is not served: its origin '/img' is missing".  A
+ * volume failed only because of another fault is not a line of its own.
+ * First, if PRAGMA quick_check found the pool database damaged at open
+ * (an index page, say, that no row read meets): "pool database
+ * '/p/pool.db' is damaged: Page 8: ...".  The daemon's start-up tells
+ * these; the details are in the log.
+ */
+void pool_failures(struct pool *p, void (*fn)(void *arg, const char *line), void *arg);
 
 /*
  * Commits every thin pool (shutdown, or a SIGTERM).  Returns the first

@@ -61,7 +61,8 @@ static void device_failed(struct pool_device *d, const char *why)
 {
 	free(d->failure);
 	d->failure = strdup(why);
-	log_warn("raw device '%s' at '%s' %s; refusing to use it", d->rec.name,
+	/* a detail, as a volume's failure: pool_failures() tells the fault */
+	log_info("raw device '%s' at '%s' %s; refusing to use it", d->rec.name,
 		  d->rec.path, why);
 }
 
@@ -383,22 +384,23 @@ out_unlock:
 
 /* ---- remove --------------------------------------------------------------- */
 
-/* The volume whose extent or switch path lies on @d, or NULL. */
-static struct pool_volume *user_of(struct pool *p, const struct pool_device *d)
+/*
+ * The volume whose extent or placed switch path lies on @d in *out, or
+ * NULL.  0 or -ENOMEM.
+ */
+static int user_of(struct pool *p, const struct pool_device *d, struct pool_volume **out)
 {
-	for (size_t i = 0; i < p->nr_ext; i++)
-		if (p->ext[i].device == d->rec.id)
-			return pool_volume_by_id(p, p->ext[i].volume);
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
+	struct extent_rec *used;
+	size_t nr;
 
-		if (v->type != &switch_type)
-			continue;
-		for (uint32_t k = 0; k < v->sw.rec.nr_paths; k++)
-			if (v->sw.paths[k].device == d->rec.id)
-				return v;
-	}
-	return NULL;
+	*out = NULL;
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr && !*out; i++)
+		if (used[i].device == d->rec.id)
+			*out = pool_volume_by_id(p, used[i].volume);
+	free(used);
+	return 0;
 }
 
 static int record_removal(struct pool *p, void *arg)
@@ -428,9 +430,10 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	dev_lock(p);
 	pool_admin_lock(p);
 	d = pool_device_by_name(p, name);
-	user = d ? user_of(p, d) : NULL;
 	if (!d)
 		r = pool_fail(err, -ENOENT, "no device '%s'", name);
+	else if (user_of(p, d, &user))
+		r = pool_fail(err, -ENOMEM, "out of memory");
 	else if (user)
 		r = pool_fail(err, -EBUSY, "device '%s' is in use by volume '%s'", name,
 			      user->rec.name);

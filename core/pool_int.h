@@ -94,9 +94,12 @@ struct pool {
 	struct volset served;
 	struct pool_thins *_Atomic thins;
 	_Atomic uint64_t space_total;	/* bytes of all data areas */
-	_Atomic uint64_t space_free;	/* bytes no extent uses */
+	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
 
 	struct pool_monitor *monitor;	/* autoextend and events */
+	/* What PRAGMA quick_check found at open: the first problem, how many. */
+	char *damage;			/* NULL: none */
+	size_t nr_damage;
 };
 
 /*
@@ -122,6 +125,18 @@ struct pool_device *pool_device_by_id(struct pool *p, int64_t id);
 int pool_volume_get(struct pool *p, const char *name,
 		    const struct target_type *kind, bool failed_ok,
 		    struct pool_volume **out, struct pool_error *err);
+
+/*
+ * Everything that takes space on the devices: every extent, every range a
+ * volume uses without owning it (its type's placed hook: a switch path
+ * placed by hand, with seq POOL_PLACED_SEQ + its index), and @extra (a
+ * plan).  Free space, allocation, placement by hand and check all go by
+ * it, so nothing lands on a range in use.  *out malloc'ed (not NULL);
+ * 0 or -ENOMEM.
+ */
+#define POOL_PLACED_SEQ	(1u << 31)
+int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
+	      struct extent_rec **out, size_t *nr);
 
 /* @v's extents: a slice of p->ext.  *nr is 0 when it has none. */
 const struct extent_rec *pool_extents_of(struct pool *p, int64_t volume,
@@ -182,7 +197,10 @@ int pool_thins_update(struct pool *p);
 struct pool_volume *pool_volume_new(const struct volume_rec *rec,
 				    const struct target_type *type);
 void pool_volume_free(struct pool *p, struct pool_volume *v);
-/* Records why @v cannot be served, and logs it once. */
+/*
+ * Records why @v cannot be served, and logs it once, as a detail (info):
+ * what people are told is the fault behind it, once (pool_failures()).
+ */
 void pool_volume_failed(struct pool_volume *v, const char *why);
 /* The same for records that are damaged: only a repair can help. */
 void pool_volume_broken(struct pool_volume *v, const char *why);
@@ -287,21 +305,57 @@ void pool_monitor_kick(void *pool);
  */
 void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event);
 
+/* ---- faults (pool_fault.c) ---------------------------------------------- */
+
+/*
+ * What keeps a failed volume out of service: a failed raw device (.dev),
+ * or a volume failed of its own (.vol, maybe the volume itself).
+ */
+struct pool_fault {
+	struct pool_device *dev;
+	struct pool_volume *vol;
+};
+
+/* The fault behind failed volume @v, following what it needs. */
+struct pool_fault pool_fault_of(struct pool *p, struct pool_volume *v);
+/*
+ * The volumes fault @f keeps out of service besides itself, as "thin
+ * pool 'tp' and volumes 'a', 'b'" in @buf ("" if none).  Returns how many.
+ */
+size_t pool_fault_victims(struct pool *p, struct pool_fault f, char *buf, size_t len);
+/* Calls @fn once per fault: each failed device, each volume failed of its own. */
+void pool_faults(struct pool *p, void (*fn)(void *arg, struct pool_fault f), void *arg);
+
 /* ---- checking ------------------------------------------------------- */
 
 struct pool_check {
 	bool deep;			/* walk thin maps too (check), not only records */
-	/* Gets every breach as a line naming its volume (@v, or NULL). */
-	void (*on_breach)(struct pool_check *c, struct pool_volume *v, const char *line);
+	struct pool_volume *only;	/* breaches of this volume only, or NULL: all */
+	/*
+	 * Gets every breach as a line naming its volume (@v, or NULL);
+	 * @counted is false for the other volume of a breach told already.
+	 */
+	void (*on_breach)(struct pool_check *c, struct pool_volume *v, const char *line,
+			  bool counted);
 	void (*report)(void *arg, const char *line);	/* check's printers */
 	void (*summary)(void *arg, const char *line);
 	void *arg;
 	size_t n;			/* breaches so far */
+	struct pool_volume **hit;	/* volumes with a breach so far; malloc'ed */
+	size_t nr_hit, cap_hit;
 };
 
 /* One breach of @v's ("volume 'x': ..."), or of the pool (@v NULL). */
 void pool_breach(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * The other volume of the breach just told (an overlap): kept out of
+ * service at open as the first one is, but neither counted nor told again.
+ */
+void pool_breach_also(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Whether @v had a breach in this check. */
+bool pool_check_hit(const struct pool_check *c, const struct pool_volume *v);
 /* A line of check's summary ("thin pool 'tp': 2 volumes, ..."). */
 void pool_summary(struct pool_check *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

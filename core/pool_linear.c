@@ -75,37 +75,48 @@ int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 	const struct device_rec **recs = calloc(p->nr_devs + 1, sizeof(*recs));
 	char want[SIZE_STR_LEN], have[SIZE_STR_LEN];
 	struct space_range *pieces = NULL;
+	struct extent_rec *used = NULL;
 	uint64_t free_bytes = 0;
-	size_t n = 0, nr_pieces = 0;
+	size_t n = 0, nr_pieces = 0, nr_used;
 	int r;
 
-	if (!recs)
+	if (!recs || pool_used(p, NULL, 0, &used, &nr_used)) {
+		free(recs);
 		return pool_fail(err, -ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < (nr_devs ? nr_devs : p->nr_devs); i++) {
 		struct pool_device *d = nr_devs ? devs[i] : p->devs[i];
 
 		if (d->dev)		/* nothing is carved from a failed device */
 			recs[n++] = &d->rec;
 	}
-	r = space_allocate_after(p->ext, p->nr_ext, recs, n, prefer, length, &pieces,
+	r = space_allocate_after(used, nr_used, recs, n, prefer, length, &pieces,
 				 &nr_pieces);
 	if (r == -ENOSPC) {
 		char names[POOL_ERROR_LEN / 2] = "";
-		size_t used = 0;
+		size_t len = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			free_bytes += space_free_bytes(p->ext, p->nr_ext, recs[i]);
-			if (used < sizeof(names))
-				used += (size_t)snprintf(names + used, sizeof(names) - used,
-							 "%s%s", i ? ", " : "", recs[i]->name);
+			free_bytes += space_free_bytes(used, nr_used, recs[i],
+						       i ? UINT64_MAX : prefer);
+			if (len < sizeof(names))
+				len += (size_t)snprintf(names + len, sizeof(names) - len,
+							"%s%s", i ? ", " : "", recs[i]->name);
 		}
-		r = pool_fail(err, r, "not enough free space for %s on device(s) %s (%s free)",
-			      format_size(length, want), n ? names : "(none)",
-			      format_size(free_bytes, have));
+		format_size(length, want);
+		format_size(free_bytes, have);
+		if (!strcmp(want, have))	/* rounded alike: the bytes tell */
+			r = pool_fail(err, r, "not enough free space for %llu bytes on device(s) %s (%llu bytes free)",
+				      (unsigned long long)length, n ? names : "(none)",
+				      (unsigned long long)free_bytes);
+		else
+			r = pool_fail(err, r, "not enough free space for %s on device(s) %s (%s free)",
+				      want, n ? names : "(none)", have);
 	} else if (r) {
 		r = pool_fail(err, r, "out of memory");
 	}
 	free(recs);
+	free(used);
 	if (r)
 		return r;
 	*out = calloc(nr_pieces + 1, sizeof(**out));
@@ -160,15 +171,25 @@ static int check_size(uint64_t size, const char *what, struct pool_error *err)
 	return 0;
 }
 
-/* The volume whose extent overlaps [off, off + len) of @dev, or NULL. */
-static struct pool_volume *overlapping(struct pool *p, int64_t dev, uint64_t off,
-				       uint64_t len)
+/*
+ * The volume that uses part of [off, off + len) of @dev (an extent, a
+ * placed switch path: pool_used()) in *out, or NULL.  0 or -ENOMEM.
+ */
+static int overlapping(struct pool *p, int64_t dev, uint64_t off, uint64_t len,
+		       struct pool_volume **out)
 {
-	for (size_t i = 0; i < p->nr_ext; i++)
-		if (p->ext[i].device == dev && p->ext[i].dev_offset < off + len &&
-		    off < p->ext[i].dev_offset + p->ext[i].length)
-			return pool_volume_by_id(p, p->ext[i].volume);
-	return NULL;
+	struct extent_rec *used;
+	size_t nr;
+
+	*out = NULL;
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr && !*out; i++)
+		if (used[i].device == dev && used[i].dev_offset < off + len &&
+		    off < used[i].dev_offset + used[i].length)
+			*out = pool_volume_by_id(p, used[i].volume);
+	free(used);
+	return 0;
 }
 
 /* Checks the hand-placed segments; fills @ext (volume id still 0). */
@@ -200,7 +221,8 @@ static int place_segments(struct pool *p, const struct pool_linear_spec *s,
 		    g->length > d->rec.size - off)
 			return pool_fail(err, -ERANGE, "segment '%s' runs past the end of device '%s'",
 					 g->arg, d->rec.name);
-		other = overlapping(p, d->rec.id, off, g->length);
+		if (overlapping(p, d->rec.id, off, g->length, &other))
+			return pool_fail(err, -ENOMEM, "out of memory");
 		if (other)
 			return pool_fail(err, -EEXIST, "segment '%s' overlaps volume '%s'", g->arg,
 					 other->rec.name);

@@ -15,9 +15,23 @@
 #include "space.h"
 #include "volume.h"
 
+/* What allocation can take from @d (space.h), given all that is in use. */
+static uint64_t device_free(struct pool *p, const struct pool_device *d)
+{
+	struct extent_rec *used;
+	uint64_t free_bytes;
+	size_t nr;
+
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return 0;
+	free_bytes = space_free_bytes(used, nr, &d->rec, UINT64_MAX);
+	free(used);
+	return free_bytes;
+}
+
 static void report_device(struct pool *p, struct json *j, const struct pool_device *d)
 {
-	uint64_t free_bytes = space_free_bytes(p->ext, p->nr_ext, &d->rec);
+	uint64_t free_bytes = device_free(p, d);
 	uint64_t area = d->rec.size > DEVICE_DATA_OFFSET ? d->rec.size - DEVICE_DATA_OFFSET : 0;
 	char uuid[UUID_STR_LEN];
 
@@ -189,7 +203,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 	v = calloc(p->nr_devs + 1, sizeof(*v));
 	for (size_t i = 0; v && i < p->nr_devs; i++) {
 		v[i].rec = p->devs[i]->rec;
-		v[i].free = space_free_bytes(p->ext, p->nr_ext, &p->devs[i]->rec);
+		v[i].free = device_free(p, p->devs[i]);
 		if (p->devs[i]->failure)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
 	}

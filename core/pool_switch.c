@@ -6,8 +6,11 @@
  * of the volume is byte OFFSET + x of its path), so a path is either a
  * range of SIZE bytes carved from a device's free space, which the volume
  * then owns as an extent, or DEVICE:OFFSET, a place the caller chose,
- * which owns nothing and may be shared by other paths (multipath).  A new
- * table maps region r to path r % N.
+ * which is no extent and may be shared by other paths of the volume
+ * (multipath).  In dm-switch a path is a whole device, nobody else's: so
+ * a placed path must lie in free space, and then keeps it (the placed
+ * hook: nothing is allocated or placed over it, and check finds what
+ * overlaps it).  A new table maps region r to path r % N.
  *
  * switch-map stages the whole message on a private copy of the live
  * table (switch_msg.h); only if every argument was good is the copy
@@ -18,6 +21,7 @@
 #include "pool_int.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,20 +142,16 @@ static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
 			 const struct extent_rec *plan, size_t nr_plan,
 			 uint64_t *offset, struct pool_error *err)
 {
-	struct extent_rec *all = calloc(p->nr_ext + nr_plan + 1, sizeof(*all));
 	struct space_range *free_ranges = NULL;
 	char want[SIZE_STR_LEN];
-	size_t nr = 0;
+	struct extent_rec *used;
+	size_t nr = 0, nr_used;
 	int r;
 
-	if (!all)
+	if (pool_used(p, plan, nr_plan, &used, &nr_used))
 		return pool_fail(err, -ENOMEM, "out of memory");
-	if (p->nr_ext)	/* else p->ext and plan may be NULL */
-		memcpy(all, p->ext, p->nr_ext * sizeof(*all));
-	if (nr_plan)
-		memcpy(all + p->nr_ext, plan, nr_plan * sizeof(*all));
-	r = space_free_ranges(all, p->nr_ext + nr_plan, &d->rec, &free_ranges, &nr);
-	free(all);
+	r = space_free_ranges(used, nr_used, &d->rec, &free_ranges, &nr);
+	free(used);
 	if (r)
 		return pool_fail(err, r, "out of memory");
 	r = -ENOSPC;
@@ -181,40 +181,95 @@ struct new_switch {
 	size_t blob_len;
 };
 
-/* Places every path, allocating those that own their storage. */
+/*
+ * A path placed by hand at [off, off + size) of @d must lie where no
+ * other volume keeps anything (an extent, a placed path: pool_used()):
+ * dm-switch's paths are whole devices, and a path over another volume's
+ * bytes would write over them.  Paths of the new volume may share a range
+ * (multipath).
+ */
+static int check_placed(struct pool *p, const struct pool_switch_path *sp,
+			const struct pool_device *d, uint64_t off, uint64_t size,
+			struct pool_error *err)
+{
+	struct pool_volume *other = NULL;
+	struct extent_rec *used;
+	size_t nr;
+
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < nr && !other; i++)
+		if (used[i].device == d->rec.id && used[i].dev_offset < off + size &&
+		    off < used[i].dev_offset + used[i].length)
+			other = pool_volume_by_id(p, used[i].volume);
+	free(used);
+	if (other)
+		return pool_fail(err, -EEXIST, "path '%s' overlaps %s '%s' on device '%s': a path placed by hand must lie in free space",
+				 sp->arg, other->type == &thin_pool_type ? "thin pool" : "volume",
+				 other->rec.name, d->rec.name);
+	return 0;
+}
+
+/*
+ * Places path @i of @s: carves an owned one from free space around what
+ * the new volume has taken so far (@taken), or checks a placed one; adds
+ * it to @taken, and an owned one to n->ext.
+ */
+static int place_path(struct pool *p, const struct pool_switch_spec *s, size_t i,
+		      struct new_switch *n, struct extent_rec *taken, size_t *nr_taken,
+		      struct pool_error *err)
+{
+	const struct pool_switch_path *sp = &s->paths[i];
+	struct pool_device *d = pool_device_by_name(p, sp->device);
+	uint64_t off = sp->offset + DEVICE_DATA_OFFSET;
+	int r;
+
+	if (!d)
+		return pool_fail(err, -ENOENT, "path '%s': no device '%s'", sp->arg, sp->device);
+	if (!d->dev)
+		return pool_fail(err, -ENODEV, "path '%s': device '%s' is failed: %s",
+				 sp->arg, sp->device, d->failure);
+	if (sp->owned) {
+		r = allocate_path(p, sp, d, s->size, taken, *nr_taken, &off, err);
+		if (r)
+			return r;
+		n->ext[n->nr_ext] = (struct extent_rec){ 0, (uint32_t)n->nr_ext, d->rec.id, off,
+							 s->size };
+		n->nr_ext++;
+	} else if (sp->offset % VOLUME_ALIGN) {
+		return pool_fail(err, -EINVAL, "path '%s': offset is not a multiple of 4 KiB",
+				 sp->arg);
+	} else if (sp->offset > d->rec.size || off > d->rec.size ||
+		   s->size > d->rec.size - off) {
+		return pool_fail(err, -ERANGE, "path '%s' runs past the end of device '%s'",
+				 sp->arg, d->rec.name);
+	} else {
+		r = check_placed(p, sp, d, off, s->size, err);
+		if (r)
+			return r;
+	}
+	taken[(*nr_taken)++] = (struct extent_rec){ 0, (uint32_t)i, d->rec.id, off, s->size };
+	n->paths[i] = (struct switch_path_rec){ 0, (uint32_t)i, d->rec.id, off };
+	return 0;
+}
+
+/*
+ * Places every path: the placed ones first, so that the owned ones are
+ * carved around them as well as around everything else.
+ */
 static int place_paths(struct pool *p, const struct pool_switch_spec *s,
 		       struct new_switch *n, struct pool_error *err)
 {
-	for (size_t i = 0; i < s->nr_paths; i++) {
-		const struct pool_switch_path *sp = &s->paths[i];
-		struct pool_device *d = pool_device_by_name(p, sp->device);
-		uint64_t off = sp->offset + DEVICE_DATA_OFFSET;
-		int r;
+	struct extent_rec *taken = calloc(s->nr_paths + 1, sizeof(*taken));
+	size_t nr_taken = 0;
+	int r = taken ? 0 : pool_fail(err, -ENOMEM, "out of memory");
 
-		if (!d)
-			return pool_fail(err, -ENOENT, "path '%s': no device '%s'", sp->arg,
-					 sp->device);
-		if (!d->dev)
-			return pool_fail(err, -ENODEV, "path '%s': device '%s' is failed: %s",
-					 sp->arg, sp->device, d->failure);
-		if (sp->owned) {
-			r = allocate_path(p, sp, d, s->size, n->ext, n->nr_ext, &off, err);
-			if (r)
-				return r;
-			n->ext[n->nr_ext] = (struct extent_rec){ 0, (uint32_t)n->nr_ext,
-								 d->rec.id, off, s->size };
-			n->nr_ext++;
-		} else if (sp->offset % VOLUME_ALIGN) {
-			return pool_fail(err, -EINVAL, "path '%s': offset is not a multiple of 4 KiB",
-					 sp->arg);
-		} else if (sp->offset > d->rec.size || off > d->rec.size ||
-			   s->size > d->rec.size - off) {
-			return pool_fail(err, -ERANGE, "path '%s' runs past the end of device '%s'",
-					 sp->arg, d->rec.name);
-		}
-		n->paths[i] = (struct switch_path_rec){ 0, (uint32_t)i, d->rec.id, off };
-	}
-	return 0;
+	for (int owned = 0; !r && owned < 2; owned++)
+		for (size_t i = 0; !r && i < s->nr_paths; i++)
+			if (s->paths[i].owned == (owned == 1))
+				r = place_path(p, s, i, n, taken, &nr_taken, err);
+	free(taken);
+	return r;
 }
 
 static int check_sizes(const struct pool_switch_spec *s, struct switch_rec *sw,
@@ -445,6 +500,25 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_array_end(j);
 }
 
+/* The paths placed by hand: those that are not one of @v's extents. */
+static void switch_placed(struct pool *p, struct pool_volume *v,
+			  void (*fn)(void *arg, const struct extent_rec *range), void *arg)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+
+	for (uint32_t i = 0; i < v->sw.rec.nr_paths && v->sw.paths; i++) {
+		const struct switch_path_rec *sp = &v->sw.paths[i];
+		bool owned = false;
+
+		for (size_t k = 0; k < n; k++)
+			owned |= e[k].device == sp->device && e[k].dev_offset == sp->dev_offset;
+		if (!owned)
+			fn(arg, &(struct extent_rec){ v->rec.id, POOL_PLACED_SEQ + i, sp->device,
+						      sp->dev_offset, v->rec.size });
+	}
+}
+
 /* Every path reaches the whole volume; owned ones own exactly that. */
 static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 			struct pool_error *err)
@@ -484,6 +558,7 @@ struct target_type switch_type = {
 	.attach = switch_attach,
 	.build = switch_build,
 	.check = switch_check,
+	.placed = switch_placed,
 	.status = switch_status,
 	.release = switch_release,
 };

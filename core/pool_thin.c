@@ -127,6 +127,21 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 	return 0;
 }
 
+/*
+ * A thin pool of @size bytes in blocks of @bs bytes has at most
+ * THIN_ALLOC_MAX_BLOCKS of them: creating and growing one say so alike.
+ */
+static int check_pool_blocks(const char *name, uint32_t bs, uint64_t size,
+			     struct pool_error *err)
+{
+	char max[SIZE_STR_LEN], block[SIZE_STR_LEN];
+
+	if (size / bs <= THIN_ALLOC_MAX_BLOCKS)
+		return 0;
+	return pool_fail(err, -EFBIG, "thin pool '%s' would have more than 2^28 blocks: with %s blocks it is at most %s",
+			 name, format_size(bs, block), format_size(THIN_ALLOC_MAX_BLOCKS * bs, max));
+}
+
 /* ---- attach: the kind rows -------------------------------------------------- */
 
 static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image *img)
@@ -530,7 +545,6 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 {
 	struct new_pool n = { .tp = s->policy };
 	struct pool_volume *v = NULL, probe = { 0 };
-	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
 	int r;
 
 	pool_admin_lock(p);
@@ -544,12 +558,9 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		r = pool_fail(err, -EINVAL, "the size is smaller than one block");
 		goto out;
 	}
-	if (n.rec.size / n.tp.block_size > THIN_ALLOC_MAX_BLOCKS) {
-		r = pool_fail(err, -EFBIG, "a thin pool of %s blocks is at most %s",
-			      format_size(n.tp.block_size, bs),
-			      format_size(THIN_ALLOC_MAX_BLOCKS * n.tp.block_size, max));
+	r = check_pool_blocks(s->name, n.tp.block_size, n.rec.size, err);
+	if (r)
 		goto out;
-	}
 	r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
 	if (r)
 		goto out;
@@ -1159,18 +1170,18 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	if (size <= tp->rec.size)
 		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
 				 tp->rec.name, bs);
-	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
+	r = check_pool_blocks(tp->rec.name, bs, size, err);
+	if (!r)
+		r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
 	if (r)
 		return r;
 	r = pool_areas(p, tp, plan.ext, plan.nr_ext, &areas, &nr, err);
 	if (!r) {
 		r = thin_pool_areas_new(running(tp), areas, nr, &next);
 		free(areas);
-		if (r == -EFBIG)
-			r = pool_fail(err, r, "thin pool '%s' cannot have that many blocks",
-				      tp->rec.name);
-		else if (r)
-			r = pool_fail(err, r, "out of memory");
+		if (r)	/* -EFBIG cannot be: check_pool_blocks() passed */
+			r = pool_fail(err, r, "cannot grow thin pool '%s': %s", tp->rec.name,
+				      strerror(-r));
 	}
 	if (!r)
 		r = pool_record_extents(p, tp, size, &plan, err);
@@ -1555,6 +1566,18 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 	return 0;
 }
 
+/* A thin volume is built on its pool, and on its origin if that is a volume. */
+static struct pool_volume *thin_needs(struct pool *p, struct pool_volume *v)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+
+	if (tp && tp->failure)
+		return tp;
+	if (v->thin.origin && v->thin.origin->origin_volume)
+		return pool_volume_by_id(p, v->thin.origin->origin_volume);
+	return tp;
+}
+
 struct target_type thin_pool_type = {
 	.name = "thin-pool",
 	.served = false,
@@ -1579,6 +1602,7 @@ struct target_type thin_type = {
 	.extend = thin_extend,
 	.remove = thin_remove_volume,
 	.check = thin_check,
+	.needs = thin_needs,
 	.status = thin_status,
 	.info = thin_info,
 	.release = thin_release,

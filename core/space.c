@@ -12,7 +12,9 @@
  * range in between.  Pieces start on SPACE_ALIGN boundaries and end on
  * SPACE_PIECE_ALIGN ones (a device's size need not be a multiple of
  * 4 KiB, but a volume's pieces must be, or direct I/O would straddle
- * them).
+ * them).  One function, usable(), says which part of a free range a piece
+ * may take; the free space reported is the sum of those parts, so the two
+ * cannot disagree.
  */
 #include "space.h"
 
@@ -100,17 +102,31 @@ int space_free_ranges(const struct extent_rec *all, size_t nr_all,
 	return 0;
 }
 
+/*
+ * The part [*start, *end) of free range @r that pieces may take: from its
+ * first SPACE_ALIGN boundary, or from @prefer if it starts there, to its
+ * last SPACE_PIECE_ALIGN boundary.  false if there is none.
+ */
+static bool usable(const struct space_range *r, uint64_t prefer, uint64_t *start,
+		   uint64_t *end)
+{
+	*start = r->offset == prefer ? prefer : align_up(r->offset, SPACE_ALIGN);
+	*end = align_down(r->offset + r->length, SPACE_PIECE_ALIGN);
+	return *start < *end;
+}
+
 uint64_t space_free_bytes(const struct extent_rec *ext, size_t nr_ext,
-			  const struct device_rec *d)
+			  const struct device_rec *d, uint64_t prefer)
 {
 	struct space_range *ranges;
-	uint64_t sum = 0;
+	uint64_t sum = 0, start, end;
 	size_t nr;
 
 	if (space_free_ranges(ext, nr_ext, d, &ranges, &nr))
 		return 0;
 	for (size_t i = 0; i < nr; i++)
-		sum += ranges[i].length;
+		if (usable(&ranges[i], prefer, &start, &end))
+			sum += end - start;
 	free(ranges);
 	return sum;
 }
@@ -141,13 +157,9 @@ static int space_take(const struct extent_rec *ext, size_t nr_ext,
 		}
 	}
 	for (size_t i = 0; i < nr_ranges && *left; i++) {
-		uint64_t start = ranges[i].offset == prefer ? prefer :
-				 align_up(ranges[i].offset, SPACE_ALIGN);
-		uint64_t end = align_down(ranges[i].offset + ranges[i].length,
-					  SPACE_PIECE_ALIGN);
-		uint64_t take;
+		uint64_t start, end, take;
 
-		if (start >= end)
+		if (!usable(&ranges[i], prefer, &start, &end))
 			continue;
 		take = end - start < *left ? end - start : *left;
 		r = range_push(v, nr, cap, d->id, start, take);

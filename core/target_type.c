@@ -41,6 +41,18 @@ static bool never_failing(struct pool_volume *v, char *why, size_t len)
 	return false;
 }
 
+static void no_placed(struct pool *p, struct pool_volume *v,
+		      void (*fn)(void *arg, const struct extent_rec *range), void *arg)
+{
+	(void)p, (void)v, (void)fn, (void)arg;
+}
+
+static struct pool_volume *no_needs(struct pool *p, struct pool_volume *v)
+{
+	(void)p, (void)v;
+	return NULL;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -81,6 +93,10 @@ static void register_types(void)
 			t->check = no_check;
 		if (!t->failing)
 			t->failing = never_failing;
+		if (!t->placed)
+			t->placed = no_placed;
+		if (!t->needs)
+			t->needs = no_needs;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->info)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct extent_rec;
 struct json;
 struct pool;
 struct pool_check;
@@ -70,6 +71,21 @@ struct target_type {
 	 * a volume that could not be built.  Default: never.
 	 */
 	bool (*failing)(struct pool_volume *v, char *why, size_t len);
+	/*
+	 * Calls @fn with each range of a device that @v uses without owning
+	 * it as an extent (a switch path placed by hand), so that nothing is
+	 * allocated or placed over it and check sees it (pool_used()): @v's
+	 * id, seq POOL_PLACED_SEQ + an index, device, offset, length.
+	 * Default: none.
+	 */
+	void (*placed)(struct pool *p, struct pool_volume *v,
+		       void (*fn)(void *arg, const struct extent_rec *range), void *arg);
+	/*
+	 * The volume @v is built on, whose failure fails it too (a thin
+	 * volume's pool, or its origin volume), or NULL (pool_fault.c).
+	 * Default: none.
+	 */
+	struct pool_volume *(*needs)(struct pool *p, struct pool_volume *v);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */

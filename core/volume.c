@@ -302,10 +302,12 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 
 	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
 		return -EROFS;
-	if (off > size || len > size - off)
-		return -EINVAL;
 	if (!len)
 		return 0;
+	if (off >= size)
+		return -EINVAL;
+	if (len > size - off)
+		len = size - off;
 	r = v->target->ops->discard(v->target, e, off, len, mode);
 	if (!r)
 		touch(v);

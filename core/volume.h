@@ -120,7 +120,12 @@ int volume_flush(struct volume *v, struct engine *e);
  * content another way.  Never blocks.
  */
 void volume_written(struct volume *v, uint64_t off, uint64_t len);
-/* -EINVAL if the range leaves the volume, -EROFS if it is read-only. */
+/*
+ * Discards or zeroes [@off, @off + @len), as a block device's fallocate
+ * does with FALLOC_FL_KEEP_SIZE (blkdev_fallocate): a range that runs past
+ * the end is cut at it, one that starts at or past it is -EINVAL.  -EROFS
+ * if it is read-only; 0 for an empty range.
+ */
 int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode);
 /* lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL. */

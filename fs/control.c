@@ -180,8 +180,12 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
 			 ctx->pool_dir, (int)getpid(), vols);
 }
 
-/* Runs a command line received whole, and answers. */
-static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv)
+/*
+ * Runs a command line received whole (with the file it reads, @input, or
+ * -1), and answers.
+ */
+static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv,
+		  int input)
 {
 	struct control *c = w->c;
 	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
@@ -189,6 +193,7 @@ static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **ar
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 		.host = &host,
+		.input = input,
 	};
 	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;
@@ -244,7 +249,7 @@ static void refuse(struct control *c, int fd, const struct ucred *cred)
 
 	log_warn("control: refused a command from uid %u (pid %d): neither root nor "
 		 "the pool's owner", (unsigned int)cred->uid, (int)cred->pid);
-	if (wire_recv_request(fd, &argc, &argv))
+	if (wire_recv_request(fd, &argc, &argv, NULL))
 		return;
 	free(argv);
 	n = snprintf(msg, sizeof(msg), "mapperctl: permission denied: only root and the "
@@ -268,7 +273,7 @@ static void serve_connection(struct worker_slot *w, int fd)
 	struct control *c = w->c;
 	struct ucred cred = { .pid = 0 };
 	char **argv = NULL, byte;
-	int argc, r;
+	int argc, input, r;
 
 	if (recv(fd, &byte, 1, MSG_PEEK) <= 0)
 		return;		/* it went away without a word (mapperfs probes so) */
@@ -277,11 +282,14 @@ static void serve_connection(struct worker_slot *w, int fd)
 		refuse(c, fd, &cred);
 		return;
 	}
-	r = wire_recv_request(fd, &argc, &argv);
-	if (r)
+	r = wire_recv_request(fd, &argc, &argv, &input);
+	if (r) {
 		log_warn("control: bad request from pid %d: %s", (int)cred.pid, strerror(-r));
-	else
-		serve(w, fd, cred.pid, argc, argv);
+	} else {
+		serve(w, fd, cred.pid, argc, argv, input);
+		if (input >= 0)
+			close(input);
+	}
 	free(argv);
 }
 

@@ -341,23 +341,51 @@ static int mount_session(struct daemon *d, const struct options *o,
 	return 0;
 }
 
-/* POOL/mapperfs.pid, never through a link; removed at a clean exit. */
+/*
+ * Says in one line why the daemon's own file @path cannot be opened:
+ * files in the pool directory are never opened through a link (O_NOFOLLOW
+ * fails with ELOOP), which deserves its name, not "Too many levels of
+ * symbolic links".  Returns @r.
+ */
+static int pool_file_error(const char *doing, const char *path, int r)
+{
+	struct stat st;
+
+	if (r == -ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		log_error("'%s' is a symbolic link: refusing to follow it", path);
+	else
+		log_error("cannot %s '%s': %s", doing, path, strerror(-r));
+	return r;
+}
+
+/*
+ * POOL/mapperfs.pid, never through a link, written once the pool is
+ * locked and before anything is opened, so that a daemon that cannot
+ * write it refuses to start (mapperfs returns only once it exists);
+ * removed when the daemon ends.
+ */
 static int write_pidfile(const char *pool_dir)
 {
 	char path[PATH_MAX];
 	FILE *f;
-	int fd;
+	int fd, r;
 
 	snprintf(path, sizeof(path), "%s/mapperfs.pid", pool_dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
+		r = -errno;
 		if (fd >= 0)
 			close(fd);
-		return -errno;
+		return pool_file_error("write the pid file", path, r);
 	}
 	fprintf(f, "%d\n", (int)getpid());
-	return fclose(f) ? -errno : 0;
+	if (fclose(f)) {
+		r = pool_file_error("write the pid file", path, -errno);
+		unlink(path);
+		return r;
+	}
+	return 0;
 }
 
 static void remove_pidfile(const char *pool_dir)
@@ -464,17 +492,21 @@ static int detach(void)
 /*
  * A detached daemon logs to POOL/mapperfs.log from the start, so what
  * opening the pool found failed is there; until it is ready, warnings and
- * errors also reach the terminal that started it.
+ * errors also reach the terminal that started it.  A daemon that cannot
+ * log there refuses to start (it would run with no record of what it
+ * does): 0 or -errno, said in one line.
  */
-static void log_to_pool(const char *pool_dir)
+static int log_to_pool(const char *pool_dir)
 {
 	char path[PATH_MAX];
+	int r;
 
 	snprintf(path, sizeof(path), "%s/mapperfs.log", pool_dir);
-	if (log_to_file(path))
-		log_warn("cannot log to '%s'", path);
-	else
-		log_also_stderr(true);
+	r = log_to_file(path);
+	if (r)
+		return pool_file_error("log to", path, r);
+	log_also_stderr(true);
+	return 0;
 }
 
 static void tell_ready(int ready_fd)
@@ -518,6 +550,13 @@ static int detach_mount(const char *mnt, dev_t mnt_dev)
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+/* pool_failures(): each fault that keeps something out of service, once. */
+static void warn_fault(void *arg, const char *line)
+{
+	(void)arg;
+	log_warn("%s", line);
 }
 
 static const char *sigdesc(int sig)
@@ -752,9 +791,6 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		fuse_session_destroy(se);
 		return r;
 	}
-	r = write_pidfile(o->pool_dir);
-	if (r)
-		log_warn("cannot write the pid file: %s", strerror(-r));
 	log_serving(o, &s);		/* in the log before mapperfs returns */
 	tell_ready(ready_fd);
 	sd_notifyf(0, "READY=1\nMAINPID=%d\nSTATUS=serving pool '%s' on '%s'", (int)getpid(),
@@ -773,7 +809,6 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	if (!detached)
 		fuse_session_unmount(se);
 	fuse_session_destroy(se);	/* closing /dev/fuse fails what is left */
-	remove_pidfile(o->pool_dir);
 	log_info("unmounted '%s'", o->mountpoint);
 	return 0;
 }
@@ -824,16 +859,23 @@ static int run(struct options *opts)
 		return 1;
 	if (o.syslog)
 		log_to_syslog("mapperfs");
+	r = 0;
 	if (!o.foreground) {
-		log_to_pool(o.pool_dir);
+		r = log_to_pool(o.pool_dir);
 	} else if (getenv("JOURNAL_STREAM")) {	/* a service: the journal and the pool log */
-		log_to_pool(o.pool_dir);
+		r = log_to_pool(o.pool_dir);
 		log_also_stderr(false);
 		log_to_journal();
+	}
+	if (r || write_pidfile(o.pool_dir)) {
+		close(lock_fd);
+		return 1;
 	}
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
+	if (!r)		/* what opening found failed: each fault once */
+		pool_failures(pool, warn_fault, NULL);
 	if (r) {
 		log_error("%s", err.msg);
 	} else if ((r = pool_watch(pool, o.event_timeout_s))) {
@@ -851,6 +893,7 @@ static int run(struct options *opts)
 		}
 	}
 	urcu_memb_unregister_thread();
+	remove_pidfile(o.pool_dir);
 	close(lock_fd);
 	return r ? 1 : 0;
 }

@@ -411,20 +411,27 @@ static void mfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-/* As a block device: discard and zeroing; no preallocation to grow. */
+/*
+ * As a block device (blkdev_fallocate): discard and zeroing, cut at the
+ * end of the volume; EINVAL for a range that starts at or past it, or
+ * that would grow the file (ZERO_RANGE without KEEP_SIZE); no
+ * preallocation.
+ */
 static void mfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			  off_t len, struct fuse_file_info *fi)
 {
 	struct engine *e = &worker_self()->engine;
+	struct volume *v = fh_volume(fi);
 	int r;
 
 	(void)ino;
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
-		r = volume_discard(fh_volume(fi), e, (uint64_t)off, (uint64_t)len,
-				   DISCARD_PUNCH);
+		r = volume_discard(v, e, (uint64_t)off, (uint64_t)len, DISCARD_PUNCH);
+	else if (mode == FALLOC_FL_ZERO_RANGE &&
+		 (uint64_t)off + (uint64_t)len > atomic_load(&v->size))
+		r = -EINVAL;
 	else if ((mode & ~FALLOC_FL_KEEP_SIZE) == FALLOC_FL_ZERO_RANGE)
-		r = volume_discard(fh_volume(fi), e, (uint64_t)off, (uint64_t)len,
-				   DISCARD_ZERO);
+		r = volume_discard(v, e, (uint64_t)off, (uint64_t)len, DISCARD_ZERO);
 	else
 		r = -EOPNOTSUPP;
 	fuse_reply_err(req, -r);

@@ -48,7 +48,8 @@ void store_rollback(struct store *s);	/* no-op outside a transaction */
 int store_pool_uuid(struct store *s, struct uuid *out);
 /*
  * PRAGMA quick_check: calls @report with each problem SQLite finds in the
- * file's pages.  O(file size).  0, or -errno if it cannot run.
+ * file's pages, one line each ("Page 8: btreeInitPage() returns error
+ * code 11").  O(file size).  0, or -errno if it cannot run.
  */
 int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg),
 		      void *arg);

@@ -16,11 +16,14 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
@@ -354,9 +357,17 @@ static int named(const char *const *list, const char *name)
 	return 0;
 }
 
+/* Standard input, as the value of the input option. */
+static int is_stdin(const struct cmd *c, const char *name, const char *value)
+{
+	return c->input_option && !strcmp(name, c->input_option) && !strcmp(value, "-");
+}
+
 /* Is @value of option @name a path to make absolute? */
 static int is_path(const struct cmd *c, const char *name, const char *value)
 {
+	if (is_stdin(c, name, value))
+		return 0;
 	if (named(c->path_options, name))
 		return 1;
 	return named(c->path_or_name_options, name) &&
@@ -424,5 +435,92 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 			r = -ENOMEM;
 	}
 	free(copy);
+	return r;
+}
+
+/* The last value of long option @name in argv, or NULL. */
+static const char *option_value(const struct cmd *c, int argc, char **argv, const char *name)
+{
+	static const struct option none[] = { { 0 } };
+	const struct option *options = c->options ? c->options : none;
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	const char *value = NULL;
+	int ch, index;
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, copy, c->short_options ? c->short_options : ":",
+				 options, &index)) != -1) {
+		for (index = 0; ch != '?' && ch != ':' && options[index].name; index++)
+			if (options[index].val == ch && options[index].has_arg &&
+			    !strcmp(options[index].name, name))
+				value = optarg;
+	}
+	free(copy);
+	return value;
+}
+
+/* Reads @src to its end into a memory file, at most CMD_INPUT_MAX bytes. */
+static int read_whole(int src, const char *name, int *out, struct pool_error *err)
+{
+	static char buf[1 << 16];
+	uint64_t total = 0;
+	int mem = memfd_create("mapperctl-input", MFD_CLOEXEC), r = 0;
+	ssize_t n;
+
+	if (mem < 0)
+		return pool_fail(err, -errno, "cannot read '%s': %s", name, strerror(errno));
+	while (!r && (n = read(src, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = pool_fail(err, -errno, "cannot read '%s': %s", name, strerror(errno));
+		else if ((total += (uint64_t)n) > CMD_INPUT_MAX)
+			r = pool_fail(err, -EFBIG, "'%s' holds more than 1 GiB", name);
+		else if (write(mem, buf, (size_t)n) != n)
+			r = pool_fail(err, -EIO, "cannot keep what '%s' holds: %s", name,
+				      strerror(errno));
+	}
+	if (!r && lseek(mem, 0, SEEK_SET) < 0)
+		r = pool_fail(err, -errno, "cannot read '%s': %s", name, strerror(errno));
+	if (r) {
+		close(mem);
+		return r;
+	}
+	*out = mem;
+	return 0;
+}
+
+int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
+		   struct pool_error *err)
+{
+	const char *path = c->input_option ? option_value(c, argc, argv, c->input_option) : NULL;
+	struct stat st;
+	int fd, r;
+
+	*input = -1;
+	if (!path)
+		return 0;
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) :
+				 fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = pool_fail(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return pool_fail(err, -EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
+	}
+	if (S_ISREG(st.st_mode)) {
+		*input = fd;
+		return 0;
+	}
+	r = read_whole(fd, path, input, err);
+	close(fd);
 	return r;
 }

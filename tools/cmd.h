@@ -36,6 +36,11 @@ struct cmd_ctx {
 	const char *pool_dir;
 	pool_meta_open_fn *open_meta;	/* for init */
 	const struct pool_host *host;	/* the daemon that runs it; NULL offline */
+	/*
+	 * The command's input file (struct cmd's input_option), opened by
+	 * mapperctl and read from here, online or offline; -1 if not given.
+	 */
+	int input;
 	FILE *out;
 	FILE *err;
 	/* Set by the parse (cmd_next_option): the first positional argument. */
@@ -70,7 +75,17 @@ struct cmd {
 	const char *const *path_options;
 	const char *const *path_or_name_options;
 	unsigned int path_positional;
+	/*
+	 * The long option ("file") whose value is a file the command reads:
+	 * mapperctl opens it ("-": its standard input) and hands it over
+	 * (ctx->input), so a pipe or a FIFO works as well as a file, and the
+	 * daemon never waits on a writer.  NULL: none.
+	 */
+	const char *input_option;
 };
+
+/* Bytes of a command's input at most (a switch table of 2^28 regions fits). */
+#define CMD_INPUT_MAX	(1ull << 30)
 
 /*
  * Finds the command that argv names (one or two words).  Returns it and
@@ -99,6 +114,18 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv);
  */
 int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 		       struct pool_error *err);
+
+/*
+ * mapperctl's side: opens the value of command @c's input_option in argv
+ * (after its name words) for reading, "-" as standard input, and puts it
+ * in *input (-1 if the option is not given).  What is not a regular file
+ * (a pipe, a FIFO, a terminal, a character device) is read to its end
+ * here, at most CMD_INPUT_MAX bytes, into a memory file: the daemon then
+ * reads a file that is whole.  0, or -errno with @err set ("cannot read
+ * 'F': ...", "'F' holds more than 1 GiB").
+ */
+int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
+		   struct pool_error *err);
 
 /* Prints "mapperctl: <what>: <message>" to ctx->err; returns CMD_FAIL. */
 int cmd_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)

@@ -4,8 +4,8 @@
  * inside their data areas, overlapping nothing; each kind's records; and
  * each thin pool's committed map pages against themselves and against
  * the counts the pool keeps in memory.  Each breach is a line on stdout,
- * as fsck reports; the verdict is the exit status and, on failure, one
- * line on stderr.
+ * as fsck reports, then the verdict line; the exit status says it too,
+ * and on failure one line on stderr.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -124,8 +124,9 @@ const struct cmd cmd_check = {
 		"NAME: the database's pages; extents on registered devices, inside\n"
 		"their data areas, overlapping no other; each volume's records; and\n"
 		"each thin pool's committed maps against themselves and against its\n"
-		"counts in memory.  Prints each breach, one line each, and exits 1 if\n"
-		"there is any.\n"
+		"counts in memory.  Prints each fault once, one line each (a device\n"
+		"that is failed names the volumes it keeps out of service), then a\n"
+		"verdict line, and exits 1 if there is any breach.\n"
 		"\n"
 		"  --json  print {\"breaches\": [lines], \"summary\": [lines], \"ok\"}\n",
 	.run = check_run,

@@ -4,12 +4,13 @@
  * (pool_switch_map).
  *
  * --file F reads the arguments from F (any white space between them),
- * which is how a table of millions of regions is sent: mapperctl makes F
- * absolute and the daemon reads it, so the request stays small.  --dump
+ * which is how a table of millions of regions is sent: mapperctl opens F
+ * (a file, a pipe, a FIFO, or "-", its standard input) and hands the open
+ * file to the daemon with the request (cmd.h, input_option), so the
+ * request stays small and `--file <(...)` works online too.  --dump
  * prints the table in the same syntax.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,7 +20,6 @@
 #include "switch_msg.h"
 
 #define WHAT "switch-map"
-#define FILE_MAX	(1u << 30)	/* bytes: a message file at most */
 
 struct map_args {
 	const char *name;
@@ -66,50 +66,56 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct map_args *a)
 	return 0;
 }
 
-/* The whole of @path, NUL-terminated, in *text (malloc'ed). */
+/*
+ * The whole of the input mapperctl opened for --file (named @path in
+ * messages), NUL-terminated, in *text (malloc'ed): it grows with what
+ * arrives, up to CMD_INPUT_MAX bytes.
+ */
 static int read_file(struct cmd_ctx *ctx, const char *path, char **text)
 {
+	size_t done = 0, cap = 0;
+	char *buf = NULL, *tmp;
 	struct stat st;
-	size_t done = 0;
-	int fd, r = 0;
+	ssize_t n = 1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = cmd_error(ctx, WHAT, "cannot read '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > FILE_MAX) {
-		r = cmd_error(ctx, WHAT, "'%s' is not a regular file of at most 1 GiB", path);
-		goto out;
-	}
-	*text = malloc((size_t)st.st_size + 1);
-	if (!*text) {
-		r = cmd_error(ctx, WHAT, "out of memory");
-		goto out;
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, *text + done, (size_t)st.st_size - done);
-
-		if (n <= 0) {
-			r = cmd_error(ctx, WHAT, "cannot read '%s': %s", path,
-				      n ? strerror(errno) : "it shrank");
-			free(*text);
-			*text = NULL;
-			goto out;
+	if (ctx->input < 0)
+		return cmd_error(ctx, WHAT, "cannot read '%s': mapperctl did not open it", path);
+	if (!fstat(ctx->input, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size > CMD_INPUT_MAX)
+		return cmd_error(ctx, WHAT, "'%s' holds more than 1 GiB", path);
+	while (n) {
+		if (cap - done < 2) {
+			cap = !cap ? 1 << 16 : 2 * cap < CMD_INPUT_MAX + 2 ? 2 * cap :
+			      CMD_INPUT_MAX + 2;	/* room to see one byte too many */
+			tmp = realloc(buf, cap);
+			if (!tmp) {
+				free(buf);
+				return cmd_error(ctx, WHAT, "out of memory");
+			}
+			buf = tmp;
+		}
+		n = read(ctx->input, buf + done, cap - done - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return cmd_error(ctx, WHAT, "cannot read '%s': %s", path, strerror(errno));
 		}
 		done += (size_t)n;
+		if (done > CMD_INPUT_MAX) {
+			free(buf);
+			return cmd_error(ctx, WHAT, "'%s' holds more than 1 GiB", path);
+		}
 	}
-	(*text)[done] = '\0';
-	if (strlen(*text) != done) {
-		r = cmd_error(ctx, WHAT, "'%s' holds a NUL byte at offset %zu: it is not a text of mappings",
-			      path, strlen(*text));
-		free(*text);
-		*text = NULL;
+	buf[done] = '\0';
+	if (strlen(buf) != done) {
+		size_t at = strlen(buf);
+
+		free(buf);
+		return cmd_error(ctx, WHAT, "'%s' holds a NUL byte at offset %zu: it is not a text of mappings",
+				 path, at);
 	}
-out:
-	if (fd >= 0)
-		close(fd);
-	return r;
+	*text = buf;
+	return 0;
 }
 
 /* The mappings: the arguments, or the words of --file. */
@@ -179,10 +185,13 @@ const struct cmd cmd_switch_map = {
 		"table stays as it was.  The table is kept in the pool and survives\n"
 		"a restart of the daemon.\n"
 		"\n"
-		"  --file FILE  read the mappings from FILE, separated by white space\n"
+		"  --file FILE  read the mappings from FILE (a file, a pipe, a FIFO, or -\n"
+		"               for standard input; at most 1 GiB), separated by white\n"
+		"               space\n"
 		"  --dump       print the table as mappings, with R where it repeats\n",
 	.run = switch_map_run,
 	.options = options,
 	.needs_pool = 1,
 	.path_options = path_options,
+	.input_option = "file",
 };

@@ -81,17 +81,17 @@ static int parse_global(int argc, char **argv, const char **pool)
 #define RUN_AGAIN	(-1)	/* the daemon went away before it read the command */
 
 /*
- * The daemon runs the command; we print what it said.  A connection reset
- * before any answer means the daemon closed it with our request unread
- * (it was stopping): it ran nothing, so RUN_AGAIN.  One that merely ends
- * may have run it: that is an error.
+ * The daemon runs the command (reading @input, if it has one); we print
+ * what it said.  A connection reset before any answer means the daemon
+ * closed it with our request unread (it was stopping): it ran nothing, so
+ * RUN_AGAIN.  One that merely ends may have run it: that is an error.
  */
-static int run_remote(int fd, const char *pool, int argc, char **argv)
+static int run_remote(int fd, const char *pool, int argc, char **argv, int input)
 {
 	char *out = NULL, *err = NULL;
 	int status, r;
 
-	r = wire_send_request(fd, argc, argv);
+	r = wire_send_request(fd, argc, argv, input);
 	if (!r)
 		r = wire_recv_response(fd, &status, &out, &err, stderr);
 	close(fd);
@@ -177,7 +177,7 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 		int fd = wire_connect(ctx->pool_dir);
 
 		if (fd >= 0) {
-			status = run_remote(fd, ctx->pool_dir, argc, argv);
+			status = run_remote(fd, ctx->pool_dir, argc, argv, ctx->input);
 		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 			status = run_local(ctx, c, argc, argv);
 		} else {
@@ -197,7 +197,8 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *pool = getenv("MAPPERFS_POOL");
-	struct cmd_ctx ctx = { .out = stdout, .err = stderr, .open_meta = pool_port_open };
+	struct cmd_ctx ctx = { .input = -1, .out = stdout, .err = stderr,
+			       .open_meta = pool_port_open };
 	struct pool_error err;
 	const struct cmd *c;
 	int first, words;
@@ -218,5 +219,9 @@ int main(int argc, char **argv)
 	}
 	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
+	if (cmd_open_input(c, argc - words + 1, argv + words - 1, &ctx.input, &err)) {
+		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
+		return CMD_FAIL;
+	}
 	return run(&ctx, c, argc, argv);
 }

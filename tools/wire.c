@@ -79,7 +79,32 @@ static int read_u32(int fd, uint32_t *v)
 	return r;
 }
 
-int wire_send_request(int fd, int argc, char *const *argv)
+/* The magic, with @file attached to its bytes. */
+static int write_magic_with(int fd, int file)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = { 0 };
+	struct iovec iov = { .iov_base = (void *)WIRE_MAGIC, .iov_len = 4 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t n;
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &file, sizeof(int));
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return write_all(fd, &WIRE_MAGIC[n], 4 - (size_t)n);
+}
+
+int wire_send_request(int fd, int argc, char *const *argv, int file)
 {
 	size_t total = WIRE_HDR;
 	int r;
@@ -91,7 +116,7 @@ int wire_send_request(int fd, int argc, char *const *argv)
 		if (total > WIRE_MAX)
 			return -EMSGSIZE;
 	}
-	r = write_all(fd, WIRE_MAGIC, 4);
+	r = file >= 0 ? write_magic_with(fd, file) : write_all(fd, WIRE_MAGIC, 4);
 	if (!r)
 		r = write_u32(fd, (uint32_t)argc);
 	for (int i = 0; !r && i < argc; i++)
@@ -147,7 +172,61 @@ static int read_strings(int fd, uint32_t argc, char **data, size_t *len)
 	return 0;
 }
 
-int wire_recv_request(int fd, int *argc, char ***argv)
+/*
+ * Keeps the first file of @m's SCM_RIGHTS in *file (if it is -1 and
+ * @file is not NULL) and closes every other one.
+ */
+static void take_files(struct msghdr *m, int *file)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t nr;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nr = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nr; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (file && *file < 0)
+				*file = f;
+			else
+				close(f);
+		}
+	}
+}
+
+/*
+ * Reads the header, and the file sent with its first bytes; a descriptor
+ * that is not a socket (a test's memfd) is read as it is.
+ */
+static int read_header(int fd, char *hdr, int *file)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = hdr, .iov_len = WIRE_HDR };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n;
+
+	do
+		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == ENOTSOCK)
+		return read_all(fd, hdr, WIRE_HDR);
+	if (n < 0)
+		return -errno;
+	take_files(&m, file);
+	if (m.msg_flags & MSG_CTRUNC)
+		return -EPROTO;		/* more files than a request carries */
+	if (n == 0)
+		return -EPROTO;
+	return read_all(fd, hdr + n, WIRE_HDR - (size_t)n);
+}
+
+static int recv_request(int fd, int *argc, char ***argv, int *file)
 {
 	char hdr[WIRE_HDR], *data = NULL, *s;
 	size_t len = 0;
@@ -155,7 +234,7 @@ int wire_recv_request(int fd, int *argc, char ***argv)
 	char **v;
 	int r;
 
-	r = read_all(fd, hdr, sizeof(hdr));
+	r = read_header(fd, hdr, file);
 	if (r)
 		return r;
 	if (memcmp(hdr, WIRE_MAGIC, 4))
@@ -186,6 +265,20 @@ int wire_recv_request(int fd, int *argc, char ***argv)
 	*argc = (int)n;
 	*argv = v;
 	return 0;
+}
+
+int wire_recv_request(int fd, int *argc, char ***argv, int *file)
+{
+	int r;
+
+	if (file)
+		*file = -1;
+	r = recv_request(fd, argc, argv, file);
+	if (r && file && *file >= 0) {
+		close(*file);
+		*file = -1;
+	}
+	return r;
 }
 
 int wire_send_response(int fd, int status, const char *out, size_t out_len,

@@ -11,7 +11,10 @@
  *     result: i32 exit status (0..255), u32 out_len, out bytes, u32 err_len,
  *             err bytes
  *
- * Integers are little-endian.  A request is at most WIRE_MAX bytes.
+ * Integers are little-endian.  A request is at most WIRE_MAX bytes.  A
+ * request may carry one open file (SCM_RIGHTS, with its first bytes): the
+ * input the command reads, which mapperctl opened, so that a pipe or its
+ * own standard input reaches the daemon (cmd.h, input_option).
  */
 #ifndef MAPPERFS_WIRE_H
 #define MAPPERFS_WIRE_H
@@ -23,10 +26,14 @@
 #define CONTROL_SOCKET	"control.sock"
 #define WIRE_NOTE	0x45544f4eu	/* "NOTE": no exit status is that large */
 
-/* Writes a request.  0 or -errno. */
-int wire_send_request(int fd, int argc, char *const *argv);
-/* Reads a request; *argv is one malloc'ed block (free(*argv)).  0 or -errno. */
-int wire_recv_request(int fd, int *argc, char ***argv);
+/* Writes a request, with open file @file unless it is -1.  0 or -errno. */
+int wire_send_request(int fd, int argc, char *const *argv, int file);
+/*
+ * Reads a request; *argv is one malloc'ed block (free(*argv)).  The file
+ * it carries, if any, is in *file (close it), else -1; with @file NULL,
+ * one is closed.  0 or -errno (and no file).
+ */
+int wire_recv_request(int fd, int *argc, char ***argv, int *file);
 int wire_send_response(int fd, int status, const char *out, size_t out_len,
 		       const char *err, size_t err_len);
 /*

@@ -43,9 +43,9 @@ check_refusals
 expect_fail -s 2 -m "need 2 to 256 --path" \
 	mapperctl create switch t --size 4M --region-size 1M --path d0
 expect_fail -s 1 -m "path 'd1:13M' runs past the end of device 'd1'" \
-	mapperctl create switch t --size 4M --region-size 1M --path d0:0 --path d1:13M
+	mapperctl create switch t --size 4M --region-size 1M --path d0:4M --path d1:13M
 expect_fail -s 1 -m "no device 'd9'" \
-	mapperctl create switch t --size 4M --region-size 1M --path d0:0 --path d9
+	mapperctl create switch t --size 4M --region-size 1M --path d0:4M --path d9
 expect_fail -s 1 -m "not a multiple of 4 KiB" \
 	mapperctl create switch t --size 4M --region-size 1000 --path d0:0 --path d1:0
 expect_fail -s 1 -m "has no 16.00 MiB free in one piece" \

@@ -24,6 +24,7 @@ truncate -s 16M ext4.img && mkfs.ext4 -q -F ext4.img
 printf 'QFI\xfb\0\0\0\3' >image.qcow2 && truncate -s 16M image.qcow2
 printf '0:1\n\0:0\n' >nul.map
 truncate -s 512K small.img
+truncate -s $((GiB + 1)) huge.map
 touch exists.img
 mkdir -p full mnt && touch full/x file
 sqlite3 foreign.db 'CREATE TABLE t (x);'
@@ -131,6 +132,9 @@ refuses 1 "invalid --when-full 'sometimes'" create thin-pool x --size 8M --when-
 refuses 1 "invalid --when-full 'wait:0'" create thin-pool x --size 8M --when-full wait:0
 refuses 1 "low-water mark '101' must be a percentage" create thin-pool x --size 8M --low-water 101
 refuses 1 "smaller than one block" create thin-pool x --size 32K
+# The block limit of a thin pool: one message, whether it is made or grown.
+refuses 1 "thin pool 'x' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" create thin-pool x --size 17T
+refuses 1 "thin pool 'tp' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" extend tp --size 17T
 refuses 1 "not enough free space" create thin-pool x --size 1T
 refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
 refuses 1 "volume 'lin' is linear, not thin-pool" create thin x --pool lin --size 4M
@@ -150,9 +154,19 @@ refuses 1 "R5,2" switch-map sw R5,2
 refuses 1 "volume 'lin' is linear, not switch" switch-map lin 0:1
 refuses 1 "holds a NUL byte" switch-map sw --file nul.map
 refuses 1 "cannot read '$T_DIR/nosuch.map'" switch-map sw --file nosuch.map
+refuses 1 "cannot read '$T_DIR/full': Is a directory" switch-map sw --file full
+refuses 1 "'/dev/null' holds no mappings" switch-map sw --file /dev/null
+refuses 1 "'$T_DIR/huge.map' holds more than 1 GiB" switch-map sw --file huge.map
+refuses 1 "'/dev/fd/[0-9]+' holds more than 1 GiB" switch-map sw --file <(head -c $((GiB + 1)) /dev/zero)
 refuses 1 "the region size is larger than the volume" create switch x --size 4M --region-size 8M --path d0 --path d1
 refuses 1 "path 'd0:15M' runs past the end of device 'd0'" create switch x --size 4M --region-size 1M --path d0:15M --path d1:0
 refuses 1 "path 'd9': no device 'd9'" create switch x --size 4M --region-size 1M --path d9 --path d1
+# A path placed by hand lies in free space: not over a volume, nor another's path.
+refuses 1 "path 'd0:0' overlaps volume 'lin' on device 'd0': a path placed by hand must lie in free space" create switch x --size 4M --region-size 1M --path d0:0 --path d0:4M
+refuses 1 "path 'd1:2M' overlaps thin pool 'tp' on device 'd1'" create switch x --size 4M --region-size 1M --path d1:2M --path d0:4M
+refuses 1 "path 'd0:9M' overlaps volume 'sw' on device 'd0'" create switch x --size 2M --region-size 1M --path d0:4M --path d0:9M
+refuses 1 "segment 'd0:9M:1M' overlaps volume 'sw'" create linear x --segment d0:9M:1M
+refuses 1 "not enough free space for 8.00 MiB on device\(s\) d0 \(7.00 MiB free\)" create linear x --size 8M --on d0
 refuses 1 "holds a pool already" init
 # Databases and pool directories.
 refuses 1 "no pool at '$T_DIR/nosuchpool'" --pool "$T_DIR/nosuchpool" list
@@ -168,6 +182,7 @@ refuses 1 "is corrupt or not a mapperfs pool" --pool "$T_DIR/copies/foreign" lis
 refuses 1 "can be written by others \(mode 0777\)" --pool "$T_DIR/copies/open" list
 
 # The daemon's surroundings: mount points.
+cleanup_fn _t_undo_mount "$T_DIR/mnt"	# should a case mount there after all
 mounts()
 {
 	expect_fail -s 1 -m "^mapperfs: .*$1" mapperfs --pool "$POOL" "$2"
@@ -180,6 +195,16 @@ mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
 expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
 n=$((n + 1))
+# The daemon's own files are never followed through a link: it refuses to
+# start rather than run with no log or no pid file.
+for f in mapperfs.log mapperfs.pid; do
+	[ ! -e "$POOL/$f" ] || mv "$POOL/$f" "$T_DIR/$f.kept"
+	ln -s "$T_DIR/elsewhere" "$POOL/$f"
+	mounts "'$POOL/$f' is a symbolic link: refusing to follow it" mnt
+	[ ! -e "$T_DIR/elsewhere" ] || fail "mapperfs wrote through the link $POOL/$f"
+	rm "$POOL/$f"
+	[ ! -e "$T_DIR/$f.kept" ] || mv "$T_DIR/$f.kept" "$POOL/$f"
+done
 start_daemon
 expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
 [ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"

@@ -21,7 +21,7 @@ static void check_resend(const uint8_t *data, size_t size, int argc, char **argv
 	char *buf;
 
 	FUZZ_CHECK(fd >= 0);
-	FUZZ_CHECK(wire_send_request(fd, argc, argv) == 0);
+	FUZZ_CHECK(wire_send_request(fd, argc, argv, -1) == 0);
 	len = lseek(fd, 0, SEEK_CUR);
 	FUZZ_CHECK(len >= 8 && (size_t)len <= size);
 	buf = malloc((size_t)len);
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char **argv = NULL;
 	int argc = -1, r;
 
-	r = wire_recv_request(fd, &argc, &argv);
+	r = wire_recv_request(fd, &argc, &argv, NULL);
 	close(fd);
 	FUZZ_CHECK(r == 0 || r == -EPROTO || r == -EMSGSIZE || r == -ENOMEM);
 	if (r)

@@ -59,6 +59,7 @@ static int run_words(const char **words)
 		.pool = pool,
 		.pool_dir = dir,
 		.open_meta = pool_port_open,
+		.input = -1,
 	};
 	size_t out_len, err_len;
 	char *argv[64];
@@ -569,12 +570,51 @@ START_TEST(request_crosses_the_wire_intact)
 	int sv[2], argc;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(wire_send_request(sv[0], 4, argv), 0);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), 0);
+	ck_assert_int_eq(wire_send_request(sv[0], 4, argv, -1), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), 0);
 	ck_assert_int_eq(argc, 4);
 	for (int i = 0; i < 4; i++)
 		ck_assert_str_eq(got[i], argv[i]);
 	ck_assert_ptr_null(got[4]);
+	free(got);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(request_carries_the_file_it_reads_across_the_wire)
+{
+	char *argv[] = { "switch-map", "s", "--file", "-", NULL }, **got, buf[8] = "";
+	int sv[2], pipe_fds[2], argc, file;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(pipe(pipe_fds), 0);
+	ck_assert_int_eq(wire_send_request(sv[0], 4, argv, pipe_fds[0]), 0);
+	close(pipe_fds[0]);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file), 0);
+	ck_assert_int_eq(argc, 4);
+	ck_assert_str_eq(got[3], "-");
+	ck_assert_int_ge(file, 0);
+	ck_assert_int_eq(write(pipe_fds[1], "0:1", 3), 3);
+	close(pipe_fds[1]);
+	ck_assert_int_eq(read(file, buf, sizeof(buf) - 1), 3);
+	ck_assert_str_eq(buf, "0:1");
+	close(file);
+	free(got);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(request_without_a_file_gives_none)
+{
+	char *argv[] = { "list", NULL }, **got;
+	int sv[2], argc, file = 7;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(wire_send_request(sv[0], 1, argv, -1), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file), 0);
+	ck_assert_int_eq(file, -1);
 	free(got);
 	close(sv[0]);
 	close(sv[1]);
@@ -632,11 +672,11 @@ START_TEST(truncated_or_foreign_request_is_a_protocol_error)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[0], "MPFS\2\0\0\0list\0li", 15), 15);
 	close(sv[0]);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), -EPROTO);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), -EPROTO);
 	close(sv[1]);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[0], "HTTP/1.1", 8), 8);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got), -EPROTO);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), -EPROTO);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -649,7 +689,7 @@ START_TEST(oversize_request_is_refused_before_sending)
 
 	memset(big, 'x', WIRE_MAX - 1);
 	big[WIRE_MAX - 1] = '\0';
-	ck_assert_int_eq(wire_send_request(-1, 1, argv), -EMSGSIZE);
+	ck_assert_int_eq(wire_send_request(-1, 1, argv, -1), -EMSGSIZE);
 	free(big);
 }
 END_TEST
@@ -719,6 +759,8 @@ static Suite *cli_suite(void)
 	suite_add_tcase(suite, tc);
 
 	tcase_add_test(wire, request_crosses_the_wire_intact);
+	tcase_add_test(wire, request_carries_the_file_it_reads_across_the_wire);
+	tcase_add_test(wire, request_without_a_file_gives_none);
 	tcase_add_test(wire, response_crosses_the_wire_intact);
 	tcase_add_test(wire, notes_arrive_on_their_stream_before_the_response);
 	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);

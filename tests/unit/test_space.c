@@ -76,7 +76,7 @@ START_TEST(fresh_device_is_free_from_the_data_offset_to_its_end)
 	ck_assert_uint_eq(nr, 1);
 	assert_range(&r[0], &d, DEVICE_DATA_OFFSET, 64 * MiB - DEVICE_DATA_OFFSET);
 	free(r);
-	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d), 63 * MiB);
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, UINT64_MAX), 63 * MiB);
 }
 END_TEST
 
@@ -93,7 +93,7 @@ START_TEST(free_ranges_are_the_gaps_between_extents)
 	ck_assert_uint_eq(nr, 1);
 	assert_range(&r[0], &d, 4 * MiB, 6 * MiB);
 	free(r);
-	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d), 6 * MiB);
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, UINT64_MAX), 6 * MiB);
 }
 END_TEST
 
@@ -199,8 +199,8 @@ START_TEST(allocation_larger_than_free_space_fails_and_allocates_nothing)
 	ck_assert_int_eq(allocate(NULL, 0, 6 * MiB + 4096, &r, &nr), -ENOSPC);
 	ck_assert_ptr_eq(r, (void *)1);
 	ck_assert_uint_eq(nr, 7);
-	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &a), 3 * MiB);
-	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &b), 3 * MiB);
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &a, UINT64_MAX), 3 * MiB);
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &b, UINT64_MAX), 3 * MiB);
 }
 END_TEST
 
@@ -212,6 +212,93 @@ START_TEST(allocation_counts_a_device_named_twice_once)
 	size_t nr;
 
 	ck_assert_int_eq(allocate(order, 2, 4 * MiB, &r, &nr), -ENOSPC);
+}
+END_TEST
+
+/* Free space */
+
+START_TEST(free_space_leaves_out_the_rest_of_a_partly_used_mib)
+{
+	struct device_rec d = add_device("d7", 32 * MiB);
+
+	for (uint64_t i = 0; i < 6; i++)
+		add_extent(&d, (1 + i) * MiB, 4096);
+	/* six 4 KiB volumes take six whole MiB, as six 1 MiB extents would */
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, UINT64_MAX), 25 * MiB);
+}
+END_TEST
+
+START_TEST(free_space_counts_to_the_last_4k_boundary)
+{
+	struct device_rec d = add_device("d0", 8 * MiB + 4096 + 512);
+
+	add_extent(&d, MiB, 4 * MiB + 8192);	/* ends inside a MiB */
+	add_extent(&d, 7 * MiB, 4096);
+	/* [5 MiB + 8 KiB, 7 MiB): from 6 MiB; [7 MiB + 4 KiB, end): 8 MiB to 8 MiB + 4 KiB */
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, UINT64_MAX), MiB + 4096);
+	/* the volume that ends at 5 MiB + 8 KiB grows into the rest of its MiB */
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, 5 * MiB + 8192),
+			  2 * MiB - 4096);
+}
+END_TEST
+
+/* Allocating all the free space of @d works, and 4 KiB more does not. */
+static void assert_free_space_allocates_to_the_byte(const struct device_rec *d)
+{
+	uint64_t free_bytes = space_free_bytes(ext, nr_ext, d, UINT64_MAX);
+	const struct device_rec *order[] = { d };
+	struct space_range *r;
+	size_t nr;
+
+	ck_assert_int_eq(allocate(order, 1, free_bytes + 4096, &r, &nr), -ENOSPC);
+	if (!free_bytes)
+		return;
+	ck_assert_int_eq(allocate(order, 1, free_bytes, &r, &nr), 0);
+	for (size_t i = 0; i < nr; i++)
+		add_extent(d, r[i].offset, r[i].length);
+	free(r);
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, d, UINT64_MAX), 0);
+}
+
+START_TEST(what_is_free_can_be_allocated_to_the_byte)
+{
+	struct device_rec d = add_device("d7", 32 * MiB);
+	const struct device_rec *order[] = { &d };
+	struct space_range *r;
+	size_t nr;
+
+	for (uint64_t i = 0; i < 6; i++)
+		add_extent(&d, (1 + i) * MiB, 4096);
+	ck_assert_int_eq(allocate(order, 1, 23 * MiB, &r, &nr), 0);
+	add_extent(&d, r[0].offset, r[0].length);
+	free(r);
+	/* 31 MiB of data area: 6 MiB for the small ones, 23 from 7 MiB on */
+	ck_assert_uint_eq(space_free_bytes(ext, nr_ext, &d, UINT64_MAX), 2 * MiB);
+	assert_free_space_allocates_to_the_byte(&d);
+}
+END_TEST
+
+START_TEST(free_space_allocates_to_the_byte_whatever_the_extents)
+{
+	unsigned int seed = 1;
+
+	for (int round = 0; round < 200; round++) {
+		struct device_rec d;
+		uint64_t at = MiB;
+
+		reset();
+		d = add_device("d0", 16 * MiB + (uint64_t)(rand_r(&seed) % 256) * 512);
+		while (nr_ext < 8) {	/* hand-placed extents, 4 KiB aligned */
+			uint64_t gap = (uint64_t)(rand_r(&seed) % 512) * 4096;
+			uint64_t len = (uint64_t)(rand_r(&seed) % 512 + 1) * 4096;
+
+			if (at + gap + len > d.size)
+				break;
+			add_extent(&d, at + gap, len);
+			at += gap + len;
+		}
+		assert_free_space_allocates_to_the_byte(&d);
+	}
 }
 END_TEST
 
@@ -231,6 +318,10 @@ static Suite *space_suite(void)
 	tcase_add_test(tc, allocation_ends_pieces_on_4k_boundaries);
 	tcase_add_test(tc, allocation_larger_than_free_space_fails_and_allocates_nothing);
 	tcase_add_test(tc, allocation_counts_a_device_named_twice_once);
+	tcase_add_test(tc, free_space_leaves_out_the_rest_of_a_partly_used_mib);
+	tcase_add_test(tc, free_space_counts_to_the_last_4k_boundary);
+	tcase_add_test(tc, what_is_free_can_be_allocated_to_the_byte);
+	tcase_add_test(tc, free_space_allocates_to_the_byte_whatever_the_extents);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
