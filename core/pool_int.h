@@ -268,6 +268,14 @@ int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
 
 /* The limit of thin pool @tp's map pages in bytes: set, or the estimate. */
 uint64_t pool_thin_metadata_limit(const struct pool_volume *tp);
+/*
+ * A thin pool of @size bytes in blocks of @bs bytes has at most
+ * THIN_ALLOC_MAX_BLOCKS of them: create, extend and thin-metadata-size
+ * refuse more in one message, naming the pool @name (NULL: none yet).
+ * 0 or -EFBIG.
+ */
+int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
+			   struct pool_error *err);
 /* Grows thin pool @tp to @size bytes (admin lock held): extend's hook. */
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err);

@@ -127,19 +127,20 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 	return 0;
 }
 
-/*
- * A thin pool of @size bytes in blocks of @bs bytes has at most
- * THIN_ALLOC_MAX_BLOCKS of them: creating and growing one say so alike.
- */
-static int check_pool_blocks(const char *name, uint32_t bs, uint64_t size,
-			     struct pool_error *err)
+int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
+			   struct pool_error *err)
 {
 	char max[SIZE_STR_LEN], block[SIZE_STR_LEN];
 
 	if (size / bs <= THIN_ALLOC_MAX_BLOCKS)
 		return 0;
+	format_size(bs, block);
+	format_size(THIN_ALLOC_MAX_BLOCKS * bs, max);
+	if (!name)
+		return pool_fail(err, -EFBIG, "a thin pool would have more than 2^28 blocks: with %s blocks it is at most %s",
+				 block, max);
 	return pool_fail(err, -EFBIG, "thin pool '%s' would have more than 2^28 blocks: with %s blocks it is at most %s",
-			 name, format_size(bs, block), format_size(THIN_ALLOC_MAX_BLOCKS * bs, max));
+			 name, block, max);
 }
 
 /* ---- attach: the kind rows -------------------------------------------------- */
@@ -558,7 +559,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		r = pool_fail(err, -EINVAL, "the size is smaller than one block");
 		goto out;
 	}
-	r = check_pool_blocks(s->name, n.tp.block_size, n.rec.size, err);
+	r = pool_thin_check_blocks(s->name, n.tp.block_size, n.rec.size, err);
 	if (r)
 		goto out;
 	r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
@@ -1170,7 +1171,7 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	if (size <= tp->rec.size)
 		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
 				 tp->rec.name, bs);
-	r = check_pool_blocks(tp->rec.name, bs, size, err);
+	r = pool_thin_check_blocks(tp->rec.name, bs, size, err);
 	if (!r)
 		r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
 	if (r)
@@ -1179,7 +1180,7 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	if (!r) {
 		r = thin_pool_areas_new(running(tp), areas, nr, &next);
 		free(areas);
-		if (r)	/* -EFBIG cannot be: check_pool_blocks() passed */
+		if (r)	/* -EFBIG cannot be: pool_thin_check_blocks() passed */
 			r = pool_fail(err, r, "cannot grow thin pool '%s': %s", tp->rec.name,
 				      strerror(-r));
 	}

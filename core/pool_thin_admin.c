@@ -1025,17 +1025,13 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err)
 {
-	char bs[SIZE_STR_LEN], max[SIZE_STR_LEN];
-
 	if (block_size < THIN_BLOCK_MIN || block_size > THIN_BLOCK_MAX ||
 	    (block_size & (block_size - 1)))
 		return pool_fail(err, -EINVAL, "the block size must be a power of two from 64K to 1G");
 	if (pool_size < block_size)
 		return pool_fail(err, -EINVAL, "the pool is smaller than one block");
-	if (pool_size / block_size > THIN_ALLOC_MAX_BLOCKS)
-		return pool_fail(err, -EFBIG, "a thin pool of %s blocks is at most %s",
-				 format_size(block_size, bs),
-				 format_size(THIN_ALLOC_MAX_BLOCKS * block_size, max));
+	if (pool_thin_check_blocks(NULL, block_size, pool_size, err))
+		return -EFBIG;
 	if (!max_thins || max_thins > POOL_MAX_THINS_MAX)
 		return pool_fail(err, -EINVAL, "the number of thin volumes must be 1..%u",
 				 POOL_MAX_THINS_MAX);

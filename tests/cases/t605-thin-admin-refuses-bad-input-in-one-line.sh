@@ -83,9 +83,9 @@ for n in -5 0 16777217; do
 	expect_fail -s 1 -m "--max-thins '$n' must be a number 1..16777216$" \
 		mapperctl thin-metadata-size --block-size 64K --pool-size 1G --max-thins "$n"
 done
-expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+expect_fail -s 1 -m "a thin pool would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB$" \
 	mapperctl thin-metadata-size --block-size 64K --pool-size 100P --max-thins 1
-expect_fail -s 1 -m "a thin pool of 64.00 KiB blocks is at most 16.00 TiB$" \
+expect_fail -s 1 -m "thin pool 'tp2' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB$" \
 	mapperctl create thin-pool tp2 --size 17T
 expect_fail -s 2 -m "needs --block-size, --pool-size and --max-thins" \
 	mapperctl thin-metadata-size --block-size 64K
