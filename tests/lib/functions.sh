@@ -361,6 +361,10 @@ _t_undo_db_lock()
 	kill "$1" 2>/dev/null || true
 }
 
+# LOG_TIME: an extended regex of the time that starts each line of the
+# pool's log ("2026-12-01T03:15:10.123Z"); the level follows it.
+LOG_TIME='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
+
 # log_mark: where the pool's log ends now, for wait_log.
 log_mark()
 {
