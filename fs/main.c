@@ -295,9 +295,16 @@ static int ask_for_io_flusher(void)
 	return prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0 ? errno : 0;
 }
 
+/*
+ * EPERM is the usual answer in a container without CAP_SYS_RESOURCE: not
+ * a fault of this host, so info; any other refusal is a warning.
+ */
 static void log_io_flusher(int refused)
 {
-	if (refused)
+	if (refused == EPERM)
+		log_info("not an I/O flusher (PR_SET_IO_FLUSHER needs CAP_SYS_RESOURCE): "
+			 "a loop device on this mount may stall under memory pressure");
+	else if (refused)
 		log_warn("PR_SET_IO_FLUSHER refused (%s): a loop device on this mount "
 			 "may deadlock under memory pressure", strerror(refused));
 	else

@@ -399,7 +399,7 @@ wait_line()
 # exit STATUS, if given) and say why in exactly one non-empty line on
 # stderr (matching the extended REGEX, if given).  Lines of the form
 # "prog: warning: ..." are not the error and are not counted (the daemon
-# warns about the environment, e.g. a refused PR_SET_IO_FLUSHER, before it
+# may warn about its environment before it
 # gets to the pool), nor is "mapperctl: waiting for ...", which says for
 # whom a command waited before it answered.  The message is echoed to the test log so a reader
 # sees what users would see.
