@@ -27,6 +27,7 @@ static bool log_stderr_too;
 static bool log_syslog;			/* log_to_syslog() */
 static bool log_journal;		/* log_to_journal() */
 static char *log_path;			/* what log_reopen() opens again */
+static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
 void log_init(const char *program)
 {
@@ -40,10 +41,8 @@ void log_set_level(enum log_level level)
 
 int log_parse_level(const char *name, enum log_level *out)
 {
-	static const char *const names[] = { "error", "warning", "info", "debug" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(name, names[i])) {
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (!strcmp(name, level_names[i])) {
 			*out = (enum log_level)i;
 			return 0;
 		}
@@ -113,20 +112,36 @@ int log_reopen(void)
 	return r;
 }
 
+/* "2026-12-01T03:15:10.123Z": now in UTC, to the millisecond. */
+static void format_time(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
 static void log_line(enum log_level lv, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
 	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	FILE *out = log_stream ? log_stream : stderr;
 	const char *level = prefix[lv];
-	char line[1024];
+	char line[1024], now[32];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	if (!log_journal || out != stderr)
-		fprintf(out, "%s: %s%s\n", log_program, level, line);
+	if (log_stream) {
+		format_time(now, sizeof(now));
+		fprintf(log_stream, "%s %s: %s\n", now, level_names[lv], line);
+	} else if (!log_journal) {
+		fprintf(stderr, "%s: %s%s\n", log_program, level, line);
+	}
 	if (log_journal)
 		fprintf(stderr, "<%d>%s%s\n", syslog_prio[lv], level, line);
-	else if (log_stderr_too && out != stderr && lv <= LOG_LEVEL_WARN)
+	else if (log_stderr_too && log_stream && lv <= LOG_LEVEL_WARN)
 		fprintf(stderr, "%s: %s%s\n", log_program, level, line);
 	if (log_syslog)
 		syslog(syslog_prio[lv], "%s%s", level, line);

@@ -2,8 +2,11 @@
  * core/log.h: one-line messages for people.
  *
  * Messages go to stderr until log_to_file() points them at a file (the
- * daemon does this when it detaches).  Each line is prefixed with the
- * program name and the level.  Thread-safe: one fprintf per line.  Lines
+ * daemon does this when it detaches).  A line on stderr is prefixed with
+ * the program name and the level ("mapperfs: warning: ..."; none for
+ * info); a line in the file with the UTC time to the millisecond and the
+ * level ("2026-12-01T03:15:10.123Z warning: ...", "... info: ...").
+ * Thread-safe: one fprintf per line.  Lines
  * may also go to syslog (log_to_syslog), and to stderr with the "<N>"
  * priority prefixes the systemd journal reads (log_to_journal).
  */

@@ -727,8 +727,7 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 	if (!r) {
 		if (out)
 			*out = v->rec;
-		log_info("extended volume '%s' to %llu bytes", name,
-			 (unsigned long long)v->rec.size);
+		log_info("extended volume '%s' to %s", name, format_size(v->rec.size, cur));
 	}
 	pool_admin_unlock(p);
 	return r;

@@ -24,6 +24,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "size.h"
 #include "thin.h"
 #include "volume.h"
 
@@ -161,6 +162,7 @@ static int hold_both(struct volume *a, struct volume *b)
 int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
 	       struct pool_error *err)
 {
+	char total[SIZE_STR_LEN], common[SIZE_STR_LEN];
 	struct volume *sv = NULL, *dv = NULL;
 	struct pool_volume *s, *d;
 	uint64_t done = 0, size = 0;
@@ -213,8 +215,8 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 		pool_fail(err, r, "cannot clone '%s' into '%s' past byte %llu: %s", src, dst,
 			  (unsigned long long)done, strerror(-r));
 	else
-		log_info("cloned volume '%s' into '%s': %llu bytes, %llu of them shared",
-			 src, dst, (unsigned long long)size, (unsigned long long)*shared);
+		log_info("cloned volume '%s' into '%s': %s, %s of it shared", src, dst,
+			 format_size(size, total), format_size(*shared, common));
 out:
 	volume_unhold(sv);
 	volume_unhold(dv);

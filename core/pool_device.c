@@ -211,9 +211,11 @@ static int save_head(struct device *dev, void **out)
 
 static void restore_head(struct device *dev, const void *buf)
 {
+	char label[SIZE_STR_LEN];
+
 	if (pwrite(dev->fd, buf, LABEL_SIZE, 0) != LABEL_SIZE || device_sync(dev))
-		log_error("cannot restore the first %u bytes of '%s' after a failed add",
-			  LABEL_SIZE, dev->path);
+		log_error("cannot restore the first %s of '%s' after a failed add",
+			  format_size(LABEL_SIZE, label), dev->path);
 }
 
 /* Room for one more device in p->devs.  0 or -ENOMEM. */

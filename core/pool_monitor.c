@@ -43,6 +43,7 @@
 #include "log.h"
 #include "pool_hooks.h"
 #include "rcu.h"
+#include "size.h"
 #include "thin_pool.h"
 
 #define MONITOR_PERIOD_MS	1000
@@ -144,6 +145,7 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 {
 	struct pool_thin_events *ev = &tp->tp.ev;
 	uint32_t bs = tp->tp.rec.block_size;
+	char from[SIZE_STR_LEN], to[SIZE_STR_LEN];
 
 	if (tp->tp.rec.autoextend_threshold >= 100)
 		return;
@@ -168,8 +170,8 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 			return;
 		}
 		ev->extend_failed_ms = 0;
-		log_info("thin pool '%s': autoextended from %llu to %llu bytes (%llu%% used)",
-			 tp->rec.name, (unsigned long long)size, (unsigned long long)tp->rec.size,
+		log_info("thin pool '%s': autoextended from %s to %s (%llu%% used)",
+			 tp->rec.name, format_size(size, from), format_size(tp->rec.size, to),
 			 (unsigned long long)used_percent(&u));
 	}
 }

@@ -156,8 +156,8 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *
 	else
 		r = v->type->extend(p, v, size, NULL, 0, err);
 	if (!r)
-		log_info("extended volume '%s' to %llu bytes (truncate of its file)",
-			 v->rec.name, (unsigned long long)size);
+		log_info("extended volume '%s' to %s (truncate of its file)", v->rec.name,
+			 format_size(size, cur));
 out:
 	pool_admin_unlock(p);
 	return r;

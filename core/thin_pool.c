@@ -53,6 +53,7 @@
 #include "device.h"
 #include "log.h"
 #include "rcu.h"
+#include "size.h"
 #include "thin_int.h"
 #include "writelog.h"
 
@@ -537,12 +538,14 @@ static void notify(struct thin_pool *p)
 
 int thin_pool_no_metadata_space(struct thin_pool *p)
 {
+	char limit[SIZE_STR_LEN];
+
 	if (!p->metadata_full) {
 		p->metadata_full = true;
 		notify(p);
-		log_warn("thin pool '%s': its metadata is full (%llu map pages, limit %llu bytes): writes needing a new map page fail",
+		log_warn("thin pool '%s': its metadata is full (%llu map pages, limit %s): writes needing a new map page fail",
 			 p->name, (unsigned long long)(p->nr_leaves + p->nr_dirs),
-			 (unsigned long long)p->params.metadata_limit);
+			 format_size(p->params.metadata_limit, limit));
 	}
 	return -ENOSPC;
 }

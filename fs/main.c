@@ -2,6 +2,11 @@
  * fs/main.c: mapperfs, the daemon, and the composition root.
  *
  *   mapperfs [--pool DIR] MOUNTPOINT [-f] [-o opt[,opt...]]
+ *   mount.fuse.mapperfs POOL MOUNTPOINT [-sfnv] [-o opts] [-t fuse.mapperfs]
+ *
+ * Run by a name starting "mount." it is mount(8)'s helper, and takes its
+ * flags as mount(8) means them: -f is "fake" (check the arguments, mount
+ * nothing, exit 0), not "foreground"; -s, -n, -v change nothing here.
  *
  * Start-up is ordered so that a problem is reported before anything is
  * mounted: take the pool lock, open the store, open and verify every raw
@@ -68,6 +73,7 @@ struct options {
 	const char *pool_dir;
 	const char *mountpoint;
 	int foreground;
+	int fake;			/* helper -f: check the arguments, mount nothing */
 	int syslog;			/* -o syslog: lines to syslog too */
 	int nonempty;			/* -o nonempty: mount over files */
 	unsigned int workers;		/* requests served at once */
@@ -104,6 +110,9 @@ static const char usage_text[] =
 	"  -h, --help     this text\n"
 	"\n"
 	"It returns once the mount is ready (with -f, it tells systemd so).\n"
+	"Run as mount.fuse.mapperfs (mount(8)'s helper: POOL MOUNTPOINT [-sfnv]\n"
+	"[-o opts] [-t fuse.mapperfs]), -f means fake: check the pool and the mount\n"
+	"point, mount nothing; -s, -n, -v change nothing.\n"
 	"Stop it with 'fusermount3 -u MOUNTPOINT' (or 'umount').\n";
 
 static int add_fuse_opt(struct options *o, const char *opt)
@@ -200,6 +209,14 @@ static int parse_o(struct options *o, char *list)
 	return 0;
 }
 
+/* Run as mount(8)'s helper: by a name starting "mount." (mount.fuse.mapperfs). */
+static bool mount_helper(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	return !strncmp(base ? base + 1 : argv0, "mount.", 6);
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -209,7 +226,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ 0 }
 	};
-	bool pool_given = false;
+	bool pool_given = false, helper = mount_helper(argv[0]);
 	int c;
 
 	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
@@ -217,7 +234,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
-	while ((c = getopt_long(argc, argv, "fhVnsvo:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, helper ? "fhVnsvo:t:" : "fhVnsvo:", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pool_dir = optarg;
@@ -231,7 +249,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			printf("mapperfs %s\n", MAPPERFS_VERSION);
 			exit(0);
 		case 'f':
-			o->foreground = 1;
+			if (helper)
+				o->fake = 1;
+			else
+				o->foreground = 1;
+			break;
+		case 't':
+			if (strcmp(optarg, "fuse.mapperfs")) {
+				log_error("mount type '%s' is not fuse.mapperfs", optarg);
+				return 2;
+			}
 			break;
 		case 'o':
 			if (parse_o(o, optarg))
@@ -295,9 +322,16 @@ static int ask_for_io_flusher(void)
 	return prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0 ? errno : 0;
 }
 
+/*
+ * EPERM is the usual answer in a container without CAP_SYS_RESOURCE: not
+ * a fault of this host, so info; any other refusal is a warning.
+ */
 static void log_io_flusher(int refused)
 {
-	if (refused)
+	if (refused == EPERM)
+		log_info("not an I/O flusher (PR_SET_IO_FLUSHER needs CAP_SYS_RESOURCE): "
+			 "a loop device on this mount may stall under memory pressure");
+	else if (refused)
 		log_warn("PR_SET_IO_FLUSHER refused (%s): a loop device on this mount "
 			 "may deadlock under memory pressure", strerror(refused));
 	else
@@ -837,6 +871,8 @@ static int run(struct options *opts)
 		log_mountpoint_errno(mountpoint_arg, errno);
 		return 1;
 	}
+	if (o.fake)		/* mount -f: the pool and the mount point are there */
+		return 0;
 	if (check_mountpoint(&o))
 		return 1;
 	if (chdir("/") < 0) {	/* every path is absolute from here on */

@@ -32,8 +32,9 @@ const struct cmd cmd_clone = {
 		"clone SOURCE DESTINATION\n"
 		"\n"
 		"Copies volume SOURCE into the first bytes of volume DESTINATION (at\n"
-		"least as large; the rest of it stays), online, as 'cp --reflink'\n"
-		"between their files does.  Between thin volumes of one thin pool\n"
+		"least as large; the rest of it stays), online, as copy_file_range\n"
+		"between their files does ('cp --reflink=auto' calls it only for a\n"
+		"source without holes).  Between thin volumes of one thin pool\n"
 		"the blocks are shared, not copied: it takes no space and no time per\n"
 		"byte, and the first write to either copies the block then.  Other\n"
 		"volumes are copied byte by byte.\n",

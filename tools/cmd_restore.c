@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "json.h"
 #include "opts.h"
 
 #define WHAT "restore"
@@ -16,14 +17,26 @@ static const struct option options[] = {
 	{ "from", required_argument, NULL, 'i' },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "volume", required_argument, NULL, 'v' },
+	{ "json", no_argument, NULL, 'j' },
 	{ 0 }
 };
 
 static const char *const path_options[] = { "--from", NULL };
 
+/* Where the report goes: lines on ctx->out, or strings of j's "report". */
+struct report {
+	struct cmd_ctx *ctx;
+	struct json *j;		/* NULL: text */
+};
+
 static void print_line(void *arg, const char *line)
 {
-	fprintf(((struct cmd_ctx *)arg)->out, "%s\n", line);
+	struct report *rep = arg;
+
+	if (rep->j)
+		json_string(rep->j, NULL, line);
+	else
+		fprintf(rep->ctx->out, "%s\n", line);
 }
 
 /* "DEV_ID:NAME[:SIZE]" into @v (name pointing into @arg, cut). */
@@ -66,8 +79,10 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_restore_spec s = { 0 };
 	struct pool_restore_volume *vols;
+	struct report rep = { .ctx = ctx };
 	const char *from = NULL;
 	struct pool_error err;
+	struct json j;
 	int c, r;
 
 	vols = calloc((size_t)argc + 1, sizeof(*vols));
@@ -80,6 +95,8 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 			from = optarg;
 		} else if (c == 'n') {
 			s.dry_run = true;
+		} else if (c == 'j') {
+			rep.j = &j;
 		} else if (c == 'v') {
 			if (parse_volume(optarg, &vols[s.nr_vols++], &err)) {
 				r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
@@ -104,8 +121,19 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_error(ctx, WHAT, "cannot open '%s': %s", from, strerror(errno));
 		goto out;
 	}
-	r = pool_thin_restore(ctx->pool, argv[ctx->optind], &s, print_line, ctx, &err);
+	if (rep.j) {		/* closed even after a failure: what was said stays JSON */
+		json_init(&j, ctx->out, JSON_PRETTY);
+		json_object_begin(&j, NULL);
+		json_string(&j, "pool", argv[ctx->optind]);
+		json_bool(&j, "dry_run", s.dry_run);
+		json_array_begin(&j, "report");
+	}
+	r = pool_thin_restore(ctx->pool, argv[ctx->optind], &s, print_line, &rep, &err);
 	fclose(s.xml);
+	if (rep.j) {
+		json_array_end(&j);
+		json_object_end(&j);
+	}
 	r = r ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
 out:
 	free(vols);
@@ -116,6 +144,7 @@ const struct cmd cmd_restore = {
 	.name = "restore",
 	.usage =
 		"restore POOL --from FILE [--dry-run] [--volume DEV_ID:NAME[:SIZE]]...\n"
+		"        [--json]\n"
 		"\n"
 		"Creates thin volumes and their maps in thin pool POOL, which must have\n"
 		"no volumes, from thin_dump XML (thin_dump, or 'mapperctl dump --format\n"
@@ -131,7 +160,9 @@ const struct cmd cmd_restore = {
 		"  --dry-run    check it and say what would be created; change nothing\n"
 		"  --volume DEV_ID:NAME[:SIZE]  name (and size) the volume of device\n"
 		"               DEV_ID (thin_dump's XML has neither); each DEV_ID and\n"
-		"               NAME once\n",
+		"               NAME once\n"
+		"  --json       print {\"pool\", \"dry_run\", \"report\"}: the report's\n"
+		"               lines as an array of strings\n",
 	.run = restore_run,
 	.options = options,
 	.needs_pool = 1,

@@ -130,12 +130,13 @@ static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **
 	int lock, status;
 
 	if (snprintf(db, sizeof(db), "%s/pool.db", ctx->pool_dir) >= (int)sizeof(db)) {
-		fprintf(stderr, "mapperctl: pool path '%s' is too long\n", ctx->pool_dir);
+		fprintf(stderr, "mapperctl: %s: pool path '%s' is too long\n", c->name,
+			ctx->pool_dir);
 		return CMD_FAIL;
 	}
 	if (stat(db, &st) < 0 && errno == ENOENT) {
-		fprintf(stderr, "mapperctl: no pool at '%s' (run 'mapperctl init')\n",
-			ctx->pool_dir);
+		fprintf(stderr, "mapperctl: %s: no pool at '%s' (run 'mapperctl init', or name "
+			"the pool with --pool DIR or MAPPERFS_POOL)\n", c->name, ctx->pool_dir);
 		return CMD_FAIL;
 	}
 	snprintf(who, sizeof(who), "'%s'", c->name);
@@ -143,16 +144,17 @@ static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **
 	if (lock == -EISCONN)
 		return RUN_AGAIN;
 	if (lock == -EBUSY) {
-		fprintf(stderr, "mapperctl: pool '%s' is in use by %s\n", ctx->pool_dir, w.holder);
+		fprintf(stderr, "mapperctl: %s: pool '%s' is in use by %s\n", c->name, ctx->pool_dir,
+			w.holder);
 		return CMD_FAIL;
 	}
 	if (lock < 0) {
-		fprintf(stderr, "mapperctl: cannot lock pool '%s': %s\n", ctx->pool_dir,
-			strerror(-lock));
+		fprintf(stderr, "mapperctl: %s: cannot lock pool '%s': %s\n", c->name,
+			ctx->pool_dir, strerror(-lock));
 		return CMD_FAIL;
 	}
 	if (pool_open(ctx->pool_dir, pool_port_open, &ctx->pool, &err)) {
-		fprintf(stderr, "mapperctl: %s\n", err.msg);
+		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
 		close(lock);
 		return CMD_FAIL;
 	}
@@ -181,14 +183,14 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 			status = run_local(ctx, c, argc, argv);
 		} else {
-			fprintf(stderr, "mapperctl: cannot reach the daemon of pool '%s': %s\n",
-				ctx->pool_dir, strerror(-fd));
+			fprintf(stderr, "mapperctl: %s: cannot reach the daemon of pool '%s': %s\n",
+				c->name, ctx->pool_dir, strerror(-fd));
 			return CMD_FAIL;
 		}
 	}
 	if (status == RUN_AGAIN) {
-		fprintf(stderr, "mapperctl: the daemon of pool '%s' keeps going away; "
-			"try again\n", ctx->pool_dir);
+		fprintf(stderr, "mapperctl: %s: the daemon of pool '%s' keeps going away; "
+			"try again\n", c->name, ctx->pool_dir);
 		return CMD_FAIL;
 	}
 	return status;

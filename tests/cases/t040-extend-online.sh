@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t040-extend-online.sh: extending a volume while the daemon serves it shows
 # the new size at once, to a process that holds the file open and to a new
-# stat, keeps the old data, and the new range is writable and reads back.
+# stat, keeps the old data, and the new range is writable and reads back;
+# the log says so in units people read.
 # TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -27,6 +28,7 @@ mapperctl extend v --size 32M
 	fail "the open file still has the old size"
 [ "$(mapperctl status v --json | json_get .size)" -eq $((32 * MiB)) ] ||
 	fail "status does not report 32M"
+wait_log "info: extended volume 'v' to 32.00 MiB$"
 head -c $((16 * MiB)) /dev/urandom >more
 dd if=more bs=1M seek=16 conv=notrunc,fsync status=none >&3	# through the old fd
 exec 3>&-

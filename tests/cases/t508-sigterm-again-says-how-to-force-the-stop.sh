@@ -24,10 +24,10 @@ wait_log "SIGTERM: .* still serving the open volumes 'v' \(1\)" >/dev/null
 advice="still serving the open volumes 'v' \(1\); to stop now, failing their I/O: kill -9 $pid$"
 mark=$(log_mark)
 kill -TERM "$pid"
-wait_log "^mapperfs: warning: SIGTERM again: $advice" "$mark"
+wait_log "^$LOG_TIME warning: SIGTERM again: $advice" "$mark"
 mark=$(log_mark)
 kill -INT "$pid"
-wait_log "^mapperfs: warning: SIGINT again: $advice" "$mark"
+wait_log "^$LOG_TIME warning: SIGINT again: $advice" "$mark"
 timeout 2 cmp data /dev/fd/3 || fail "the open file read wrong data after a second signal"
 pool_locked "$POOL" || fail "the daemon exited on a second signal with v open"
 [ "$(grep -c ' again: ' "$POOL/mapperfs.log")" -eq 2 ] ||

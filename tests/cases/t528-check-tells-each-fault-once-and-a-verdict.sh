@@ -62,7 +62,7 @@ fault="device 'd1' is failed (cannot be opened: No such file or directory): thin
 	fail "the log does not warn of the fault once: $(cat "$POOL/mapperfs.log")"
 ! grep -q "warning: .*volume '[a-z]*' is not served" "$POOL/mapperfs.log" ||
 	fail "the log warns of each volume on d1"
-grep -q "^mapperfs: volume 'b' is not served: thin pool 'tp' is failed" "$POOL/mapperfs.log" ||
+grep -q -E "^$LOG_TIME info: volume 'b' is not served: thin pool 'tp' is failed" "$POOL/mapperfs.log" ||
 	fail "the log lacks the detail of why b is failed"
 expect_fail -s 1 -m "check: 1 breach found$" mapperctl check
 cp "$T_DIR/.stdout" "$out"

@@ -50,7 +50,7 @@ expect_fail -s 1 -m "the maps of thin pool 'tp' take 68.00 KiB already" \
 mark=$(log_mark)
 mapperctl change tp --autoextend-threshold 50 --autoextend-percent 100 >/dev/null
 dd if=/dev/urandom of="$MNT/v" bs=1M count=20 seek=64 conv=notrunc,fsync status=none
-wait_log "thin pool 'tp': autoextended from 33554432 to 67108864 bytes" "$mark"
+wait_log "thin pool 'tp': autoextended from 32.00 MiB to 64.00 MiB" "$mark"
 [ "$(mapperctl status tp --json | json_get .size)" -ge $((64 * MiB)) ] || fail "the pool did not grow"
 stop_daemon
 mapperctl status tp --json | jq -e '.autoextend_threshold == 50 and .metadata_total_bytes == 131072' \

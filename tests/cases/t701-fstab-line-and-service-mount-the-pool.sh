@@ -2,7 +2,8 @@
 # t701-fstab-line-and-service-mount-the-pool.sh: mount(8) mounts a pool
 # from an fstab-style line (type fuse.mapperfs, fstab's own options
 # among the mount options) through the mount helper, and umount stops
-# it; run as the unit runs it (-f, a notify socket, stderr to the
+# it; its -f is mount(8)'s "fake" (check, mount nothing, exit 0), not
+# "foreground", and -s, -n, -v are taken; run as the unit runs it (-f, a notify socket, stderr to the
 # journal), mapperfs says READY=1 once the mount serves, logs with
 # priority prefixes and to the pool log, honours -o log=, and says
 # STOPPING=1 when unmounted.
@@ -24,8 +25,20 @@ if [ ! -e "$helper" ]; then
 elif [ "$(readlink -f "$helper")" != "$(readlink -f "$MAPPERFS_BUILD/bin/mapperfs")" ]; then
 	skip "$helper is another mapperfs's"
 fi
+# The helper's flags as mount(8) passes them; the timeout only bounds a
+# helper that took -f for "foreground".
+timeout 30 "$helper" "$POOL" "$MNT" -s -f -n -v -o defaults,log=info -t fuse.mapperfs ||
+	fail "the helper refused -sfnv: exit $?"
+if findmnt -n --mountpoint "$MNT" >/dev/null; then
+	fusermount3 -uz "$MNT"
+	fail "the helper's -f (fake) mounted the pool"
+fi
+expect_fail -s 1 -m "no pool at '$T_DIR/nopool'" "$helper" "$T_DIR/nopool" "$MNT" -f
+expect_fail -s 2 -m "mount type 'ext4' is not fuse.mapperfs" "$helper" "$POOL" "$MNT" -f -t ext4
 printf '%s %s fuse.mapperfs defaults,nofail,noauto,x-systemd.after=network.target,log=info 0 0\n' \
 	"$POOL" "$MNT" >fstab
+mount -f -v -T "$T_DIR/fstab" "$MNT" || fail "mount -f from the fstab line failed"
+! findmnt -n --mountpoint "$MNT" >/dev/null || fail "mount -f mounted the pool"
 mount -T "$T_DIR/fstab" "$MNT" || fail "mount from the fstab line failed"
 pid=$(cat "$POOL/mapperfs.pid")
 cleanup_fn _t_undo_daemon "$MNT" "$pid"

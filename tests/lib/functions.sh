@@ -361,6 +361,10 @@ _t_undo_db_lock()
 	kill "$1" 2>/dev/null || true
 }
 
+# LOG_TIME: an extended regex of the time that starts each line of the
+# pool's log ("2026-12-01T03:15:10.123Z"); the level follows it.
+LOG_TIME='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
+
 # log_mark: where the pool's log ends now, for wait_log.
 log_mark()
 {
@@ -395,7 +399,7 @@ wait_line()
 # exit STATUS, if given) and say why in exactly one non-empty line on
 # stderr (matching the extended REGEX, if given).  Lines of the form
 # "prog: warning: ..." are not the error and are not counted (the daemon
-# warns about the environment, e.g. a refused PR_SET_IO_FLUSHER, before it
+# may warn about its environment before it
 # gets to the pool), nor is "mapperctl: waiting for ...", which says for
 # whom a command waited before it answered.  The message is echoed to the test log so a reader
 # sees what users would see.

@@ -500,6 +500,36 @@ START_TEST(list_json_is_an_array_of_name_kind_size)
 }
 END_TEST
 
+#define ck_out_starts(prefix) \
+	ck_assert_msg(!strncmp(out, (prefix), strlen(prefix)), "out: %s", out)
+
+/* Every command that prints takes --json, as list and status do. */
+START_TEST(every_command_that_prints_takes_json)
+{
+	ck_assert_int_eq(RUN("thin-metadata-size", "--block-size", "64K", "--pool-size", "1G",
+			     "--max-thins", "10", "--json"), 0);
+	ck_out_starts("{\n  \"block_size\": 65536,\n  \"pool_size\": 1073741824,\n"
+			       "  \"max_thins\": 10,\n  \"metadata_bytes\": ");
+	ck_failed(RUN("thin-metadata-size", "--block-size", "64K", "--pool-size", "1G",
+		      "--max-thins", "10", "--json", "--numeric-only"), CMD_USAGE);
+
+	ck_assert_int_eq(RUN("create", "thin-pool", "tp", "--size", "8M"), 0);
+	ck_assert_int_eq(RUN("create", "thin", "v", "--pool", "tp", "--size", "4M"), 0);
+	ck_assert_int_eq(RUN("trim", "tp", "--json"), 0);
+	ck_out_starts("{\n  \"pool\": \"tp\",\n  \"discarded_bytes\": ");
+	ck_assert_int_eq(RUN("reload", "--json"), 0);
+	ck_assert_str_eq(out, "{\n  \"recovered\": 0,\n  \"failed\": 0\n}\n");
+
+	ck_assert_int_eq(RUN("dump", "tp", "--output", file_in_pool("tp.xml")), 0);
+	ck_assert_int_eq(RUN("remove", "v"), 0);
+	ck_assert_msg(RUN("restore", "tp", "--from", file_in_pool("tp.xml"), "--dry-run",
+			  "--json") == 0, "err: %s", err);
+	ck_out_starts("{\n  \"pool\": \"tp\",\n  \"dry_run\": true,\n"
+			       "  \"report\": [\n    \"");
+	ck_assert_ptr_nonnull(strstr(out, "\"\n  ]\n}\n"));
+}
+END_TEST
+
 START_TEST(status_json_shows_segments_relative_to_the_data_area)
 {
 	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:4K"), 0);
@@ -753,6 +783,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, device_carrying_another_pools_label_needs_force);
 	tcase_add_test(tc, device_add_refuses_small_devices_and_existing_files_to_create);
 	tcase_add_test(tc, list_json_is_an_array_of_name_kind_size);
+	tcase_add_test(tc, every_command_that_prints_takes_json);
 	tcase_add_test(tc, status_json_shows_segments_relative_to_the_data_area);
 	tcase_add_test(tc, open_volume_is_not_removed_and_stays_served);
 	tcase_add_test(tc, status_of_a_served_volume_counts_its_openers);

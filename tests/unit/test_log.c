@@ -4,6 +4,7 @@
  * per retry, and still show a new error at once.
  */
 #include <check.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,31 @@ START_TEST(a_new_line_is_logged_at_once_up_to_the_burst)
 }
 END_TEST
 
+/* An administrator reads when each line happened, and how bad it is. */
+START_TEST(a_file_line_starts_with_utc_time_and_level)
+{
+	static const char *const want[] = {
+		"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z info: served 1\n$",
+		"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z warning: slow 2\n$",
+	};
+	FILE *f;
+	char line[1024];
+	regex_t re;
+
+	log_info("served %d", 1);
+	log_warn("slow %d", 2);
+	f = fopen(path, "re");
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+		ck_assert_int_eq(regcomp(&re, want[i], REG_EXTENDED | REG_NOSUB), 0);
+		ck_assert_msg(regexec(&re, line, 0, NULL, 0) == 0, "line '%s'", line);
+		regfree(&re);
+	}
+	fclose(f);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -72,6 +98,7 @@ static Suite *log_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, a_line_repeated_by_every_retry_is_logged_once);
 	tcase_add_test(tc, a_new_line_is_logged_at_once_up_to_the_burst);
+	tcase_add_test(tc, a_file_line_starts_with_utc_time_and_level);
 	suite_add_tcase(s, tc);
 	return s;
 }
