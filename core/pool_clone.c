@@ -30,9 +30,10 @@
 #define COPY_CHUNK	(1u << 20)		/* bytes per read/write */
 #define COPY_MAX	(64ull << 20)		/* bytes copied per call, the rest short */
 
-/* Copies @len bytes by reading and writing.  *done counts them. */
+/* Copies @len bytes by reading and writing.  Adds them to @how. */
 static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
-		      uint64_t dst_off, uint64_t len, struct engine *e, uint64_t *done)
+		      uint64_t dst_off, uint64_t len, struct engine *e,
+		      struct pool_copied *how)
 {
 	void *buf;
 	int r = 0;
@@ -52,7 +53,7 @@ static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
 			r = (int)got;
 			break;
 		}
-		*done += (uint64_t)got;
+		how->copied += (uint64_t)got;
 		src_off += (uint64_t)got;
 		dst_off += (uint64_t)got;
 		len -= (uint64_t)got;
@@ -75,30 +76,36 @@ static uint32_t shared_block_size(struct pool *p, struct volume *src, struct vol
 	return tp && tp->tp.pool ? tp->tp.rec.block_size : 0;
 }
 
+/* The bytes @how counts, all told. */
+static uint64_t total(const struct pool_copied *how)
+{
+	return how->shared + how->copied + how->holes;
+}
+
 /* Shares whole blocks from @src_off; copies a block it cannot share. */
 static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
 			struct volume *dst, uint64_t dst_off, uint64_t len, uint32_t bs,
-			struct engine *e, uint64_t *done, uint64_t *shared_bytes)
+			struct engine *e, struct pool_copied *how)
 {
 	int r = 0;
 
 	while (len >= bs && !r) {
-		uint64_t shared = 0;
+		uint64_t shared = 0, mapped = 0;
 
 		pool_admin_lock(p);
 		if (shared_block_size(p, src, dst) != bs)
 			r = -EXDEV;	/* changed meanwhile */
 		else
 			r = thin_share(dst->target, dst_off / bs, src->target, src_off / bs,
-				       len / bs, &shared);
+				       len / bs, &shared, &mapped);
 		pool_admin_unlock(p);
-		*done += shared * bs;
-		*shared_bytes += shared * bs;
+		how->shared += mapped * bs;
+		how->holes += (shared - mapped) * bs;
 		src_off += shared * bs;
 		dst_off += shared * bs;
 		len -= shared * bs;
 		if (!r && len >= bs)	/* stopped at a block it must copy */
-			r = copy_bytes(src, src_off, dst, dst_off, bs, e, done);
+			r = copy_bytes(src, src_off, dst, dst_off, bs, e, how);
 		if (!r && len >= bs) {
 			src_off += bs;
 			dst_off += bs;
@@ -110,14 +117,14 @@ static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
 
 int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 		     struct volume *dst, uint64_t dst_off, uint64_t len,
-		     struct engine *e, uint64_t *done, uint64_t *shared)
+		     struct engine *e, struct pool_copied *how)
 {
 	uint64_t src_size = atomic_load(&src->size), dst_size = atomic_load(&dst->size);
-	uint64_t head, body;
+	uint64_t head, body, done;
 	uint32_t bs;
 	int r;
 
-	*done = *shared = 0;
+	*how = (struct pool_copied){ 0 };
 	if (atomic_load(&dst->read_only))
 		return -EROFS;
 	if (src_off >= src_size || dst_off >= dst_size)
@@ -130,20 +137,22 @@ int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 	pool_admin_lock(p);
 	bs = shared_block_size(p, src, dst);
 	pool_admin_unlock(p);
-	if (!bs || src_off % bs != dst_off % bs)
-		return copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX,
-				  e, done);
+	if (!bs || src_off % bs != dst_off % bs) {
+		r = copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX, e,
+			       how);
+		return total(how) ? 0 : r;
+	}
 	head = (bs - dst_off % bs) % bs;
 	if (head > len)
 		head = len;
-	r = copy_bytes(src, src_off, dst, dst_off, head, e, done);
+	r = copy_bytes(src, src_off, dst, dst_off, head, e, how);
 	body = (len - head) / bs * bs;
 	if (!r && body)
-		r = share_blocks(p, src, src_off + head, dst, dst_off + head, body, bs, e, done,
-				 shared);
-	if (!r && *done == head + body)
-		r = copy_bytes(src, src_off + *done, dst, dst_off + *done, len - *done, e, done);
-	return *done ? 0 : r;
+		r = share_blocks(p, src, src_off + head, dst, dst_off + head, body, bs, e, how);
+	done = total(how);
+	if (!r && done == head + body)
+		r = copy_bytes(src, src_off + done, dst, dst_off + done, len - done, e, how);
+	return total(how) ? 0 : r;
 }
 
 /* Holds both volumes for the copy; -ENOENT if either is being removed. */
@@ -158,7 +167,7 @@ static int hold_both(struct volume *a, struct volume *b)
 	return 0;
 }
 
-int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
+int pool_clone(struct pool *p, const char *src, const char *dst, struct pool_copied *how,
 	       struct pool_error *err)
 {
 	struct volume *sv = NULL, *dv = NULL;
@@ -169,6 +178,9 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 
 	pool_admin_lock(p);
 	r = pool_volume_get(p, src, NULL, false, &s, err);
+	if (!r && !pool_volume_by_name(p, dst))
+		r = pool_fail(err, -ENOENT, "no volume '%s' (clone copies into an existing "
+			      "volume: create it first)", dst);
 	if (!r)
 		r = pool_volume_get(p, dst, NULL, false, &d, err);
 	if (!r && (!s->type->served || !d->type->served))
@@ -190,20 +202,22 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 	pool_admin_unlock(p);
 	if (r)
 		return r;
-	*shared = 0;
+	*how = (struct pool_copied){ 0 };
 	r = engine_init(&e, 8);
 	if (r) {
 		pool_fail(err, r, "cannot set up I/O: %s", strerror(-r));
 		goto out;
 	}
 	while (!r && done < size) {
-		uint64_t n = 0, sh = 0;
+		struct pool_copied n;
 
-		r = pool_clone_range(p, sv, done, dv, done, size - done, &e, &n, &sh);
-		if (!r && !n)
+		r = pool_clone_range(p, sv, done, dv, done, size - done, &e, &n);
+		if (!r && !total(&n))
 			r = -EIO;
-		done += n;
-		*shared += sh;
+		done += total(&n);
+		how->shared += n.shared;
+		how->copied += n.copied;
+		how->holes += n.holes;
 	}
 	/* Durable as it returns; a thin pool's commit also frees what was replaced. */
 	if (!r)
@@ -213,8 +227,9 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 		pool_fail(err, r, "cannot clone '%s' into '%s' past byte %llu: %s", src, dst,
 			  (unsigned long long)done, strerror(-r));
 	else
-		log_info("cloned volume '%s' into '%s': %llu bytes, %llu of them shared",
-			 src, dst, (unsigned long long)size, (unsigned long long)*shared);
+		log_info("cloned volume '%s' into '%s': %llu bytes shared, %llu copied, "
+			 "%llu of holes left holes", src, dst, (unsigned long long)how->shared,
+			 (unsigned long long)how->copied, (unsigned long long)how->holes);
 out:
 	volume_unhold(sv);
 	volume_unhold(dv);

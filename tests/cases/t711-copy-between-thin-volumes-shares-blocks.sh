@@ -5,7 +5,8 @@
 # destination's shared_bytes is the size copied and the pool's used blocks
 # do not change; the partial blocks at either end are copied; writing the
 # copy afterwards leaves the source alone; `mapperctl clone` does the same
-# offline; between a thin and a linear volume the bytes are copied.
+# offline and says truly how much it shared, copied and left holes;
+# between a thin and a linear volume the bytes are copied.
 # TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -14,7 +15,7 @@ requires jq xfs_io
 make_pool
 add_file_device d0 96M >/dev/null
 mapperctl create thin-pool tp --size 64M --block-size 64K >/dev/null
-for v in a b c; do mapperctl create thin "$v" --pool tp --size 16M >/dev/null; done
+for v in a b c d e; do mapperctl create thin "$v" --pool tp --size 16M >/dev/null; done
 mapperctl create linear lin --size 16M >/dev/null
 start_daemon
 
@@ -53,7 +54,24 @@ expect_fail -m "Read-only file system" xfs_io -c "copy_range -l 65536 $MNT/a" "$
 mapperctl check >/dev/null || fail "check fails after the copies"
 
 stop_daemon
-mapperctl clone a b | grep -q "16.00 MiB shared" || fail "mapperctl clone offline did not share 16 MiB"
+# clone_says SRC DST SHARED COPIED HOLES: what mapperctl clone prints.
+clone_says()
+{
+	local out
+
+	out=$(mapperctl clone "$1" "$2") || fail "mapperctl clone $1 $2 failed"
+	[ "$out" = "cloned '$1' into '$2': $3 shared (mapped blocks, not copied), $4 copied, $5 of holes left holes" ] ||
+		fail "mapperctl clone $1 $2 said: $out"
+}
+clone_says a b "16.00 MiB" "0 B" "0 B"
 [ "$(shared b)" -eq $((16 * MiB)) ] || fail "mapperctl clone: shared_bytes $(shared b)"
-expect_fail -m "no volume 'nope'" mapperctl clone a nope
+# c maps 17 blocks (1.0625 MiB), the rest are holes.
+used_before=$(used)
+clone_says c d "1.06 MiB" "0 B" "14.94 MiB"
+[ "$(shared d)" -eq $((17 * 65536)) ] || fail "mapperctl clone c d: shared_bytes $(shared d)"
+[ "$(used)" -eq "$used_before" ] || fail "mapperctl clone c d took space"
+clone_says lin e "0 B" "16.00 MiB" "0 B"
+clone_says c lin "0 B" "16.00 MiB" "0 B"
+expect_fail -m "no volume 'nope' \\(clone copies into an existing volume: create it first\\)" \
+	mapperctl clone a nope
 mapperctl check >/dev/null || fail "check fails after clone"
