@@ -297,8 +297,10 @@ void pool_record_times(struct pool *p);
  * Between thin volumes of one pool whose offsets sit alike in their
  * blocks, whole blocks are shared, not copied (no space, no data moved;
  * the first write to either copies); the rest is read and written with
- * engine @e (the caller's thread's), at most 64 MiB per call.  @how
- * counts the bytes done, by how (short is fine: call again).  The caller holds both volumes (open files).  Takes the
+ * engine @e (the caller's thread's), at most 64 MiB per call, except the
+ * source's holes: @dst is discarded there (it reads zeros; a thin @dst
+ * allocates nothing).  @how counts the bytes done, by how (short is fine:
+ * call again).  The caller holds both volumes (open files).  Takes the
  * admin lock while it shares, never while it copies: call outside any
  * RCU read section.  0 (with bytes done unless the range is empty), or
  * -errno: -EROFS (@dst read-only), -ENOSPC, -EIO.
@@ -306,7 +308,7 @@ void pool_record_times(struct pool *p);
 struct pool_copied {
 	uint64_t shared;	/* of blocks the source maps, shared: not copied */
 	uint64_t copied;	/* read and written */
-	uint64_t holes;		/* holes of the source shared: holes in the destination */
+	uint64_t holes;		/* holes of the source, left holes in the destination */
 };
 struct engine;
 struct volume;

@@ -9,7 +9,10 @@
  * copies the block then.  The partial blocks at either end, blocks that
  * read an external origin, and every other pair of volumes are copied by
  * reading and writing through the volumes, as the kernel's fallback
- * would, in the daemon.
+ * would, in the daemon; but the source's holes (SEEK_HOLE) are not read
+ * and written: the destination is discarded there, so that a thin
+ * destination keeps a hole a hole (and writes zeros only over a block it
+ * maps) rather than allocating a block of zeros.
  *
  * The sharing runs under the admin lock, so that it never suspends two
  * volumes in the other order than a group snapshot does; the copying of
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "log.h"
@@ -30,33 +34,73 @@
 #define COPY_CHUNK	(1u << 20)		/* bytes per read/write */
 #define COPY_MAX	(64ull << 20)		/* bytes copied per call, the rest short */
 
-/* Copies @len bytes by reading and writing.  Adds them to @how. */
+/*
+ * The run of bytes from @off, at most @len: *n of them, a hole of @src
+ * (*hole) or data.  0 or -errno.
+ */
+static int next_run(struct volume *src, uint64_t off, uint64_t len, bool *hole,
+		    uint64_t *n)
+{
+	uint64_t at;
+	int r = volume_seek_within(src, off, len, SEEK_DATA, &at);
+
+	if (r == -ENXIO) {		/* a hole to there */
+		at = off + len;
+		r = 0;
+	}
+	*hole = at > off;
+	if (!r && !*hole)
+		r = volume_seek_within(src, off, len, SEEK_HOLE, &at);
+	if (r)
+		return r;
+	*n = at - off < len ? at - off : len;
+	return *n ? 0 : -EIO;		/* a seek that does not move */
+}
+
+/*
+ * Copies @len bytes: data by reading and writing, the holes of @src by
+ * discarding @dst there (it reads zeros after).  Adds them to @how.
+ */
 static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
 		      uint64_t dst_off, uint64_t len, struct engine *e,
 		      struct pool_copied *how)
 {
+	uint64_t run = 0;
+	bool hole = false;
 	void *buf;
 	int r = 0;
 
 	if (posix_memalign(&buf, 4096, COPY_CHUNK))
 		return -ENOMEM;
 	while (len && !r) {
-		uint32_t n = len < COPY_CHUNK ? (uint32_t)len : COPY_CHUNK;
-		ssize_t got = volume_read(src, e, buf, src_off, n);
+		ssize_t got;
 
-		if (got <= 0) {
-			r = got < 0 ? (int)got : -EIO;
+		if (!run)
+			r = next_run(src, src_off, len, &hole, &run);
+		if (!r && hole)
+			r = volume_discard(dst, e, dst_off, run, DISCARD_ZERO);
+		if (r)
 			break;
+		if (hole) {
+			how->holes += run;
+			got = (ssize_t)run;
+		} else {
+			got = volume_read(src, e, buf, src_off,
+					  run < COPY_CHUNK ? (uint32_t)run : COPY_CHUNK);
+			if (got == 0)
+				got = -EIO;
+			if (got > 0)
+				got = volume_write(dst, e, buf, dst_off, (uint32_t)got);
+			if (got < 0) {
+				r = (int)got;
+				break;
+			}
+			how->copied += (uint64_t)got;
 		}
-		got = volume_write(dst, e, buf, dst_off, (uint32_t)got);
-		if (got < 0) {
-			r = (int)got;
-			break;
-		}
-		how->copied += (uint64_t)got;
 		src_off += (uint64_t)got;
 		dst_off += (uint64_t)got;
 		len -= (uint64_t)got;
+		run -= (uint64_t)got;
 	}
 	free(buf);
 	return r;

@@ -39,8 +39,8 @@ const struct cmd cmd_clone = {
 		"as 'cp --reflink' between their files does.  Between thin volumes of\n"
 		"one thin pool the blocks are shared, not copied: it takes no space\n"
 		"and no time per byte, and the first write to either copies the block\n"
-		"then.  Other volumes are copied byte by byte.  It prints the bytes\n"
-		"shared, copied and left holes.\n",
+		"then.  Other volumes are copied byte by byte, except SOURCE's holes,\n"
+		"which stay holes.  It prints the bytes shared, copied and left holes.\n",
 	.run = clone_run,
 	.needs_pool = 1,
 };
