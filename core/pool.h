@@ -472,6 +472,8 @@ struct pool_volume_info {
 	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
 	/* lvs's Data% and Meta% in hundredths of a percent, -1 if none */
 	int32_t data_pct, meta_pct;
+	/* a thin pool's "full" or "low-water" (status's data flags), or NULL */
+	const char *condition;
 };
 
 struct pool_device_info {

@@ -3,7 +3,7 @@
 # says full and low-water crossed; once space is freed, by a discard, by
 # removing a volume or by a rollback, `status` and `list --json` say at
 # once that it is neither (no write in between), and its used percent
-# with them.
+# with them; `list`'s STATE says full, then ok.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq fallocate
@@ -17,10 +17,10 @@ start_daemon
 head -c $((8 * MiB)) /dev/urandom >data
 
 # flags WANT WHEN: the pool's full and low_water_crossed flags, both
-# "true" or both "false", in status and in list --json.
+# "true" or both "false", in status and in list --json; list's STATE.
 flags()
 {
-	local s l
+	local s l state
 
 	s=$(mapperctl status tp --json)
 	l=$(mapperctl list --json | jq '.[] | select(.name == "tp")')
@@ -30,6 +30,9 @@ flags()
 		[ "$(json_get ".$f" <<<"$l")" = "$1" ] ||
 			fail "$2: list --json says $f $(json_get ".$f" <<<"$l")"
 	done
+	state=$(mapperctl list | awk '$1 == "tp" { print $NF }')
+	[ "$state" = "$( [ "$1" = true ] && echo full || echo ok)" ] ||
+		fail "$2: list says STATE $state"
 }
 # fill VOLUME: writes it until the pool is full (the write fails).
 fill()
