@@ -297,24 +297,31 @@ void pool_record_times(struct pool *p);
  * Between thin volumes of one pool whose offsets sit alike in their
  * blocks, whole blocks are shared, not copied (no space, no data moved;
  * the first write to either copies); the rest is read and written with
- * engine @e (the caller's thread's), at most 64 MiB per call.  *done
- * counts the bytes copied (short is fine: call again), *shared those of
- * them shared.  The caller holds both volumes (open files).  Takes the
+ * engine @e (the caller's thread's), at most 64 MiB per call, except the
+ * source's holes: @dst is discarded there (it reads zeros; a thin @dst
+ * allocates nothing).  @how counts the bytes done, by how (short is fine:
+ * call again).  The caller holds both volumes (open files).  Takes the
  * admin lock while it shares, never while it copies: call outside any
- * RCU read section.  0 (with *done > 0 unless the range is empty), or
+ * RCU read section.  0 (with bytes done unless the range is empty), or
  * -errno: -EROFS (@dst read-only), -ENOSPC, -EIO.
  */
+struct pool_copied {
+	uint64_t shared;	/* of blocks the source maps, shared: not copied */
+	uint64_t copied;	/* read and written */
+	uint64_t holes;		/* holes of the source, left holes in the destination */
+};
 struct engine;
 struct volume;
 int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 		     struct volume *dst, uint64_t dst_off, uint64_t len,
-		     struct engine *e, uint64_t *done, uint64_t *shared);
+		     struct engine *e, struct pool_copied *how);
 /*
  * `mapperctl clone SRC DST`: the first size(SRC) bytes of volume DST
- * become SRC's, as pool_clone_range does it (DST at least as large; the
- * rest of DST stays).  Online or offline.  *shared: bytes shared.
+ * (which must exist: -ENOENT says so) become SRC's, as pool_clone_range
+ * does it (DST at least as large; the rest of DST stays).  Online or
+ * offline.  @how counts the bytes of SRC by how they were done.
  */
-int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
+int pool_clone(struct pool *p, const char *src, const char *dst, struct pool_copied *how,
 	       struct pool_error *err);
 
 /* Deletes volume @name (not open) and frees what only it used. */
@@ -465,6 +472,8 @@ struct pool_volume_info {
 	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
 	/* lvs's Data% and Meta% in hundredths of a percent, -1 if none */
 	int32_t data_pct, meta_pct;
+	/* a thin pool's "full" or "low-water" (status's data flags), or NULL */
+	const char *condition;
 };
 
 struct pool_device_info {

@@ -9,7 +9,10 @@
  * copies the block then.  The partial blocks at either end, blocks that
  * read an external origin, and every other pair of volumes are copied by
  * reading and writing through the volumes, as the kernel's fallback
- * would, in the daemon.
+ * would, in the daemon; but the source's holes (SEEK_HOLE) are not read
+ * and written: the destination is discarded there, so that a thin
+ * destination keeps a hole a hole (and writes zeros only over a block it
+ * maps) rather than allocating a block of zeros.
  *
  * The sharing runs under the admin lock, so that it never suspends two
  * volumes in the other order than a group snapshot does; the copying of
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "log.h"
@@ -31,32 +35,73 @@
 #define COPY_CHUNK	(1u << 20)		/* bytes per read/write */
 #define COPY_MAX	(64ull << 20)		/* bytes copied per call, the rest short */
 
-/* Copies @len bytes by reading and writing.  *done counts them. */
-static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
-		      uint64_t dst_off, uint64_t len, struct engine *e, uint64_t *done)
+/*
+ * The run of bytes from @off, at most @len: *n of them, a hole of @src
+ * (*hole) or data.  0 or -errno.
+ */
+static int next_run(struct volume *src, uint64_t off, uint64_t len, bool *hole,
+		    uint64_t *n)
 {
+	uint64_t at;
+	int r = volume_seek_within(src, off, len, SEEK_DATA, &at);
+
+	if (r == -ENXIO) {		/* a hole to there */
+		at = off + len;
+		r = 0;
+	}
+	*hole = at > off;
+	if (!r && !*hole)
+		r = volume_seek_within(src, off, len, SEEK_HOLE, &at);
+	if (r)
+		return r;
+	*n = at - off < len ? at - off : len;
+	return *n ? 0 : -EIO;		/* a seek that does not move */
+}
+
+/*
+ * Copies @len bytes: data by reading and writing, the holes of @src by
+ * discarding @dst there (it reads zeros after).  Adds them to @how.
+ */
+static int copy_bytes(struct volume *src, uint64_t src_off, struct volume *dst,
+		      uint64_t dst_off, uint64_t len, struct engine *e,
+		      struct pool_copied *how)
+{
+	uint64_t run = 0;
+	bool hole = false;
 	void *buf;
 	int r = 0;
 
 	if (posix_memalign(&buf, 4096, COPY_CHUNK))
 		return -ENOMEM;
 	while (len && !r) {
-		uint32_t n = len < COPY_CHUNK ? (uint32_t)len : COPY_CHUNK;
-		ssize_t got = volume_read(src, e, buf, src_off, n);
+		ssize_t got;
 
-		if (got <= 0) {
-			r = got < 0 ? (int)got : -EIO;
+		if (!run)
+			r = next_run(src, src_off, len, &hole, &run);
+		if (!r && hole)
+			r = volume_discard(dst, e, dst_off, run, DISCARD_ZERO);
+		if (r)
 			break;
+		if (hole) {
+			how->holes += run;
+			got = (ssize_t)run;
+		} else {
+			got = volume_read(src, e, buf, src_off,
+					  run < COPY_CHUNK ? (uint32_t)run : COPY_CHUNK);
+			if (got == 0)
+				got = -EIO;
+			if (got > 0)
+				got = volume_write(dst, e, buf, dst_off, (uint32_t)got);
+			if (got < 0) {
+				r = (int)got;
+				break;
+			}
+			how->copied += (uint64_t)got;
 		}
-		got = volume_write(dst, e, buf, dst_off, (uint32_t)got);
-		if (got < 0) {
-			r = (int)got;
-			break;
-		}
-		*done += (uint64_t)got;
 		src_off += (uint64_t)got;
 		dst_off += (uint64_t)got;
 		len -= (uint64_t)got;
+		run -= (uint64_t)got;
 	}
 	free(buf);
 	return r;
@@ -76,30 +121,36 @@ static uint32_t shared_block_size(struct pool *p, struct volume *src, struct vol
 	return tp && tp->tp.pool ? tp->tp.rec.block_size : 0;
 }
 
+/* The bytes @how counts, all told. */
+static uint64_t total(const struct pool_copied *how)
+{
+	return how->shared + how->copied + how->holes;
+}
+
 /* Shares whole blocks from @src_off; copies a block it cannot share. */
 static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
 			struct volume *dst, uint64_t dst_off, uint64_t len, uint32_t bs,
-			struct engine *e, uint64_t *done, uint64_t *shared_bytes)
+			struct engine *e, struct pool_copied *how)
 {
 	int r = 0;
 
 	while (len >= bs && !r) {
-		uint64_t shared = 0;
+		uint64_t shared = 0, mapped = 0;
 
 		pool_admin_lock(p);
 		if (shared_block_size(p, src, dst) != bs)
 			r = -EXDEV;	/* changed meanwhile */
 		else
 			r = thin_share(dst->target, dst_off / bs, src->target, src_off / bs,
-				       len / bs, &shared);
+				       len / bs, &shared, &mapped);
 		pool_admin_unlock(p);
-		*done += shared * bs;
-		*shared_bytes += shared * bs;
+		how->shared += mapped * bs;
+		how->holes += (shared - mapped) * bs;
 		src_off += shared * bs;
 		dst_off += shared * bs;
 		len -= shared * bs;
 		if (!r && len >= bs)	/* stopped at a block it must copy */
-			r = copy_bytes(src, src_off, dst, dst_off, bs, e, done);
+			r = copy_bytes(src, src_off, dst, dst_off, bs, e, how);
 		if (!r && len >= bs) {
 			src_off += bs;
 			dst_off += bs;
@@ -111,14 +162,14 @@ static int share_blocks(struct pool *p, struct volume *src, uint64_t src_off,
 
 int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 		     struct volume *dst, uint64_t dst_off, uint64_t len,
-		     struct engine *e, uint64_t *done, uint64_t *shared)
+		     struct engine *e, struct pool_copied *how)
 {
 	uint64_t src_size = atomic_load(&src->size), dst_size = atomic_load(&dst->size);
-	uint64_t head, body;
+	uint64_t head, body, done;
 	uint32_t bs;
 	int r;
 
-	*done = *shared = 0;
+	*how = (struct pool_copied){ 0 };
 	if (atomic_load(&dst->read_only))
 		return -EROFS;
 	if (src_off >= src_size || dst_off >= dst_size)
@@ -131,20 +182,22 @@ int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
 	pool_admin_lock(p);
 	bs = shared_block_size(p, src, dst);
 	pool_admin_unlock(p);
-	if (!bs || src_off % bs != dst_off % bs)
-		return copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX,
-				  e, done);
+	if (!bs || src_off % bs != dst_off % bs) {
+		r = copy_bytes(src, src_off, dst, dst_off, len < COPY_MAX ? len : COPY_MAX, e,
+			       how);
+		return total(how) ? 0 : r;
+	}
 	head = (bs - dst_off % bs) % bs;
 	if (head > len)
 		head = len;
-	r = copy_bytes(src, src_off, dst, dst_off, head, e, done);
+	r = copy_bytes(src, src_off, dst, dst_off, head, e, how);
 	body = (len - head) / bs * bs;
 	if (!r && body)
-		r = share_blocks(p, src, src_off + head, dst, dst_off + head, body, bs, e, done,
-				 shared);
-	if (!r && *done == head + body)
-		r = copy_bytes(src, src_off + *done, dst, dst_off + *done, len - *done, e, done);
-	return *done ? 0 : r;
+		r = share_blocks(p, src, src_off + head, dst, dst_off + head, body, bs, e, how);
+	done = total(how);
+	if (!r && done == head + body)
+		r = copy_bytes(src, src_off + done, dst, dst_off + done, len - done, e, how);
+	return total(how) ? 0 : r;
 }
 
 /* Holds both volumes for the copy; -ENOENT if either is being removed. */
@@ -159,10 +212,10 @@ static int hold_both(struct volume *a, struct volume *b)
 	return 0;
 }
 
-int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *shared,
+int pool_clone(struct pool *p, const char *src, const char *dst, struct pool_copied *how,
 	       struct pool_error *err)
 {
-	char total[SIZE_STR_LEN], common[SIZE_STR_LEN];
+	char shared[SIZE_STR_LEN], copied[SIZE_STR_LEN], holes[SIZE_STR_LEN];
 	struct volume *sv = NULL, *dv = NULL;
 	struct pool_volume *s, *d;
 	uint64_t done = 0, size = 0;
@@ -171,6 +224,9 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 
 	pool_admin_lock(p);
 	r = pool_volume_get(p, src, NULL, false, &s, err);
+	if (!r && !pool_volume_by_name(p, dst))
+		r = pool_fail(err, -ENOENT, "no volume '%s' (clone copies into an existing "
+			      "volume: create it first)", dst);
 	if (!r)
 		r = pool_volume_get(p, dst, NULL, false, &d, err);
 	if (!r && (!s->type->served || !d->type->served))
@@ -192,20 +248,22 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 	pool_admin_unlock(p);
 	if (r)
 		return r;
-	*shared = 0;
+	*how = (struct pool_copied){ 0 };
 	r = engine_init(&e, 8);
 	if (r) {
 		pool_fail(err, r, "cannot set up I/O: %s", strerror(-r));
 		goto out;
 	}
 	while (!r && done < size) {
-		uint64_t n = 0, sh = 0;
+		struct pool_copied n;
 
-		r = pool_clone_range(p, sv, done, dv, done, size - done, &e, &n, &sh);
-		if (!r && !n)
+		r = pool_clone_range(p, sv, done, dv, done, size - done, &e, &n);
+		if (!r && !total(&n))
 			r = -EIO;
-		done += n;
-		*shared += sh;
+		done += total(&n);
+		how->shared += n.shared;
+		how->copied += n.copied;
+		how->holes += n.holes;
 	}
 	/* Durable as it returns; a thin pool's commit also frees what was replaced. */
 	if (!r)
@@ -215,8 +273,9 @@ int pool_clone(struct pool *p, const char *src, const char *dst, uint64_t *share
 		pool_fail(err, r, "cannot clone '%s' into '%s' past byte %llu: %s", src, dst,
 			  (unsigned long long)done, strerror(-r));
 	else
-		log_info("cloned volume '%s' into '%s': %s, %s of it shared", src, dst,
-			 format_size(size, total), format_size(*shared, common));
+		log_info("cloned volume '%s' into '%s': %s shared, %s copied, %s of holes "
+			 "left holes", src, dst, format_size(how->shared, shared),
+			 format_size(how->copied, copied), format_size(how->holes, holes));
 out:
 	volume_unhold(sv);
 	volume_unhold(dv);

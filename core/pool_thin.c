@@ -1332,6 +1332,10 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 	thin_pool_usage(running(tp), &u);
 	out->data_pct = hundredths(u.nr_blocks - u.nr_free - u.nr_pending, u.nr_blocks);
 	out->meta_pct = hundredths(u.metadata_bytes, u.metadata_limit);
+	if (u.full)
+		out->condition = "full";
+	else if (u.low_water)
+		out->condition = "low-water";
 }
 
 static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)

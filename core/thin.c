@@ -599,9 +599,12 @@ static bool reads_origin(const struct thin *th, uint64_t vb)
 	return th->origin && (vb << th->pool->block_shift) < th->origin_size;
 }
 
-/* Shares one block; *stop when it cannot (an external origin shows). */
+/*
+ * Shares one block; *stop when it cannot (an external origin shows).
+ * Counts it in *mapped if @src maps it.
+ */
 static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_t svb,
-		       bool *stop)
+		       bool *stop, uint64_t *mapped)
 {
 	struct thin_pool *p = dst->pool;
 	uint32_t se = dir_entry_at(atomic_load(&src->dir), svb);
@@ -613,6 +616,8 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 		*stop = true;
 		return 0;
 	}
+	if (se)
+		(*mapped)++;
 	if (se == de)
 		return 0;
 	r = own_leaf(dst, dvb, &l);
@@ -635,7 +640,7 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 #define SHARE_BATCH	4096		/* blocks between two takes of the lock */
 
 int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t svb,
-	       uint64_t count, uint64_t *done)
+	       uint64_t count, uint64_t *done, uint64_t *mapped)
 {
 	struct thin *d = to_thin(dst), *s = to_thin(src);
 	struct thin_pool *p = d->pool;
@@ -643,7 +648,7 @@ int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t sv
 	uint64_t i;
 	int r = 0;
 
-	*done = 0;
+	*done = *mapped = 0;
 	if (s->pool != p)
 		return -EXDEV;
 	thin_suspend(dst);
@@ -657,7 +662,7 @@ int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t sv
 			r = -EIO;	/* removed, or size and map disagree */
 			break;
 		}
-		r = share_block(d, dvb + i, s, svb + i, &stop);
+		r = share_block(d, dvb + i, s, svb + i, &stop, mapped);
 		if (r || stop)
 			break;
 		if (i % SHARE_BATCH == SHARE_BATCH - 1) {

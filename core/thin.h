@@ -97,12 +97,13 @@ int thin_rollback(struct target *t, struct target *from);
  * mapped there is freed as a discard frees it.  Both are quiesced
  * meanwhile.  Stops early at a block whose content comes from an external
  * origin (of either): the caller copies that one.  *done counts the blocks
- * shared.  Blocks on the pool lock, O(count).  0 (with *done possibly
- * short), -EXDEV, -ENOSPC (metadata full; then *done may be short and 0 is
- * returned if it is not 0), -ENOMEM, -EIO.
+ * shared, *mapped those of them that @src mapped (the others were holes,
+ * and are holes in @dst now).  Blocks on the pool lock, O(count).  0 (with
+ * *done possibly short), -EXDEV, -ENOSPC (metadata full; then *done may be
+ * short and 0 is returned if it is not 0), -ENOMEM, -EIO.
  */
 int thin_share(struct target *dst, uint64_t dvb, struct target *src, uint64_t svb,
-	       uint64_t count, uint64_t *done);
+	       uint64_t count, uint64_t *done, uint64_t *mapped);
 
 struct thin_usage {
 	uint64_t mapped;		/* blocks */

@@ -74,7 +74,7 @@ struct thin_pool {
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
 	bool low_water;			/* logged; cleared when free again */
-	bool full;			/* a write found no block, none taken since */
+	bool full;			/* a write found no block, none free since */
 	bool metadata_full;		/* a write needed a map page past the limit */
 	bool discard_failed;		/* a discard failed: logged once */
 	uint64_t discarded_bytes;	/* passed down or trimmed */

@@ -438,9 +438,50 @@ uint32_t thin_pool_block_size(const struct thin_pool *p)
 	return p->params.block_size;
 }
 
+/* Kicks the pool's watcher.  Lock held. */
+static void notify(struct thin_pool *p)
+{
+	if (p->params.notify)
+		p->params.notify(p->params.notify_arg);
+}
+
+/* Blocks free now or after the next commit (which a write waits for).  Lock held. */
+static uint64_t nr_available(const struct thin_pool *p)
+{
+	return p->alloc.nr_free + p->alloc.nr_pending + p->alloc.nr_committing +
+	       p->alloc.nr_held;
+}
+
+/*
+ * Makes ->low_water and ->full follow the free space, both ways: a block
+ * freed (remove, rollback, discard, a clone's replaced blocks) clears
+ * them as an allocation sets them.  Crossing the mark downwards logs once
+ * per crossing; either edge kicks the watcher.  Lock held.
+ */
+static void check_space(struct thin_pool *p)
+{
+	uint64_t avail = nr_available(p);
+	uint64_t pct = p->alloc.nr_blocks ? avail * 100 / p->alloc.nr_blocks : 0;
+	bool low = pct < p->params.low_water_pct;
+
+	if (p->full && avail) {
+		p->full = false;
+		notify(p);
+	}
+	if (low == p->low_water)
+		return;
+	p->low_water = low;
+	notify(p);
+	if (low)
+		log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
+			 p->name, (unsigned long long)avail,
+			 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
+}
+
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 {
 	pthread_mutex_lock(&p->lock);
+	check_space(p);
 	out->block_size = p->params.block_size;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
@@ -454,7 +495,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->metadata_bytes = (p->nr_leaves + p->nr_dirs) * THIN_PAGE_STORE_BYTES;
 	out->metadata_limit = p->params.metadata_limit;
 	out->discarded_bytes = p->discarded_bytes;
-	out->full = p->full && !p->alloc.nr_free;	/* until a block is free again */
+	out->full = p->full;
 	out->metadata_full = p->metadata_full && thin_pool_metadata_full(p);	/* until a page fits */
 	pthread_mutex_unlock(&p->lock);
 }
@@ -529,13 +570,6 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
 	return thin_vec_push(&p->dead_dirs, d) ? -ENOMEM : r;
 }
 
-/* Kicks the pool's watcher.  Lock held. */
-static void notify(struct thin_pool *p)
-{
-	if (p->params.notify)
-		p->params.notify(p->params.notify_arg);
-}
-
 int thin_pool_no_metadata_space(struct thin_pool *p)
 {
 	char limit[SIZE_STR_LEN];
@@ -550,18 +584,6 @@ int thin_pool_no_metadata_space(struct thin_pool *p)
 	return -ENOSPC;
 }
 
-static void check_low_water(struct thin_pool *p)
-{
-	uint64_t pct = p->alloc.nr_blocks ? p->alloc.nr_free * 100 / p->alloc.nr_blocks : 0;
-
-	if (p->low_water || pct >= p->params.low_water_pct)
-		return;
-	p->low_water = true;
-	notify(p);
-	log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
-		 p->name, (unsigned long long)p->alloc.nr_free,
-		 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
-}
 
 static void deadline_in(struct timespec *ts, uint32_t ms)
 {
@@ -586,8 +608,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			return -EIO;
 		r = thin_alloc_new(&p->alloc, b);
 		if (!r) {
-			p->full = false;
-			check_low_water(p);
+			check_space(p);
 			return 0;
 		}
 		if (!committed && p->alloc.nr_pending + p->alloc.nr_committing +

@@ -64,14 +64,14 @@ struct thin_pool_usage {
 	uint64_t nr_free;		/* free now (pending frees excluded) */
 	uint64_t nr_pending;		/* freed, reusable after the next commit (or discard) */
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
-	bool low_water;			/* free is below the low-water mark */
+	bool low_water;			/* free and pending are below the low-water mark */
 	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
 	int commit_error;		/* -errno of the last commit, 0 if it worked */
 	uint64_t failing_ms;		/* how long commits have been failing */
 	uint64_t metadata_bytes;	/* what its map pages take in the store */
 	uint64_t metadata_limit;	/* bytes; 0: no limit */
 	uint64_t discarded_bytes;	/* passed down or trimmed since it opened */
-	bool full;			/* a write found no free block */
+	bool full;			/* a write found no block; none freed since */
 	bool metadata_full;		/* a write needed a map page past the limit */
 };
 
@@ -179,6 +179,11 @@ void thin_pool_set_discard_passdown(struct thin_pool *p, bool on);
  */
 uint64_t thin_metadata_estimate(uint64_t nr_blocks, uint64_t max_thins);
 
+/*
+ * The pool's figures now; its low-water and full flags follow the space
+ * freed since the last allocation too (and kick the watcher if they
+ * change).  Takes the pool lock.
+ */
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out);
 uint32_t thin_pool_block_size(const struct thin_pool *p);	/* bytes */
 

@@ -325,6 +325,20 @@ int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)
 	return v->target->ops->seek(v->target, off, size, whence, out);
 }
 
+int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
+		       uint64_t *out)
+{
+	uint64_t size = atomic_load(&v->size);
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off >= size)
+		return -ENXIO;
+	if (len > size - off)
+		len = size - off;
+	return v->target->ops->seek(v->target, off, off + len, whence, out);
+}
+
 uint64_t volume_mapped_bytes(struct volume *v)
 {
 	return v->target->ops->mapped_bytes(v->target, atomic_load(&v->size));

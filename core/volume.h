@@ -130,6 +130,13 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode);
 /* lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL. */
 int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out);
+/*
+ * volume_seek as if the volume ended @len bytes past @off (or at its end):
+ * the scan costs O(@len), not O(size).  A hole to there is -ENXIO for
+ * SEEK_DATA; SEEK_HOLE finds one there at the latest.
+ */
+int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
+		       uint64_t *out);
 uint64_t volume_mapped_bytes(struct volume *v);
 
 #endif

@@ -466,7 +466,7 @@ static void mfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				off_t off_out, struct fuse_file_info *fi_out, size_t len,
 				int flags)
 {
-	uint64_t done = 0, shared = 0;
+	struct pool_copied how;
 	int r;
 
 	(void)ino_in, (void)ino_out;
@@ -476,11 +476,11 @@ static void mfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	}
 	r = pool_clone_range(daemon_pool(daemon_of(req)), fh_volume(fi_in), (uint64_t)off_in,
 			     fh_volume(fi_out), (uint64_t)off_out, len,
-			     &worker_self()->engine, &done, &shared);
+			     &worker_self()->engine, &how);
 	if (r)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_write(req, (size_t)done);
+		fuse_reply_write(req, (size_t)(how.shared + how.copied + how.holes));
 }
 
 /*

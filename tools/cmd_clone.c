@@ -1,6 +1,7 @@
 /*
  * clone: a server-side copy of one volume into another (pool_clone):
- * inside a thin pool the blocks are shared, not copied.
+ * inside a thin pool the blocks are shared, not copied.  It says how much
+ * was shared, copied and left a hole: they add up to SOURCE's size.
  */
 #include "cmd.h"
 #include "size.h"
@@ -9,9 +10,9 @@
 
 static int clone_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	char shared_s[SIZE_STR_LEN];
+	char shared_s[SIZE_STR_LEN], copied_s[SIZE_STR_LEN], holes_s[SIZE_STR_LEN];
+	struct pool_copied how;
 	struct pool_error err;
-	uint64_t shared;
 	int r;
 
 	if (cmd_next_option(ctx, WHAT, argc, argv, NULL, 1) != -1)
@@ -19,10 +20,12 @@ static int clone_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 2, 2, "the SOURCE and DESTINATION volumes");
 	if (r)
 		return r;
-	if (pool_clone(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], &shared, &err))
+	if (pool_clone(ctx->pool, argv[ctx->optind], argv[ctx->optind + 1], &how, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "cloned '%s' into '%s' (%s shared, not copied)\n", argv[ctx->optind],
-		argv[ctx->optind + 1], format_size(shared, shared_s));
+	fprintf(ctx->out, "cloned '%s' into '%s': %s shared (mapped blocks, not copied), "
+		"%s copied, %s of holes left holes\n", argv[ctx->optind], argv[ctx->optind + 1],
+		format_size(how.shared, shared_s), format_size(how.copied, copied_s),
+		format_size(how.holes, holes_s));
 	return CMD_OK;
 }
 
@@ -31,13 +34,14 @@ const struct cmd cmd_clone = {
 	.usage =
 		"clone SOURCE DESTINATION\n"
 		"\n"
-		"Copies volume SOURCE into the first bytes of volume DESTINATION (at\n"
-		"least as large; the rest of it stays), online, as copy_file_range\n"
-		"between their files does ('cp --reflink=auto' calls it only for a\n"
-		"source without holes).  Between thin volumes of one thin pool\n"
-		"the blocks are shared, not copied: it takes no space and no time per\n"
-		"byte, and the first write to either copies the block then.  Other\n"
-		"volumes are copied byte by byte.\n",
+		"Copies volume SOURCE into the first bytes of volume DESTINATION (an\n"
+		"existing volume at least as large; the rest of it stays), online,\n"
+		"as copy_file_range between their files does ('cp --reflink=auto'\n"
+		"calls it only for a source without holes).  Between thin volumes of\n"
+		"one thin pool the blocks are shared, not copied: it takes no space\n"
+		"and no time per byte, and the first write to either copies the block\n"
+		"then.  Other volumes are copied byte by byte, except SOURCE's holes,\n"
+		"which stay holes.  It prints the bytes shared, copied and left holes.\n",
 	.run = clone_run,
 	.needs_pool = 1,
 };

@@ -68,7 +68,8 @@ static void print_text(struct cmd_ctx *ctx, const struct pool_volume_info *v, si
 			v[i].pool, wo, v[i].origin, percent(v[i].data_pct, data, sizeof(data)),
 			percent(v[i].meta_pct, meta, sizeof(meta)), attr(&v[i]),
 			when(v[i].rec.created, created, sizeof(created)),
-			v[i].reason[0] ? "failed: " : "ok", v[i].reason);
+			v[i].reason[0] ? "failed: " : v[i].condition ? v[i].condition : "ok",
+			v[i].reason);
 }
 
 static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
@@ -103,8 +104,9 @@ const struct cmd cmd_list = {
 		"of its size; of a thin pool: used) and META% (of a thin pool: map\n"
 		"pages of its metadata limit) as lvs shows them, ATTR (rw or ro:\n"
 		"writable or read-only; a: active, a file in the mount, or -: inactive),\n"
-		"when it was CREATED, and whether each is served (ok) or failed, with\n"
-		"the reason.\n"
+		"when it was CREATED, and its STATE: served (ok) or failed, with the\n"
+		"reason; a served thin pool full or low-water instead of ok while\n"
+		"status says so (full, low_water_crossed).\n"
 		"\n"
 		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\",\n"
 		"          \"created\"}, sizes in bytes, \"reason\" when failed; volumes add\n"

@@ -5,7 +5,8 @@
 # destination's shared_bytes is the size copied and the pool's used blocks
 # do not change; the partial blocks at either end are copied; writing the
 # copy afterwards leaves the source alone; `mapperctl clone` does the same
-# offline; between a thin and a linear volume the bytes are copied.
+# offline and says truly how much it shared, copied and left holes;
+# between a thin and a linear volume the bytes are copied.
 # TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -14,12 +15,13 @@ requires jq xfs_io
 make_pool
 add_file_device d0 96M >/dev/null
 mapperctl create thin-pool tp --size 64M --block-size 64K >/dev/null
-for v in a b c; do mapperctl create thin "$v" --pool tp --size 16M >/dev/null; done
+for v in a b c d e; do mapperctl create thin "$v" --pool tp --size 16M >/dev/null; done
 mapperctl create linear lin --size 16M >/dev/null
 start_daemon
 
 used() { mapperctl status tp --json | json_get .data_used_bytes; }
 shared() { mapperctl status "$1" --json | json_get .shared_bytes; }
+mapped() { mapperctl status "$1" --json | json_get .mapped_bytes; }
 
 head -c $((16 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/a" bs=1M conv=notrunc,fsync status=none
@@ -39,6 +41,25 @@ cmp -n 100 "$MNT/c" /dev/zero || fail "copy_range wrote before its range"
 [ "$(shared c)" -eq $((15 * 65536)) ] || fail "copy_range shared $(shared c) bytes, not 15 blocks"
 [ "$(used)" -eq $((before + 2 * 65536)) ] || fail "copy_range took more than its 2 partial blocks"
 
+# Partial blocks that are holes of the source (d is all holes) stay holes
+# on holes and take no block, whole blocks too: a copy of more than 4 GiB
+# is split by the kernel at 4 GiB - 4 KiB, 4 KiB into a block.
+used_before=$(used)
+xfs_io -c "copy_range -s 4096 -d 4096 -l $((2 * 65536)) $MNT/d" "$MNT/e" ||
+	fail "xfs_io copy_range of holes failed"
+[ "$(mapped e)" -eq 0 ] || fail "copying holes onto holes mapped $(mapped e) bytes"
+[ "$(used)" -eq "$used_before" ] || fail "copying holes took space: $used_before -> $(used)"
+# Onto mapped blocks they read zeros, and the whole block between goes.
+dd if=data of="$MNT/e" bs=64K count=3 conv=notrunc,fsync status=none
+xfs_io -c "copy_range -s 4096 -d 4096 -l $((2 * 65536)) $MNT/d" "$MNT/e" ||
+	fail "xfs_io copy_range of holes onto data failed"
+cmp -n 4096 data "$MNT/e" || fail "copying holes changed what is before the range"
+cmp -n $((2 * 65536)) -i 4096 "$MNT/e" /dev/zero || fail "copied holes do not read zeros"
+cmp -n $((65536 - 4096)) -i $((2 * 65536 + 4096)):$((2 * 65536 + 4096)) data "$MNT/e" ||
+	fail "copying holes changed what is after the range"
+[ "$(mapped e)" -eq $((2 * 65536)) ] ||
+	fail "copying holes onto 3 blocks left $(mapped e) bytes mapped, not 2 blocks"
+
 # Writing the copy breaks the sharing of that block only.
 dd if=/dev/zero of="$MNT/b" bs=64K count=1 conv=notrunc,fsync status=none
 cmp data "$MNT/a" || fail "writing the copy changed the source"
@@ -53,7 +74,24 @@ expect_fail -m "Read-only file system" xfs_io -c "copy_range -l 65536 $MNT/a" "$
 mapperctl check >/dev/null || fail "check fails after the copies"
 
 stop_daemon
-mapperctl clone a b | grep -q "16.00 MiB shared" || fail "mapperctl clone offline did not share 16 MiB"
+# clone_says SRC DST SHARED COPIED HOLES: what mapperctl clone prints.
+clone_says()
+{
+	local out
+
+	out=$(mapperctl clone "$1" "$2") || fail "mapperctl clone $1 $2 failed"
+	[ "$out" = "cloned '$1' into '$2': $3 shared (mapped blocks, not copied), $4 copied, $5 of holes left holes" ] ||
+		fail "mapperctl clone $1 $2 said: $out"
+}
+clone_says a b "16.00 MiB" "0 B" "0 B"
 [ "$(shared b)" -eq $((16 * MiB)) ] || fail "mapperctl clone: shared_bytes $(shared b)"
-expect_fail -m "no volume 'nope'" mapperctl clone a nope
+# c maps 17 blocks (1.0625 MiB), the rest are holes.
+used_before=$(used)
+clone_says c d "1.06 MiB" "0 B" "14.94 MiB"
+[ "$(shared d)" -eq $((17 * 65536)) ] || fail "mapperctl clone c d: shared_bytes $(shared d)"
+[ "$(used)" -eq "$used_before" ] || fail "mapperctl clone c d took space"
+clone_says lin e "0 B" "16.00 MiB" "0 B"
+clone_says c lin "0 B" "1.06 MiB" "14.94 MiB"
+expect_fail -m "no volume 'nope' \\(clone copies into an existing volume: create it first\\)" \
+	mapperctl clone a nope
 mapperctl check >/dev/null || fail "check fails after clone"

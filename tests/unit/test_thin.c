@@ -464,13 +464,14 @@ END_TEST
 START_TEST(sharing_blocks_maps_the_source_and_frees_what_was_replaced)
 {
 	struct volume *a = new_volume(10, 8 * BS), *b = new_volume(11, 8 * BS);
-	uint64_t done;
+	uint64_t done, mapped;
 
 	fill(a, 0, 4 * BS, 1);
 	fill(b, 0, 6 * BS, 2);
 	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 10);
-	ck_assert_int_eq(thin_share(b->target, 1, a->target, 0, 4, &done), 0);
+	ck_assert_int_eq(thin_share(b->target, 1, a->target, 0, 4, &done, &mapped), 0);
 	ck_assert_uint_eq(done, 4);
+	ck_assert_uint_eq(mapped, 4);
 	expect(b, 0, BS, 2);
 	expect(b, BS, 4 * BS, 1);
 	expect(b, 5 * BS, BS, 2);
