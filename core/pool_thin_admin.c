@@ -362,6 +362,16 @@ err:
 	return 0;
 }
 
+/* Puts leaf @l (taken) at its slot of directory @out.  0 or -ENOMEM. */
+static int put_leaf(struct new_pages *n, struct new_leaf *l, int64_t *next_id,
+		    struct thin_dir_rec *out)
+{
+	uint32_t slot = l->slot;	/* intern_leaf frees @l if it has its twin */
+
+	out->leaves[slot] = intern_leaf(n, l, next_id);
+	return out->leaves[slot] ? 0 : -ENOMEM;
+}
+
 /* The directory of @d (its virtual size @size) and its leaves. */
 static int build_dir(struct new_pages *n, const struct thin_image_dev *d, uint64_t size,
 		     uint8_t shift, int64_t *next_id, struct thin_dir_rec *out)
@@ -382,8 +392,7 @@ static int build_dir(struct new_pages *n, const struct thin_image_dev *d, uint64
 			uint32_t slot = (uint32_t)(vb / THIN_LEAF_ENTRIES);
 
 			if (cur && cur->slot != slot) {
-				out->leaves[cur->slot] = intern_leaf(n, cur, next_id);
-				if (!out->leaves[cur->slot])
+				if (put_leaf(n, cur, next_id, out))
 					return -ENOMEM;
 				cur = NULL;
 			}
@@ -396,11 +405,8 @@ static int build_dir(struct new_pages *n, const struct thin_image_dev *d, uint64
 			cur->rec.map[vb % THIN_LEAF_ENTRIES] = (uint32_t)(r->data + k + 1);
 		}
 	}
-	if (cur) {
-		out->leaves[cur->slot] = intern_leaf(n, cur, next_id);
-		if (!out->leaves[cur->slot])
-			return -ENOMEM;
-	}
+	if (cur && put_leaf(n, cur, next_id, out))
+		return -ENOMEM;
 	return 0;
 }
 
