@@ -130,14 +130,24 @@ trap '_t_exit $?' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# _t_is_daemon PID: PID is a mapperfs of this build.
+_t_is_daemon()
+{
+	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(realpath "$MAPPERFS_BUILD/bin/mapperfs")" ]
+}
+
 # The watchdog stops a hung test before ctest's TIMEOUT would SIGKILL it
 # (and skip the cleanup).  A test blocked in I/O on a hung FUSE mount would
 # not see a signal until the I/O returns, so it first kills the daemons the
-# test started: that aborts the FUSE connection and unblocks the I/O.
+# test started: that aborts the FUSE connection and unblocks the I/O.  It
+# runs without the test's errexit (a daemon the test already stopped must
+# not end it before the test is stopped), and kills a PID only while it is
+# still a mapperfs (PIDs wrap at 32768 here).
 _t_watchdog()
 {
 	local pid sleeper
 
+	set +e
 	trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
 	sleep "${MAPPERFS_TEST_TIMEOUT:-270}" </dev/null >/dev/null 2>&1 &
 	sleeper=$!
@@ -145,7 +155,7 @@ _t_watchdog()
 	printf '%s: watchdog: no result after %ss, stopping the test\n' \
 		"$T_NAME" "${MAPPERFS_TEST_TIMEOUT:-270}" >&2
 	for pid in $(cat "$T_DIR/.daemons" 2>/dev/null); do
-		kill -KILL "$pid" 2>/dev/null
+		_t_is_daemon "$pid" && kill -KILL "$pid" 2>/dev/null
 	done
 	kill -TERM $$
 }
@@ -262,11 +272,6 @@ _t_undo_daemon()
 		fi
 	fi
 	return "$rc"
-}
-
-_t_is_daemon()
-{
-	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(realpath "$MAPPERFS_BUILD/bin/mapperfs")" ]
 }
 
 # ---- loop devices and file systems -----------------------------------------------
