@@ -59,10 +59,12 @@ wait_line "$T_DIR/events2" '^full$'
 # the next event's hook does not start meanwhile (no second hook process
 # once `extend` returned), and runs once the first has ended, so their
 # lines never interleave.  A hook that hangs is killed after the
-# daemon's event_timeout, and the events after it still run.
-stop_daemon
-start_daemon "$POOL" "$T_DIR/mnt" -o event_timeout=3
+# daemon's event_timeout, and the events after it still run: that part
+# has a daemon of its own with a 3 s timeout, which the steps before it
+# must not depend on outrunning on a loaded machine.
 mkfifo gate
+# let_go: lets the hook that waits at the gate go on.
+let_go() { timeout 60 sh -c 'echo go >gate' || fail "no hook waits at the gate"; }
 cat >hook.sh <<EOF_HOOK
 #!/bin/sh
 echo "begin \$MAPPERFS_EVENT \$MAPPERFS_DATA_TOTAL_BYTES" >>"$T_DIR/hooklog"
@@ -79,19 +81,21 @@ wait_line hooklog "^begin extended $((16 * MiB))$"
 running=$(hooks_running)
 mapperctl extend tq --size 24M >/dev/null	# returns with its event queued
 [ "$(hooks_running)" -eq "$running" ] || fail "a second hook runs while the first does"
-echo go >gate
+let_go
 wait_line hooklog "^begin extended $((24 * MiB))$"
-echo go >gate
+let_go
 wait_line hooklog "^end extended $((24 * MiB))$"
 [ "$(cat hooklog)" = "begin extended $((16 * MiB))
 end extended $((16 * MiB))
 begin extended $((24 * MiB))
 end extended $((24 * MiB))" ] || fail "the hooks ran out of order: $(cat hooklog)"
+stop_daemon
+start_daemon "$POOL" "$T_DIR/mnt" -o event_timeout=3
 mark=$(log_mark)
 mapperctl extend tq --size 32M >/dev/null	# its hook is never let go
 mapperctl extend tq --size 40M >/dev/null
 wait_log "thin pool 'tq': its event command for extended ran past its time: killed" "$mark"
 wait_line hooklog "^begin extended $((40 * MiB))$"
-echo go >gate
+let_go
 wait_line hooklog "^end extended $((40 * MiB))$"
 ! grep -q "^end extended $((32 * MiB))$" hooklog || fail "the hook that hung was not killed"
