@@ -21,6 +21,7 @@
 
 #include "pool.h"
 #include "target_type.h"
+#include "thin_pool.h"
 #include "volset.h"
 
 struct device;
@@ -35,7 +36,7 @@ struct pool_device {
 
 /* What the monitor saw of a thin pool last time (pool_monitor.c). */
 struct pool_thin_events {
-	bool low_water, full, metadata_full, failed;	/* events raised, until they clear */
+	struct thin_pool_raised raised;	/* of the running thin pool, as last seen */
 	uint64_t extend_failed_ms;	/* last autoextend that failed, or 0 */
 };
 

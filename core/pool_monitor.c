@@ -26,7 +26,8 @@
  * metadata-full, failed, extended) and the figures as they were when it
  * happened; when CMD is the absolute path of a directory, run-parts runs
  * every hook in it instead.  low-water, full, metadata-full and failed
- * are raised once when they happen and re-armed when they clear;
+ * are raised once each time they arise (the pool counts them, so one
+ * that cleared and came back between two passes is raised again);
  * extended after every growth, autoextend or `extend`.  The commands run
  * one at a time per thin pool, in order, on a runner of their own
  * (pool_hooks.h), so a slow or hung hook holds up nothing here.  The
@@ -176,25 +177,28 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 	}
 }
 
-/* An event that is raised once, then re-armed when its cause clears. */
-static void edge(struct pool *p, struct pool_volume *tp, bool *raised, bool now,
+/*
+ * An event raised each time its cause arose, even if it cleared again
+ * before this pass: the pool counts them.
+ */
+static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_t raised,
 		 const char *event)
 {
-	if (now && !*raised)
+	if (raised != *seen)
 		raise_event(p, tp, event);
-	*raised = now;
+	*seen = raised;
 }
 
 static void watch(struct pool *p, struct pool_volume *tp)
 {
-	struct pool_thin_events *ev = &tp->tp.ev;
+	struct thin_pool_raised *seen = &tp->tp.ev.raised;
 	struct thin_pool_usage u;
 
 	thin_pool_usage(tp->tp.pool, &u);
-	edge(p, tp, &ev->low_water, u.low_water, "low-water");
-	edge(p, tp, &ev->full, u.full, "full");
-	edge(p, tp, &ev->metadata_full, u.metadata_full, "metadata-full");
-	edge(p, tp, &ev->failed, u.failed, "failed");
+	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water");
+	edge(p, tp, &seen->full, u.raised.full, "full");
+	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full");
+	edge(p, tp, &seen->failed, u.raised.failed, "failed");
 	if (!u.failed)
 		autoextend(p, tp);
 }

@@ -400,6 +400,7 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		pool_fail(err, r, "cannot open it: %s", strerror(-r));
 		goto err_close;
 	}
+	tp->tp.ev.raised = (struct thin_pool_raised){ 0 };	/* a new pool counts anew */
 	r = load_members(p, tp, err);
 	if (r)
 		goto err_unload;

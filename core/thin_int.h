@@ -75,12 +75,13 @@ struct thin_pool {
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
 	bool low_water;			/* logged; cleared when free again */
 	bool full;			/* a write found no block, none free since */
-	bool metadata_full;		/* a write needed a map page past the limit */
+	bool metadata_full;		/* a write needed a map page past the limit, none free since */
 	bool discard_failed;		/* a discard failed: logged once */
 	uint64_t discarded_bytes;	/* passed down or trimmed */
 	int commit_error;		/* -errno of the last commit, or 0 */
 	uint64_t failing_since_ms;	/* CLOCK_MONOTONIC, while commit_error */
 	_Atomic bool failed;		/* commits failed for the patience */
+	struct thin_pool_raised raised;	/* each flag above went up, times */
 	uint64_t txn;			/* the open transaction, from 1; lock */
 	_Atomic uint64_t committed_txn;	/* the last one committed */
 
@@ -130,7 +131,7 @@ static inline bool thin_pool_metadata_full(const struct thin_pool *p)
 /*
  * A write needs a map page that would pass the limit: -ENOSPC, as dm-thin
  * fails a write when its metadata is full, and the pool's watcher is told
- * once (its "metadata-full" event).  Lock held.
+ * once per filling (its "metadata-full" event).  Lock held.
  */
 int thin_pool_no_metadata_space(struct thin_pool *p);
 

@@ -452,11 +452,21 @@ static uint64_t nr_available(const struct thin_pool *p)
 	       p->alloc.nr_held;
 }
 
+/* Space came back since a write found none.  Lock held. */
+static void clear_full(struct thin_pool *p)
+{
+	if (!p->full)
+		return;
+	p->full = false;
+	notify(p);
+}
+
 /*
- * Makes ->low_water and ->full follow the free space, both ways: a block
- * freed (remove, rollback, discard, a clone's replaced blocks) clears
- * them as an allocation sets them.  Crossing the mark downwards logs once
- * per crossing; either edge kicks the watcher.  Lock held.
+ * Makes ->low_water, ->full and ->metadata_full follow the free space,
+ * both ways: a block or page freed (remove, rollback, discard, a clone's
+ * replaced blocks) clears them as an allocation sets them.  Crossing the
+ * mark downwards logs once per crossing; each edge kicks the watcher.
+ * Lock held.
  */
 static void check_space(struct thin_pool *p)
 {
@@ -464,18 +474,22 @@ static void check_space(struct thin_pool *p)
 	uint64_t pct = p->alloc.nr_blocks ? avail * 100 / p->alloc.nr_blocks : 0;
 	bool low = pct < p->params.low_water_pct;
 
-	if (p->full && avail) {
-		p->full = false;
+	if (avail)
+		clear_full(p);
+	if (p->metadata_full && !thin_pool_metadata_full(p)) {
+		p->metadata_full = false;
 		notify(p);
 	}
 	if (low == p->low_water)
 		return;
 	p->low_water = low;
 	notify(p);
-	if (low)
-		log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
-			 p->name, (unsigned long long)avail,
-			 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
+	if (!low)
+		return;
+	p->raised.low_water++;
+	log_warn("thin pool '%s' crossed its low-water mark: %llu of %llu blocks free (%u%% mark)",
+		 p->name, (unsigned long long)avail,
+		 (unsigned long long)p->alloc.nr_blocks, p->params.low_water_pct);
 }
 
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
@@ -496,7 +510,8 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->metadata_limit = p->params.metadata_limit;
 	out->discarded_bytes = p->discarded_bytes;
 	out->full = p->full;
-	out->metadata_full = p->metadata_full && thin_pool_metadata_full(p);	/* until a page fits */
+	out->metadata_full = p->metadata_full;
+	out->raised = p->raised;
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -576,6 +591,7 @@ int thin_pool_no_metadata_space(struct thin_pool *p)
 
 	if (!p->metadata_full) {
 		p->metadata_full = true;
+		p->raised.metadata_full++;
 		notify(p);
 		log_warn("thin pool '%s': its metadata is full (%llu map pages, limit %s): writes needing a new map page fail",
 			 p->name, (unsigned long long)(p->nr_leaves + p->nr_dirs),
@@ -608,6 +624,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			return -EIO;
 		r = thin_alloc_new(&p->alloc, b);
 		if (!r) {
+			clear_full(p);	/* the block it found was freed since */
 			check_space(p);
 			return 0;
 		}
@@ -624,6 +641,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 		}
 		if (!p->full) {
 			p->full = true;
+			p->raised.full++;
 			notify(p);
 		}
 		if (p->params.when_full == THIN_FULL_ERROR || waited)
@@ -878,6 +896,7 @@ static void note_outcome(struct thin_pool *p, int r)
 	if (!atomic_load(&p->failed) &&
 	    now_ms() - p->failing_since_ms >= THIN_COMMIT_PATIENCE_MS) {
 		atomic_store(&p->failed, true);
+		p->raised.failed++;
 		notify(p);
 		log_error("thin pool '%s': metadata commits have failed for %u s (%s); writes that need new blocks fail until one succeeds",
 			  p->name, THIN_COMMIT_PATIENCE_MS / 1000, strerror(-r));

@@ -58,6 +58,15 @@ struct thin_pool_params {
 	void *notify_arg;
 };
 
+/*
+ * How many times each flag of the usage went up since the pool opened: a
+ * watcher that looks now and then tells a condition that cleared and came
+ * back between two looks from one that lasted.
+ */
+struct thin_pool_raised {
+	uint64_t low_water, full, metadata_full, failed;
+};
+
 struct thin_pool_usage {
 	uint32_t block_size;		/* bytes */
 	uint64_t nr_blocks;		/* in the data area */
@@ -72,7 +81,8 @@ struct thin_pool_usage {
 	uint64_t metadata_limit;	/* bytes; 0: no limit */
 	uint64_t discarded_bytes;	/* passed down or trimmed since it opened */
 	bool full;			/* a write found no block; none freed since */
-	bool metadata_full;		/* a write needed a map page past the limit */
+	bool metadata_full;		/* a write needed a map page past the limit; none freed since */
+	struct thin_pool_raised raised;
 };
 
 /*

@@ -507,6 +507,29 @@ START_TEST(full_pool_fails_with_enospc_keeps_data_and_grows)
 }
 END_TEST
 
+/*
+ * Full, a block freed and taken again, full again: counted twice though
+ * nobody looked in between, so the monitor raises "full" twice.
+ */
+START_TEST(each_time_the_pool_fills_is_counted_even_if_nobody_looked)
+{
+	struct volume *v = new_volume(10, 32 * BS);
+	struct thin_pool_usage u;
+	char buf[4096] = { 0 };
+
+	fill(v, 0, NR_BLOCKS * BS, 7);
+	ck_assert_int_eq(volume_write(v, &eng, buf, NR_BLOCKS * BS, sizeof(buf)), -ENOSPC);
+	ck_assert_int_eq(volume_discard(v, &eng, 0, BS, DISCARD_PUNCH), 0);
+	fill(v, NR_BLOCKS * BS, BS, 8);		/* takes the freed block */
+	ck_assert_int_eq(volume_write(v, &eng, buf, (NR_BLOCKS + 1) * BS, sizeof(buf)), -ENOSPC);
+	thin_pool_usage(pool, &u);
+	ck_assert(u.full);
+	ck_assert_uint_eq(u.raised.full, 2);
+	ck_assert_uint_eq(u.raised.low_water, 0);	/* no mark set */
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(discard_unmaps_whole_blocks_and_zeroes_partial_ones)
 {
 	struct volume *v = new_volume(10, 8 * BS);
@@ -707,6 +730,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, a_map_a_removal_unshared_is_not_written_in_place_before_its_commit);
 	tcase_add_test(tc, sharing_blocks_maps_the_source_and_frees_what_was_replaced);
 	tcase_add_test(tc, full_pool_fails_with_enospc_keeps_data_and_grows);
+	tcase_add_test(tc, each_time_the_pool_fills_is_counted_even_if_nobody_looked);
 	tcase_add_test(tc, discard_unmaps_whole_blocks_and_zeroes_partial_ones);
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
