@@ -948,6 +948,11 @@ int pool_watch(struct pool *p, uint32_t event_timeout_s)
 	return pool_monitor_start(p, event_timeout_s);
 }
 
+void pool_set_mount(struct pool *p, dev_t mount_dev)
+{
+	p->mount_dev = mount_dev;
+}
+
 int pool_commit_all(struct pool *p)
 {
 	int r = 0;

@@ -96,6 +96,12 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
  * it.
  */
 int pool_watch(struct pool *p, uint32_t event_timeout_s);
+/*
+ * Tells the pool the device number (st_dev) of the mount that serves its
+ * volumes, before any admin request: a raw device or an origin whose
+ * bytes come from it is refused (pool_device_add, create thin --origin).
+ */
+void pool_set_mount(struct pool *p, dev_t mount_dev);
 #define POOL_EVENT_TIMEOUT_S	60	/* dmeventd-like: a hook gets a minute */
 /*
  * Commits and stops every thin pool, then frees everything.  No volume may

@@ -36,8 +36,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/loop.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -131,6 +134,42 @@ static int create_file(const char *path, uint64_t size, struct pool_error *err)
 	}
 	close(fd);
 	return r;
+}
+
+/* Is @path's directory the pool directory? */
+static bool in_pool_dir(const struct pool *p, const char *path)
+{
+	char *real = realpath(path, NULL), *slash = real ? strrchr(real, '/') : NULL;
+	struct stat d, pd;
+	bool in = false;
+
+	if (slash) {
+		*slash = '\0';
+		in = !stat(real[0] ? real : "/", &d) && !stat(p->dir, &pd) &&
+		     d.st_dev == pd.st_dev && d.st_ino == pd.st_ino;
+	}
+	free(real);
+	return in;
+}
+
+int pool_check_not_own(struct pool *p, int fd, const char *path, const char *what,
+		       struct pool_error *err)
+{
+	struct loop_info64 loop;
+	struct stat st;
+	dev_t dev;
+
+	if (fstat(fd, &st))
+		return pool_fail(err, -errno, "cannot stat %s '%s': %s", what, path, strerror(errno));
+	dev = st.st_dev;
+	if (S_ISBLK(st.st_mode) && !ioctl(fd, LOOP_GET_STATUS64, &loop))
+		dev = (dev_t)loop.lo_device;	/* where its backing file lives */
+	if (p->mount_dev && dev == p->mount_dev)
+		return pool_fail(err, -ELOOP, "%s '%s' is served by this pool's own mount: the daemon would wait on itself",
+				 what, path);
+	if (S_ISREG(st.st_mode) && in_pool_dir(p, path))
+		return pool_fail(err, -EINVAL, "%s '%s' is a file of the pool directory", what, path);
+	return 0;
 }
 
 static int check_unregistered(struct pool *p, const char *name, const char *path,
@@ -315,7 +354,9 @@ static int open_new_device(struct pool *p, const char *abs, bool force,
 	if (r)
 		return pool_fail(err, r, "cannot open '%s': %s", abs,
 				 device_strerror(abs, r, why, sizeof(why)));
-	r = check_device(p, *dev, force, err);
+	r = pool_check_not_own(p, (*dev)->fd, abs, "device", err);
+	if (!r)
+		r = check_device(p, *dev, force, err);
 	if (r) {
 		device_close(*dev);
 		*dev = NULL;

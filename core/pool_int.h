@@ -98,6 +98,7 @@ struct pool {
 	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
 
 	struct pool_monitor *monitor;	/* autoextend and events */
+	dev_t mount_dev;		/* st_dev of the daemon's mount, or 0 */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -382,5 +383,14 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 
 /* Validates a new volume's name: well formed and free. */
 int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
+/*
+ * Refuses @fd, opened from @path as @what ("device", "origin"), if its
+ * bytes are this pool's own: a file of the daemon's mount (directly or
+ * behind a loop device: a FUSE worker reading it would wait for itself,
+ * for good) or a file of the pool directory (its database).  0, or
+ * -errno with @err set.  May block on @path's file system.
+ */
+int pool_check_not_own(struct pool *p, int fd, const char *path, const char *what,
+		       struct pool_error *err);
 
 #endif

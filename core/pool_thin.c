@@ -43,6 +43,7 @@
 
 #include "device.h"
 #include "json.h"
+#include "label.h"
 #include "linear.h"
 #include "log.h"
 #include "probe.h"
@@ -711,11 +712,23 @@ static int record_new_thin(struct pool *p, void *arg)
 	return r;
 }
 
+/* Does @fd start with this pool's label? */
+static bool pool_labelled(const struct pool *p, int fd)
+{
+	char buf[LABEL_SIZE];
+	struct device_label l;
+
+	return pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+	       !label_decode(buf, &l) && uuid_equal(&l.pool, &p->uuid);
+}
+
 /*
  * An origin is read as raw bytes: a disk image's container (qcow2 ...)
- * would be served as if it were the disk.
+ * would be served as if it were the disk.  Nor may it be the pool's own
+ * bytes: its mount, its database or one of its raw devices, which change
+ * under the volume.
  */
-static int raw_image(const char *path, struct pool_error *err)
+static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 {
 	char what[128];
 	int fd, r;
@@ -724,6 +737,13 @@ static int raw_image(const char *path, struct pool_error *err)
 	if (fd < 0)
 		return pool_fail(err, -errno, "cannot open origin '%s': %s", path,
 				 strerror(errno));
+	r = pool_check_not_own(p, fd, path, "origin", err);
+	if (!r && pool_labelled(p, fd))
+		r = pool_fail(err, -EINVAL, "origin '%s' is a raw device of this pool", path);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	r = probe_image_format(fd, what, sizeof(what));
 	close(fd);
 	if (r < 0)
@@ -761,7 +781,7 @@ static int resolve_origin(struct pool *p, const char *arg, struct thin_origin_re
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return pool_fail(err, -EINVAL, "origin '%s' is neither a regular file nor a block device",
 				 arg);
-	r = raw_image(arg, err);
+	r = raw_image(p, arg, err);
 	if (r)
 		return r;
 	snprintf(o->origin_path, sizeof(o->origin_path), "%s", arg);

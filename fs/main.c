@@ -812,6 +812,8 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	if (!r)				/* served by the workers: they run */
 		r = stat(o->mountpoint, &st) ? -errno : 0;
 	if (!r)
+		pool_set_mount(daemon_pool(d), st.st_dev);	/* before any request */
+	if (!r)
 		r = control_start(d, &control);
 	if (!r)
 		r = stop_watch_signals();
