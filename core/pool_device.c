@@ -136,20 +136,23 @@ static int create_file(const char *path, uint64_t size, struct pool_error *err)
 	return r;
 }
 
-/* Is @path's directory the pool directory? */
-static bool in_pool_dir(const struct pool *p, const char *path)
+/*
+ * Is @path one of the pool's own files: its database (with its WAL), log
+ * or pid file?  Raw device files may live in the pool directory too.
+ */
+static bool pool_file(const struct pool *p, const char *path)
 {
 	char *real = realpath(path, NULL), *slash = real ? strrchr(real, '/') : NULL;
 	struct stat d, pd;
-	bool in = false;
+	bool own = false;
 
-	if (slash) {
+	if (slash && (!strncmp(slash + 1, "pool.db", 7) || !strncmp(slash + 1, "mapperfs.", 9))) {
 		*slash = '\0';
-		in = !stat(real[0] ? real : "/", &d) && !stat(p->dir, &pd) &&
-		     d.st_dev == pd.st_dev && d.st_ino == pd.st_ino;
+		own = !stat(real[0] ? real : "/", &d) && !stat(p->dir, &pd) &&
+		      d.st_dev == pd.st_dev && d.st_ino == pd.st_ino;
 	}
 	free(real);
-	return in;
+	return own;
 }
 
 int pool_check_not_own(struct pool *p, int fd, const char *path, const char *what,
@@ -167,8 +170,8 @@ int pool_check_not_own(struct pool *p, int fd, const char *path, const char *wha
 	if (p->mount_dev && dev == p->mount_dev)
 		return pool_fail(err, -ELOOP, "%s '%s' is served by this pool's own mount: the daemon would wait on itself",
 				 what, path);
-	if (S_ISREG(st.st_mode) && in_pool_dir(p, path))
-		return pool_fail(err, -EINVAL, "%s '%s' is a file of the pool directory", what, path);
+	if (S_ISREG(st.st_mode) && pool_file(p, path))
+		return pool_fail(err, -EINVAL, "%s '%s' is the pool's own file", what, path);
 	return 0;
 }
 

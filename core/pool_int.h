@@ -387,8 +387,8 @@ int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err
  * Refuses @fd, opened from @path as @what ("device", "origin"), if its
  * bytes are this pool's own: a file of the daemon's mount (directly or
  * behind a loop device: a FUSE worker reading it would wait for itself,
- * for good) or a file of the pool directory (its database).  0, or
- * -errno with @err set.  May block on @path's file system.
+ * for good) or a file of the pool itself (its database, log, pid file).
+ * 0, or -errno with @err set.  May block on @path's file system.
  */
 int pool_check_not_own(struct pool *p, int fd, const char *path, const char *what,
 		       struct pool_error *err);

@@ -3,8 +3,8 @@
 # the pool's own mount, directly or through a loop device, is refused as
 # an origin and as a raw device in one line (a FUSE worker reading it
 # would wait for itself: the reader hung in D state, the daemon could not
-# even be killed); so are a file of the pool directory (its database) and
-# a raw device of the pool as an origin.  Nothing is created, and the
+# even be killed); so are the pool's own files (its database, its log) as
+# either, and a raw device of the pool as an origin.  Nothing is created, and the
 # daemon keeps serving.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -28,8 +28,10 @@ expect_fail -m "'$loop' is served by this pool's own mount" \
 expect_fail -m "'$loop' is served by this pool's own mount" mapperctl device add "$loop" --force
 expect_fail -m "'$MNT/src' is served by this pool's own mount" \
 	mapperctl device add "$MNT/src" --force
-expect_fail -m "is a file of the pool directory" \
+expect_fail -m "is the pool's own file" \
 	mapperctl create thin o3 --pool tp --size 8M --origin "$POOL/pool.db"
+expect_fail -m "is the pool's own file" mapperctl device add "$POOL/pool.db" --force
+expect_fail -m "is the pool's own file" mapperctl device add "$POOL/mapperfs.log" --force
 expect_fail -m "is a raw device of this pool" \
 	mapperctl create thin o4 --pool tp --size 8M --origin "$(device_path d0)"
 
