@@ -340,8 +340,13 @@ const char *device_strerror(const char *path, int r, char *buf, size_t len)
 
 int device_label_read(struct device *dev, struct device_label *out)
 {
+	return device_label_read_fd(dev->fd, out);
+}
+
+int device_label_read_fd(int fd, struct device_label *out)
+{
 	char buf[LABEL_SIZE];
-	ssize_t n = pread(dev->fd, buf, sizeof(buf), 0);
+	ssize_t n = pread(fd, buf, sizeof(buf), 0);
 
 	if (n < 0)
 		return -EIO;

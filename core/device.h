@@ -73,6 +73,8 @@ const char *device_strerror(const char *path, int r, char *buf, size_t len);
 
 /* Reads the label.  Returns 0, -ENODATA, -EBADMSG or -EIO. */
 int device_label_read(struct device *dev, struct device_label *out);
+/* The same from any open file or block device @fd (an origin, say). */
+int device_label_read_fd(int fd, struct device_label *out);
 /* Writes and syncs the label.  Returns 0 or -errno. */
 int device_label_write(struct device *dev, const struct device_label *l);
 

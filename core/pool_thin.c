@@ -43,7 +43,6 @@
 
 #include "device.h"
 #include "json.h"
-#include "label.h"
 #include "linear.h"
 #include "log.h"
 #include "probe.h"
@@ -712,16 +711,6 @@ static int record_new_thin(struct pool *p, void *arg)
 	return r;
 }
 
-/* Does @fd start with this pool's label? */
-static bool pool_labelled(const struct pool *p, int fd)
-{
-	char buf[LABEL_SIZE];
-	struct device_label l;
-
-	return pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
-	       !label_decode(buf, &l) && uuid_equal(&l.pool, &p->uuid);
-}
-
 /*
  * An origin is read as raw bytes: a disk image's container (qcow2 ...)
  * would be served as if it were the disk.  Nor may it be the pool's own
@@ -730,6 +719,7 @@ static bool pool_labelled(const struct pool *p, int fd)
  */
 static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 {
+	struct device_label l;
 	char what[128];
 	int fd, r;
 
@@ -738,7 +728,7 @@ static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 		return pool_fail(err, -errno, "cannot open origin '%s': %s", path,
 				 strerror(errno));
 	r = pool_check_not_own(p, fd, path, "origin", err);
-	if (!r && pool_labelled(p, fd))
+	if (!r && !device_label_read_fd(fd, &l) && uuid_equal(&l.pool, &p->uuid))
 		r = pool_fail(err, -EINVAL, "origin '%s' is a raw device of this pool", path);
 	if (r) {
 		close(fd);
