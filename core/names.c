@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "pool_meta.h"
+#include "records.h"
 
 /* Not isalnum(): names must not depend on the locale. */
 static int name_char(char c)

@@ -35,86 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "records.h"
 #include "thin_meta.h"
-#include "uuid.h"
-
-#define POOL_NAME_MAX	64		/* bytes of a device or volume name */
-
-/* A registered raw device. */
-struct device_rec {
-	int64_t id;
-	char name[POOL_NAME_MAX + 1];
-	char path[PATH_MAX];
-	struct uuid uuid;
-	uint64_t size;			/* bytes, when registered */
-};
-
-/*
- * A volume, or a thin pool (LVM's way: a pool is a hidden volume).  kind
- * names its target type (target_type.h).
- */
-struct volume_rec {
-	int64_t id;			/* never reused: inode numbers derive from it */
-	char name[POOL_NAME_MAX + 1];
-	char kind[16];
-	uint64_t size;			/* bytes */
-	int64_t created;		/* seconds since the epoch */
-	int64_t modified;		/* seconds: last write recorded, or 0 */
-	bool read_only;			/* writes fail with EROFS */
-	bool inactive;			/* not a file in the mount (LVM's activation) */
-};
-
-/* A piece of a raw device that a volume (or thin pool) owns. */
-struct extent_rec {
-	int64_t volume;
-	uint32_t seq;			/* order within the volume, from 0 */
-	int64_t device;
-	uint64_t dev_offset;		/* bytes, >= DEVICE_DATA_OFFSET */
-	uint64_t length;		/* bytes */
-};
-
-struct switch_rec {
-	int64_t volume;
-	uint64_t region_size;		/* bytes */
-	uint64_t nr_regions;
-	uint32_t nr_paths;
-	uint32_t entry_bits;		/* per entry in the table blob */
-};
-
-struct switch_path_rec {
-	int64_t volume;
-	uint32_t idx;			/* from 0 */
-	int64_t device;
-	uint64_t dev_offset;		/* bytes: where volume byte 0 lands */
-};
-
-struct thin_pool_rec {
-	int64_t volume;			/* the pool's volume id */
-	uint32_t block_size;		/* bytes */
-	bool zero;			/* zero new blocks */
-	bool wait;			/* when full: wait (else error) */
-	uint32_t wait_seconds;
-	uint32_t low_water;		/* percent free */
-	bool discard_passdown;		/* discard freed blocks on the raw devices */
-	uint32_t autoextend_threshold;	/* percent used that grows the pool; 100: never */
-	uint32_t autoextend_percent;	/* grow by this percent of its size */
-	uint64_t metadata_limit;	/* bytes of map pages; 0: thin_metadata_estimate */
-	char on_event[PATH_MAX];	/* shell command run on its events, or "" */
-};
-
-struct thin_rec {
-	int64_t volume;
-	int64_t pool;			/* the pool's volume id */
-	int64_t dir;			/* page id of its directory */
-	int64_t snapshot_of;		/* the volume it was a snapshot of, or 0 */
-};
-
-/* A thin volume's external origin: a volume (id), or an image file. */
-struct thin_origin_rec {
-	int64_t volume;			/* the thin volume */
-	int64_t origin_volume;		/* 0 if a file */
-	char origin_path[PATH_MAX];	/* "" if a volume */
-};
 
 /*
  * The whole pool but for the map pages and switch tables, as load()

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pool_meta.h"
+#include "records.h"
 
 #define SPACE_ALIGN	(1u << 20)	/* bytes: new extents start aligned */
 

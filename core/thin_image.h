@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pool_meta.h"
+#include "records.h"
 
 /* A run: virtual blocks [origin, origin + len) on data blocks [data, ...). */
 struct thin_image_run {
