@@ -1,29 +1,26 @@
 /*
- * core/pool.c: the pool service's life cycle and the pieces every
- * operation shares: lookups, the store transaction, publishing.
+ * core/pool/pool.c: the base of the pool service, what every operation
+ * shares: lookups by name and id, the admin lock, the store transaction
+ * (pool_record), and publishing a change to memory once it is durable.
  *
- * Opening builds the pool from the store in the order the volumes need
- * each other: raw devices first, then each kind in its type's build order
- * (thin pools, then linear and switch volumes, then thin volumes, whose
- * external origins may be any of those).  Whatever fails is kept, failed,
- * with its reason; nothing is deleted because something else failed.
+ * It calls nothing of the service above it.  The shared operations
+ * (pool_device.c, pool_volume.c, pool_check.c ...) and the kinds
+ * (pool_linear.c, pool_switch.c, pool_thin.c ...) build on it, and the
+ * life cycle (pool_lifecycle.c: open, reload, close) sits on top of them
+ * all.  Where the base needs what differs between kinds it goes through
+ * the volume's target type (target_type.h) and never names a kind.
  */
 #include "pool_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "device.h"
-#include "label.h"
 #include "log.h"
 #include "names.h"
-#include "proc.h"
 #include "rcu.h"
 #include "size.h"
 #include "space.h"
@@ -38,172 +35,6 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	return r;
-}
-
-/* Writes "PID WHO" in the lock file, for pool_lock_holder(); best effort. */
-static void note_holder(int fd, const char *who)
-{
-	char line[128];
-	int n = snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), who);
-
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) != n)
-		log_debug("cannot note the pool lock's holder: %s", strerror(errno));
-}
-
-int pool_lock(const char *dir, const char *who)
-{
-	char path[PATH_MAX];
-	bool writable = true;
-	int fd, r;
-
-	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EROFS) {	/* a read-only pool: reading it is fine */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		writable = false;
-	}
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return r;
-	}
-	if (writable)
-		note_holder(fd, who);
-	return fd;
-}
-
-pid_t pool_lock_holder(const char *dir, char *buf, size_t len)
-{
-	char path[PATH_MAX], line[128] = "", comm[64], *end;
-	const char *who = NULL;
-	struct stat st;
-	pid_t pid = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/lock", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		pid = proc_flock_holder(&st);
-	/* What the file says counts only if the holder wrote it (not the last one). */
-	if (fd >= 0 && pid && pread(fd, line, sizeof(line) - 1, 0) > 0 &&
-	    strtol(line, &end, 10) == pid && *end == ' ' && end[1] != '\n') {
-		line[strcspn(line, "\n")] = '\0';
-		who = end + 1;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (pid && !who)
-		who = *proc_comm(pid, comm, sizeof(comm)) ? comm : "another process";
-	if (pid)
-		snprintf(buf, len, "%s (pid %d)", who, (int)pid);
-	else
-		snprintf(buf, len, "another process");
-	return pid;
-}
-
-static int db_path(const char *dir, char *buf, size_t len, struct pool_error *err)
-{
-	if ((size_t)snprintf(buf, len, "%s/pool.db", dir) >= len)
-		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", dir);
-	return 0;
-}
-
-static const char *open_strerror(int r)
-{
-	switch (r) {
-	case -ENOENT:
-		return "does not exist (run 'mapperctl init')";
-	case -EUCLEAN:
-		return "is corrupt or not a mapperfs pool";
-	case -EPROTONOSUPPORT:
-		return "was written by a newer mapperfs";
-	case -EBUSY:
-		return "is locked by another process";
-	case -ECANCELED:
-		return "could not be read: SQLite aborted the read; try again";
-	case -EEXIST:
-		return "exists already";
-	default:
-		return strerror(-r);
-	}
-}
-
-/*
- * The pool directory holds the database, the lock, the control socket and
- * the daemon's log and pid files, which a root daemon opens: anyone else
- * who can write in it could swap them for links to other files.  So
- * nobody but its owner may write it, and a new pool's directory must be
- * this user's (@own).  An existing pool may be another user's: root may
- * serve it for them, opening its files without following links.
- */
-static int check_dir(const char *dir, bool own, struct pool_error *err)
-{
-	struct stat st;
-
-	if (lstat(dir, &st) < 0)
-		return pool_fail(err, -errno, "no pool at '%s': %s%s", dir, strerror(errno),
-				 errno == ENOENT ? " (run 'mapperctl init')" : "");
-	if (!S_ISDIR(st.st_mode))
-		return pool_fail(err, -ENOTDIR, "pool '%s' is not a directory", dir);
-	if (own && st.st_uid != geteuid())
-		return pool_fail(err, -EPERM, "pool directory '%s' belongs to user %u, not to this user (%u)",
-				 dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return pool_fail(err, -EPERM, "pool directory '%s' can be written by others (mode %04o): allow only its owner (chmod 0700)",
-				 dir, (unsigned int)(st.st_mode & 07777));
-	return 0;
-}
-
-/* mkdir -p, mode 0700 for what it creates. */
-static int make_dirs(const char *dir, struct pool_error *err)
-{
-	char path[PATH_MAX];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(path))
-		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", dir);
-	memcpy(path, dir, len + 1);
-	for (char *p = path + 1;; p++) {
-		char c = *p;
-
-		if (c && c != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST)
-			return pool_fail(err, -errno, "cannot create directory '%s': %s", path,
-					 strerror(errno));
-		*p = c;
-		if (!c)
-			return 0;
-	}
-}
-
-int pool_create(const char *dir, pool_meta_open_fn *open_meta,
-		struct pool_error *err)
-{
-	struct pool_meta *m;
-	char db[PATH_MAX];
-	int r;
-
-	r = make_dirs(dir, err);
-	if (!r)
-		r = check_dir(dir, true, err);
-	if (r)
-		return r;
-	r = db_path(dir, db, sizeof(db), err);
-	if (r)
-		return r;
-	r = open_meta(db, true, &m);
-	if (r == -EEXIST)
-		return pool_fail(err, r, "'%s' holds a pool already", dir);
-	if (r)
-		return pool_fail(err, r, "cannot create pool database '%s': %s", db,
-				 strerror(-r));
-	m->ops->close(m);
-	return 0;
 }
 
 const char *pool_dir(const struct pool *p)
@@ -577,23 +408,6 @@ void pool_space_update(struct pool *p)
 	atomic_store(&p->space_free, free_bytes);
 }
 
-int pool_thins_update(struct pool *p)
-{
-	struct pool_thins *t, *old;
-	size_t n = 0;
-
-	t = malloc(sizeof(*t) + (p->nr_vols + 1) * sizeof(t->v[0]));
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool)
-			t->v[n++] = p->vols[i]->tp.pool;
-	t->nr = n;
-	old = rcu_publish(p->thins, t);
-	rcu_wait_readers();
-	free(old);
-	return 0;
-}
 
 /* ---- volumes ---------------------------------------------------------- */
 
@@ -672,69 +486,6 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 	return 0;
 }
 
-/* The thin volume that reads @v as its external origin, or NULL. */
-static struct pool_volume *origin_user(struct pool *p, const struct pool_volume *v)
-{
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *u = p->vols[i];
-
-		if (u->type == &thin_type && u->thin.origin &&
-		    u->thin.origin->origin_volume == v->rec.id)
-			return u;
-	}
-	return NULL;
-}
-
-int pool_remove(struct pool *p, const char *name, struct pool_error *err)
-{
-	struct pool_volume *v, *user;
-	char vname[POOL_NAME_MAX + 1];
-	int r;
-
-	pool_admin_lock(p);
-	r = pool_volume_get(p, name, NULL, true, &v, err);
-	if (!r) {
-		user = origin_user(p, v);
-		if (user)
-			r = pool_fail(err, -EBUSY, "volume '%s' is the origin of thin volume '%s'",
-				      name, user->rec.name);
-	}
-	if (!r) {
-		snprintf(vname, sizeof(vname), "%s", v->rec.name);
-		r = v->type->remove(p, v, err);
-		if (!r)
-			log_info("removed volume '%s'", vname);
-	}
-	pool_admin_unlock(p);
-	return r;
-}
-
-int pool_extend(struct pool *p, const char *name, uint64_t size,
-		char *const *on, size_t nr_on, struct volume_rec *out,
-		struct pool_error *err)
-{
-	char cur[SIZE_STR_LEN];
-	struct pool_volume *v;
-	int r;
-
-	pool_admin_lock(p);
-	r = pool_volume_get(p, name, NULL, false, &v, err);
-	if (!r && size <= v->rec.size)
-		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
-			      format_size(v->rec.size, cur));
-	if (!r)
-		r = v->type->extend(p, v, size, on, nr_on, err);
-	if (!r) {
-		if (out)
-			*out = v->rec;
-		log_info("extended volume '%s' to %s", name, format_size(v->rec.size, cur));
-	}
-	pool_admin_unlock(p);
-	return r;
-}
-
-/* ---- opening ---------------------------------------------------------- */
-
 void pool_meta_image_release(struct pool_meta_image *img)
 {
 	free(img->devices);
@@ -748,268 +499,9 @@ void pool_meta_image_release(struct pool_meta_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
-		      struct pool_error *err)
-{
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->type->attach(p->vols[i], img))
-			return pool_fail(err, -ENOMEM, "out of memory");
-	return 0;
-}
-
-static int load_volumes(struct pool *p, const struct pool_meta_image *img,
-			struct pool_error *err)
-{
-	if (pool_reserve(p, img->nr_volumes, img->nr_extents))
-		return pool_fail(err, -ENOMEM, "out of memory");
-	p->nr_ext = img->nr_extents;
-	if (p->nr_ext) {	/* both NULL for a pool without extents */
-		memcpy(p->ext, img->extents, p->nr_ext * sizeof(*p->ext));
-		qsort(p->ext, p->nr_ext, sizeof(*p->ext), cmp_extent);
-	}
-	for (size_t i = 0; i < img->nr_volumes; i++) {
-		const struct target_type *type = target_type_find(img->volumes[i].kind);
-		struct pool_volume *v = pool_volume_new(&img->volumes[i],
-							type ? type : &linear_type);
-
-		if (!v)
-			return pool_fail(err, -ENOMEM, "out of memory");
-		if (!type)
-			pool_volume_broken(v, "its kind is unknown to this build");
-		p->vols[p->nr_vols++] = v;
-	}
-	return 0;
-}
-
-/*
- * Builds every volume that has no failure yet (at open), or every one
- * that failed but is not broken (@retry: reload), in build order.
- * Returns how many it built.
- */
-static size_t build_all(struct pool *p, bool retry)
-{
-	unsigned int order, next = 0;
-	size_t built = 0;
-
-	for (order = 0; next != ~0u; order = next) {
-		next = ~0u;
-		for (size_t i = 0; i < p->nr_vols; i++) {
-			struct pool_volume *v = p->vols[i];
-			struct pool_error e;
-
-			if (v->type->build_order > order && v->type->build_order < next)
-				next = v->type->build_order;
-			if (v->type->build_order != order || v->broken ||
-			    !v->failure != !retry)
-				continue;
-			free(v->failure);
-			v->failure = NULL;
-			if (v->type->build(p, v, &e)) {
-				pool_volume_failed(v, e.msg);
-			} else if (pool_volume_show(p, v)) {
-				pool_volume_failed(v, "out of memory");
-			} else {
-				built++;
-			}
-		}
-	}
-	return built;
-}
-
-/* Counts what is still failed, and names the first in @still. */
-static size_t count_failed(struct pool *p, struct pool_error *still)
-{
-	size_t failed = 0;
-
-	still->msg[0] = '\0';
-	for (size_t i = 0; i < p->nr_devs; i++) {
-		struct pool_device *d = p->devs[i];
-
-		if (d->dev)
-			continue;
-		if (!failed++)
-			snprintf(still->msg, sizeof(still->msg), "raw device '%s' %s",
-				 d->rec.name, d->failure ? d->failure : "is not open");
-	}
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-
-		if (!v->failure)
-			continue;
-		if (!failed++)
-			snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
-				 v->rec.name, v->failure);
-	}
-	return failed;
-}
-
-int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
-		struct pool_error *still, struct pool_error *err)
-{
-	int r;
-
-	pool_admin_lock(p);
-	*recovered = 0;
-	for (size_t i = 0; i < p->nr_devs; i++)
-		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
-			(*recovered)++;
-	*recovered += build_all(p, true);
-	*failed = count_failed(p, still);
-	pool_space_update(p);
-	r = pool_thins_update(p);
-	if (r)
-		pool_fail(err, r, "out of memory");
-	pool_admin_unlock(p);
-	return r;
-}
-
-static void damage_found(void *arg, const char *msg)
-{
-	struct pool *p = arg;
-
-	log_info("pool database: %s", msg);
-	if (!p->nr_damage++)
-		p->damage = strdup(msg);
-}
-
-/*
- * The database's own pages: a damaged index page is met by no row read,
- * yet a lookup by name would go wrong.  pool_failures() tells it.
- */
-static void find_damage(struct pool *p)
-{
-	int r = p->meta->ops->integrity(p->meta, damage_found, p);
-
-	if (r)
-		log_warn("cannot check the pages of the pool database: %s", strerror(-r));
-}
-
-int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
-	      struct pool_error *err)
-{
-	struct pool_meta_image img = { 0 };
-	char db[PATH_MAX];
-	struct pool *p;
-	int r;
-
-	target_types_register();
-	r = check_dir(dir, false, err);
-	if (!r)
-		r = db_path(dir, db, sizeof(db), err);
-	if (r)
-		return r;
-	p = calloc(1, sizeof(*p));
-	if (!p || !(p->dir = strdup(dir)) || volset_init(&p->served)) {
-		r = pool_fail(err, -ENOMEM, "out of memory");
-		goto err_free;
-	}
-	pthread_mutex_init(&p->admin, NULL);
-	pthread_mutex_init(&p->dev_lock, NULL);
-	r = open_meta(db, false, &p->meta);
-	if (r) {
-		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));
-		p->meta = NULL;
-		goto err_free;
-	}
-	r = p->meta->ops->load(p->meta, &img);
-	if (r) {
-		pool_fail(err, r, "pool database '%s' cannot be read: %s", db,
-			  r == -EUCLEAN ? "it is damaged" : strerror(-r));
-		goto err_free;
-	}
-	p->uuid = img.uuid;
-	find_damage(p);
-	r = pool_devices_open(p, &img, err);
-	if (!r)
-		r = load_volumes(p, &img, err);
-	if (!r)
-		r = pool_kinds_attach(p, &img, err);
-	pool_meta_image_release(&img);
-	if (r)
-		goto err_free;
-	pool_check_records(p);
-	build_all(p, false);
-	pool_space_update(p);
-	r = pool_thins_update(p);
-	if (r) {
-		pool_fail(err, r, "out of memory");
-		goto err_free;
-	}
-	*out = p;
-	return 0;
-
-err_free:
-	pool_close(p);
-	return r;
-}
-
-int pool_watch(struct pool *p, uint32_t event_timeout_s)
-{
-	return pool_monitor_start(p, event_timeout_s);
-}
-
 void pool_set_mount(struct pool *p, dev_t mount_dev)
 {
 	p->mount_dev = mount_dev;
-}
-
-int pool_commit_all(struct pool *p)
-{
-	int r = 0;
-
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct thin_pool *tp = p->vols[i]->type == &thin_pool_type ?
-				       p->vols[i]->tp.pool : NULL;
-		int c = tp ? thin_pool_commit(tp) : 0;
-
-		if (c && !r)
-			r = c;
-	}
-	return r;
-}
-
-void pool_close(struct pool *p)
-{
-	if (!p)
-		return;
-	if (p->meta)
-		pool_record_times(p);
-	pool_monitor_stop(p);
-	/* Thin volumes go before their pools, every volume before the devices. */
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool &&
-		    thin_pool_stop(p->vols[i]->tp.pool))
-			log_error("thin pool '%s': the last commit failed",
-				  p->vols[i]->rec.name);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < p->nr_vols; i++) {
-			struct pool_volume *v = p->vols[i];
-
-			if (!v || (v->type == &thin_pool_type) != (pass == 1))
-				continue;
-			pool_volume_free(p, v);
-			p->vols[i] = NULL;
-		}
-	}
-	for (size_t i = 0; i < p->nr_devs; i++) {
-		device_close(p->devs[i]->dev);
-		free(p->devs[i]->failure);
-		free(p->devs[i]);
-	}
-	free(atomic_load(&p->thins));
-	free(p->damage);
-	if (atomic_load(&p->served.cur))
-		volset_release(&p->served);
-	if (p->meta)
-		p->meta->ops->close(p->meta);
-	pool_monitor_free(p);
-	pthread_mutex_destroy(&p->admin);
-	pthread_mutex_destroy(&p->dev_lock);
-	free(p->devs);
-	free(p->vols);
-	free(p->ext);
-	free(p->dir);
-	free(p);
 }
 
 /* ---- the daemon's view ------------------------------------------------ */

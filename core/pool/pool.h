@@ -1,5 +1,5 @@
 /*
- * core/pool.h: the pool service, mapperfs's control plane.
+ * core/pool/pool.h: the pool service, mapperfs's control plane.
  *
  * A pool is a directory holding one metadata store and the raw devices
  * registered in it, the volumes made on them and the thin pools.  Every

@@ -1,5 +1,5 @@
 /*
- * core/pool_check.c: every invariant of a pool, for `check` and, the
+ * core/pool/pool_check.c: every invariant of a pool, for `check` and, the
  * cheap part, for opening.
  *
  * The records: the database's own pages (PRAGMA quick_check); every
@@ -67,7 +67,7 @@ static void vbreach(struct pool_check *c, struct pool_volume *v, bool counted,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (v)
 		snprintf(line, sizeof(line), "%s '%s': %s",
-			 v->type == &thin_pool_type ? "thin pool" : "volume", v->rec.name, msg);
+			 v->type->noun, v->rec.name, msg);
 	else
 		snprintf(line, sizeof(line), "%s", msg);
 	hit(c, v);
@@ -326,8 +326,7 @@ static void verdict(struct pool *p, struct pool_check *c)
 
 	if (c->only)
 		snprintf(subject, sizeof(subject), "%s '%s'",
-			 c->only->type == &thin_pool_type ? "thin pool" : "volume",
-			 c->only->rec.name);
+			 c->only->type->noun, c->only->rec.name);
 	else
 		snprintf(subject, sizeof(subject), "pool '%s'", p->dir);
 	pool_summary(c, "%s: %s%zu breach%s found", subject, c->n ? "" : "ok, ", c->n,

@@ -1,5 +1,5 @@
 /*
- * core/pool_clone.c: server-side copies between volumes (copy_file_range
+ * core/pool/pool_clone.c: server-side copies between volumes (copy_file_range
  * on the mount, and `mapperctl clone`).
  *
  * Between two thin volumes of one thin pool whose offsets sit alike in

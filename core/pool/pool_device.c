@@ -1,5 +1,5 @@
 /*
- * core/pool_device.c: the pool's raw devices: opening them at start,
+ * core/pool/pool_device.c: the pool's raw devices: opening them at start,
  * adding and removing them.
  *
  * A device is recognised by its label (label.h): the daemon reads it back

@@ -1,5 +1,5 @@
 /*
- * core/pool_fault.c: what failed, and what failed only because of it.
+ * core/pool/pool_fault.c: what failed, and what failed only because of it.
  *
  * One missing raw device can keep a dozen volumes out of service: the
  * thin pool on it, the thin volumes of that pool, a thin volume whose
@@ -67,12 +67,13 @@ static bool same_fault(struct pool_fault a, struct pool_fault b)
 /* "thin pool 'tp'" or "volume 'a'". */
 static const char *kind_word(const struct pool_volume *v, bool plural)
 {
-	if (v->type == &thin_pool_type)
-		return plural ? "thin pools" : "thin pool";
-	return plural ? "volumes" : "volume";
+	return plural ? v->type->nouns : v->type->noun;
 }
 
-/* Appends "'a', 'b'" for the victims of @f of thin pool kind or not. */
+/*
+ * Appends "'a', 'b'" for the victims of @f that hold other volumes
+ * (@pools: thin pools, not files in the mount), or for the others.
+ */
 static size_t list_victims(struct pool *p, struct pool_fault f, bool pools, char *buf,
 			   size_t len, size_t *used, const struct pool_volume **first)
 {
@@ -81,7 +82,7 @@ static size_t list_victims(struct pool *p, struct pool_fault f, bool pools, char
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
 
-		if (!v->failure || (v->type == &thin_pool_type) != pools || v == f.vol ||
+		if (!v->failure || !v->type->served != pools || v == f.vol ||
 		    !same_fault(pool_fault_of(p, v), f))
 			continue;
 		if (!n)

@@ -1,5 +1,5 @@
 /*
- * core/pool_hooks.c: the runner of the thin pools' event commands.
+ * core/pool/pool_hooks.c: the runner of the thin pools' event commands.
  *
  * One thread runs every thin pool's commands; each thin pool has a FIFO
  * of events and at most one command running.  The thread sleeps in

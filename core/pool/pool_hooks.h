@@ -1,5 +1,5 @@
 /*
- * core/pool_hooks.h: the thin pools' event commands (--on-event), run one
+ * core/pool/pool_hooks.h: the thin pools' event commands (--on-event), run one
  * at a time per thin pool, in the order their events happened.
  *
  * Events are queued by the monitor and by admin operations (under the

@@ -1,5 +1,5 @@
 /*
- * core/pool_int.h: the pool service's in-memory pool, shared by its files
+ * core/pool/pool_int.h: the pool service's in-memory pool, shared by its files
  * (pool*.c, one per kind of volume) and nobody else.
  *
  * The pool holds every record of the store but the map pages, and the
@@ -34,7 +34,7 @@ struct pool_device {
 	char *failure;			/* why it is not open, or NULL */
 };
 
-/* What the monitor saw of a thin pool last time (pool_monitor.c). */
+/* What the monitor saw of a thin pool last time (its watch hook, pool_thin.c). */
 struct pool_thin_events {
 	struct thin_pool_raised raised;	/* of the running thin pool, as last seen */
 	uint64_t extend_failed_ms;	/* last autoextend that failed, or 0 */
@@ -190,7 +190,7 @@ void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
 void pool_volume_forget(struct pool *p, struct pool_volume *v);
 /* Recounts the space figures after extents or devices changed. */
 void pool_space_update(struct pool *p);
-/* Republishes the list of running thin pools. */
+/* Republishes the list of running thin pools (pool_thin.c). */
 int pool_thins_update(struct pool *p);
 
 /* ---- building --------------------------------------------------------- */
@@ -258,13 +258,11 @@ int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,
 /* Adds "segments": [{device, offset, length}] for @v's extents. */
 void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j);
 
-/* Opening: the devices, then the kind rows of each volume. */
+/* Opening (pool_lifecycle.c): the devices first. */
 int pool_devices_open(struct pool *p, const struct pool_meta_image *img,
 		      struct pool_error *err);
 /* Opens failed device @d again and checks it.  0 if it is open now. */
 int pool_device_attach(struct pool *p, struct pool_device *d);
-int pool_kinds_attach(struct pool *p, const struct pool_meta_image *img,
-		      struct pool_error *err);
 
 /* ---- thin pools ------------------------------------------------------- */
 
@@ -295,10 +293,10 @@ void pool_thin_stop(struct pool *p, struct pool_volume *tp);
 int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err);
 
 /*
- * The monitor (pool_monitor.c), dmeventd's part: a thread that watches
- * the running thin pools, grows those past their autoextend threshold
- * and runs their event command.  Started by pool_open, stopped by
- * pool_close.
+ * The monitor (pool_monitor.c), dmeventd's part: a thread that calls
+ * each volume's watch hook about once a second and when kicked (a thin
+ * pool's raises its events and autoextends it), and runs the event
+ * commands.  Started by pool_watch, stopped by pool_close.
  */
 int pool_monitor_start(struct pool *p, uint32_t event_timeout_s);
 /* Stops the thread; kicks are still harmless until pool_monitor_free(). */

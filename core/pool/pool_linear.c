@@ -1,5 +1,5 @@
 /*
- * core/pool_linear.c: linear volumes in the pool service: a volume made
+ * core/pool/pool_linear.c: linear volumes in the pool service: a volume made
  * of extents, carved by the allocator (a size, optionally from some
  * devices) or placed by hand (segments, in order, as dmsetup's linear
  * table lets one).

@@ -1,5 +1,5 @@
 /*
- * core/pool_meta.h: what the pool service (pool.h) needs from the store
+ * core/pool/pool_meta.h: what the pool service (pool.h) needs from the store
  * that keeps a pool's metadata, in core's terms.  meta/ implements it on
  * SQLite; core never sees SQL.
  *

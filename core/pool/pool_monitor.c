@@ -1,25 +1,18 @@
 /*
- * core/pool_monitor.c: what dmeventd does for LVM's thin pools, inside
- * the pool service: grow a pool that fills past its autoextend threshold,
- * and tell someone about what happens to it.
+ * core/pool/pool_monitor.c: what dmeventd does for LVM's thin pools,
+ * inside the pool service: grow a pool that fills past its autoextend
+ * threshold, and tell someone about what happens to it.
  *
  * One thread per open pool.  It wakes when a thin pool kicks it (crossed
  * its low-water mark, found no free block, failed or works again: the
  * pool's notify, called under its lock, only signals) and about once a
  * second otherwise, since filling past the autoextend threshold is not
  * an edge the allocator reports.  Each pass takes the admin lock, as any
- * admin operation, so an extension is the same code path as `extend`
- * (validate, record, publish) and never races another change.
- *
- * Autoextend follows LVM's thin_pool_autoextend_threshold/percent: when
- * the data in use exceeds THRESHOLD percent of the pool, the pool grows
- * by PERCENT of its size (at least one block), onto free space of the
- * raw devices, first right after its last extent, then on the devices it
- * already uses (pool_plan_extents).  It repeats, up to a bound, while
- * still above the threshold.  A pool that waits when full (--when-full
- * wait:N) thus keeps its writers waiting only for the extension, never
- * failing them.  An extension that fails (no free space) is logged and
- * tried again after a while.
+ * admin operation, and calls each volume's watch hook (target_type.h):
+ * a thin pool's (pool_thin.c) raises the events that arose since the
+ * last pass and autoextends it, on the same code path as `extend`
+ * (validate, record, publish), so it never races another change.  The
+ * monitor knows no kind; the kinds raise events through it.
  *
  * Events run the pool's command (--on-event CMD) with /bin/sh, its
  * environment telling which pool, which event (low-water, full,
@@ -44,12 +37,9 @@
 #include "log.h"
 #include "pool_hooks.h"
 #include "rcu.h"
-#include "size.h"
 #include "thin_pool.h"
 
 #define MONITOR_PERIOD_MS	1000
-#define AUTOEXTEND_ROUNDS	8	/* extensions per pass at most */
-#define AUTOEXTEND_RETRY_MS	30000	/* after a failed one */
 
 extern char **environ;
 
@@ -60,14 +50,6 @@ struct pool_monitor {
 	bool kicked, stopping;
 	struct pool_hooks *hooks;	/* runs the event commands */
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The figures an event carries, as "KEY=value" strings. */
 struct event_env {
@@ -134,83 +116,13 @@ void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *even
 		raise_event(p, tp, event);
 }
 
-static uint64_t used_percent(const struct thin_pool_usage *u)
-{
-	uint64_t used = u->nr_blocks - u->nr_free - u->nr_pending;
-
-	return u->nr_blocks ? used * 100 / u->nr_blocks : 0;
-}
-
-/* Grows @tp while it is above its threshold.  Admin lock held. */
-static void autoextend(struct pool *p, struct pool_volume *tp)
-{
-	struct pool_thin_events *ev = &tp->tp.ev;
-	uint32_t bs = tp->tp.rec.block_size;
-	char from[SIZE_STR_LEN], to[SIZE_STR_LEN];
-
-	if (tp->tp.rec.autoextend_threshold >= 100)
-		return;
-	if (ev->extend_failed_ms && now_ms() - ev->extend_failed_ms < AUTOEXTEND_RETRY_MS)
-		return;
-	for (int round = 0; round < AUTOEXTEND_ROUNDS; round++) {
-		struct thin_pool_usage u;
-		struct pool_error err;
-		uint64_t more, size = tp->rec.size;
-
-		thin_pool_usage(tp->tp.pool, &u);
-		if (used_percent(&u) <= tp->tp.rec.autoextend_threshold && !u.full)
-			return;
-		more = size / 100 * tp->tp.rec.autoextend_percent;
-		more = (more + bs - 1) / bs * bs;
-		if (more < bs)
-			more = bs;
-		if (pool_thin_pool_grow(p, tp, size + more, NULL, 0, &err)) {
-			log_warn("thin pool '%s': cannot autoextend it past %llu%% used: %s",
-				 tp->rec.name, (unsigned long long)used_percent(&u), err.msg);
-			ev->extend_failed_ms = now_ms();
-			return;
-		}
-		ev->extend_failed_ms = 0;
-		log_info("thin pool '%s': autoextended from %s to %s (%llu%% used)",
-			 tp->rec.name, format_size(size, from), format_size(tp->rec.size, to),
-			 (unsigned long long)used_percent(&u));
-	}
-}
-
-/*
- * An event raised each time its cause arose, even if it cleared again
- * before this pass: the pool counts them.
- */
-static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_t raised,
-		 const char *event)
-{
-	if (raised != *seen)
-		raise_event(p, tp, event);
-	*seen = raised;
-}
-
-static void watch(struct pool *p, struct pool_volume *tp)
-{
-	struct thin_pool_raised *seen = &tp->tp.ev.raised;
-	struct thin_pool_usage u;
-
-	thin_pool_usage(tp->tp.pool, &u);
-	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water");
-	edge(p, tp, &seen->full, u.raised.full, "full");
-	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full");
-	edge(p, tp, &seen->failed, u.raised.failed, "failed");
-	if (!u.failed)
-		autoextend(p, tp);
-}
-
 static void pass(struct pool *p)
 {
 	pool_admin_lock(p);
 	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *tp = p->vols[i];
+		struct pool_volume *v = p->vols[i];
 
-		if (tp->type == &thin_pool_type && tp->tp.pool)
-			watch(p, tp);
+		v->type->watch(p, v);
 	}
 	pool_admin_unlock(p);
 }

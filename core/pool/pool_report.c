@@ -1,5 +1,5 @@
 /*
- * core/pool_report.c: what status, list and device list show, as JSON
+ * core/pool/pool_report.c: what status, list and device list show, as JSON
  * objects (json.h renders them as JSON or as "key: value" text), so each
  * object has one shape everywhere.  Everything comes from the pool in
  * memory and the live objects: no store read, whatever process asks.

@@ -1,5 +1,5 @@
 /*
- * core/pool_switch.c: switch volumes in the pool service.
+ * core/pool/pool_switch.c: switch volumes in the pool service.
  *
  * A switch volume's regions are spread over 2 to 256 paths by a region
  * table, as dm-switch does.  Each path reaches the whole volume (byte x
@@ -205,7 +205,7 @@ static int check_placed(struct pool *p, const struct pool_switch_path *sp,
 	free(used);
 	if (other)
 		return pool_fail(err, -EEXIST, "path '%s' overlaps %s '%s' on device '%s': a path placed by hand must lie in free space",
-				 sp->arg, other->type == &thin_pool_type ? "thin pool" : "volume",
+				 sp->arg, other->type->noun,
 				 other->rec.name, d->rec.name);
 	return 0;
 }

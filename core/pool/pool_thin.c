@@ -1,5 +1,5 @@
 /*
- * core/pool_thin.c: thin pools and thin volumes in the pool service.
+ * core/pool/pool_thin.c: thin pools and thin volumes in the pool service.
  *
  * A thin pool is a volume of kind "thin-pool": a data area of extents,
  * split into blocks, which is not a file in the mount.  Its thin volumes
@@ -39,6 +39,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -1594,8 +1595,143 @@ static struct pool_volume *thin_needs(struct pool *p, struct pool_volume *v)
 	return tp;
 }
 
+/* ---- the monitor's watch: events and autoextend -------------------- */
+
+/*
+ * The monitor's pass over a running thin pool (its watch hook): the
+ * events that arose since the last pass, then autoextend.
+ *
+ * Autoextend follows LVM's thin_pool_autoextend_threshold/percent: when
+ * the data in use exceeds THRESHOLD percent of the pool, the pool grows
+ * by PERCENT of its size (at least one block), onto free space of the
+ * raw devices, first right after its last extent, then on the devices it
+ * already uses (pool_plan_extents).  It repeats, up to a bound, while
+ * still above the threshold.  A pool that waits when full (--when-full
+ * wait:N) thus keeps its writers waiting only for the extension, never
+ * failing them.  An extension that fails (no free space) is logged and
+ * tried again after a while.
+ */
+#define AUTOEXTEND_ROUNDS	8	/* extensions per pass at most */
+#define AUTOEXTEND_RETRY_MS	30000	/* after a failed one */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t used_percent(const struct thin_pool_usage *u)
+{
+	uint64_t used = u->nr_blocks - u->nr_free - u->nr_pending;
+
+	return u->nr_blocks ? used * 100 / u->nr_blocks : 0;
+}
+
+/* Grows @tp while it is above its threshold.  Admin lock held. */
+static void autoextend(struct pool *p, struct pool_volume *tp)
+{
+	struct pool_thin_events *ev = &tp->tp.ev;
+	uint32_t bs = tp->tp.rec.block_size;
+	char from[SIZE_STR_LEN], to[SIZE_STR_LEN];
+
+	if (tp->tp.rec.autoextend_threshold >= 100)
+		return;
+	if (ev->extend_failed_ms && now_ms() - ev->extend_failed_ms < AUTOEXTEND_RETRY_MS)
+		return;
+	for (int round = 0; round < AUTOEXTEND_ROUNDS; round++) {
+		struct thin_pool_usage u;
+		struct pool_error err;
+		uint64_t more, size = tp->rec.size;
+
+		thin_pool_usage(tp->tp.pool, &u);
+		if (used_percent(&u) <= tp->tp.rec.autoextend_threshold && !u.full)
+			return;
+		more = size / 100 * tp->tp.rec.autoextend_percent;
+		more = (more + bs - 1) / bs * bs;
+		if (more < bs)
+			more = bs;
+		if (pool_thin_pool_grow(p, tp, size + more, NULL, 0, &err)) {
+			log_warn("thin pool '%s': cannot autoextend it past %llu%% used: %s",
+				 tp->rec.name, (unsigned long long)used_percent(&u), err.msg);
+			ev->extend_failed_ms = now_ms();
+			return;
+		}
+		ev->extend_failed_ms = 0;
+		log_info("thin pool '%s': autoextended from %s to %s (%llu%% used)",
+			 tp->rec.name, format_size(size, from), format_size(tp->rec.size, to),
+			 (unsigned long long)used_percent(&u));
+	}
+}
+
+/*
+ * An event raised each time its cause arose, even if it cleared again
+ * before this pass: the pool counts them.
+ */
+static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_t raised,
+		 const char *event)
+{
+	if (raised != *seen)
+		pool_monitor_event(p, tp, event);
+	*seen = raised;
+}
+
+static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
+{
+	struct thin_pool_raised *seen = &tp->tp.ev.raised;
+	struct thin_pool_usage u;
+
+	if (!tp->tp.pool)
+		return;
+	thin_pool_usage(tp->tp.pool, &u);
+	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water");
+	edge(p, tp, &seen->full, u.raised.full, "full");
+	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full");
+	edge(p, tp, &seen->failed, u.raised.failed, "failed");
+	if (!u.failed)
+		autoextend(p, tp);
+}
+
+/* ---- the running thin pools ------------------------------------------ */
+
+int pool_thins_update(struct pool *p)
+{
+	struct pool_thins *t, *old;
+	size_t n = 0;
+
+	t = malloc(sizeof(*t) + (p->nr_vols + 1) * sizeof(t->v[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool)
+			t->v[n++] = p->vols[i]->tp.pool;
+	t->nr = n;
+	old = rcu_publish(p->thins, t);
+	rcu_wait_readers();
+	free(old);
+	return 0;
+}
+
+int pool_commit_all(struct pool *p)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct thin_pool *tp = p->vols[i]->type == &thin_pool_type ?
+				       p->vols[i]->tp.pool : NULL;
+		int c = tp ? thin_pool_commit(tp) : 0;
+
+		if (c && !r)
+			r = c;
+	}
+	return r;
+}
+
 struct target_type thin_pool_type = {
 	.name = "thin-pool",
+	.noun = "thin pool",
+	.nouns = "thin pools",
 	.served = false,
 	.build_order = 0,
 	.attach = thin_pool_attach,
@@ -1606,6 +1742,7 @@ struct target_type thin_pool_type = {
 	.failing = thin_pool_failing,
 	.status = thin_pool_status,
 	.info = thin_pool_info,
+	.watch = thin_pool_watch,
 	.release = thin_pool_release,
 };
 

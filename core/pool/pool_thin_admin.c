@@ -1,5 +1,5 @@
 /*
- * core/pool_thin_admin.c: what thin-provisioning-tools does for dm-thin
+ * core/pool/pool_thin_admin.c: what thin-provisioning-tools does for dm-thin
  * administrators, as pool service operations: dump, restore, repair,
  * trim, and the metadata size estimate.
  *

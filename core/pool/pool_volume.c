@@ -1,5 +1,5 @@
 /*
- * core/pool_volume.c: the life cycle every kind of volume shares, in the
+ * core/pool/pool_volume.c: the life cycle every kind of volume shares, in the
  * pool service: rename, read-only, activation (LVM's lvrename,
  * lvchange -p and -a), a volume file's truncate, and the last-write
  * times that become the files' mtimes.
@@ -13,6 +13,10 @@
  * (refused while it is open) but keeps the volume's target, so an
  * inactive thin volume still counts its blocks in its pool, can be
  * snapshotted, rolled back to, or read as an external origin.
+ *
+ * Remove and extend are here too, as the checks every kind shares (no
+ * volume reads the one removed as its origin; a new size is larger)
+ * around the kind's own hook, which does the work.
  */
 #include "pool_int.h"
 
@@ -210,4 +214,67 @@ void pool_record_times(struct pool *p)
 			if (p->vols[i]->served)
 				p->vols[i]->rec.modified = atomic_load(&p->vols[i]->served->modified);
 	pool_admin_unlock(p);
+}
+
+/* ---- remove and extend: the kind does the work ------------------------ */
+
+/* The thin volume that reads @v as its external origin, or NULL. */
+static struct pool_volume *origin_user(struct pool *p, const struct pool_volume *v)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *u = p->vols[i];
+
+		if (u->type == &thin_type && u->thin.origin &&
+		    u->thin.origin->origin_volume == v->rec.id)
+			return u;
+	}
+	return NULL;
+}
+
+int pool_remove(struct pool *p, const char *name, struct pool_error *err)
+{
+	struct pool_volume *v, *user;
+	char vname[POOL_NAME_MAX + 1];
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, true, &v, err);
+	if (!r) {
+		user = origin_user(p, v);
+		if (user)
+			r = pool_fail(err, -EBUSY, "volume '%s' is the origin of thin volume '%s'",
+				      name, user->rec.name);
+	}
+	if (!r) {
+		snprintf(vname, sizeof(vname), "%s", v->rec.name);
+		r = v->type->remove(p, v, err);
+		if (!r)
+			log_info("removed volume '%s'", vname);
+	}
+	pool_admin_unlock(p);
+	return r;
+}
+
+int pool_extend(struct pool *p, const char *name, uint64_t size,
+		char *const *on, size_t nr_on, struct volume_rec *out,
+		struct pool_error *err)
+{
+	char cur[SIZE_STR_LEN];
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (!r && size <= v->rec.size)
+		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
+			      format_size(v->rec.size, cur));
+	if (!r)
+		r = v->type->extend(p, v, size, on, nr_on, err);
+	if (!r) {
+		if (out)
+			*out = v->rec;
+		log_info("extended volume '%s' to %s", name, format_size(v->rec.size, cur));
+	}
+	pool_admin_unlock(p);
+	return r;
 }

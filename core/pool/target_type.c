@@ -1,5 +1,5 @@
 /*
- * core/target_type.c: the registry of target types.
+ * core/pool/target_type.c: the registry of target types.
  *
  * Each kind defines its table in its own file (pool_linear.c,
  * pool_switch.c, pool_thin.c) with only the hooks it has; registering
@@ -70,6 +70,11 @@ static void no_release(struct pool *p, struct pool_volume *v)
 	(void)p, (void)v;
 }
 
+static void no_watch(struct pool *p, struct pool_volume *v)
+{
+	(void)p, (void)v;
+}
+
 static struct target_type *const registry[] = {
 	&thin_pool_type, &linear_type, &switch_type, &thin_type,
 };
@@ -83,6 +88,10 @@ static void register_types(void)
 	for (size_t i = 0; i < NR_TYPES; i++) {
 		struct target_type *t = registry[i];
 
+		if (!t->noun) {
+			t->noun = "volume";
+			t->nouns = "volumes";
+		}
 		if (!t->attach)
 			t->attach = no_attach;
 		if (!t->extend)
@@ -101,6 +110,8 @@ static void register_types(void)
 			t->status = no_status;
 		if (!t->info)
 			t->info = no_info;
+		if (!t->watch)
+			t->watch = no_watch;
 		if (!t->release)
 			t->release = no_release;
 	}

@@ -1,5 +1,5 @@
 /*
- * core/target_type.h: the kinds of volume, registered as device-mapper
+ * core/pool/target_type.h: the kinds of volume, registered as device-mapper
  * registers its target types.
  *
  * A volume's kind is a string in the store ("linear", "switch", "thin",
@@ -32,6 +32,8 @@ struct pool_volume_info;
 
 struct target_type {
 	const char *name;		/* as stored */
+	/* What messages call one and several: "thin pool".  Default "volume". */
+	const char *noun, *nouns;
 	bool served;			/* a file in the mount (not a thin pool) */
 	/*
 	 * Order of building at open: lower first (thin pools before their
@@ -90,6 +92,13 @@ struct target_type {
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */
 	void (*info)(struct pool *p, struct pool_volume *v, struct pool_volume_info *out);
+	/*
+	 * What the monitor (pool_monitor.c) does for @v on each of its
+	 * passes, about once a second and whenever a kick woke it: raise the
+	 * kind's events (pool_monitor_event), grow it (a thin pool's
+	 * autoextend).  Admin lock held.  Default: nothing.
+	 */
+	void (*watch)(struct pool *p, struct pool_volume *v);
 	/* Frees the kind's live objects and records.  Default: nothing. */
 	void (*release)(struct pool *p, struct pool_volume *v);
 };
