@@ -17,7 +17,7 @@
 
 #include "fuse_abi.h"
 #include "log.h"
-#include "workers.h"
+#include "worker.h"
 
 #define PAGE			4096
 #define HUGE_PAGE		(2u << 20)
