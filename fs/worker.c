@@ -35,3 +35,10 @@ void worker_leave(struct worker *w)
 	w->engine_ok = 0;
 	urcu_memb_unregister_thread();
 }
+
+bool worker_reply(const struct iovec *iov, int count, ssize_t *res)
+{
+	struct worker *w = self;
+
+	return w && w->reply && w->reply(w, iov, count, res);
+}
