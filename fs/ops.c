@@ -18,7 +18,7 @@
 #include "transport.h"
 #include "volset.h"
 #include "volume.h"
-#include "workers.h"
+#include "worker.h"
 
 #define FILE_BLKSIZE	65536		/* st_blksize: the I/O size we like */
 #define NAME_MAX_LEN	64

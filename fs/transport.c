@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fuse_abi.h"
-#include "uring_transport.h"
+#include "worker.h"
 
 struct open_out {				/* struct fuse_open_out */
 	uint64_t fh;
@@ -96,7 +96,7 @@ static ssize_t transport_writev(int fd, struct iovec *iov, int count, void *user
 	(void)userdata;
 	if (parallel_open_pending)
 		mark_parallel_open(iov, count);
-	if (uring_transport_reply(iov, count, &n))
+	if (worker_reply(iov, count, &n))
 		return n;
 	if (!init_unique || oh->unique != init_unique)
 		return writev(fd, iov, count);

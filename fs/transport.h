@@ -14,9 +14,11 @@
  *    for every direct write, so writers to one volume are served one at a
  *    time.  Volumes never change size through writes, which is the
  *    condition for taking it shared;
- *  - a reply to a request that came through an io_uring entry is written
- *    into that entry's buffers (uring_transport.c commits it), every other
- *    reply and every notification goes to /dev/fuse with writev.
+ *  - a reply is first offered to the reply hook of the worker on the
+ *    calling thread (worker.h): a ring thread's hook writes the reply to
+ *    its request into the io_uring entry's buffers (uring_transport.c
+ *    commits it).  Every other reply and every notification goes to
+ *    /dev/fuse with writev.
  *
  * One mount per process: the state here is the process's.
  */

@@ -7,6 +7,8 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 
 #include "fuse_abi.h"
 #include "log.h"
-#include "workers.h"
+#include "worker.h"
 
 #define PAGE			4096
 #define HUGE_PAGE		(2u << 20)
@@ -51,7 +53,7 @@ struct ring_thread {
 	unsigned int qid;
 	pthread_t thread;
 	bool thread_ok;
-	struct worker w;		/* read_buf: the served entry's payload */
+	struct worker w;		/* read_buf: the served entry's payload; reply: ring_reply */
 	struct io_uring ring;
 	bool ring_ok;
 	int result;			/* of the last step reported */
@@ -79,7 +81,6 @@ struct uring_transport {
 	struct ring_thread th[];
 };
 
-static __thread struct ring_thread *self;
 /*
  * Set while the thread copies a reply: where a SIGBUS returns to.
  * Volatile: the compiler knows memmove does not read it, and would
@@ -419,9 +420,20 @@ static bool copy_guarded(char *to, const void *from, size_t len)
 	return true;
 }
 
-bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res)
+static struct ring_thread *ring_thread_of(struct worker *w)
 {
-	struct ring_entry *e = self ? self->serving : NULL;
+	return (struct ring_thread *)((char *)w - offsetof(struct ring_thread, w));
+}
+
+/*
+ * The ring thread's reply hook (worker.h): the reply to the request being
+ * served goes into its entry, for the thread to commit; whatever else is
+ * written on this thread (a notification a handler sends) goes to
+ * /dev/fuse.
+ */
+static bool ring_reply(struct worker *w, const struct iovec *iov, int count, ssize_t *res)
+{
+	struct ring_entry *e = ring_thread_of(w)->serving;
 	const struct fuse_out_header *oh = iov[0].iov_base;
 	size_t used = 0;
 
@@ -535,7 +547,6 @@ static void *ring_main(void *arg)
 	struct ring_thread *rt = arg;
 	int r;
 
-	self = rt;
 	pin_to_cpu(rt);
 	r = ring_setup(rt);
 	report(rt, r);
@@ -545,7 +556,6 @@ static void *ring_main(void *arg)
 		serve(rt);
 	}
 	ring_teardown(rt);
-	self = NULL;
 	return NULL;
 }
 
@@ -597,6 +607,7 @@ int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
 
 		rt->t = t;
 		rt->qid = i / per_queue;
+		rt->w.reply = ring_reply;
 		r = -pthread_create(&rt->thread, NULL, ring_main, rt);
 		rt->thread_ok = r == 0;
 	}

@@ -33,8 +33,9 @@
  * bytes) just in front of the payload and hand libfuse that: a WRITE's data
  * stays where the kernel put it, page aligned for O_DIRECT backings.
  * Replies come back through the session's writev (transport.c), which
- * copies them into the entry (a read served into the payload buffer itself
- * is not copied), and the thread commits.
+ * offers each to the serving thread's reply hook (worker.h); ours copies
+ * the reply to the request being served into its entry (a read served
+ * into the payload buffer itself is not copied), and the thread commits.
  *
  * Notifications (daemon to kernel), FORGET and INTERRUPT still travel over
  * /dev/fuse: at least one /dev/fuse worker keeps running.
@@ -43,8 +44,6 @@
 #define MAPPERFS_URING_TRANSPORT_H
 
 #include <fuse_lowlevel.h>
-#include <stdbool.h>
-#include <sys/uio.h>
 
 struct uring_transport;
 
@@ -97,13 +96,5 @@ void uring_transport_cancel(struct uring_transport *t);
  * then frees everything.  Blocks.
  */
 void uring_transport_join(struct uring_transport *t);
-
-/*
- * For the session's writev: if the calling thread is serving a ring
- * request and @iov is its reply, puts the reply into the ring entry, sets
- * *res to what writev would have returned, and returns true.  Otherwise
- * returns false and the reply goes to /dev/fuse.
- */
-bool uring_transport_reply(const struct iovec *iov, int count, ssize_t *res);
 
 #endif

@@ -1,13 +1,14 @@
 #include "workers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
-#include "rcu.h"
 #include "stop.h"
 #include "transport.h"
+#include "worker.h"
 
 /* Header (40 bytes) + fuse_write_in (40 bytes) before a WRITE payload. */
 #define WRITE_PAYLOAD_OFFSET	80
@@ -29,38 +30,6 @@ struct workers {
 	unsigned int nr, max;
 	struct dev_worker w[];
 };
-
-static __thread struct worker *self;
-
-struct worker *worker_self(void)
-{
-	return self;
-}
-
-int worker_enter(struct worker *w)
-{
-	int r;
-
-	urcu_memb_register_thread();
-	/* The ring is made here: IORING_SETUP_SINGLE_ISSUER binds it to us. */
-	r = engine_init(&w->engine, WORKER_RING_DEPTH);
-	w->engine_ok = r == 0;
-	if (r) {
-		urcu_memb_unregister_thread();
-		return r;
-	}
-	self = w;
-	return 0;
-}
-
-void worker_leave(struct worker *w)
-{
-	self = NULL;
-	if (w->engine_ok)
-		engine_exit(&w->engine);
-	w->engine_ok = 0;
-	urcu_memb_unregister_thread();
-}
 
 static void dev_worker_leave(void *arg)
 {

@@ -1,15 +1,12 @@
 /*
- * fs/workers.h: the threads that serve FUSE requests from /dev/fuse, and
- * what every serving thread owns.
+ * fs/workers.h: the threads that serve FUSE requests from /dev/fuse.
  *
  * We run our own receive loop instead of fuse_session_loop_mt() for two
  * reasons.  libfuse 3.14 puts a WRITE's payload 80 bytes into the receive
  * buffer; each worker's buffer starts 80 bytes before a page boundary, so
  * the payload is page aligned and goes to O_DIRECT backings untouched.
- * And each serving thread owns what the I/O path needs without a lock
- * (struct worker): its io_uring, a page-aligned read buffer, and its
- * liburcu registration.  The io_uring transport's threads
- * (uring_transport.c) own one too.
+ * And each thread must be a struct worker (worker.h) before it serves,
+ * which libfuse's loop has no place for.
  *
  * Each worker handles one request at a time, synchronously; concurrency
  * comes from the number of workers (the kernel hands each request in
@@ -20,30 +17,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "engine.h"
-
-#define WORKER_MAX_IO		(1u << 20)	/* bytes: max_read/max_write */
-#define WORKER_RING_DEPTH	64
-
-/* What a FUSE handler may use on the thread that serves it. */
-struct worker {
-	struct engine engine;		/* made by the worker's own thread */
-	int engine_ok;
-	void *read_buf;			/* WORKER_MAX_IO bytes, page aligned */
-};
-
 struct workers;
-
-/* The worker running the calling FUSE handler. */
-struct worker *worker_self(void);
-
-/*
- * Makes @w the calling thread's worker: registers the thread with liburcu
- * and makes its engine (which binds the ring to this thread).  The caller
- * sets w->read_buf.  0 or -errno; worker_leave undoes it, on this thread.
- */
-int worker_enter(struct worker *w);
-void worker_leave(struct worker *w);
 
 /*
  * Starts @nr /dev/fuse workers on a mounted @se, with room for up to @max
