@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""tests/lint/circles.py BUILD_DIR: no circle of calls among the files of
+a room (all of core/, fs/, meta/, tools/).
+
+Reads the object files the build made (nm: what each defines, what it
+needs from others), draws an arrow from a file to every file of the same
+room that defines a symbol it needs, and looks for strongly connected
+sets of two or more files.  A circle means two files that each need the
+other: the lower one should take a hook, or the shared piece should move
+down (docs/architecture.md).  Prints each circle with the symbols that tie
+it and exits 1 if there is any; exits 77 (skip) if nothing is built.
+"""
+import collections
+import glob
+import os
+import subprocess
+import sys
+
+ROOMS = {
+    "core": "core/*/CMakeFiles/*.dir/*.c.o",
+    "fs": "fs/CMakeFiles/mapperfs.dir/*.c.o",
+    "meta": "meta/CMakeFiles/meta.dir/*.c.o",
+    "tools": "tools/CMakeFiles/cmds.dir/*.c.o",
+}
+
+
+def symbols(obj):
+    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    defined = {l.split()[-1] for l in out if len(l.split()) >= 3}
+    out = subprocess.run(["nm", "-u", obj], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    needed = {l.split()[-1] for l in out if l.strip()}
+    return defined, needed
+
+
+def circles(graph):
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def main():
+    build = sys.argv[1]
+    sys.setrecursionlimit(10000)
+    bad = 0
+    seen_any = False
+    for room, pattern in ROOMS.items():
+        objs = sorted(glob.glob(os.path.join(build, pattern)))
+        if not objs:
+            continue
+        seen_any = True
+        name = {o: os.path.basename(o)[:-2] for o in objs}	# "pool.c"
+        defs, needs = {}, {}
+        for o in objs:
+            defs[o], needs[o] = symbols(o)
+        owner = {s: o for o in objs for s in defs[o]}
+        ties = collections.defaultdict(set)
+        graph = {o: set() for o in objs}
+        for o in objs:
+            for s in needs[o]:
+                d = owner.get(s)
+                if d and d != o:
+                    graph[o].add(d)
+                    ties[(o, d)].add(s)
+        for comp in circles(graph):
+            bad += 1
+            print(f"{room}: a circle of {len(comp)} files: " +
+                  ", ".join(name[o] for o in comp))
+            for o in comp:
+                for d in sorted(graph[o] & set(comp)):
+                    print(f"  {name[o]} -> {name[d]}: " + " ".join(sorted(ties[(o, d)])))
+    if not seen_any:
+        print(f"circles.py: no object files under {build}: build first", file=sys.stderr)
+        return 77
+    if bad:
+        print(f"circles.py: {bad} circle(s) of calls", file=sys.stderr)
+        return 1
+    print("circles.py: no circle of calls in " + ", ".join(ROOMS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
