@@ -24,14 +24,19 @@ ROOMS = {
 }
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True,
-                         text=True, check=True).stdout.split("\n")
-    defined = {l.split()[-1] for l in out if len(l.split()) >= 3}
-    out = subprocess.run(["nm", "-u", obj], capture_output=True, text=True,
-                         check=True).stdout.split("\n")
-    needed = {l.split()[-1] for l in out if l.strip()}
-    return defined, needed
+def symbols(objs):
+    """{obj: (defined, needed)}: one nm for all of @objs."""
+    out = subprocess.run(["nm", "-A", "-g"] + objs, capture_output=True, text=True,
+                         check=True).stdout
+    syms = {o: (set(), set()) for o in objs}
+    for line in out.split("\n"):
+        path, _, rest = line.partition(":")
+        fields = rest.split()
+        if path not in syms or not fields:
+            continue
+        kind, name = fields[-2], fields[-1]
+        syms[path][1 if kind == "U" else 0].add(name)
+    return syms
 
 
 def circles(graph):
@@ -77,9 +82,9 @@ def main():
             continue
         seen_any = True
         name = {o: os.path.basename(o)[:-2] for o in objs}	# "pool.c"
-        defs, needs = {}, {}
-        for o in objs:
-            defs[o], needs[o] = symbols(o)
+        syms = symbols(objs)
+        defs = {o: syms[o][0] for o in objs}
+        needs = {o: syms[o][1] for o in objs}
         owner = {s: o for o in objs for s in defs[o]}
         ties = collections.defaultdict(set)
         graph = {o: set() for o in objs}
