@@ -1,6 +1,6 @@
 /*
- * core/thin_int.h: what thin.c and thin_pool.c share.  Private to them
- * (and to the unit tests).
+ * core/thin_int.h: what thin.c, thin_provision.c and thin_pool.c share.
+ * Private to them (and to the unit tests).
  *
  * Locking: p->lock (a mutex) guards every change of a map, of the block
  * counts, of the lists below and of the volume list.  map() takes no
@@ -159,6 +159,41 @@ static inline bool thin_dir_alone(struct thin_pool *p, struct thin_dir *d)
 
 	return thin_pool_alone(p, refs, atomic_load_explicit(&d->dropped, memory_order_relaxed));
 }
+
+/*
+ * An unmapped piece [off, off + n) of @th, appended to @out at @buf_off:
+ * the origin's bytes where it has them, else zeros.  map() reads through
+ * it, and a first write copies through it (thin_origin.c).  Under RCU.
+ * 0, -ENOMEM, -EIO (the origin deferred a read).
+ */
+int thin_push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
+		       struct segs *out);
+
+/*
+ * Waits while @th is suspended (thin.c: Quiescing).  Lock held, dropped
+ * while it waits.
+ */
+static inline void thin_wait_resumed(struct thin *th)
+{
+	while (atomic_load(&th->suspended))
+		pthread_cond_wait(&th->pool->changed, &th->pool->lock);
+}
+
+/*
+ * Makes the directory and the leaf holding @vb the volume's own, copying
+ * what is shared and creating the leaf if there is none.  Lock held.
+ * 0, -ENOSPC (metadata full), -ENOMEM, -EIO (the volume was removed).
+ */
+int thin_own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out);
+
+/*
+ * The slow path for the part [in, in + n) of virtual block @vb (one
+ * block): in place if the block became the volume's alone, else onto a
+ * new block (thin_provision.c).  Takes the pool lock; blocks on I/O and
+ * may wait for space.  0, -ENOSPC, -ENOMEM, -EIO.
+ */
+int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
+			 uint32_t in, uint32_t n, const void *src);
 
 /* Helpers thin.c uses; all with p->lock held. */
 int64_t thin_pool_page_id(struct thin_pool *p);
