@@ -145,77 +145,6 @@ static void thin_end_write(struct target *t)
 	atomic_fetch_sub_explicit(&to_thin(t)->inflight, 1, memory_order_release);
 }
 
-/*
- * Makes the directory and the leaf holding @vb the volume's own, copying
- * what is shared and creating the leaf if there is none.  Lock held.
- */
-int thin_own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
-{
-	struct thin_pool *p = th->pool;
-	struct thin_dir *d = atomic_load(&th->dir);
-	uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
-	struct thin_leaf *l;
-	int r;
-
-	if (!d)
-		return -EIO;
-	if (!thin_dir_alone(p, d)) {
-		struct thin_dir *nd;
-
-		if (thin_pool_metadata_full(p))
-			return thin_pool_no_metadata_space(p);
-		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
-
-		if (!nd)
-			return -ENOMEM;
-		p->nr_dirs++;
-		rcu_publish(th->dir, nd);
-		r = thin_pool_put_dir(p, d);
-		r = r ? r : thin_pool_mark_dir(p, nd);
-		r = r ? r : thin_pool_mark_vol(p, th);
-		if (r)
-			return r;
-		d = nd;
-	}
-	l = atomic_load(&d->leaf[i]);
-	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
-		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
-	if (!l || !thin_leaf_alone(p, l))
-		p->metadata_full = false;	/* a new page fits again */
-	if (!l) {
-		l = thin_leaf_new(thin_pool_page_id(p));
-		if (!l)
-			return -ENOMEM;
-		p->nr_leaves++;
-		atomic_store_explicit(&d->leaf[i], l, memory_order_release);
-		r = thin_pool_mark_leaf(p, l);
-		r = r ? r : thin_pool_mark_dir(p, d);
-		if (r)
-			return r;
-	} else if (!thin_leaf_alone(p, l)) {
-		struct thin_leaf *nl = thin_leaf_copy(l, thin_pool_page_id(p));
-
-		if (!nl)
-			return -ENOMEM;
-		p->nr_leaves++;
-		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
-			uint32_t e = atomic_load_explicit(&nl->e[j], memory_order_relaxed);
-
-			if (e)
-				thin_alloc_get(&p->alloc, e - 1);
-		}
-		atomic_store_explicit(&d->leaf[i], nl, memory_order_release);
-		r = thin_pool_put_leaf(p, l);
-		r = r ? r : thin_pool_mark_leaf(p, nl);
-		r = r ? r : thin_pool_mark_dir(p, d);
-		if (r)
-			return r;
-		l = nl;
-	}
-	*out = l;
-	return 0;
-}
-
 static int thin_write_deferred(struct target *t, struct engine *e, uint64_t off,
 			       uint32_t len, const void *buf)
 {
@@ -306,7 +235,7 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 		}
 		if (!atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]))
 			continue;
-		r = thin_own_leaf(th, vb, &l);
+		r = thin_pool_own_leaf(p, th, vb, &l);
 		if (r)
 			break;
 		e = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
@@ -360,7 +289,7 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 		(*mapped)++;
 	if (se == de)
 		return 0;
-	r = thin_own_leaf(dst, dvb, &l);
+	r = thin_pool_own_leaf(p, dst, dvb, &l);
 	if (r)
 		return r;
 	de = atomic_load(&l->e[dvb % THIN_LEAF_ENTRIES]);

@@ -183,7 +183,7 @@ int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		thin_wait_resumed(th);
-		r = thin_own_leaf(th, vb, &l);
+		r = thin_pool_own_leaf(p, th, vb, &l);
 		if (r)
 			goto out_unlock;
 		old = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
