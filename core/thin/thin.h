@@ -2,9 +2,10 @@
  * core/thin.h: the thin target: a volume whose blocks live in a thin
  * pool, provisioned on first write, shared with its snapshots.
  *
- * See thin.c for how writes, copy-on-write and snapshots work, and
- * thin_pool.c for commits.  Everything here except map() takes the pool
- * lock and may block; call it from the admin path or the I/O slow path.
+ * See thin.c for the fast path and snapshots, thin_provision.c for a
+ * first write and copy-on-write, and thin_pool.c for commits.  Everything
+ * here except map() takes the pool lock and may block; call it from the
+ * admin path or the I/O slow path.
  */
 #ifndef MAPPERFS_THIN_H
 #define MAPPERFS_THIN_H

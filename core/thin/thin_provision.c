@@ -20,7 +20,32 @@
  * btree nodes: the first write after a snapshot copies the directory
  * (each leaf gains a reference), then the leaf (each data block gains one,
  * dm-thin's inc_children), then copies the block on write.  A snapshot is
- * therefore one reference more on a directory, whatever the volume maps.
+ * therefore one reference more on a directory, whatever the volume maps
+ * (thin_pool_own_leaf).
+ *
+ * The file follows a first write: claim_block, fill_block, settle, and
+ * thin_provision_write, which puts the three together.  The functions a
+ * first write to a hole crosses, in order (after a snapshot
+ * thin_pool_own_leaf copies pages instead of making a leaf, and
+ * fill_range copies the old block instead of zeroing):
+ *
+ *   volume_write (volume.c)  thin_map (thin.c): not owned alone: MAP_DEFER
+ *   thin_write_deferred (thin.c): one block at a time
+ *   thin_provision_write, pool lock taken
+ *     claim_block   thin_wait_resumed (thin_int.h): while suspended
+ *                   thin_pool_own_leaf (thin_pool.c): the leaf made
+ *                   thin_pool_new_block (thin_pool.c): may drop the lock,
+ *                     so claim_block looks at the entry once more
+ *     entry |= THIN_PROVISIONING, lock dropped
+ *     fill_block    block_io: the data
+ *                   fill_range, before it and after: device_zero, or
+ *                     block_io from the old block, or copy_origin
+ *                     through thin_push_unmapped (thin_origin.c)
+ *     pool lock taken
+ *     settle        the entry published (release store)
+ *                   thin_pool_mark_leaf (thin_pool.c): the next commit
+ *                     writes the leaf
+ *     lock dropped
  */
 #include "thin_int.h"
 
@@ -32,6 +57,48 @@
 #include "rcu.h"
 
 #define COPY_CHUNK	(1u << 20)	/* bytes per read/write when copying */
+
+enum { CLAIM_IN_PLACE = 1 };	/* claim_block: write the old block in place */
+
+/*
+ * Step 1: the entry of @vb in a leaf of the volume's own (*l, *old) and a
+ * new block for it (*nb).  Waits while the volume is suspended or another
+ * write provisions the entry; the allocator may drop the lock too; each
+ * time it looks at the entry again.  Lock held, dropped meanwhile.
+ * Returns 0, CLAIM_IN_PLACE if the block became the volume's alone
+ * (another write provisioned it: no new block), or -errno.
+ */
+static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
+		       uint32_t *old, uint32_t *nb)
+{
+	struct thin_pool *p = th->pool;
+	bool have_new = false;
+	int r;
+
+	for (;;) {
+		thin_wait_resumed(th);
+		r = thin_pool_own_leaf(p, th, vb, l);
+		if (r)
+			return r;
+		*old = atomic_load(&(*l)->e[vb % THIN_LEAF_ENTRIES]);
+		if (*old & THIN_PROVISIONING) {
+			pthread_cond_wait(&p->changed, &p->lock);
+			continue;
+		}
+		if (*old && thin_alloc_exclusive(&p->alloc, *old - 1)) {
+			if (have_new)
+				thin_alloc_unnew(&p->alloc, *nb);
+			return CLAIM_IN_PLACE;
+		}
+		if (have_new)
+			return 0;
+		/* May drop the lock: look at the entry again after. */
+		r = thin_pool_new_block(p, nb);
+		if (r)
+			return r;
+		have_new = true;
+	}
+}
 
 /* Transfers [in, in + n) of data block @b from or to @buf. */
 static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
@@ -129,8 +196,8 @@ static int fill_range(struct thin *th, struct engine *e, uint32_t nb, uint64_t v
 }
 
 /*
- * Writes @n bytes at @in of new block @nb, and makes the rest of it read
- * as the old entry @old did.
+ * Step 2, lock not held: writes @n bytes at @in of new block @nb, and
+ * makes the rest of it read as the old entry @old did.
  */
 static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t vb,
 		      uint32_t old, uint32_t in, uint32_t n, const void *src)
@@ -147,7 +214,7 @@ static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t v
 	return r;
 }
 
-/* Publishes the outcome of provisioning @vb.  Lock held. */
+/* Step 3: publishes the outcome of provisioning @vb.  Lock held. */
 static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r)
 {
 	struct thin_pool *p = th->pool;
@@ -170,44 +237,28 @@ static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r
 	return r;
 }
 
-/* The slow path for the part [in, in + n) of virtual block @vb. */
+/* The three steps, with the lock taken and dropped between them. */
 int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
 			 uint32_t in, uint32_t n, const void *src)
 {
 	struct thin_pool *p = th->pool;
-	bool have_new = false;
 	struct thin_leaf *l;
-	uint32_t old, nb = 0;
+	uint32_t old = 0, nb = 0;
 	int r;
 
 	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		thin_wait_resumed(th);
-		r = thin_pool_own_leaf(p, th, vb, &l);
-		if (r)
-			goto out_unlock;
-		old = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
-		if (old & THIN_PROVISIONING) {
-			pthread_cond_wait(&p->changed, &p->lock);
-			continue;
-		}
-		if (old && thin_alloc_exclusive(&p->alloc, old - 1)) {
-			/* Ours alone now (someone provisioned it): in place. */
-			if (have_new)
-				thin_alloc_unnew(&p->alloc, nb);
-			atomic_fetch_add(&th->inflight, 1);
-			pthread_mutex_unlock(&p->lock);
-			r = block_io(p, e, old - 1, in, n, (void *)src, true);
-			atomic_fetch_sub(&th->inflight, 1);
-			return r;
-		}
-		if (have_new)
-			break;
-		/* May drop the lock: look at the entry again after. */
-		r = thin_pool_new_block(p, &nb);
-		if (r)
-			goto out_unlock;
-		have_new = true;
+	r = claim_block(th, vb, &l, &old, &nb);
+	if (r == CLAIM_IN_PLACE) {
+		/* Ours alone now (someone provisioned it): in place. */
+		atomic_fetch_add(&th->inflight, 1);
+		pthread_mutex_unlock(&p->lock);
+		r = block_io(p, e, old - 1, in, n, (void *)src, true);
+		atomic_fetch_sub(&th->inflight, 1);
+		return r;
+	}
+	if (r) {
+		pthread_mutex_unlock(&p->lock);
+		return r;
 	}
 	atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], old | THIN_PROVISIONING,
 			      memory_order_release);
@@ -218,7 +269,6 @@ int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
 
 	pthread_mutex_lock(&p->lock);
 	r = settle(th, vb, old, nb, r);
-out_unlock:
 	pthread_mutex_unlock(&p->lock);
 	return r;
 }
