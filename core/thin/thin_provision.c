@@ -66,7 +66,8 @@ enum { CLAIM_IN_PLACE = 1 };	/* claim_block: write the old block in place */
  * write provisions the entry; the allocator may drop the lock too; each
  * time it looks at the entry again.  Lock held, dropped meanwhile.
  * Returns 0, CLAIM_IN_PLACE if the block became the volume's alone
- * (another write provisioned it: no new block), or -errno.
+ * (another write provisioned it), or -errno; with either of the last two
+ * it holds no new block.
  */
 static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
 		       uint32_t *old, uint32_t *nb)
@@ -79,16 +80,15 @@ static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
 		thin_wait_resumed(th);
 		r = thin_pool_own_leaf(p, th, vb, l);
 		if (r)
-			return r;
+			break;
 		*old = atomic_load(&(*l)->e[vb % THIN_LEAF_ENTRIES]);
 		if (*old & THIN_PROVISIONING) {
 			pthread_cond_wait(&p->changed, &p->lock);
 			continue;
 		}
 		if (*old && thin_alloc_exclusive(&p->alloc, *old - 1)) {
-			if (have_new)
-				thin_alloc_unnew(&p->alloc, *nb);
-			return CLAIM_IN_PLACE;
+			r = CLAIM_IN_PLACE;
+			break;
 		}
 		if (have_new)
 			return 0;
@@ -98,6 +98,15 @@ static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
 			return r;
 		have_new = true;
 	}
+	/*
+	 * Whatever changed while the lock was dropped (a snapshot shared the
+	 * map and the metadata is full, the volume was removed, another write
+	 * provisioned the block), the block taken is not published: it goes
+	 * back, or it would stay counted with nothing mapping it.
+	 */
+	if (have_new)
+		thin_alloc_unnew(&p->alloc, *nb);
+	return r;
 }
 
 /* Transfers [in, in + n) of data block @b from or to @buf. */
