@@ -34,25 +34,12 @@
 #include <unistd.h>
 
 #include "device.h"
-#include "log.h"
 #include "rcu.h"
 #include "thin_int.h"
-
-static const struct target_ops thin_ops;
 
 static struct thin *to_thin(struct target *t)
 {
 	return (struct thin *)t;
-}
-
-bool target_is_thin(const struct target *t)
-{
-	return t->ops == &thin_ops;
-}
-
-struct thin_pool *thin_pool_of(struct target *t)
-{
-	return to_thin(t)->pool;
 }
 
 static uint32_t block_size(const struct thin_pool *p)

@@ -115,10 +115,6 @@ struct thin_usage {
 /* Walks the map, O(mapped blocks).  Takes the pool lock. */
 void thin_usage(struct target *t, struct thin_usage *out);
 
-/* The pool of thin target @t (which must be one). */
-struct thin_pool *thin_pool_of(struct target *t);
-bool target_is_thin(const struct target *t);
-
 /*
  * Calls @fn for every run of virtual blocks whose mappings differ between
  * @a and @b (same pool).  Blocks in units of the pool's block size.

@@ -433,11 +433,6 @@ void thin_pool_grow(struct thin_pool *p, struct thin_areas *t)
 	areas_free(old);
 }
 
-uint32_t thin_pool_block_size(const struct thin_pool *p)
-{
-	return p->params.block_size;
-}
-
 /* Kicks the pool's watcher.  Lock held. */
 static void notify(struct thin_pool *p)
 {
