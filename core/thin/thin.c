@@ -8,27 +8,7 @@
  * not dropped in a transaction that has not committed: thin_map.h) and
  * the data block (count 1, likewise: thin_alloc_exclusive); then it goes
  * straight to the data block: no lock, no SQL.  Anything else is
- * deferred.
- *
- * The slow path (write_block) runs on the writing thread under the pool
- * lock for the bookkeeping only.  dm-thin hands such bios to its worker
- * thread; we do the same work on the FUSE thread that already waits for
- * the answer, which saves two thread hops per first write and keeps as
- * many provisioning writes in flight as there are FUSE threads.  What
- * dm-thin gets from its single worker we get from the lock: two writers
- * racing for one block never both allocate.  The first takes a block,
- * marks the entry THIN_PROVISIONING (keeping the old value under the
- * flag, so readers go on reading the old block or zeros and never wait),
- * drops the lock, writes the data and zeroes (or copies from the shared
- * block) the part of the block the write does not cover, and publishes
- * the entry with a release store.  The second finds the flag and waits
- * for it to clear, then writes in place.
- *
- * Breaking sharing is lazy and page by page, as dm-thin breaks sharing of
- * btree nodes: the first write after a snapshot copies the directory
- * (each leaf gains a reference), then the leaf (each data block gains one,
- * dm-thin's inc_children), then copies the block on write.  A snapshot is
- * therefore one reference more on a directory, whatever the volume maps.
+ * deferred to the slow path, thin_provision.c.
  *
  * External origin.  A volume created over a read-only base image reads
  * its unwritten blocks from the image (the origin target's own map(),
@@ -54,28 +34,12 @@
 #include <unistd.h>
 
 #include "device.h"
-#include "engine.h"
-#include "log.h"
 #include "rcu.h"
 #include "thin_int.h"
-
-#define COPY_CHUNK	(1u << 20)	/* bytes per read/write when copying */
-
-static const struct target_ops thin_ops;
 
 static struct thin *to_thin(struct target *t)
 {
 	return (struct thin *)t;
-}
-
-bool target_is_thin(const struct target *t)
-{
-	return t->ops == &thin_ops;
-}
-
-struct thin_pool *thin_pool_of(struct target *t)
-{
-	return to_thin(t)->pool;
 }
 
 static uint32_t block_size(const struct thin_pool *p)
@@ -98,47 +62,6 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 		return false;
 	*entry = e;
 	return true;
-}
-
-/*
- * Where [off, off + n) of the origin lies, appended to @out at @buf_off:
- * the origin's own map, shifted into our buffer.  Under RCU.
- */
-static int map_origin(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
-		      struct segs *out)
-{
-	struct segs tmp;
-	int r;
-
-	segs_init(&tmp);
-	r = th->origin->ops->map(th->origin, IO_READ, off, n, &tmp);
-	if (r == MAP_REMAPPED) {
-		for (unsigned int i = 0; i < tmp.nr && !r; i++)
-			r = segs_push(out, tmp.v[i].dev, tmp.v[i].dev_off, tmp.v[i].len,
-				      buf_off + tmp.v[i].buf_off);
-	} else if (r > 0) {
-		r = -EIO;		/* an origin never defers reads */
-	}
-	segs_release(&tmp);
-	return r;
-}
-
-/* An unmapped piece: the origin's bytes where it has them, else zeros. */
-static int push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
-			 struct segs *out)
-{
-	uint32_t from_origin = 0;
-	int r;
-
-	if (th->origin && off < th->origin_size) {
-		from_origin = th->origin_size - off < n ? (uint32_t)(th->origin_size - off) : n;
-		r = map_origin(th, off, from_origin, buf_off, out);
-		if (r)
-			return r;
-	}
-	if (from_origin == n)
-		return 0;
-	return segs_push(out, NULL, 0, n - from_origin, buf_off + from_origin);
 }
 
 static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
@@ -182,7 +105,7 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 			dev = thin_areas_locate(areas, e - 1, p->block_shift, &dev_off);
 			r = segs_push(out, dev, dev_off + in, n, buf_off);
 		} else {
-			r = push_unmapped(th, off, n, buf_off, out);
+			r = thin_push_unmapped(th, off, n, buf_off, out);
 		}
 		if (r) {
 			if (write)
@@ -209,273 +132,6 @@ static void thin_end_write(struct target *t)
 	atomic_fetch_sub_explicit(&to_thin(t)->inflight, 1, memory_order_release);
 }
 
-/*
- * Makes the directory and the leaf holding @vb the volume's own, copying
- * what is shared and creating the leaf if there is none.  Lock held.
- */
-static int own_leaf(struct thin *th, uint64_t vb, struct thin_leaf **out)
-{
-	struct thin_pool *p = th->pool;
-	struct thin_dir *d = atomic_load(&th->dir);
-	uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
-	struct thin_leaf *l;
-	int r;
-
-	if (!d)
-		return -EIO;
-	if (!thin_dir_alone(p, d)) {
-		struct thin_dir *nd;
-
-		if (thin_pool_metadata_full(p))
-			return thin_pool_no_metadata_space(p);
-		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
-
-		if (!nd)
-			return -ENOMEM;
-		p->nr_dirs++;
-		rcu_publish(th->dir, nd);
-		r = thin_pool_put_dir(p, d);
-		r = r ? r : thin_pool_mark_dir(p, nd);
-		r = r ? r : thin_pool_mark_vol(p, th);
-		if (r)
-			return r;
-		d = nd;
-	}
-	l = atomic_load(&d->leaf[i]);
-	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
-		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
-	if (!l || !thin_leaf_alone(p, l))
-		p->metadata_full = false;	/* a new page fits again */
-	if (!l) {
-		l = thin_leaf_new(thin_pool_page_id(p));
-		if (!l)
-			return -ENOMEM;
-		p->nr_leaves++;
-		atomic_store_explicit(&d->leaf[i], l, memory_order_release);
-		r = thin_pool_mark_leaf(p, l);
-		r = r ? r : thin_pool_mark_dir(p, d);
-		if (r)
-			return r;
-	} else if (!thin_leaf_alone(p, l)) {
-		struct thin_leaf *nl = thin_leaf_copy(l, thin_pool_page_id(p));
-
-		if (!nl)
-			return -ENOMEM;
-		p->nr_leaves++;
-		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
-			uint32_t e = atomic_load_explicit(&nl->e[j], memory_order_relaxed);
-
-			if (e)
-				thin_alloc_get(&p->alloc, e - 1);
-		}
-		atomic_store_explicit(&d->leaf[i], nl, memory_order_release);
-		r = thin_pool_put_leaf(p, l);
-		r = r ? r : thin_pool_mark_leaf(p, nl);
-		r = r ? r : thin_pool_mark_dir(p, d);
-		if (r)
-			return r;
-		l = nl;
-	}
-	*out = l;
-	return 0;
-}
-
-/* Transfers [in, in + n) of data block @b from or to @buf. */
-static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
-		    uint32_t in, uint32_t n, void *buf, bool write)
-{
-	struct thin_areas *areas;
-	struct device *dev;
-	struct segs segs;
-	uint64_t dev_off;
-	int r;
-
-	rcu_read_begin();
-	areas = rcu_load(p->areas);
-	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
-	rcu_read_end();	/* devices outlive every table */
-	segs_init(&segs);
-	r = segs_push(&segs, dev, dev_off + in, n, 0);
-	if (!r)
-		r = write ? engine_write(e, &segs, buf) : engine_read(e, &segs, buf);
-	segs_release(&segs);
-	return r;
-}
-
-/* Copies [off, off + n) of the origin to [in, in + n) of block @nb. */
-static int copy_origin(struct thin *th, struct engine *e, uint32_t nb, uint64_t off,
-		       uint32_t in, uint32_t n)
-{
-	struct segs segs;
-	void *buf;
-	int r = 0;
-
-	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
-		return -ENOMEM;
-	segs_init(&segs);
-	while (n && !r) {
-		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
-
-		segs_reset(&segs);
-		rcu_read_begin();
-		r = push_unmapped(th, off, c, 0, &segs);
-		rcu_read_end();
-		if (!r)
-			r = engine_read(e, &segs, buf);
-		if (!r)
-			r = block_io(th->pool, e, nb, in, c, buf, true);
-		off += c;
-		in += c;
-		n -= c;
-	}
-	segs_release(&segs);
-	free(buf);
-	return r;
-}
-
-/*
- * Makes [in, in + n) of new block @nb, which stands for volume offset
- * @vol_off, read as @old's (or the origin's, or zeros).
- */
-static int fill_range(struct thin *th, struct engine *e, uint32_t nb, uint64_t vol_off,
-		      uint32_t old, uint32_t in, uint32_t n)
-{
-	struct thin_pool *p = th->pool;
-	struct thin_areas *areas;
-	struct device *dev;
-	uint64_t dev_off;
-	void *buf;
-	int r = 0;
-
-	if (!n)
-		return 0;
-	if (!old && th->origin && vol_off + in < th->origin_size)
-		return copy_origin(th, e, nb, vol_off + in, in, n);
-	if (!old) {
-		if (!p->params.zero)
-			return 0;
-		rcu_read_begin();
-		areas = rcu_load(p->areas);
-		dev = thin_areas_locate(areas, nb, p->block_shift, &dev_off);
-		rcu_read_end();
-		return device_zero(dev, dev_off + in, n, 0);
-	}
-	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
-		return -ENOMEM;
-	while (n && !r) {
-		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
-
-		r = block_io(p, e, old - 1, in, c, buf, false);
-		if (!r)
-			r = block_io(p, e, nb, in, c, buf, true);
-		in += c;
-		n -= c;
-	}
-	free(buf);
-	return r;
-}
-
-/*
- * Writes @n bytes at @in of new block @nb, and makes the rest of it read
- * as the old entry @old did.
- */
-static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t vb,
-		      uint32_t old, uint32_t in, uint32_t n, const void *src)
-{
-	struct thin_pool *p = th->pool;
-	uint64_t vol_off = vb << p->block_shift;
-	int r;
-
-	r = block_io(p, e, nb, in, n, (void *)src, true);
-	if (!r)
-		r = fill_range(th, e, nb, vol_off, old, 0, in);
-	if (!r)
-		r = fill_range(th, e, nb, vol_off, old, in + n, block_size(p) - in - n);
-	return r;
-}
-
-static void wait_resumed(struct thin *th)
-{
-	while (atomic_load(&th->suspended))
-		pthread_cond_wait(&th->pool->changed, &th->pool->lock);
-}
-
-/* Publishes the outcome of provisioning @vb.  Lock held. */
-static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r)
-{
-	struct thin_pool *p = th->pool;
-	struct thin_dir *d = atomic_load(&th->dir);
-	struct thin_leaf *l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
-	_Atomic uint32_t *slot = &l->e[vb % THIN_LEAF_ENTRIES];
-
-	th->provisioning--;
-	pthread_cond_broadcast(&p->changed);
-	if (r) {
-		atomic_store_explicit(slot, old, memory_order_release);
-		thin_alloc_unnew(&p->alloc, nb);
-		return r;
-	}
-	atomic_store_explicit(slot, nb + 1, memory_order_release);
-	r = thin_pool_mark_leaf(p, l);
-	if (old)
-		return thin_alloc_put(&p->alloc, old - 1) ? -ENOMEM : r;
-	atomic_fetch_add(&th->mapped, 1);
-	return r;
-}
-
-/* The slow path for the part [in, in + n) of virtual block @vb. */
-static int write_block(struct thin *th, struct engine *e, uint64_t vb,
-		       uint32_t in, uint32_t n, const void *src)
-{
-	struct thin_pool *p = th->pool;
-	bool have_new = false;
-	struct thin_leaf *l;
-	uint32_t old, nb = 0;
-	int r;
-
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		wait_resumed(th);
-		r = own_leaf(th, vb, &l);
-		if (r)
-			goto out_unlock;
-		old = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
-		if (old & THIN_PROVISIONING) {
-			pthread_cond_wait(&p->changed, &p->lock);
-			continue;
-		}
-		if (old && thin_alloc_exclusive(&p->alloc, old - 1)) {
-			/* Ours alone now (someone provisioned it): in place. */
-			if (have_new)
-				thin_alloc_unnew(&p->alloc, nb);
-			atomic_fetch_add(&th->inflight, 1);
-			pthread_mutex_unlock(&p->lock);
-			r = block_io(p, e, old - 1, in, n, (void *)src, true);
-			atomic_fetch_sub(&th->inflight, 1);
-			return r;
-		}
-		if (have_new)
-			break;
-		/* May drop the lock: look at the entry again after. */
-		r = thin_pool_new_block(p, &nb);
-		if (r)
-			goto out_unlock;
-		have_new = true;
-	}
-	atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], old | THIN_PROVISIONING,
-			      memory_order_release);
-	th->provisioning++;
-	pthread_mutex_unlock(&p->lock);
-
-	r = fill_block(th, e, nb, vb, old, in, n, src);
-
-	pthread_mutex_lock(&p->lock);
-	r = settle(th, vb, old, nb, r);
-out_unlock:
-	pthread_mutex_unlock(&p->lock);
-	return r;
-}
-
 static int thin_write_deferred(struct target *t, struct engine *e, uint64_t off,
 			       uint32_t len, const void *buf)
 {
@@ -488,7 +144,7 @@ static int thin_write_deferred(struct target *t, struct engine *e, uint64_t off,
 		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
 		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
 
-		r = write_block(th, e, off >> p->block_shift, in, n, src);
+		r = thin_provision_write(th, e, off >> p->block_shift, in, n, src);
 		off += n;
 		src += n;
 		len -= n;
@@ -511,7 +167,7 @@ static void thin_quiesce(struct thin *th)
 	struct thin_pool *p = th->pool;
 
 	pthread_mutex_lock(&p->lock);
-	wait_resumed(th);
+	thin_wait_resumed(th);
 	atomic_store(&th->suspended, true);
 	while (th->provisioning)
 		pthread_cond_wait(&p->changed, &p->lock);
@@ -566,7 +222,7 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 		}
 		if (!atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]))
 			continue;
-		r = own_leaf(th, vb, &l);
+		r = thin_pool_own_leaf(p, th, vb, &l);
 		if (r)
 			break;
 		e = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
@@ -620,7 +276,7 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 		(*mapped)++;
 	if (se == de)
 		return 0;
-	r = own_leaf(dst, dvb, &l);
+	r = thin_pool_own_leaf(p, dst, dvb, &l);
 	if (r)
 		return r;
 	de = atomic_load(&l->e[dvb % THIN_LEAF_ENTRIES]);

@@ -2,9 +2,10 @@
  * core/thin.h: the thin target: a volume whose blocks live in a thin
  * pool, provisioned on first write, shared with its snapshots.
  *
- * See thin.c for how writes, copy-on-write and snapshots work, and
- * thin_pool.c for commits.  Everything here except map() takes the pool
- * lock and may block; call it from the admin path or the I/O slow path.
+ * See thin.c for the fast path and snapshots, thin_provision.c for a
+ * first write and copy-on-write, and thin_pool.c for commits.  Everything
+ * here except map() takes the pool lock and may block; call it from the
+ * admin path or the I/O slow path.
  */
 #ifndef MAPPERFS_THIN_H
 #define MAPPERFS_THIN_H
@@ -113,10 +114,6 @@ struct thin_usage {
 
 /* Walks the map, O(mapped blocks).  Takes the pool lock. */
 void thin_usage(struct target *t, struct thin_usage *out);
-
-/* The pool of thin target @t (which must be one). */
-struct thin_pool *thin_pool_of(struct target *t);
-bool target_is_thin(const struct target *t);
 
 /*
  * Calls @fn for every run of virtual blocks whose mappings differ between

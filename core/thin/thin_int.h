@@ -1,6 +1,6 @@
 /*
- * core/thin_int.h: what thin.c and thin_pool.c share.  Private to them
- * (and to the unit tests).
+ * core/thin_int.h: what thin.c, thin_provision.c and thin_pool.c share.
+ * Private to them (and to the unit tests).
  *
  * Locking: p->lock (a mutex) guards every change of a map, of the block
  * counts, of the lists below and of the volume list.  map() takes no
@@ -121,20 +121,6 @@ static inline struct device *thin_areas_locate(const struct thin_areas *t,
 	return t->a[lo].dev;
 }
 
-/* Another map page would pass the pool's metadata limit.  Lock held. */
-static inline bool thin_pool_metadata_full(const struct thin_pool *p)
-{
-	return p->params.metadata_limit &&
-	       (p->nr_leaves + p->nr_dirs + 1) * THIN_PAGE_STORE_BYTES > p->params.metadata_limit;
-}
-
-/*
- * A write needs a map page that would pass the limit: -ENOSPC, as dm-thin
- * fails a write when its metadata is full, and the pool's watcher is told
- * once per filling (its "metadata-full" event).  Lock held.
- */
-int thin_pool_no_metadata_space(struct thin_pool *p);
-
 /*
  * Is a page with count @refs and last drop @dropped its volume's alone?
  * Only if the drop committed (thin_map.h).  Fast path: the caller loaded
@@ -160,11 +146,47 @@ static inline bool thin_dir_alone(struct thin_pool *p, struct thin_dir *d)
 	return thin_pool_alone(p, refs, atomic_load_explicit(&d->dropped, memory_order_relaxed));
 }
 
-/* Helpers thin.c uses; all with p->lock held. */
-int64_t thin_pool_page_id(struct thin_pool *p);
+/*
+ * An unmapped piece [off, off + n) of @th, appended to @out at @buf_off:
+ * the origin's bytes where it has them, else zeros.  map() reads through
+ * it, and a first write copies through it (thin_origin.c).  Under RCU.
+ * 0, -ENOMEM, -EIO (the origin deferred a read).
+ */
+int thin_push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
+		       struct segs *out);
+
+/*
+ * Waits while @th is suspended (thin.c: Quiescing).  Lock held, dropped
+ * while it waits.
+ */
+static inline void thin_wait_resumed(struct thin *th)
+{
+	while (atomic_load(&th->suspended))
+		pthread_cond_wait(&th->pool->changed, &th->pool->lock);
+}
+
+/*
+ * The slow path for the part [in, in + n) of virtual block @vb (one
+ * block): in place if the block became the volume's alone, else onto a
+ * new block (thin_provision.c).  Takes the pool lock; blocks on I/O and
+ * may wait for space.  0, -ENOSPC, -ENOMEM, -EIO.
+ */
+int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
+			 uint32_t in, uint32_t n, const void *src);
+
+/* What thin.c and thin_provision.c ask of the pool; all with p->lock held. */
+/*
+ * Makes the directory and the leaf holding @vb the volume's own, copying
+ * what is shared (breaking sharing page by page, as dm-thin breaks it node
+ * by node) and creating the leaf if there is none: the new pages get ids,
+ * count against the metadata limit and are marked for the next commit.
+ * O(1); O(slots) for a directory copied, O(THIN_LEAF_ENTRIES) for a leaf.
+ * 0, -ENOSPC (metadata full), -ENOMEM, -EIO (the volume was removed).
+ */
+int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
+		       struct thin_leaf **out);
+/* Marks a leaf changed: the next commit writes it.  0 or -ENOMEM. */
 int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l);
-int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d);
-int thin_pool_mark_vol(struct thin_pool *p, struct thin *t);
 /*
  * Drops a reference on a leaf / dir; at 0 it dies with its references,
  * above 0 it is not alone until the open transaction commits.

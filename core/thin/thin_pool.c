@@ -433,11 +433,6 @@ void thin_pool_grow(struct thin_pool *p, struct thin_areas *t)
 	areas_free(old);
 }
 
-uint32_t thin_pool_block_size(const struct thin_pool *p)
-{
-	return p->params.block_size;
-}
-
 /* Kicks the pool's watcher.  Lock held. */
 static void notify(struct thin_pool *p)
 {
@@ -450,6 +445,13 @@ static uint64_t nr_available(const struct thin_pool *p)
 {
 	return p->alloc.nr_free + p->alloc.nr_pending + p->alloc.nr_committing +
 	       p->alloc.nr_held;
+}
+
+/* Another map page would pass the pool's metadata limit.  Lock held. */
+static bool thin_pool_metadata_full(const struct thin_pool *p)
+{
+	return p->params.metadata_limit &&
+	       (p->nr_leaves + p->nr_dirs + 1) * THIN_PAGE_STORE_BYTES > p->params.metadata_limit;
 }
 
 /* Space came back since a write found none.  Lock held. */
@@ -515,7 +517,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	pthread_mutex_unlock(&p->lock);
 }
 
-int64_t thin_pool_page_id(struct thin_pool *p)
+static int64_t thin_pool_page_id(struct thin_pool *p)
 {
 	return p->next_page_id++;
 }
@@ -528,7 +530,7 @@ int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l)
 	return thin_vec_push(&p->dirty_leaves, l);
 }
 
-int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d)
+static int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d)
 {
 	if (d->dirty)
 		return 0;
@@ -536,7 +538,7 @@ int thin_pool_mark_dir(struct thin_pool *p, struct thin_dir *d)
 	return thin_vec_push(&p->dirty_dirs, d);
 }
 
-int thin_pool_mark_vol(struct thin_pool *p, struct thin *t)
+static int thin_pool_mark_vol(struct thin_pool *p, struct thin *t)
 {
 	for (size_t i = 0; i < p->dirty_vols.nr; i++)
 		if (p->dirty_vols.v[i] == t)
@@ -585,7 +587,12 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d)
 	return thin_vec_push(&p->dead_dirs, d) ? -ENOMEM : r;
 }
 
-int thin_pool_no_metadata_space(struct thin_pool *p)
+/*
+ * A write needs a map page that would pass the limit: -ENOSPC, as dm-thin
+ * fails a write when its metadata is full, and the pool's watcher is told
+ * once per filling (its "metadata-full" event).  Lock held.
+ */
+static int thin_pool_no_metadata_space(struct thin_pool *p)
 {
 	char limit[SIZE_STR_LEN];
 
@@ -600,6 +607,72 @@ int thin_pool_no_metadata_space(struct thin_pool *p)
 	return -ENOSPC;
 }
 
+int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
+		       struct thin_leaf **out)
+{
+	struct thin_dir *d = atomic_load(&th->dir);
+	uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
+	struct thin_leaf *l;
+	int r;
+
+	if (!d)
+		return -EIO;
+	if (!thin_dir_alone(p, d)) {
+		struct thin_dir *nd;
+
+		if (thin_pool_metadata_full(p))
+			return thin_pool_no_metadata_space(p);
+		nd = thin_dir_copy(d, thin_pool_page_id(p), d->nr);
+
+		if (!nd)
+			return -ENOMEM;
+		p->nr_dirs++;
+		rcu_publish(th->dir, nd);
+		r = thin_pool_put_dir(p, d);
+		r = r ? r : thin_pool_mark_dir(p, nd);
+		r = r ? r : thin_pool_mark_vol(p, th);
+		if (r)
+			return r;
+		d = nd;
+	}
+	l = atomic_load(&d->leaf[i]);
+	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
+		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
+	if (!l || !thin_leaf_alone(p, l))
+		p->metadata_full = false;	/* a new page fits again */
+	if (!l) {
+		l = thin_leaf_new(thin_pool_page_id(p));
+		if (!l)
+			return -ENOMEM;
+		p->nr_leaves++;
+		atomic_store_explicit(&d->leaf[i], l, memory_order_release);
+		r = thin_pool_mark_leaf(p, l);
+		r = r ? r : thin_pool_mark_dir(p, d);
+		if (r)
+			return r;
+	} else if (!thin_leaf_alone(p, l)) {
+		struct thin_leaf *nl = thin_leaf_copy(l, thin_pool_page_id(p));
+
+		if (!nl)
+			return -ENOMEM;
+		p->nr_leaves++;
+		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
+			uint32_t e = atomic_load_explicit(&nl->e[j], memory_order_relaxed);
+
+			if (e)
+				thin_alloc_get(&p->alloc, e - 1);
+		}
+		atomic_store_explicit(&d->leaf[i], nl, memory_order_release);
+		r = thin_pool_put_leaf(p, l);
+		r = r ? r : thin_pool_mark_leaf(p, nl);
+		r = r ? r : thin_pool_mark_dir(p, d);
+		if (r)
+			return r;
+		l = nl;
+	}
+	*out = l;
+	return 0;
+}
 
 static void deadline_in(struct timespec *ts, uint32_t ms)
 {

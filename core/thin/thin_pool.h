@@ -195,6 +195,5 @@ uint64_t thin_metadata_estimate(uint64_t nr_blocks, uint64_t max_thins);
  * change).  Takes the pool lock.
  */
 void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out);
-uint32_t thin_pool_block_size(const struct thin_pool *p);	/* bytes */
 
 #endif

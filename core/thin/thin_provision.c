@@ -1,0 +1,283 @@
+/*
+ * core/thin/thin_provision.c: the thin target's slow path, a write that
+ * map() deferred (thin.c).
+ *
+ * The slow path (thin_provision_write) runs on the writing thread under
+ * the pool lock for the bookkeeping only.  dm-thin hands such bios to its
+ * worker thread; we do the same work on the FUSE thread that already waits
+ * for the answer, which saves two thread hops per first write and keeps as
+ * many provisioning writes in flight as there are FUSE threads.  What
+ * dm-thin gets from its single worker we get from the lock: two writers
+ * racing for one block never both allocate.  The first takes a block,
+ * marks the entry THIN_PROVISIONING (keeping the old value under the flag,
+ * so readers go on reading the old block or zeros and never wait), drops
+ * the lock, writes the data and zeroes (or copies from the shared block)
+ * the part of the block the write does not cover, and publishes the entry
+ * with a release store.  The second finds the flag and waits for it to
+ * clear, then writes in place.
+ *
+ * Breaking sharing is lazy and page by page, as dm-thin breaks sharing of
+ * btree nodes: the first write after a snapshot copies the directory
+ * (each leaf gains a reference), then the leaf (each data block gains one,
+ * dm-thin's inc_children), then copies the block on write.  A snapshot is
+ * therefore one reference more on a directory, whatever the volume maps
+ * (thin_pool_own_leaf).
+ *
+ * The file follows a first write: claim_block, fill_block, settle, and
+ * thin_provision_write, which puts the three together.  The functions a
+ * first write to a hole crosses, in order (after a snapshot
+ * thin_pool_own_leaf copies pages instead of making a leaf, and
+ * fill_range copies the old block instead of zeroing):
+ *
+ *   volume_write (volume.c)  thin_map (thin.c): not owned alone: MAP_DEFER
+ *   thin_write_deferred (thin.c): one block at a time
+ *   thin_provision_write, pool lock taken
+ *     claim_block   thin_wait_resumed (thin_int.h): while suspended
+ *                   thin_pool_own_leaf (thin_pool.c): the leaf made
+ *                   thin_pool_new_block (thin_pool.c): may drop the lock,
+ *                     so claim_block looks at the entry once more
+ *     entry |= THIN_PROVISIONING, lock dropped
+ *     fill_block    block_io: the data
+ *                   fill_range, before it and after: device_zero, or
+ *                     block_io from the old block, or copy_origin
+ *                     through thin_push_unmapped (thin_origin.c)
+ *     pool lock taken
+ *     settle        the entry published (release store)
+ *                   thin_pool_mark_leaf (thin_pool.c): the next commit
+ *                     writes the leaf
+ *     lock dropped
+ */
+#include "thin_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "device.h"
+#include "engine.h"
+#include "rcu.h"
+
+#define COPY_CHUNK	(1u << 20)	/* bytes per read/write when copying */
+
+enum { CLAIM_IN_PLACE = 1 };	/* claim_block: write the old block in place */
+
+/*
+ * Step 1: the entry of @vb in a leaf of the volume's own (*l, *old) and a
+ * new block for it (*nb).  Waits while the volume is suspended or another
+ * write provisions the entry; the allocator may drop the lock too; each
+ * time it looks at the entry again.  Lock held, dropped meanwhile.
+ * Returns 0, CLAIM_IN_PLACE if the block became the volume's alone
+ * (another write provisioned it), or -errno; with either of the last two
+ * it holds no new block.
+ */
+static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
+		       uint32_t *old, uint32_t *nb)
+{
+	struct thin_pool *p = th->pool;
+	bool have_new = false;
+	int r;
+
+	for (;;) {
+		thin_wait_resumed(th);
+		r = thin_pool_own_leaf(p, th, vb, l);
+		if (r)
+			break;
+		*old = atomic_load(&(*l)->e[vb % THIN_LEAF_ENTRIES]);
+		if (*old & THIN_PROVISIONING) {
+			pthread_cond_wait(&p->changed, &p->lock);
+			continue;
+		}
+		if (*old && thin_alloc_exclusive(&p->alloc, *old - 1)) {
+			r = CLAIM_IN_PLACE;
+			break;
+		}
+		if (have_new)
+			return 0;
+		/* May drop the lock: look at the entry again after. */
+		r = thin_pool_new_block(p, nb);
+		if (r)
+			return r;
+		have_new = true;
+	}
+	/*
+	 * Whatever changed while the lock was dropped (a snapshot shared the
+	 * map and the metadata is full, the volume was removed, another write
+	 * provisioned the block), the block taken is not published: it goes
+	 * back, or it would stay counted with nothing mapping it.
+	 */
+	if (have_new)
+		thin_alloc_unnew(&p->alloc, *nb);
+	return r;
+}
+
+/* Transfers [in, in + n) of data block @b from or to @buf. */
+static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
+		    uint32_t in, uint32_t n, void *buf, bool write)
+{
+	struct thin_areas *areas;
+	struct device *dev;
+	struct segs segs;
+	uint64_t dev_off;
+	int r;
+
+	rcu_read_begin();
+	areas = rcu_load(p->areas);
+	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
+	rcu_read_end();	/* devices outlive every table */
+	segs_init(&segs);
+	r = segs_push(&segs, dev, dev_off + in, n, 0);
+	if (!r)
+		r = write ? engine_write(e, &segs, buf) : engine_read(e, &segs, buf);
+	segs_release(&segs);
+	return r;
+}
+
+/* Copies [off, off + n) of the origin to [in, in + n) of block @nb. */
+static int copy_origin(struct thin *th, struct engine *e, uint32_t nb, uint64_t off,
+		       uint32_t in, uint32_t n)
+{
+	struct segs segs;
+	void *buf;
+	int r = 0;
+
+	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
+		return -ENOMEM;
+	segs_init(&segs);
+	while (n && !r) {
+		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
+
+		segs_reset(&segs);
+		rcu_read_begin();
+		r = thin_push_unmapped(th, off, c, 0, &segs);
+		rcu_read_end();
+		if (!r)
+			r = engine_read(e, &segs, buf);
+		if (!r)
+			r = block_io(th->pool, e, nb, in, c, buf, true);
+		off += c;
+		in += c;
+		n -= c;
+	}
+	segs_release(&segs);
+	free(buf);
+	return r;
+}
+
+/*
+ * Makes [in, in + n) of new block @nb, which stands for volume offset
+ * @vol_off, read as @old's (or the origin's, or zeros).
+ */
+static int fill_range(struct thin *th, struct engine *e, uint32_t nb, uint64_t vol_off,
+		      uint32_t old, uint32_t in, uint32_t n)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_areas *areas;
+	struct device *dev;
+	uint64_t dev_off;
+	void *buf;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	if (!old && th->origin && vol_off + in < th->origin_size)
+		return copy_origin(th, e, nb, vol_off + in, in, n);
+	if (!old) {
+		if (!p->params.zero)
+			return 0;
+		rcu_read_begin();
+		areas = rcu_load(p->areas);
+		dev = thin_areas_locate(areas, nb, p->block_shift, &dev_off);
+		rcu_read_end();
+		return device_zero(dev, dev_off + in, n, 0);
+	}
+	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
+		return -ENOMEM;
+	while (n && !r) {
+		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
+
+		r = block_io(p, e, old - 1, in, c, buf, false);
+		if (!r)
+			r = block_io(p, e, nb, in, c, buf, true);
+		in += c;
+		n -= c;
+	}
+	free(buf);
+	return r;
+}
+
+/*
+ * Step 2, lock not held: writes @n bytes at @in of new block @nb, and
+ * makes the rest of it read as the old entry @old did.
+ */
+static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t vb,
+		      uint32_t old, uint32_t in, uint32_t n, const void *src)
+{
+	struct thin_pool *p = th->pool;
+	uint64_t vol_off = vb << p->block_shift;
+	int r;
+
+	r = block_io(p, e, nb, in, n, (void *)src, true);
+	if (!r)
+		r = fill_range(th, e, nb, vol_off, old, 0, in);
+	if (!r)
+		r = fill_range(th, e, nb, vol_off, old, in + n, p->params.block_size - in - n);
+	return r;
+}
+
+/* Step 3: publishes the outcome of provisioning @vb.  Lock held. */
+static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d = atomic_load(&th->dir);
+	struct thin_leaf *l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
+	_Atomic uint32_t *slot = &l->e[vb % THIN_LEAF_ENTRIES];
+
+	th->provisioning--;
+	pthread_cond_broadcast(&p->changed);
+	if (r) {
+		atomic_store_explicit(slot, old, memory_order_release);
+		thin_alloc_unnew(&p->alloc, nb);
+		return r;
+	}
+	atomic_store_explicit(slot, nb + 1, memory_order_release);
+	r = thin_pool_mark_leaf(p, l);
+	if (old)
+		return thin_alloc_put(&p->alloc, old - 1) ? -ENOMEM : r;
+	atomic_fetch_add(&th->mapped, 1);
+	return r;
+}
+
+/* The three steps, with the lock taken and dropped between them. */
+int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
+			 uint32_t in, uint32_t n, const void *src)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_leaf *l;
+	uint32_t old = 0, nb = 0;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = claim_block(th, vb, &l, &old, &nb);
+	if (r == CLAIM_IN_PLACE) {
+		/* Ours alone now (someone provisioned it): in place. */
+		atomic_fetch_add(&th->inflight, 1);
+		pthread_mutex_unlock(&p->lock);
+		r = block_io(p, e, old - 1, in, n, (void *)src, true);
+		atomic_fetch_sub(&th->inflight, 1);
+		return r;
+	}
+	if (r) {
+		pthread_mutex_unlock(&p->lock);
+		return r;
+	}
+	atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], old | THIN_PROVISIONING,
+			      memory_order_release);
+	th->provisioning++;
+	pthread_mutex_unlock(&p->lock);
+
+	r = fill_block(th, e, nb, vb, old, in, n, src);
+
+	pthread_mutex_lock(&p->lock);
+	r = settle(th, vb, old, nb, r);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
