@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/writelog-off.sh: what the write log's hooks (core/writelog.h,
+# bench/writelog-off.sh: what the write log's hooks (core/io/writelog.h,
 # meta/store_vfs.c) cost a daemon that does not record, side by side in
 # one run:
 #
@@ -27,7 +27,7 @@
 #
 # Environment: BENCH_SECONDS (default 5) per turn, BENCH_ROUNDS (default
 # 1), BENCH_BASE (a git revision; default the parent of the commit that
-# added core/writelog.c), BENCH_THIS (a git revision; default the work
+# added core/io/writelog.c), BENCH_THIS (a git revision; default the work
 # tree).  Needs root, fio, jq, git.  Not run by CI.
 set -euo pipefail
 
@@ -40,7 +40,7 @@ size=$((256 * MiB))
 deps_install
 deps_kernel
 
-base_rev=${BENCH_BASE:-$(git -C "$src" log --diff-filter=A --format=%H -- core/writelog.c | tail -1)^}
+base_rev=${BENCH_BASE:-$(git -C "$src" log --follow --diff-filter=A --format=%H -- core/io/writelog.c | tail -1)^}
 this_rev=${BENCH_THIS:-worktree}
 rounds=${BENCH_ROUNDS:-1}
 dir=$(mktemp -d /dev/shm/mapperfs-writelog-bench.XXXXXX)

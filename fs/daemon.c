@@ -1,5 +1,5 @@
 /*
- * fs/daemon.c: the daemon's shared state.  The pool service (core/pool.h)
+ * fs/daemon.c: the daemon's shared state.  The pool service (core/pool/pool.h)
  * owns the volumes, the store and every admin change; this is only what
  * the FUSE side adds to it.
  */

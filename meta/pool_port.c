@@ -1,5 +1,5 @@
 /*
- * meta/pool_port.c: the pool service's store port (core/pool_meta.h) on
+ * meta/pool_port.c: the pool service's store port (core/pool/pool_meta.h) on
  * SQLite.  One connection for the service's records; each thin pool's
  * pages get a connection of their own (thin_port.c).
  */

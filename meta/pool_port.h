@@ -1,5 +1,5 @@
 /*
- * meta/pool_port.h: the store the pool service uses (core/pool_meta.h),
+ * meta/pool_port.h: the store the pool service uses (core/pool/pool_meta.h),
  * made of meta's SQLite calls.  The hosts pass pool_port_open to
  * pool_create() and pool_open(); nothing else names it.
  */

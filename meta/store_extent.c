@@ -3,7 +3,7 @@
  *
  * An extent names its volume and device by id; foreign keys make sure
  * both exist, so an insert that names a missing one is -ENOENT.  Free
- * space is whatever no extent covers (core/space.c, over the extents the
+ * space is whatever no extent covers (core/io/space.c, over the extents the
  * pool service loaded).
  */
 #include "store_int.h"

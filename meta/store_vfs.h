@@ -1,6 +1,6 @@
 /*
  * meta/store_vfs.h: the SQLite VFS that records the pool database's
- * writes and syncs in the write log (core/writelog.h), for power-cut
+ * writes and syncs in the write log (core/io/writelog.h), for power-cut
  * testing.
  *
  * It wraps the default VFS, as SQLite's own crash tests do (src/test6.c):

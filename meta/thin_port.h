@@ -1,5 +1,5 @@
 /*
- * meta/thin_port.h: the thin pool's metadata port (core/thin_meta.h) on
+ * meta/thin_port.h: the thin pool's metadata port (core/thin/thin_meta.h) on
  * SQLite.
  *
  * Each port has its own connection to the pool database, so a pool's

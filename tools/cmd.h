@@ -1,6 +1,6 @@
 /*
  * tools/cmd.h: the admin commands: parse a command line, call the pool
- * service (core/pool.h), print what it says.
+ * service (core/pool/pool.h), print what it says.
  *
  * The same command table serves both places a command runs.  mapperctl
  * runs it on the pool it opened itself when no daemon serves the pool,

@@ -1,5 +1,5 @@
 /*
- * core/device.h: a raw device (block device or regular file) held open.
+ * core/io/device.h: a raw device (block device or regular file) held open.
  *
  * Each device keeps two descriptors: a buffered one that serves every
  * request, and, where the device accepts it, an O_DIRECT one that the io

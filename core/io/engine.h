@@ -1,5 +1,5 @@
 /*
- * core/engine.h: the io engine, one io_uring per thread that does I/O.
+ * core/io/engine.h: the io engine, one io_uring per thread that does I/O.
  *
  * A request that the target mapped to N segments becomes N SQEs submitted
  * together and waited for together: the cost of a spanning request is one

@@ -1,5 +1,5 @@
 /*
- * core/label.h: the label at the start of every raw device.
+ * core/io/label.h: the label at the start of every raw device.
  *
  * A pool writes a label on each raw device it registers: a magic string,
  * the pool's uuid, the device's uuid and the size the device had.  The

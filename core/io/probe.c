@@ -1,5 +1,5 @@
 /*
- * core/probe.c: what a device or file holds already.
+ * core/io/probe.c: what a device or file holds already.
  *
  * libblkid knows file systems, partition tables, RAID and LVM members;
  * it does not know virtual disk images, whose headers are plain magic

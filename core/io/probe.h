@@ -1,5 +1,5 @@
 /*
- * core/probe.h: what a device or file holds already, so that mapperfs
+ * core/io/probe.h: what a device or file holds already, so that mapperfs
  * neither writes over it unasked (device add) nor reads a disk image's
  * container as if it were the disk (an origin).  Reads only; blocks on
  * the device (admin path).

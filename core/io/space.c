@@ -1,5 +1,5 @@
 /*
- * core/space.c: free space is what the extents do not cover.
+ * core/io/space.c: free space is what the extents do not cover.
  *
  * There is no free list to keep in step: a device's free ranges are
  * computed from its extents, sorted by offset, each time they are asked

@@ -1,5 +1,5 @@
 /*
- * core/space.h: free space on the raw devices, LVM-style.
+ * core/io/space.h: free space on the raw devices, LVM-style.
  *
  * A device's data area is [DEVICE_DATA_OFFSET, size); whatever no extent
  * covers is a free range.  Allocation is first fit over the devices in

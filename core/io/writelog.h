@@ -1,10 +1,10 @@
 /*
- * core/writelog.h: the write log, a recording of everything mapperfs
+ * core/io/writelog.h: the write log, a recording of everything mapperfs
  * persists, for power-cut testing (tests/powercut/, docs/powercut.md).
  *
  * With MAPPERFS_WRITELOG=DIR in its environment, a process records every
  * write, zeroing, truncation and flush (fdatasync, fsync) it makes to a
- * raw device (core/device.c, core/engine.c) or to the pool database
+ * raw device (core/io/device.c, core/io/engine.c) or to the pool database
  * (meta/store_vfs.c, a SQLite VFS over the default one) in one global
  * order, with the data.  A replay tool then builds the files as a power
  * cut at any point of that order could leave them.  Without the variable

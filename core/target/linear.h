@@ -1,5 +1,5 @@
 /*
- * core/linear.h: the linear target (dm-linear): the volume is its
+ * core/target/linear.h: the linear target (dm-linear): the volume is its
  * segments, concatenated in order.
  *
  * The segment table is immutable once published.  extend builds a new

@@ -1,5 +1,5 @@
 /*
- * core/switch.h: the switch target (dm-switch): the volume is cut into
+ * core/target/switch.h: the switch target (dm-switch): the volume is cut into
  * fixed-size regions, and each region is served by one of N paths, as the
  * region table says.
  *

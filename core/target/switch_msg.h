@@ -1,5 +1,5 @@
 /*
- * core/switch_msg.h: dm-switch's set_region_mappings syntax, read and
+ * core/target/switch_msg.h: dm-switch's set_region_mappings syntax, read and
  * written.
  *
  * Arguments, every number hexadecimal without "0x", as dm-switch takes

@@ -1,5 +1,5 @@
 /*
- * core/switch_table.h: a switch volume's region table, region -> path,
+ * core/target/switch_table.h: a switch volume's region table, region -> path,
  * packed as dm-switch packs it.
  *
  * Each entry takes the fewest bits that hold the path count (1 bit for 2

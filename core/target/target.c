@@ -1,4 +1,4 @@
-/* core/target.c: the defaults of target_ops (target.h). */
+/* core/target/target.c: the defaults of target_ops (target.h). */
 #include "target.h"
 
 #include <errno.h>

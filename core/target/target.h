@@ -1,5 +1,5 @@
 /*
- * core/target.h: the interface every target (linear, thin, switch)
+ * core/target/target.h: the interface every target (linear, thin, switch)
  * implements, in the manner of a device-mapper target_type.
  *
  * map() is the fast path.  It runs inside an RCU read-side section, does

@@ -1,5 +1,5 @@
 /*
- * core/volume.c: the one dispatcher of the I/O path.  Requests are
+ * core/target/volume.c: the one dispatcher of the I/O path.  Requests are
  * clipped to the volume, mapped by its target inside an RCU read section
  * that lasts until their I/O completed, and handed to the calling
  * thread's engine; the target's contract is asserted on the way.

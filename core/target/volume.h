@@ -1,5 +1,5 @@
 /*
- * core/volume.h: a volume served by the daemon, and its I/O entry points.
+ * core/target/volume.h: a volume served by the daemon, and its I/O entry points.
  *
  * A volume is a name, a size and a target.  Requests arrive here from the
  * FUSE glue: volume_read/volume_write clip them to the volume, let the

@@ -1,5 +1,5 @@
 /*
- * core/thin.c: the thin target.
+ * core/thin/thin.c: the thin target.
  *
  * The fast path.  map() walks the volume's directory and leaf with
  * acquire loads.  A read maps each block to its data block, or to a hole

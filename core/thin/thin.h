@@ -1,5 +1,5 @@
 /*
- * core/thin.h: the thin target: a volume whose blocks live in a thin
+ * core/thin/thin.h: the thin target: a volume whose blocks live in a thin
  * pool, provisioned on first write, shared with its snapshots.
  *
  * See thin.c for the fast path and snapshots, thin_provision.c for a

@@ -1,5 +1,5 @@
 /*
- * core/thin_alloc.h: a thin pool's data blocks: reference counts and the
+ * core/thin/thin_alloc.h: a thin pool's data blocks: reference counts and the
  * allocator.
  *
  * One 32-bit count per block (4 bytes of RAM per block), the number of

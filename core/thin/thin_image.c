@@ -1,5 +1,5 @@
 /*
- * core/thin_image.c: thin_dump's XML (and the same tree as JSON) written
+ * core/thin/thin_image.c: thin_dump's XML (and the same tree as JSON) written
  * and read.  Reading uses expat, a streaming parser: a dump of millions of
  * mappings is never held as a document, only as runs.
  */

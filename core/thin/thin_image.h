@@ -1,5 +1,5 @@
 /*
- * core/thin_image.h: a thin pool's mappings as thin-provisioning-tools
+ * core/thin/thin_image.h: a thin pool's mappings as thin-provisioning-tools
  * sees them, for dump and restore.
  *
  * thin_dump's XML is what dm-thin administrators back up, inspect, edit

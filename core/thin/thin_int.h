@@ -1,5 +1,5 @@
 /*
- * core/thin_int.h: what thin.c, thin_provision.c and thin_pool.c share.
+ * core/thin/thin_int.h: what thin.c, thin_provision.c and thin_pool.c share.
  * Private to them (and to the unit tests).
  *
  * Locking: p->lock (a mutex) guards every change of a map, of the block

@@ -1,5 +1,5 @@
 /*
- * core/thin_map.h: the hot cache, a thin volume's map in memory.
+ * core/thin/thin_map.h: the hot cache, a thin volume's map in memory.
  *
  * Two levels, the same pages the store keeps (thin_meta.h): a directory
  * of leaf pointers, and leaves of THIN_LEAF_ENTRIES 32-bit entries.  An

@@ -1,5 +1,5 @@
 /*
- * core/thin_meta.h: the metadata port of a thin pool, in core's terms.
+ * core/thin/thin_meta.h: the metadata port of a thin pool, in core's terms.
  *
  * A thin pool keeps each volume's map as pages: a directory (one per
  * volume, shared by snapshots) listing leaves, each leaf holding

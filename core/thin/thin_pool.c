@@ -1,5 +1,5 @@
 /*
- * core/thin_pool.c: a thin pool's data area, its page bookkeeping and
+ * core/thin/thin_pool.c: a thin pool's data area, its page bookkeeping and
  * its commits.
  *
  * Metadata is committed lazily, as dm-thin does.  A write to a new block

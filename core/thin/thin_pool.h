@@ -1,5 +1,5 @@
 /*
- * core/thin_pool.h: a thin pool: a data area split into blocks, the
+ * core/thin/thin_pool.h: a thin pool: a data area split into blocks, the
  * volumes that map into it, their metadata and its commits.
  *
  * Lifecycle: thin_pool_open() (no volumes yet), thin_create(..., load)

@@ -1,5 +1,5 @@
 /*
- * core/thin_walk.h: one walk over a thin pool's committed map pages,
+ * core/thin/thin_walk.h: one walk over a thin pool's committed map pages,
  * shared by check and by the clean-up of pages that a crash between two
  * transactions left unreachable.  (Usage and diff read the live maps,
  * thin.h.)

@@ -1,5 +1,5 @@
 /*
- * core/log.c: one-line messages.  Errors that a failing device repeats on
+ * core/util/log.c: one-line messages.  Errors that a failing device repeats on
  * every request are rate-limited per call site (log_error_limited): a
  * disk that fails for an hour writes a few lines a minute, not one per
  * request, and says how many it left out; a line the same as the one

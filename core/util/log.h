@@ -1,5 +1,5 @@
 /*
- * core/log.h: one-line messages for people.
+ * core/util/log.h: one-line messages for people.
  *
  * Messages go to stderr until log_to_file() points them at a file (the
  * daemon does this when it detaches).  A line on stderr is prefixed with

@@ -1,5 +1,5 @@
 /*
- * core/names.h: what a device or volume may be called.
+ * core/util/names.h: what a device or volume may be called.
  *
  * A name becomes a file name under the mount point, so it must be one
  * path component that no shell or option parser mistakes for something

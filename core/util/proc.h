@@ -1,5 +1,5 @@
 /*
- * core/proc.h: who holds what, read from /proc, for messages that name
+ * core/util/proc.h: who holds what, read from /proc, for messages that name
  * a process ("in use by mapperfs (pid 1234)").  What cannot be read is
  * not known: these never fail, they answer 0 or "".
  */

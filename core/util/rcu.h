@@ -1,5 +1,5 @@
 /*
- * core/rcu.h: the one liburcu flavour the project uses (memb: readers pay
+ * core/util/rcu.h: the one liburcu flavour the project uses (memb: readers pay
  * two compiler barriers, writers a membarrier).  Include this, never
  * <urcu.h> directly, so every object agrees on the flavour.
  */

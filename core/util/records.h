@@ -1,5 +1,5 @@
 /*
- * core/records.h: the rows a pool is made of, in core's terms: devices,
+ * core/util/records.h: the rows a pool is made of, in core's terms: devices,
  * volumes, extents, switch paths, thin pools and thin volumes, as the
  * store keeps them and the service holds them in memory.  Plain data, no
  * behaviour: every layer that reasons about a pool's layout (free space,

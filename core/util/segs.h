@@ -1,5 +1,5 @@
 /*
- * core/segs.h: where one request lands on the raw devices.
+ * core/util/segs.h: where one request lands on the raw devices.
  *
  * A target's map() turns a byte range of a volume into segments, in
  * volume order.  A segment with no device is a hole: it reads as zeros.

@@ -1,5 +1,5 @@
 /*
- * core/size.h: sizes as people type and read them.
+ * core/util/size.h: sizes as people type and read them.
  *
  * Input is what lvcreate -L takes: a number, with a decimal fraction if
  * it comes to a whole number of bytes ("1.5G"), and an optional unit: K,

@@ -1,5 +1,5 @@
 /*
- * core/uuid.h: random 128-bit identifiers for pools and raw devices.
+ * core/util/uuid.h: random 128-bit identifiers for pools and raw devices.
  */
 #ifndef MAPPERFS_UUID_H
 #define MAPPERFS_UUID_H

@@ -1,6 +1,6 @@
 /*
  * tests/powercut/cut.h: the files a power cut leaves, built from a write
- * log (core/writelog.h) and a copy of the files from before it started.
+ * log (core/io/writelog.h) and a copy of the files from before it started.
  *
  * What a cut at position P may leave of one file, as a disk with a
  * volatile write cache and a journaling file system may:

@@ -13,7 +13,7 @@
  *   powercut-replay dump LOG
  *       prints every record and checks every payload's hash
  *
- * The log format is core/writelog.h's; docs/powercut.md explains both.
+ * The log format is core/io/writelog.h's; docs/powercut.md explains both.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /*
- * tests/powercut/wlog.h: reading a write log (core/writelog.h).
+ * tests/powercut/wlog.h: reading a write log (core/io/writelog.h).
  */
 #ifndef POWERCUT_WLOG_H
 #define POWERCUT_WLOG_H
