@@ -317,11 +317,16 @@ static int lock_pool(const char *pool_dir)
 	struct lock_wait w = { .who = "mapperfs", .live_ms = 1000, .waiting = log_waiting,
 			       .arg = (void *)pool_dir };
 	int fd = lock_wait(pool_dir, &w);
+	char lock_path[PATH_MAX];
+
+	snprintf(lock_path, sizeof(lock_path), "%s/lock", pool_dir);
 
 	if (fd == -EISCONN)
 		log_error("pool '%s' is served by %s already", pool_dir, w.holder);
 	else if (fd == -EBUSY)
 		log_error("pool '%s' is in use by %s", pool_dir, w.holder);
+	else if (fd == -ELOOP || fd == -EINVAL || fd == -EMLINK)
+		pool_file_error("lock", lock_path, fd);
 	else if (fd < 0)
 		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
 			  strerror(-fd));

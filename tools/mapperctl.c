@@ -24,6 +24,7 @@
 #include "log.h"
 #include "pool.h"
 #include "pool_port.h"
+#include "regfile.h"
 #include "wire.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -149,8 +150,8 @@ static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **
 		return CMD_FAIL;
 	}
 	if (lock < 0) {
-		fprintf(stderr, "mapperctl: %s: cannot lock pool '%s': %s\n", c->name,
-			ctx->pool_dir, strerror(-lock));
+		fprintf(stderr, "mapperctl: %s: cannot lock pool '%s': %s/lock: %s\n", c->name,
+			ctx->pool_dir, ctx->pool_dir, regfile_strerror(lock));
 		return CMD_FAIL;
 	}
 	if (pool_open(ctx->pool_dir, pool_port_open, &ctx->pool, &err)) {

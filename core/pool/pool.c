@@ -25,6 +25,7 @@
 #include "names.h"
 #include "proc.h"
 #include "rcu.h"
+#include "regfile.h"
 #include "size.h"
 #include "space.h"
 #include "thin_pool.h"
@@ -58,13 +59,13 @@ int pool_lock(const char *dir, const char *who)
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EROFS) {	/* a read-only pool: reading it is fine */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	r = regfile_open(path, O_RDWR | O_CREAT, 0600, &fd);
+	if (r == -EROFS) {	/* a read-only pool: reading it is fine */
+		r = regfile_open(path, O_RDONLY, 0, &fd);
 		writable = false;
 	}
-	if (fd < 0)
-		return -errno;
+	if (r)
+		return r;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		close(fd);
@@ -84,7 +85,8 @@ pid_t pool_lock_holder(const char *dir, char *buf, size_t len)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/lock", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (regfile_open(path, O_RDONLY, 0, &fd))
+		fd = -1;
 	if (fd >= 0 && fstat(fd, &st) == 0)
 		pid = proc_flock_holder(&st);
 	/* What the file says counts only if the holder wrote it (not the last one). */
