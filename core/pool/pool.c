@@ -128,6 +128,10 @@ static const char *open_strerror(int r)
 		return "could not be read: SQLite aborted the read; try again";
 	case -EEXIST:
 		return "exists already";
+	case -EINVAL:
+		return "or a file beside it (-wal, -shm) is not a regular file: refusing it";
+	case -EMLINK:
+		return "or a file beside it (-wal, -shm) has other names (hard links): refusing it";
 	default:
 		return strerror(-r);
 	}
