@@ -177,12 +177,16 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 	int status = RUN_AGAIN;
 
 	for (int i = 0; status == RUN_AGAIN && i < RUN_TRIES; i++) {
-		int fd = wire_connect(ctx->pool_dir);
+		char why[PATH_MAX + 128];
+		int fd = wire_connect(ctx->pool_dir, why, sizeof(why));
 
 		if (fd >= 0) {
 			status = run_remote(fd, ctx->pool_dir, argc, argv, ctx->input);
 		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 			status = run_local(ctx, c, argc, argv);
+		} else if (fd == -EPERM) {
+			fprintf(stderr, "mapperctl: %s: %s: not sending it the command\n", c->name, why);
+			return CMD_FAIL;
 		} else {
 			fprintf(stderr, "mapperctl: %s: cannot reach the daemon of pool '%s': %s\n",
 				c->name, ctx->pool_dir, strerror(-fd));
