@@ -49,6 +49,7 @@
 #include "pool.h"
 #include "pool_port.h"
 #include "rcu.h"
+#include "regfile.h"
 #include "stop.h"
 #include "transport.h"
 #include "uring_transport.h"
@@ -289,6 +290,23 @@ static void log_waiting(void *arg, const char *holder)
 }
 
 /*
+ * Says in one line why the daemon's own file @path cannot be opened:
+ * files in the pool directory are opened as regfile.h says, and a link or
+ * a FIFO found there deserves its name, not "Too many levels of symbolic
+ * links" or "No such device or address".  Returns @r.
+ */
+static int pool_file_error(const char *doing, const char *path, int r)
+{
+	if (r == -ELOOP)
+		log_error("'%s' is a symbolic link: refusing to follow it", path);
+	else if (r == -EINVAL || r == -EMLINK)
+		log_error("'%s' is %s: refusing it", path, regfile_strerror(r));
+	else
+		log_error("cannot %s '%s': %s", doing, path, strerror(-r));
+	return r;
+}
+
+/*
  * Holds the pool lock for the life of the process (and its child),
  * waiting for a daemon that was just unmounted to let go of it, but not
  * for one that serves the pool: one that has answered on the control
@@ -299,11 +317,16 @@ static int lock_pool(const char *pool_dir)
 	struct lock_wait w = { .who = "mapperfs", .live_ms = 1000, .waiting = log_waiting,
 			       .arg = (void *)pool_dir };
 	int fd = lock_wait(pool_dir, &w);
+	char lock_path[PATH_MAX];
+
+	snprintf(lock_path, sizeof(lock_path), "%s/lock", pool_dir);
 
 	if (fd == -EISCONN)
 		log_error("pool '%s' is served by %s already", pool_dir, w.holder);
 	else if (fd == -EBUSY)
 		log_error("pool '%s' is in use by %s", pool_dir, w.holder);
+	else if (fd == -ELOOP || fd == -EINVAL || fd == -EMLINK)
+		pool_file_error("lock", lock_path, fd);
 	else if (fd < 0)
 		log_error("no pool at '%s': %s (run 'mapperctl init')", pool_dir,
 			  strerror(-fd));
@@ -376,39 +399,23 @@ static int mount_session(struct daemon *d, const struct options *o,
 }
 
 /*
- * Says in one line why the daemon's own file @path cannot be opened:
- * files in the pool directory are never opened through a link (O_NOFOLLOW
- * fails with ELOOP), which deserves its name, not "Too many levels of
- * symbolic links".  Returns @r.
- */
-static int pool_file_error(const char *doing, const char *path, int r)
-{
-	struct stat st;
-
-	if (r == -ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
-		log_error("'%s' is a symbolic link: refusing to follow it", path);
-	else
-		log_error("cannot %s '%s': %s", doing, path, strerror(-r));
-	return r;
-}
-
-/*
- * POOL/mapperfs.pid, never through a link, written once the pool is
+ * POOL/mapperfs.pid, a regular file (regfile.h), written once the pool is
  * locked and before anything is opened, so that a daemon that cannot
  * write it refuses to start (mapperfs returns only once it exists);
- * removed when the daemon ends.
+ * removed when the daemon ends.  Truncated only once it is known to be
+ * the pool's own file.
  */
 static int write_pidfile(const char *pool_dir)
 {
 	char path[PATH_MAX];
-	FILE *f;
-	int fd, r;
+	FILE *f = NULL;
+	int fd = -1, r;
 
 	snprintf(path, sizeof(path), "%s/mapperfs.pid", pool_dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
+	r = regfile_open(path, O_WRONLY | O_CREAT, 0644, &fd);
+	if (!r && (ftruncate(fd, 0) < 0 || !(f = fdopen(fd, "w"))))
 		r = -errno;
+	if (r) {
 		if (fd >= 0)
 			close(fd);
 		return pool_file_error("write the pid file", path, r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "regfile.h"
 
 /*
  * One mutex and condition variable carry every event main() waits for.
@@ -58,7 +59,7 @@ static void reopen_log(void)
 		log_info("SIGHUP: logging to stderr, nothing to reopen");
 	else if (r)
 		log_error("SIGHUP: cannot reopen the log: %s; still writing the old one",
-			  strerror(-r));
+			  regfile_strerror(r));
 	else
 		log_info("SIGHUP: reopened the log");
 }

@@ -16,6 +16,15 @@
  * opened through the recording VFS (store_vfs.h); otherwise as SQLite's
  * default.
  *
+ * The pool directory may be another user's, who can put a FIFO or a hard
+ * link where the database, its WAL or its -shm file should be: a root
+ * daemon would block reading the FIFO for good, holding the pool's lock.
+ * SQLite's unix VFS opens every file through one system call that it lets
+ * us replace (xSetSystemCall, as its own fault tests do), so the database
+ * files are opened as core/regfile.h says, with no window between the
+ * check and the open.  Directories pass (SQLite opens them to fsync), and
+ * /dev/null (SQLite's filler for descriptors 0 to 2).
+ *
  * Corruption shows up as SQLITE_CORRUPT on the queries that meet it, as
  * -EUCLEAN; PRAGMA quick_check (store_quick_check) finds the rest, such
  * as a damaged index page no row read meets: opening a pool runs it once,
@@ -25,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +44,7 @@
 
 #include "log.h"
 #include "migrate.h"
+#include "regfile.h"
 #include "store_vfs.h"
 
 #define STORE_BUSY_TIMEOUT_MS	5000
@@ -156,6 +167,57 @@ static int store_configure(struct store *s, enum store_open_flags flags)
 	return r == -ENOENT ? -EUCLEAN : r;
 }
 
+/* SQLite's open(2): no link, no FIFO, no hard link (see the top). */
+static int store_sys_open(const char *path, int flags, int mode)
+{
+	int fd, r;
+
+	if (!strcmp(path, "/dev/null"))
+		return open(path, flags, mode);
+	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	if (fd < 0) {
+		if (errno == ENXIO)	/* a FIFO with no writer, a socket */
+			errno = EINVAL;
+		return -1;
+	}
+	r = regfile_check(fd);
+	if (r == -EINVAL) {
+		struct stat st;
+
+		if (!fstat(fd, &st) && S_ISDIR(st.st_mode))
+			r = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ? -errno : 0;
+	}
+	if (r) {
+		close(fd);
+		errno = -r;
+		return -1;
+	}
+	return fd;
+}
+
+static int store_sys_open_result = SQLITE_ERROR;
+
+static void store_sys_open_install(void)
+{
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+
+	if (vfs && vfs->iVersion >= 3 && vfs->xSetSystemCall)
+		store_sys_open_result = vfs->xSetSystemCall(vfs, "open",
+							    (sqlite3_syscall_ptr)store_sys_open);
+}
+
+/* Once per process, before SQLite opens anything.  0 or -ENOSYS. */
+static int store_guard_opens(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, store_sys_open_install);
+	if (store_sys_open_result == SQLITE_OK)
+		return 0;
+	log_error("pool database: SQLite's default VFS does not let its open(2) be checked");
+	return -ENOSYS;
+}
+
 /*
  * On a file system mounted read-only, the database is opened as immutable
  * (no locks, no WAL index to create): nobody can write it there.
@@ -184,6 +246,9 @@ int store_open(const char *path, enum store_open_flags flags, struct store **out
 	struct stat sb;
 	int rc, r;
 
+	r = store_guard_opens();
+	if (r)
+		return r;
 	if (flags & STORE_CREATE)
 		r = store_create_file(path);
 	else

@@ -38,6 +38,13 @@ enum store_open_flags {
 	STORE_READ_ONLY = (1 << 1),	/* set by store_open on a read-only file system */
 };
 
+/*
+ * Opens the pool database at @path into *out.  It and its WAL and -shm
+ * files must be regular files of their own, opened through no link
+ * (core/regfile.h): -EINVAL, -EMLINK or -ELOOP otherwise, without
+ * blocking on a FIFO.  Also -ENOENT, -EUCLEAN (not a pool),
+ * -EPROTONOSUPPORT (newer), -EEXIST (STORE_CREATE), or another -errno.
+ */
 int store_open(const char *path, enum store_open_flags flags, struct store **out);
 void store_close(struct store *s);
 

@@ -46,6 +46,10 @@ int store_error(struct store *s, int rc)
 	case SQLITE_ABORT:		/* its transaction was rolled back under it */
 	case SQLITE_INTERRUPT:
 		return -ECANCELED;
+	case SQLITE_CANTOPEN:		/* the WAL or -shm file refused (store_sys_open) */
+		if (sqlite3_system_errno(s->db) == EINVAL || sqlite3_system_errno(s->db) == EMLINK)
+			return -sqlite3_system_errno(s->db);
+		break;
 	}
 	/* Every retried commit of a failing database fails alike: once is news. */
 	log_error_limited(&limit, "pool database: %s (SQLite code %d)", sqlite3_errmsg(s->db), rc);

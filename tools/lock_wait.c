@@ -10,7 +10,7 @@
 /* A daemon serves the pool: it answers on POOL/control.sock. */
 static bool daemon_answers(const char *dir)
 {
-	int fd = wire_connect(dir);
+	int fd = wire_connect(dir, NULL, 0);
 
 	if (fd < 0)
 		return false;

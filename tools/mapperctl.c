@@ -24,6 +24,7 @@
 #include "log.h"
 #include "pool.h"
 #include "pool_port.h"
+#include "regfile.h"
 #include "wire.h"
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
@@ -149,8 +150,8 @@ static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **
 		return CMD_FAIL;
 	}
 	if (lock < 0) {
-		fprintf(stderr, "mapperctl: %s: cannot lock pool '%s': %s\n", c->name,
-			ctx->pool_dir, strerror(-lock));
+		fprintf(stderr, "mapperctl: %s: cannot lock pool '%s': %s/lock: %s\n", c->name,
+			ctx->pool_dir, ctx->pool_dir, regfile_strerror(lock));
 		return CMD_FAIL;
 	}
 	if (pool_open(ctx->pool_dir, pool_port_open, &ctx->pool, &err)) {
@@ -176,12 +177,16 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 	int status = RUN_AGAIN;
 
 	for (int i = 0; status == RUN_AGAIN && i < RUN_TRIES; i++) {
-		int fd = wire_connect(ctx->pool_dir);
+		char why[PATH_MAX + 128];
+		int fd = wire_connect(ctx->pool_dir, why, sizeof(why));
 
 		if (fd >= 0) {
 			status = run_remote(fd, ctx->pool_dir, argc, argv, ctx->input);
 		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 			status = run_local(ctx, c, argc, argv);
+		} else if (fd == -EPERM) {
+			fprintf(stderr, "mapperctl: %s: %s: not sending it the command\n", c->name, why);
+			return CMD_FAIL;
 		} else {
 			fprintf(stderr, "mapperctl: %s: cannot reach the daemon of pool '%s': %s\n",
 				c->name, ctx->pool_dir, strerror(-fd));

@@ -9,11 +9,15 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -390,23 +394,88 @@ int wire_recv_response(int fd, int *status, char **out, char **err, FILE *notes)
 	return 0;
 }
 
-int wire_connect(const char *pool_dir)
+/* Says in @why (if not NULL) why the socket is not trusted; -EPERM. */
+static int distrust(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EPERM;
+}
+
+/* The socket node itself: a socket of root's or ours, with one name. */
+static int check_node(int node, const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(node, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return distrust(why, len, "'%s' is a symbolic link", path);
+	if (!S_ISSOCK(st.st_mode))
+		return distrust(why, len, "'%s' is not a socket", path);
+	if (st.st_nlink != 1)
+		return distrust(why, len, "'%s' has other names (hard links)", path);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return distrust(why, len, "'%s' belongs to uid %u, neither root nor you (uid %u)",
+				path, (unsigned int)st.st_uid, (unsigned int)geteuid());
+	return 0;
+}
+
+/* Who listens on @fd: root or ourselves. */
+static int check_peer(int fd, const char *path, char *why, size_t len)
+{
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
+		return -errno;
+	if (cred.uid != 0 && cred.uid != geteuid())
+		return distrust(why, len, "'%s' is served by uid %u (pid %d), neither root nor you (uid %u)",
+				path, (unsigned int)cred.uid, (int)cred.pid, (unsigned int)geteuid());
+	return 0;
+}
+
+/*
+ * The node is opened O_PATH without following a link and connected to
+ * through /proc/self/fd, so the socket checked is the socket connected
+ * to, whatever is renamed meanwhile.
+ */
+int wire_connect(const char *pool_dir, char *why, size_t why_len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, n;
+	char path[PATH_MAX];
+	int node, fd, r;
 
-	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", pool_dir,
-		     CONTROL_SOCKET);
-	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+	if (snprintf(path, sizeof(path), "%s/%s", pool_dir, CONTROL_SOCKET) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	node = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (node < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
+	r = check_node(node, path, why, why_len);
+	if (r)
+		goto err_close_node;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", node);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		goto err_close_node;
 	}
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	if (!r)
+		r = check_peer(fd, path, why, why_len);
+	if (r)
+		goto err_close_fd;
+	close(node);
 	return fd;
+
+err_close_fd:
+	close(fd);
+err_close_node:
+	close(node);
+	return r;
 }

@@ -49,9 +49,17 @@ int wire_send_note(int fd, const char *line);
 int wire_recv_response(int fd, int *status, char **out, char **err, FILE *notes);
 
 /*
- * Connects to the daemon of @pool_dir.  Returns the socket, -ENOENT or
- * -ECONNREFUSED when no daemon listens, or another -errno.
+ * Connects to the daemon of @pool_dir, if it may be trusted with what
+ * this process sends (a command line, an open file): POOL/control.sock
+ * must be a socket, not a link, with no other name, owned by root or by
+ * this user, and the process that listens on it (SO_PEERCRED) must run as
+ * root or as this user.  The pool's owner may be someone else, who could
+ * put a listener of theirs there.  Sends nothing.  Returns the socket,
+ * -ENOENT or -ECONNREFUSED when no daemon listens, -EPERM when the socket
+ * or its listener is not trusted (said in @why, @why_len bytes, if not
+ * NULL: "'POOL/control.sock' is served by uid 1000 ..."), or another
+ * -errno.
  */
-int wire_connect(const char *pool_dir);
+int wire_connect(const char *pool_dir, char *why, size_t why_len);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "regfile.h"
 
 struct writelog {
 	int log_fd;			/* DIR/log: records at seq * 64 */
@@ -77,25 +78,50 @@ static void append(struct writelog *wl, struct writelog_rec *rec, const void *pa
 	put(wl->log_fd, rec, sizeof(*rec), rec->seq * sizeof(*rec));
 }
 
-static int open_in(const char *dir, const char *name, uint64_t *size)
+/*
+ * The directory to record into, made 0700 if absent.  Any process may
+ * record, root too, into a directory named by its environment: so it is
+ * opened through no link, and refused (-EPERM) unless it is this user's
+ * or root's and nobody else can write it, so that what is in it was put
+ * there by one of them.  Its files are then opened relative to it.
+ */
+static int open_dir(const char *dir, int *fd)
 {
-	char path[PATH_MAX];
 	struct stat st;
-	int fd;
+	int d, r;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		int r = -errno;
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return -errno;
+	r = fstat(d, &st) ? -errno : 0;
+	if (!r && ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))))
+		r = -EPERM;
+	if (r) {
+		close(d);
+		return r;
+	}
+	*fd = d;
+	return 0;
+}
 
-		close(fd);
+/* DIR/@name, a regular file of its own (regfile.h): *fd, its size in *size. */
+static int open_in(int dir_fd, const char *name, int *fd, uint64_t *size)
+{
+	struct stat st;
+	int r;
+
+	r = regfile_openat(dir_fd, name, O_RDWR | O_CREAT, 0600, fd);
+	if (r)
+		return r;
+	if (fstat(*fd, &st) < 0) {
+		r = -errno;
+		close(*fd);
 		return r;
 	}
 	*size = (uint64_t)st.st_size;
-	return fd;
+	return 0;
 }
 
 /* A new log gets its header; an old one must carry it, whole records only. */
@@ -118,26 +144,26 @@ int writelog_start(const char *dir, unsigned int breaks)
 {
 	struct writelog *wl = &the_log;
 	uint64_t log_size, data_size;
-	int r;
+	int dir_fd = -1, r;
 
 	if (active())
 		return -EBUSY;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	wl->log_fd = open_in(dir, "log", &log_size);
-	if (wl->log_fd < 0)
-		return wl->log_fd;
-	wl->data_fd = open_in(dir, "data", &data_size);
-	if (wl->data_fd < 0) {
-		r = wl->data_fd;
+	r = open_dir(dir, &dir_fd);
+	if (r)
+		return r;
+	r = open_in(dir_fd, "log", &wl->log_fd, &log_size);
+	if (r)
+		goto err_close_dir;
+	r = open_in(dir_fd, "data", &wl->data_fd, &data_size);
+	if (r)
 		goto err_close_log;
-	}
 	atomic_init(&wl->next, log_size / sizeof(struct writelog_rec));
 	atomic_init(&wl->data_end, data_size);
 	wl->breaks = breaks;
 	r = check_or_write_header(wl, log_size);
 	if (r)
 		goto err_close_data;
+	close(dir_fd);
 	atomic_store_explicit(&writelog_active, wl, memory_order_release);
 	return 0;
 
@@ -145,6 +171,8 @@ err_close_data:
 	close(wl->data_fd);
 err_close_log:
 	close(wl->log_fd);
+err_close_dir:
+	close(dir_fd);
 	return r;
 }
 
@@ -195,10 +223,16 @@ static void start_from_env(void)
 	if (parse_breaks(getenv("MAPPERFS_WRITELOG_BREAK"), &breaks))
 		abort();
 	r = writelog_start(dir, breaks);
-	if (r) {
+	if (r == -EPERM)
+		log_error("MAPPERFS_WRITELOG: '%s' is not a directory of this user's or root's that only its owner can write: not recording there",
+			  dir);
+	else if (r == -ELOOP || r == -EINVAL || r == -EMLINK)
+		log_error("MAPPERFS_WRITELOG: cannot record into '%s': it or a file in it is %s", dir,
+			  regfile_strerror(r));
+	else if (r)
 		log_error("MAPPERFS_WRITELOG: cannot record into '%s': %s", dir, strerror(-r));
+	if (r)
 		abort();
-	}
 	log_warn("recording every write into '%s' (power-cut testing)%s", dir,
 		 breaks ? ", with a deliberately broken commit order" : "");
 }

@@ -63,7 +63,8 @@ int pool_fail(struct pool_error *err, int r, const char *fmt, ...)
  * an offline mapperctl for one command.  @who ("mapperfs", "'device add'")
  * is written in the file, with the pid, for pool_lock_holder().  Returns
  * the descriptor to keep open, -EBUSY if another process holds it, or the
- * -errno of opening it.
+ * -errno of opening it (regfile.h: -ELOOP, -EINVAL, -EMLINK for what is
+ * not a regular file of its own).
  */
 int pool_lock(const char *dir, const char *who);
 /*

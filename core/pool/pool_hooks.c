@@ -8,20 +8,37 @@
  * SIGCHLD handler, and a command that hangs is killed on time.  Each
  * command runs in a process group of its own, so killing it kills what it
  * started too (a `sleep` in a shell script).
+ *
+ * A command runs as the owner of the pool directory, who set it: when a
+ * root daemon serves another user's pool, the child takes on that user's
+ * groups, group and uid before it execs, so the command can do nothing
+ * its owner could not.  It inherits no descriptor but 0 to 2.  A
+ * hook directory runs whatever is in it, so it runs only if the directory
+ * and everything in it belong to that user or root and nobody else can
+ * write them, and it holds no symbolic link: nobody else can put in or
+ * change what runs.  Checked before each run, in the runner: a hook
+ * directory is a few entries.
  */
 #include "pool_hooks.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +64,15 @@ struct hook_queue {
 	bool killed;
 };
 
+/* Whom the commands run as: the pool's owner. */
+struct hook_user {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;			/* supplementary, malloc'ed */
+	int nr_groups;
+	bool become;			/* not this process's uid: switch to it */
+};
+
 struct pool_hooks {
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -54,6 +80,7 @@ struct pool_hooks {
 	bool stopping;
 	uint64_t stop_deadline_ms;
 	uint32_t timeout_s;
+	struct hook_user as;
 	struct hook_queue *q;
 	size_t nr_q, cap_q;
 };
@@ -167,37 +194,141 @@ static bool hook_dir(const char *cmd)
 	return cmd[0] == '/' && !stat(cmd, &st) && S_ISDIR(st.st_mode);
 }
 
+/* Only @u or root could have put @st there or changed it. */
+static bool trusted(const struct stat *st, const struct hook_user *u)
+{
+	return (st->st_uid == u->uid || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Hook directory @dir and every entry of it are trusted() and no entry is
+ * a link (run-parts would run what it points to).  0, or -EPERM with
+ * @why saying what is not, or the -errno of reading it.
+ */
+static int check_hook_dir(const char *dir, const struct hook_user *u, char *why, size_t len)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int r = 0;
+
+	d = opendir(dir);
+	if (!d || fstat(dirfd(d), &st) < 0) {
+		r = -errno;
+		if (d)
+			closedir(d);
+		return r;
+	}
+	if (!trusted(&st, u)) {
+		snprintf(why, len, "'%s' belongs to uid %u, mode %04o", dir, (unsigned int)st.st_uid,
+			 (unsigned int)(st.st_mode & 07777));
+		r = -EPERM;
+	}
+	while (!r && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+		} else if (S_ISLNK(st.st_mode)) {
+			snprintf(why, len, "'%s/%s' is a symbolic link", dir, e->d_name);
+			r = -EPERM;
+		} else if (!trusted(&st, u)) {
+			snprintf(why, len, "'%s/%s' belongs to uid %u, mode %04o", dir, e->d_name,
+				 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+			r = -EPERM;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+#define CHILD_STACK	(256u << 10)	/* bytes: the child runs on it until it execs */
+
+/* What the child runs, and what it says back if it cannot. */
+struct child {
+	const struct hook_user *u;
+	const struct hook_run *r;
+	bool dir;
+	int err;			/* the errno of what failed; 0 if it execed */
+};
+
+/*
+ * The child shares the runner's memory until it execs (CLONE_VM |
+ * CLONE_VFORK, as posix_spawn does: a daemon with I/O in flight is not
+ * copied).  It takes its own process group, default signals, no
+ * descriptor but 0 to 2, then the hooks' user, by system calls: libc's
+ * setuid() would make every thread of the daemon change ids.
+ */
+static int child_main(void *arg)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct child *c = arg;
+	const struct hook_user *u = c->u;
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setpgid(0, 0) < 0 || close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+		goto fail;
+	if (u->become && (syscall(SYS_setgroups, (size_t)u->nr_groups, u->groups) < 0 ||
+			  syscall(SYS_setresgid, u->gid, u->gid, u->gid) < 0 ||
+			  syscall(SYS_setresuid, u->uid, u->uid, u->uid) < 0))
+		goto fail;
+	if (c->dir)
+		execvpe("run-parts", (char *[]){ "run-parts", c->r->cmd, NULL }, c->r->envp);
+	else
+		execve("/bin/sh", (char *[]){ "sh", "-c", c->r->cmd, NULL }, c->r->envp);
+fail:
+	c->err = errno;
+	_exit(127);
+}
+
+/* Starts the command of @r into *pid.  0, or the -errno of the clone, the switch or the exec. */
+static int spawn(const struct hook_user *u, const struct hook_run *r, bool dir, pid_t *pid)
+{
+	struct child c = { .u = u, .r = r, .dir = dir };
+	char *stack;
+	int status;
+
+	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -errno;
+	*pid = clone(child_main, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+	if (*pid < 0)
+		c.err = errno;
+	munmap(stack, CHILD_STACK);
+	if (*pid > 0 && c.err)
+		waitpid(*pid, &status, 0);
+	return -c.err;
+}
+
 /* Starts the command of @q's oldest event.  Lock held. */
 static void start_next(struct pool_hooks *h, struct hook_queue *q)
 {
 	struct hook_run *r = q->head;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
+	bool dir = hook_dir(r->cmd);
+	char why[PATH_MAX + 64];
 	int e;
 
 	q->head = r->next;
 	if (!q->head)
 		q->tail = NULL;
 	q->nr--;
-	/* The daemon's threads block the signals it handles: not the command's. */
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-					POSIX_SPAWN_SETPGROUP);
-	if (hook_dir(r->cmd))
-		e = posix_spawnp(&q->pid, "run-parts", NULL, &attr,
-				 (char *[]){ "run-parts", r->cmd, NULL }, r->envp);
-	else
-		e = posix_spawn(&q->pid, "/bin/sh", NULL, &attr,
-				(char *[]){ "sh", "-c", r->cmd, NULL }, r->envp);
-	posix_spawnattr_destroy(&attr);
+	e = dir ? check_hook_dir(r->cmd, &h->as, why, sizeof(why)) : 0;
+	if (e == -EPERM) {
+		log_warn("thin pool '%s': not running its hook directory for %s: %s (its hooks run as uid %u: they and their directory must be that user's or root's, writable by their owner only, and no links)",
+			 r->name, r->event, why, (unsigned int)h->as.uid);
+		run_free(r);
+		return;
+	}
+	if (!e)
+		e = spawn(&h->as, r, dir, &q->pid);
 	if (e) {
-		log_warn("thin pool '%s': cannot run its event command for %s: %s", r->name,
-			 r->event, strerror(e));
+		log_warn("thin pool '%s': cannot run its event command for %s as uid %u: %s", r->name,
+			 r->event, (unsigned int)h->as.uid, strerror(-e));
 		run_free(r);
 		return;
 	}
@@ -343,7 +474,45 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-int pool_hooks_start(uint32_t timeout_s, struct pool_hooks **out)
+/*
+ * @uid's groups, from the user database: its primary group and the
+ * others it is a member of.  A uid with no entry keeps @gid, the pool
+ * directory's group, and no other.  0 or -ENOMEM.
+ */
+static int user_init(struct hook_user *u, uid_t uid, gid_t gid)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int n = 16;
+
+	*u = (struct hook_user){ .uid = uid, .gid = gid, .become = uid != geteuid() };
+	if (!u->become)
+		return 0;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found) {
+		u->groups = malloc(sizeof(*u->groups));
+		if (!u->groups)
+			return -ENOMEM;
+		u->groups[0] = gid;
+		u->nr_groups = 1;
+		return 0;
+	}
+	u->gid = pw.pw_gid;
+	for (;;) {
+		gid_t *g = realloc(u->groups, (size_t)n * sizeof(*g));
+		int want = n;
+
+		if (!g)
+			return -ENOMEM;
+		u->groups = g;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &want) >= 0) {
+			u->nr_groups = want;
+			return 0;
+		}
+		n = want > n ? want : 2 * n;
+	}
+}
+
+int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks **out)
 {
 	struct pool_hooks *h = calloc(1, sizeof(*h));
 	int r;
@@ -351,22 +520,28 @@ int pool_hooks_start(uint32_t timeout_s, struct pool_hooks **out)
 	if (!h)
 		return -ENOMEM;
 	h->timeout_s = timeout_s;
+	r = user_init(&h->as, uid, gid);
+	if (r)
+		goto err_free;
 	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h->wake < 0) {
 		r = -errno;
-		free(h);
-		return r;
+		goto err_free;
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	r = -pthread_create(&h->thread, NULL, runner_main, h);
 	if (r) {
 		pthread_mutex_destroy(&h->lock);
 		close(h->wake);
-		free(h);
-		return r;
+		goto err_free;
 	}
 	*out = h;
 	return 0;
+
+err_free:
+	free(h->as.groups);
+	free(h);
+	return r;
 }
 
 void pool_hooks_stop(struct pool_hooks *h)
@@ -379,6 +554,7 @@ void pool_hooks_stop(struct pool_hooks *h)
 	wake(h);
 	pthread_mutex_unlock(&h->lock);
 	pthread_join(h->thread, NULL);
+	free(h->as.groups);
 	free(h->q);
 	pthread_mutex_destroy(&h->lock);
 	close(h->wake);

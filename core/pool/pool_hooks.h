@@ -15,19 +15,29 @@
  * (POOL_EVENT_TIMEOUT_S unless the daemon was told otherwise) is killed with
  * its process group (whatever it started), and logged: a hook that hangs
  * delays its thin pool's later events by that much, and nothing else.
+ *
+ * Trust: the commands run as the owner of the pool directory, never as a
+ * daemon's root on another user's pool; a hook directory runs only when
+ * it and all in it are that user's or root's and writable by their owner
+ * alone (pool_hooks.c, docs/architecture.md).
  */
 #ifndef MAPPERFS_POOL_HOOKS_H
 #define MAPPERFS_POOL_HOOKS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HOOK_QUEUE_MAX		16	/* events waiting, per thin pool */
 #define HOOK_STOP_GRACE_MS	2000	/* at stop, for the commands running */
 
 struct pool_hooks;
 
-/* Starts the runner; commands are killed after @timeout_s.  0 or -errno. */
-int pool_hooks_start(uint32_t timeout_s, struct pool_hooks **out);
+/*
+ * Starts the runner; commands run as @uid (the pool directory's owner;
+ * @gid its group, for a uid the user database does not know) and are
+ * killed after @timeout_s.  Reads the user database.  0 or -errno.
+ */
+int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks **out);
 /*
  * Queues @cmd for thin pool @key (@name and @event for messages): run by
  * /bin/sh -c, or by run-parts when it is the absolute path of a

@@ -23,6 +23,7 @@
 #include "device.h"
 #include "log.h"
 #include "proc.h"
+#include "regfile.h"
 #include "thin_pool.h"
 
 /* Writes "PID WHO" in the lock file, for pool_lock_holder(); best effort. */
@@ -43,13 +44,13 @@ int pool_lock(const char *dir, const char *who)
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EROFS) {	/* a read-only pool: reading it is fine */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	r = regfile_open(path, O_RDWR | O_CREAT, 0600, &fd);
+	if (r == -EROFS) {	/* a read-only pool: reading it is fine */
+		r = regfile_open(path, O_RDONLY, 0, &fd);
 		writable = false;
 	}
-	if (fd < 0)
-		return -errno;
+	if (r)
+		return r;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		close(fd);
@@ -69,7 +70,8 @@ pid_t pool_lock_holder(const char *dir, char *buf, size_t len)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/lock", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (regfile_open(path, O_RDONLY, 0, &fd))
+		fd = -1;
 	if (fd >= 0 && fstat(fd, &st) == 0)
 		pid = proc_flock_holder(&st);
 	/* What the file says counts only if the holder wrote it (not the last one). */
@@ -111,6 +113,10 @@ static const char *open_strerror(int r)
 		return "could not be read: SQLite aborted the read; try again";
 	case -EEXIST:
 		return "exists already";
+	case -EINVAL:
+		return "or a file beside it (-wal, -shm) is not a regular file: refusing it";
+	case -EMLINK:
+		return "or a file beside it (-wal, -shm) has other names (hard links): refusing it";
 	default:
 		return strerror(-r);
 	}

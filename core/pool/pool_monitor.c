@@ -24,7 +24,7 @@
  * extended after every growth, autoextend or `extend`.  The commands run
  * one at a time per thin pool, in order, on a runner of their own
  * (pool_hooks.h), so a slow or hung hook holds up nothing here.  The
- * command runs as the daemon does: only the pool's owner can set it.
+ * command runs as the pool directory's owner, who alone can set it.
  */
 #include "pool_int.h"
 
@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "log.h"
@@ -157,11 +158,14 @@ static void *monitor_main(void *arg)
 int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
 {
 	struct pool_monitor *m = calloc(1, sizeof(*m));
+	struct stat st;
 	int r;
 
 	if (!m)
 		return -ENOMEM;
-	r = pool_hooks_start(event_timeout_s, &m->hooks);
+	r = lstat(p->dir, &st) ? -errno : 0;
+	if (!r)
+		r = pool_hooks_start(event_timeout_s, st.st_uid, st.st_gid, &m->hooks);
 	if (r) {
 		free(m);
 		return r;

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "regfile.h"
+
 static const char *log_program = "mapperfs";
 static FILE *log_stream;
 static enum log_level log_max = LOG_LEVEL_INFO;
@@ -66,20 +68,22 @@ void log_also_stderr(bool on)
 	log_stderr_too = on;
 }
 
-static int open_log(const char *path)
+/* The log is a file of the pool: neither a link nor a FIFO (regfile.h). */
+static int open_log(const char *path, int *fd)
 {
-	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return regfile_open(path, O_WRONLY | O_APPEND | O_CREAT, 0600, fd);
 }
 
 int log_to_file(const char *path)
 {
-	int fd = open_log(path);
 	char *copy = strdup(path);
-	FILE *f = fd >= 0 && copy ? fdopen(fd, "a") : NULL;
+	FILE *f = NULL;
+	int fd = -1, r;
 
-	if (!f) {
-		int r = copy ? -errno : -ENOMEM;
-
+	r = copy ? open_log(path, &fd) : -ENOMEM;
+	if (!r && !(f = fdopen(fd, "a")))
+		r = -errno;
+	if (r) {
 		if (fd >= 0)
 			close(fd);
 		free(copy);
@@ -103,9 +107,9 @@ int log_reopen(void)
 
 	if (!log_path)
 		return -ENOENT;
-	fd = open_log(log_path);
-	if (fd < 0)
-		return -errno;
+	r = open_log(log_path, &fd);
+	if (r)
+		return r;
 	if (dup3(fd, fileno(log_stream), O_CLOEXEC) < 0)
 		r = -errno;
 	close(fd);

@@ -29,7 +29,11 @@ void log_init(const char *program);		/* name used as prefix */
 void log_set_level(enum log_level level);
 /* "error", "warning", "info" or "debug" in *out; -EINVAL for anything else. */
 int log_parse_level(const char *name, enum log_level *out);
-int log_to_file(const char *path);		/* mode 0600; 0 or -errno */
+/*
+ * Mode 0600.  @path is opened as regfile.h says: a link, a FIFO or a hard
+ * link there is refused (its -errno), and never blocks.  0 or -errno.
+ */
+int log_to_file(const char *path);
 /* Every line also to syslog (facility daemon), from now on. */
 void log_to_syslog(const char *ident);
 /*
@@ -41,7 +45,8 @@ void log_to_journal(void);
 void log_also_stderr(bool on);
 /*
  * Opens the file of log_to_file() again, by its path: after logrotate
- * renamed it, the next line starts a new file.  Safe while other threads
+ * renamed it, the next line starts a new file, refused as by
+ * log_to_file() if it is not a regular file.  Safe while other threads
  * log.  0, -ENOENT when logging to stderr, or -errno (the old file stays).
  */
 int log_reopen(void);

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -726,7 +728,66 @@ END_TEST
 
 START_TEST(connect_without_a_daemon_is_enoent)
 {
-	ck_assert_int_eq(wire_connect("/nonexistent"), -ENOENT);
+	ck_assert_int_eq(wire_connect("/nonexistent", NULL, 0), -ENOENT);
+}
+END_TEST
+
+/* A listening socket of ours at @path. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	return fd;
+}
+
+START_TEST(connect_reaches_a_listener_of_ours_and_sends_nothing)
+{
+	char sock[PATH_MAX], byte;
+	int l, fd, peer;
+
+	make_root();
+	snprintf(sock, sizeof(sock), "%s/%s", root, CONTROL_SOCKET);
+	l = listen_at(sock);
+	fd = wire_connect(root, NULL, 0);
+	ck_assert_int_ge(fd, 0);
+	peer = accept(l, NULL, NULL);
+	close(fd);
+	ck_assert_int_eq(read(peer, &byte, 1), 0);
+	close(peer);
+	close(l);
+	remove_root();
+}
+END_TEST
+
+START_TEST(connect_refuses_a_link_a_hard_link_or_a_file_in_place_of_the_socket)
+{
+	char sock[PATH_MAX], elsewhere[PATH_MAX], why[PATH_MAX + 128];
+	int l, fd;
+
+	make_root();
+	snprintf(sock, sizeof(sock), "%s/%s", root, CONTROL_SOCKET);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere.sock", root);
+	l = listen_at(elsewhere);
+	ck_assert_int_eq(symlink(elsewhere, sock), 0);
+	ck_assert_int_eq(wire_connect(root, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "is a symbolic link"), "why: %s", why);
+	unlink(sock);
+	ck_assert_int_eq(link(elsewhere, sock), 0);
+	ck_assert_int_eq(wire_connect(root, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "has other names"), "why: %s", why);
+	unlink(sock);
+	fd = creat(sock, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(wire_connect(root, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "is not a socket"), "why: %s", why);
+	close(l);
+	remove_root();
 }
 END_TEST
 
@@ -797,6 +858,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);
 	tcase_add_test(wire, oversize_request_is_refused_before_sending);
 	tcase_add_test(wire, connect_without_a_daemon_is_enoent);
+	tcase_add_test(wire, connect_reaches_a_listener_of_ours_and_sends_nothing);
+	tcase_add_test(wire, connect_refuses_a_link_a_hard_link_or_a_file_in_place_of_the_socket);
 	tcase_add_test(wire, json_escapes_quotes_backslashes_and_control_characters);
 	suite_add_tcase(suite, wire);
 	return suite;
