@@ -16,6 +16,11 @@
  * (volume_hold); volume_retire refuses a volume that is held, so a volume
  * is destroyed only after the last holder let go and an RCU grace period
  * passed.  Threads that call in must be registered with liburcu.
+ *
+ * The entry points check their callers' contract and their targets'
+ * (target.h) on every request, in every build: a request that would
+ * break one fails with -EIO, logged once per rule (volume.c says which
+ * and what that costs).
  */
 #ifndef MAPPERFS_VOLUME_H
 #define MAPPERFS_VOLUME_H
@@ -59,7 +64,10 @@ struct volume {
 	struct volume_stats stats;
 };
 
-/* Takes ownership of @t, also on failure.  0 or -ENOMEM. */
+/*
+ * Takes ownership of @t, also on failure.  0, -ENOMEM, or -EINVAL (logged)
+ * if @t's ops leave one unset (target.h: every op is set).
+ */
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out);
 /*
@@ -133,7 +141,7 @@ int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out);
 /*
  * volume_seek as if the volume ended @len bytes past @off (or at its end):
  * the scan costs O(@len), not O(size).  A hole to there is -ENXIO for
- * SEEK_DATA; SEEK_HOLE finds one there at the latest.
+ * SEEK_DATA; SEEK_HOLE finds one there at the latest.  @len 0 is -ENXIO.
  */
 int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
 		       uint64_t *out);
