@@ -460,6 +460,7 @@ void pool_volume_hide(struct pool *p, struct pool_volume *v)
 		return;
 	volset_remove(&p->served, v->served);	/* waits for readers */
 	v->published = false;
+	pool_stale_name(p, v->rec.name);
 }
 
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec)
