@@ -220,7 +220,7 @@ static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **ar
 	} else {
 		status = cmd_dispatch(&ctx, argc, argv);
 		slot_end(w);
-		daemon_forget_attrs(c->d);
+		daemon_forget_stale(c->d);
 	}
 	if (ctx.out)
 		fclose(ctx.out);

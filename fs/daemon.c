@@ -5,11 +5,14 @@
  */
 #include "daemon.h"
 
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pool.h"
 #include "rcu.h"
 #include "volset.h"
@@ -67,26 +70,45 @@ struct fuse_session *daemon_session(struct daemon *d)
 	return atomic_load(&d->se);
 }
 
-void daemon_forget_attrs(struct daemon *d)
+/*
+ * The kernel answers ENOENT for what it does not hold (a file never looked
+ * up, a name never resolved): nothing to forget, and nothing wrong.
+ */
+static void told(const char *what, const char *which, int r)
+{
+	if (r && r != -ENOENT)
+		log_warn("cannot tell the kernel to forget %s %s: %s", what, which,
+			 strerror(-r));
+	else
+		log_debug("told the kernel to forget %s %s%s", what, which,
+			  r ? " (it held none)" : "");
+}
+
+static void forget_file(void *arg, int64_t id)
+{
+	char ino[32];
+
+	snprintf(ino, sizeof(ino), "%lld", (long long)id + 1);
+	/* Attributes, and every page of a shared mapping of it. */
+	told("the file of inode", ino,
+	     fuse_lowlevel_notify_inval_inode(arg, (fuse_ino_t)id + 1, 0, 0));
+}
+
+static void forget_name(void *arg, const char *name)
+{
+	char quoted[POOL_NAME_MAX + 3];
+
+	snprintf(quoted, sizeof(quoted), "'%s'", name);
+	told("the name", quoted,
+	     fuse_lowlevel_notify_inval_entry(arg, FUSE_ROOT_ID, name, strlen(name)));
+}
+
+void daemon_forget_stale(struct daemon *d)
 {
 	struct fuse_session *se = daemon_session(d);
-	struct volset_array *a;
-	size_t nr, i;
-	int64_t *ids;
 
-	if (!se)
-		return;
-	rcu_read_begin();
-	a = pool_served(d->pool);
-	nr = a->nr;
-	ids = malloc((nr + 1) * sizeof(*ids));
-	for (i = 0; ids && i < nr; i++)
-		ids[i] = a->v[i]->id;
-	rcu_read_end();
-	/* Outside the section: the kernel may answer with a request of ours. */
-	for (i = 0; ids && i < nr; i++)
-		fuse_lowlevel_notify_inval_inode(se, (fuse_ino_t)ids[i] + 1, 0, 0);
-	free(ids);
+	if (se)
+		pool_take_stale(d->pool, forget_file, forget_name, se);
 }
 
 size_t daemon_open_volumes(struct daemon *d, char *buf, size_t len)

@@ -27,10 +27,15 @@ void daemon_set_session(struct daemon *d, struct fuse_session *se);
 struct fuse_session *daemon_session(struct daemon *d);
 
 /*
- * Drops the kernel's cached attributes of every served volume, after an
- * admin change (a size may have changed).  Never blocks on the pool.
+ * After an admin command: tells the kernel to forget what it may cache
+ * that the command made untrue (pool_take_stale): the attributes and
+ * mapped pages of each volume file whose size, mode or content changed,
+ * each name renamed, removed or taken out of the mount.  Nothing for a
+ * command that changed none (reports).  One notification each, logged at
+ * debug level.  Call with no lock held: the kernel may answer with
+ * requests of ours.  Never waits for the admin lock.
  */
-void daemon_forget_attrs(struct daemon *d);
+void daemon_forget_stale(struct daemon *d);
 
 /*
  * Names the served volumes whose files are open, with how many openers:

@@ -169,8 +169,7 @@ int store_user_version(struct store *s, int *out)
 	if (r)
 		return r;
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int(st, 0);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	r = rc == SQLITE_ROW ? 0 : store_error(s, rc);
 	store_stmt_done(st);
 	return r;

@@ -103,6 +103,7 @@ int pool_volume_get(struct pool *p, const char *name,
 {
 	struct pool_volume *v = pool_volume_by_name(p, name);
 
+	*out = NULL;	/* set on every path: gcc -O3 cannot see that pool_fail() is non-zero */
 	if (!v)
 		return pool_fail(err, -ENOENT, "no volume '%s'", name);
 	if (kind && v->type != kind)
@@ -290,6 +291,7 @@ void pool_volume_hide(struct pool *p, struct pool_volume *v)
 		return;
 	volset_remove(&p->served, v->served);	/* waits for readers */
 	v->published = false;
+	pool_stale_name(p, v->rec.name);
 }
 
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec)
@@ -393,8 +395,8 @@ int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
 void pool_space_update(struct pool *p)
 {
 	uint64_t total = 0, free_bytes = 0;
-	struct extent_rec *used;
-	size_t nr;
+	struct extent_rec *used = NULL;	/* gcc -O3 cannot see pool_used() sets both */
+	size_t nr = 0;
 
 	if (pool_used(p, NULL, 0, &used, &nr))
 		return;		/* out of memory: the figures stay as they were */

@@ -504,6 +504,23 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
  */
 struct volset_array *pool_served(struct pool *p);
 
+/*
+ * What the host's caches of the served volumes may hold that operations
+ * made untrue since the last call (pool_stale.c): calls @file with the id
+ * of each served volume whose size, mode or content changed other than
+ * through its file (extend, set --read-only, switch map, clone into it,
+ * rollback, restore, repair), then @name with each name that stopped
+ * naming what it named in the mount (renamed, removed, deactivated), and
+ * forgets them.  After more than POOL_STALE_MAX changes, @file is called
+ * with every served volume, and the names past the limit are not told
+ * (the host's name caches must expire).  Nothing noted, nothing called:
+ * a report costs nothing.  Callers take turns: one returns once what it
+ * took was told.  The callbacks run outside any RCU read section and may
+ * block; an operation may run meanwhile.  Never waits for the admin lock.
+ */
+void pool_take_stale(struct pool *p, void (*file)(void *arg, int64_t id),
+		     void (*name)(void *arg, const char *name), void *arg);
+
 struct pool_space {
 	uint64_t total;			/* bytes of all data areas */
 	uint64_t free;			/* bytes: unallocated + free thin blocks */

@@ -265,6 +265,7 @@ int pool_clone(struct pool *p, const char *src, const char *dst, struct pool_cop
 		how->copied += n.copied;
 		how->holes += n.holes;
 	}
+	pool_stale_file(p, dv->id);	/* its content, also if cut short */
 	/* Durable as it returns; a thin pool's commit also frees what was replaced. */
 	if (!r)
 		r = volume_flush(dv, &e);

@@ -66,6 +66,20 @@ struct pool_volume {
 	};
 };
 
+/*
+ * What the host's caches may hold that operations made untrue, since it
+ * last asked (pool_stale.c, whose lock guards it).
+ */
+#define POOL_STALE_MAX	64
+struct pool_stale {
+	struct {
+		int64_t id;			/* a volume's file, or -1: */
+		char name[POOL_NAME_MAX + 1];	/* a name in the mount ("" for a file) */
+	} v[POOL_STALE_MAX];
+	unsigned int nr;
+	bool overflow;			/* more were noted: every served volume */
+};
+
 /* The running thin pools, for pool_space() from any thread (RCU). */
 struct pool_thins {
 	size_t nr;
@@ -93,6 +107,7 @@ struct pool {
 	size_t nr_ext, cap_ext;
 
 	struct volset served;
+	struct pool_stale stale;
 	struct pool_thins *_Atomic thins;
 	_Atomic uint64_t space_total;	/* bytes of all data areas */
 	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
@@ -188,6 +203,13 @@ void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
  * release first).  Its records are gone from the store already.
  */
 void pool_volume_forget(struct pool *p, struct pool_volume *v);
+/*
+ * Notes for the host (pool_take_stale) that volume @id's size, mode or
+ * content changed other than through its file, or that @name no longer
+ * names what it named in the mount.  Never fail; never block for long.
+ */
+void pool_stale_file(struct pool *p, int64_t id);
+void pool_stale_name(struct pool *p, const char *name);
 /* Recounts the space figures after extents or devices changed. */
 void pool_space_update(struct pool *p);
 /* Republishes the list of running thin pools (pool_thin.c). */

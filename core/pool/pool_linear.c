@@ -446,6 +446,7 @@ static int linear_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	/* The table covers the new size before the size shows. */
 	linear_publish(v->served->target, tb);
 	atomic_store(&v->served->size, size);
+	pool_stale_file(p, v->rec.id);
 	pool_extents_publish(p, plan.ext, plan.nr_ext);
 	v->rec.size = size;
 	free(plan.ext);

@@ -439,8 +439,10 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 	*changed = regions_changed(live, next);
 	*nr_regions = next->nr_regions;
 	r = pool_record(p, "record the region table", record_table, &c, err);
-	if (!r)
+	if (!r) {
 		switch_set_table(v->served->target, next);	/* same shape: cannot fail */
+		pool_stale_file(p, v->rec.id);
+	}
 out:
 	free(c.blob);
 	switch_table_destroy(next);

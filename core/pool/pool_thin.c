@@ -516,6 +516,8 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
 			pool_volume_failed(v, e.msg);
 		else if (pool_volume_show(p, v))
 			pool_volume_failed(v, "out of memory");
+		else
+			pool_stale_file(p, v->rec.id);	/* served anew, from what was written */
 	}
 	return 0;
 }
@@ -1083,6 +1085,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		if (r)	/* memory could not follow: say so, the store is right */
 			pool_volume_failed(v, "out of memory while rolling back");
 		v->thin.rec = row;
+		pool_stale_file(p, v->rec.id);
 	}
 	thin_unsuspend(s->served->target);
 	thin_unsuspend(v->served->target);
@@ -1158,6 +1161,7 @@ static int thin_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 		v->rec.size = size;
 		/* The map covers the new size before the size shows. */
 		atomic_store(&v->served->size, size);
+		pool_stale_file(p, v->rec.id);
 	}
 	free(g.dir.leaves);
 	thin_pool_admin_end(pool);

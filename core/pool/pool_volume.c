@@ -67,6 +67,8 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 	r = pool_record(p, "record the new name", record_row, &row, err);
 	if (r)
 		goto out;
+	if (v->published)
+		pool_stale_name(p, v->rec.name);
 	v->rec = row;
 	if (v->served)
 		volume_rename(v->served, served_name);
@@ -97,6 +99,7 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 	v->rec = row;
 	if (v->served)
 		atomic_store(&v->served->read_only, read_only);
+	pool_stale_file(p, v->rec.id);		/* its mode */
 	log_info("volume '%s' is %s now", name, read_only ? "read-only" : "writable");
 out:
 	pool_admin_unlock(p);

@@ -10,7 +10,12 @@
  *
  * Every op is set: a target without a use for one names the default
  * below, so volume.c, the one dispatcher, calls them without looking
- * first, and checks the contract (a remapped request is covered exactly).
+ * first (volume_create refuses a target with an op unset).  The
+ * dispatcher checks what the ops answer on every request, in every build:
+ * a remapped request covered exactly and in order, no read deferred, a
+ * seek inside the range asked, no positive number where 0 or -errno is
+ * due.  An answer that breaks the contract fails the request with -EIO
+ * and is logged once (volume.c).
  */
 #ifndef MAPPERFS_TARGET_H
 #define MAPPERFS_TARGET_H

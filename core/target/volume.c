@@ -2,11 +2,32 @@
  * core/target/volume.c: the one dispatcher of the I/O path.  Requests are
  * clipped to the volume, mapped by its target inside an RCU read section
  * that lasts until their I/O completed, and handed to the calling
- * thread's engine; the target's contract is asserted on the way.
+ * thread's engine.
+ *
+ * The contracts are checked on the way, in every build, release
+ * included, as nbdkit's backend.c keeps its checks: the dispatcher's own
+ * (a request that reaches map() lies inside the volume; the caller holds
+ * no RCU read section, so each volume_read_iov() had its
+ * volume_read_done()) and the target's (target.h: a remapped request's
+ * segments cover it exactly, in order; only writes are deferred; a seek
+ * answers an offset inside the range it was given; every answer is a
+ * map_result, 0 or -errno).  A breach fails that request with -EIO (a
+ * read or write counted among the volume's errors) and is logged the
+ * first time each rule is broken.  Not assert(): a packager's -DNDEBUG would remove it from
+ * the builds people run (ours keep asserts on: CMakeLists.txt), and one
+ * daemon serves every volume of the pool, so a bug in one target should
+ * cost that target's requests, not abort every mount.
+ *
+ * What the checks cost a request that keeps the contracts: a few compares
+ * of values at hand, one thread-local load (rcu_reading) and one pass
+ * over the segments, which the engine walks next anyway.  No lock, no
+ * allocation, no read-modify-write of shared memory: the flag that says
+ * a rule was told is touched only by a breach.  A target's ops are
+ * checked once, when a volume is made of it (volume_create): all set, so
+ * nothing here tests for NULL.
  */
 #include "volume.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +36,75 @@
 
 #include "device.h"
 #include "engine.h"
+#include "log.h"
 #include "rcu.h"
+
+/* What the dispatcher checks (see the top of the file). */
+enum rule {
+	RULE_RCU,		/* the caller holds no RCU read section */
+	RULE_RANGE,		/* what reaches map() lies inside the volume */
+	RULE_COVER,		/* MAP_REMAPPED: the segments cover the request exactly */
+	RULE_DEFER,		/* MAP_DEFER: writes only */
+	RULE_RESULT,		/* a map_result (map), else 0 or -errno */
+	RULE_SEEK,		/* in [off, end] (SEEK_DATA: before end) */
+	NR_RULES
+};
+
+static const char *const rule_broken[NR_RULES] = {
+	[RULE_RCU] = "called inside an RCU read section (a volume_read_iov() "
+		     "without its volume_read_done()?)",
+	[RULE_RANGE] = "a request past the end of the volume reached map()",
+	[RULE_COVER] = "map() remapped a request onto segments that do not cover it "
+		       "exactly",
+	[RULE_DEFER] = "map() deferred a read",
+	[RULE_RESULT] = "an op answered a positive number, neither a result nor -errno",
+	[RULE_SEEK] = "seek() answered an offset outside the range it was asked about",
+};
+
+/*
+ * A request to @v broke @rule: logs it the first time @rule is broken in
+ * this process, and returns -EIO, the request's result.  Only a breach
+ * comes here; it never blocks.
+ */
+static __attribute__((cold, noinline)) int breach(struct volume *v, enum rule rule)
+{
+	static _Atomic bool told[NR_RULES];
+
+	if (!atomic_exchange(&told[rule], true)) {
+		rcu_read_begin();	/* for the name */
+		log_error("volume '%s' (%s target): %s; failing the request with EIO "
+			  "(told once: the volume's error count shows the rest)",
+			  atomic_load(&v->name), v->target->ops->name, rule_broken[rule]);
+		rcu_read_end();
+	}
+	return -EIO;
+}
+
+/* The first op of @o left unset, or NULL if none is (target.h: every op is set). */
+static const char *unset_op(const struct target_ops *o)
+{
+	return !o->name ? "name" : !o->map ? "map" :
+	       !o->write_deferred ? "write_deferred" : !o->end_write ? "end_write" :
+	       !o->flush ? "flush" : !o->discard ? "discard" : !o->seek ? "seek" :
+	       !o->mapped_bytes ? "mapped_bytes" : !o->destroy ? "destroy" : NULL;
+}
 
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out)
 {
-	struct volume *v = calloc(1, sizeof(*v));
-	char *copy = strdup(name);
+	const char *unset = unset_op(t->ops);
+	struct volume *v;
+	char *copy;
 
+	if (unset) {
+		log_error("cannot serve volume '%s': its target (%s) leaves %s unset",
+			  name, t->ops->name ? t->ops->name : "unnamed", unset);
+		if (t->ops->destroy)
+			t->ops->destroy(t);
+		return -EINVAL;
+	}
+	v = calloc(1, sizeof(*v));
+	copy = strdup(name);
 	if (!v || !copy) {
 		free(copy);
 		free(v);
@@ -121,27 +203,52 @@ void volume_unretire(struct volume *v)
  * after a grace period, so a request never lands in a block that became
  * someone else's while it was in flight.
  */
+/*
+ * Whether @s covers [0, @len) of the request's buffer, in order, with no
+ * gap and no overlap.  O(segments).
+ */
+static bool covers(const struct segs *s, uint32_t len)
+{
+	uint64_t at = 0;
+
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->v[i].buf_off != at)
+			return false;
+		at += s->v[i].len;
+	}
+	return at == len;
+}
+
+/*
+ * Returns MAP_REMAPPED with @segs covering the request, MAP_DEFER for a
+ * write, or -errno: what breaks the contract is -EIO (breach).
+ */
 static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 		     uint32_t len, struct segs *segs)
 {
 	int r;
 
-	assert(off + len <= atomic_load(&v->size));	/* clipped; sizes only grow */
+	/* Clipped just now, and sizes only grow: a breach would be ours. */
+	if (off + len > atomic_load_explicit(&v->size, memory_order_relaxed))
+		return breach(v, RULE_RANGE);
 	r = v->target->ops->map(v->target, dir, off, len, segs);
-	assert(r != MAP_REMAPPED || segs_len(segs) == len);
-	assert(r != MAP_DEFER || dir == IO_WRITE);
-	return r;
+	if (r == MAP_REMAPPED)
+		return covers(segs, len) ? r : breach(v, RULE_COVER);
+	if (r == MAP_DEFER)
+		return dir == IO_WRITE ? r : breach(v, RULE_DEFER);
+	return r < 0 ? r : breach(v, RULE_RESULT);
 }
 
-static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
+/* Counts a request of @len bytes that ended with @r; returns @r. */
+static int count(struct volume *v, enum io_dir dir, uint32_t len, int r)
 {
 	if (r == -ENOSPC) {		/* the pool is full: not the device's fault */
 		atomic_fetch_add_explicit(&v->stats.no_space, 1, memory_order_relaxed);
-		return;
+		return r;
 	}
 	if (r < 0) {
 		atomic_fetch_add_explicit(&v->stats.errors, 1, memory_order_relaxed);
-		return;
+		return r;
 	}
 	if (dir == IO_READ) {
 		atomic_fetch_add_explicit(&v->stats.reads, 1, memory_order_relaxed);
@@ -150,6 +257,7 @@ static void count(struct volume *v, enum io_dir dir, uint32_t len, int r)
 		atomic_fetch_add_explicit(&v->stats.writes, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&v->stats.write_bytes, len, memory_order_relaxed);
 	}
+	return r;
 }
 
 /* Clips [off, off + *len) to the volume; false if it starts at or past the end. */
@@ -170,6 +278,8 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	struct segs segs;
 	int r;
 
+	if (rcu_reading())
+		return count(v, IO_READ, len, breach(v, RULE_RCU));
 	if (!clip(v, off, &len))
 		return 0;
 	segs_init(&segs);
@@ -177,8 +287,6 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	r = map_range(v, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED)
 		r = engine_read(e, &segs, buf);
-	else if (r > 0)
-		r = -EIO;	/* reads are never deferred */
 	rcu_read_end();
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
@@ -224,11 +332,14 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 			uint64_t off, uint32_t len, struct iovec *iov,
 			unsigned int *nr_iov)
 {
+	bool nested = rcu_reading();
 	struct segs segs;
 	int r;
 
 	*nr_iov = 0;
-	rcu_read_begin();		/* ended by volume_read_done() */
+	rcu_read_begin();		/* ended by volume_read_done(), whatever the result */
+	if (nested)
+		return count(v, IO_READ, len, breach(v, RULE_RCU));
 	if (!clip(v, off, &len))
 		return 0;
 	segs_init(&segs);
@@ -239,8 +350,6 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 		r = engine_read(e, &segs, buf);
 		iov[0] = (struct iovec){ buf, len };
 		*nr_iov = 1;
-	} else if (r > 0) {
-		r = -EIO;	/* reads are never deferred */
 	}
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
@@ -265,6 +374,8 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	struct segs segs;
 	int r;
 
+	if (rcu_reading())
+		return count(v, IO_WRITE, len, breach(v, RULE_RCU));
 	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
 		return -EROFS;
 	if (!clip(v, off, &len))
@@ -278,8 +389,11 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	}
 	rcu_read_end();
 	/* Outside the section: the slow path may wait for a grace period. */
-	if (r == MAP_DEFER)
+	if (r == MAP_DEFER) {
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
+		if (r > 0)
+			r = breach(v, RULE_RESULT);
+	}
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);
 	if (r < 0)
@@ -291,7 +405,12 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 
 int volume_flush(struct volume *v, struct engine *e)
 {
-	return v->target->ops->flush(v->target, e);
+	int r;
+
+	if (rcu_reading())	/* the flush may wait for a grace period: for good */
+		return breach(v, RULE_RCU);
+	r = v->target->ops->flush(v->target, e);
+	return r > 0 ? breach(v, RULE_RESULT) : r;
 }
 
 int volume_discard(struct volume *v, struct engine *e, uint64_t off,
@@ -300,6 +419,8 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 	uint64_t size = atomic_load(&v->size);
 	int r;
 
+	if (rcu_reading())
+		return breach(v, RULE_RCU);
 	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
 		return -EROFS;
 	if (!len)
@@ -309,8 +430,23 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 	if (len > size - off)
 		len = size - off;
 	r = v->target->ops->discard(v->target, e, off, len, mode);
+	if (r > 0)
+		return breach(v, RULE_RESULT);
 	if (!r)
 		touch(v);
+	return r;
+}
+
+/* The target's seek in [@off, @end), @off < @end, checked. */
+static int seek_range(struct volume *v, uint64_t off, uint64_t end, int whence,
+		      uint64_t *out)
+{
+	int r = v->target->ops->seek(v->target, off, end, whence, out);
+
+	if (r > 0)
+		return breach(v, RULE_RESULT);
+	if (!r && (*out < off || *out > end || (whence == SEEK_DATA && *out == end)))
+		return breach(v, RULE_SEEK);
 	return r;
 }
 
@@ -322,7 +458,7 @@ int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out)
 		return -EINVAL;
 	if (off >= size)
 		return -ENXIO;
-	return v->target->ops->seek(v->target, off, size, whence, out);
+	return seek_range(v, off, size, whence, out);
 }
 
 int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
@@ -332,11 +468,11 @@ int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
 
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)
 		return -EINVAL;
-	if (off >= size)
+	if (off >= size || !len)	/* at or past the end it is given */
 		return -ENXIO;
 	if (len > size - off)
 		len = size - off;
-	return v->target->ops->seek(v->target, off, off + len, whence, out);
+	return seek_range(v, off, off + len, whence, out);
 }
 
 uint64_t volume_mapped_bytes(struct volume *v)

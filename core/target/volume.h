@@ -16,6 +16,11 @@
  * (volume_hold); volume_retire refuses a volume that is held, so a volume
  * is destroyed only after the last holder let go and an RCU grace period
  * passed.  Threads that call in must be registered with liburcu.
+ *
+ * The entry points check their callers' contract and their targets'
+ * (target.h) on every request, in every build: a request that would
+ * break one fails with -EIO, logged once per rule (volume.c says which
+ * and what that costs).
  */
 #ifndef MAPPERFS_VOLUME_H
 #define MAPPERFS_VOLUME_H
@@ -59,7 +64,10 @@ struct volume {
 	struct volume_stats stats;
 };
 
-/* Takes ownership of @t, also on failure.  0 or -ENOMEM. */
+/*
+ * Takes ownership of @t, also on failure.  0, -ENOMEM, or -EINVAL (logged)
+ * if @t's ops leave one unset (target.h: every op is set).
+ */
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out);
 /*
@@ -81,7 +89,8 @@ void volume_unretire(struct volume *v);
 
 /*
  * Reads up to @len bytes at @off into @buf.  Returns the bytes read (short
- * or 0 at the end of the volume) or -errno.  Blocks on the backing I/O.
+ * or 0 at the end of the volume) or -errno.  Blocks on the backing I/O;
+ * takes no lock.
  */
 ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		    uint64_t off, uint32_t len);
@@ -109,10 +118,22 @@ void volume_read_lost(struct volume *v, uint32_t len);
 /*
  * Writes up to @len bytes.  Returns the bytes written (short at the end of
  * the volume), -ENOSPC at or past the end, -EROFS if it is read-only, or
- * -errno.  A write that lands sets ->modified.
+ * -errno.  A write that lands sets ->modified.  Blocks on the backing
+ * I/O; a write the target defers (a thin block not yet provisioned, or
+ * shared with a snapshot) also takes the pool's lock, may allocate, copy
+ * or zero a block and wait for a grace period or for space.
  */
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len);
+/*
+ * Makes every write completed before the call durable (fsync, O_DSYNC).
+ * Blocks, for as long as the devices and the store take: a linear or
+ * switch volume fdatasyncs its devices; a thin volume commits its pool
+ * (thin_pool_commit: fdatasync of the data devices, one SQLite COMMIT of
+ * the metadata changed so far, then an RCU grace period before freed
+ * blocks may be reused), waiting behind a commit in progress and retrying
+ * a failing one for up to THIN_COMMIT_PATIENCE_MS.  0 or -EIO.
+ */
 int volume_flush(struct volume *v, struct engine *e);
 /*
  * Bytes [@off, @off + @len) may not read zeros any more: moves ->zeros_from
@@ -124,19 +145,26 @@ void volume_written(struct volume *v, uint64_t off, uint64_t len);
  * Discards or zeroes [@off, @off + @len), as a block device's fallocate
  * does with FALLOC_FL_KEEP_SIZE (blkdev_fallocate): a range that runs past
  * the end is cut at it, one that starts at or past it is -EINVAL.  -EROFS
- * if it is read-only; 0 for an empty range.
+ * if it is read-only; 0 for an empty range.  Blocks: on the devices
+ * (fallocate), and on a thin volume behind its writes in flight and the
+ * pool's lock.
  */
 int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode);
-/* lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL. */
+/*
+ * lseek(SEEK_DATA/SEEK_HOLE).  0, -ENXIO at or past the end, -EINVAL.
+ * O(blocks from @off to the answer) for a thin volume, O(1) otherwise;
+ * never blocks.
+ */
 int volume_seek(struct volume *v, uint64_t off, int whence, uint64_t *out);
 /*
  * volume_seek as if the volume ended @len bytes past @off (or at its end):
  * the scan costs O(@len), not O(size).  A hole to there is -ENXIO for
- * SEEK_DATA; SEEK_HOLE finds one there at the latest.
+ * SEEK_DATA; SEEK_HOLE finds one there at the latest.  @len 0 is -ENXIO.
  */
 int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
 		       uint64_t *out);
+/* Bytes the volume takes on its devices (st_blocks * 512).  O(1); never blocks. */
 uint64_t volume_mapped_bytes(struct volume *v);
 
 #endif

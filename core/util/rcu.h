@@ -8,6 +8,7 @@
 
 #define _LGPL_SOURCE
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <urcu/urcu-memb.h>
 
 /*
@@ -45,6 +46,15 @@ static inline void rcu_read_end(void)
 {
 	RCU_TSAN_RELEASE();
 	urcu_memb_read_unlock();
+}
+
+/*
+ * Whether the calling thread is inside a read section: one thread-local
+ * load, for checks of "the caller holds no read section" (volume.c).
+ */
+static inline bool rcu_reading(void)
+{
+	return urcu_memb_read_ongoing();
 }
 
 /* Waits until every section that began before the call has ended.  Blocks. */

@@ -81,7 +81,9 @@ deps_fuse_uring()
 }
 
 # deps_build BUILD_DIR [EXTRA_CMAKE_ARGS...]: configures and builds the tree
-# this file belongs to into BUILD_DIR (relative to the source root).
+# this file belongs to into BUILD_DIR (relative to the source root), with
+# warnings as errors (MAPPERFS_WERROR): the project's own builds, CI's and
+# tests/run.sh's, fail on a warning; a packager's need not.
 deps_build()
 {
 	local src dir=$1
@@ -89,6 +91,6 @@ deps_build()
 	shift
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 	case $dir in /*) ;; *) dir=$src/$dir ;; esac
-	cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+	cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAPPERFS_WERROR=ON "$@"
 	cmake --build "$dir" -j "$(nproc)"
 }
