@@ -20,6 +20,7 @@
  * holds a descriptor of its own until the last of them closes.
  */
 #include "device.h"
+#include "log.h"
 #include "proc.h"
 #include "writelog.h"
 
@@ -179,15 +180,63 @@ static int device_size(int fd, const struct stat *st, uint64_t *size)
 	return 0;
 }
 
+#define DIO_ALIGN_MAX	4096u	/* bytes: extents are 4 KiB-aligned (space.h) */
+
+/*
+ * The alignment O_DIRECT on @fd needs, as device.h tells: statx if it
+ * knows (0 if the file cannot do direct I/O), else a guess that holds.
+ */
+static void dio_alignment(int fd, const struct stat *st, unsigned int *off,
+			  unsigned int *mem)
+{
+	struct statx stx;
+	int lbs;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN)) {
+		*off = stx.stx_dio_offset_align;
+		*mem = stx.stx_dio_mem_align;
+		return;
+	}
+	*off = *mem = 4096;
+	if (S_ISBLK(st->st_mode) && ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+		*off = *mem = (unsigned int)lbs;
+}
+
+static bool dio_align_ok(unsigned int a)
+{
+	return a && a <= DIO_ALIGN_MAX && (a & (a - 1)) == 0;
+}
+
+/*
+ * The O_DIRECT descriptor, where the device takes it at an alignment we
+ * can meet.  Opened through /proc, so it cannot be another file that took
+ * the path meanwhile.
+ */
 static void device_open_direct(struct device *dev, const struct stat *st)
 {
-	int lbs = 0;
+	unsigned int off, mem;
+	char path[64];
+	int fd;
 
-	dev->fd_direct = open(dev->path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	dev->dio_align = 4096;
-	if (dev->fd_direct >= 0 && S_ISBLK(st->st_mode) &&
-	    ioctl(dev->fd_direct, BLKSSZGET, &lbs) == 0 && lbs > 0)
-		dev->dio_align = (unsigned int)lbs;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->fd);
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dio_alignment(fd, st, &off, &mem);
+	if (!mem)
+		mem = 1;
+	if (!dio_align_ok(off) || mem > DIO_ALIGN_MAX || (mem & (mem - 1))) {
+		if (off)
+			log_info("'%s' needs direct I/O aligned to %u bytes, more than %u: "
+				 "it is served through the page cache", dev->path, off,
+				 DIO_ALIGN_MAX);
+		close(fd);
+		return;
+	}
+	dev->fd_direct = fd;
+	dev->dio_off_align = off;
+	dev->dio_mem_align = mem;
 }
 
 /*
@@ -203,13 +252,19 @@ static bool device_probe_nowait(int fd)
 	return preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
 }
 
-static void device_map_if_in_memory(struct device *dev, const struct stat *st)
+static bool device_in_memory(int fd, const struct stat *st)
 {
 	struct statfs sfs;
+
+	return S_ISREG(st->st_mode) && fstatfs(fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+static void device_map(struct device *dev)
+{
 	void *p;
 
-	if (!S_ISREG(st->st_mode) || !dev->size || fstatfs(dev->fd, &sfs) < 0 ||
-	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC))
+	if (!dev->size)
 		return;
 	p = mmap(NULL, dev->size, PROT_READ, MAP_SHARED, dev->fd, 0);
 	if (p != MAP_FAILED)
@@ -228,6 +283,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		return -ENOMEM;
 	dev->id = id;
 	dev->fd_direct = -1;
+	dev->dio_off_align = dev->dio_mem_align = 1;
 	dev->path = strdup(path);
 	if (!dev->path) {
 		r = -ENOMEM;
@@ -252,9 +308,11 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	r = device_size(dev->fd, &st, &dev->size);
 	if (r)
 		goto err_drop_claim;
-	device_open_direct(dev, &st);
+	if (device_in_memory(dev->fd, &st))
+		device_map(dev);
+	else
+		device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
-	device_map_if_in_memory(dev, &st);
 	dev->log_file = writelog_file(dev->path);
 	*out = dev;
 	return 0;

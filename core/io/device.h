@@ -3,10 +3,19 @@
  *
  * Each device keeps two descriptors: a buffered one that serves every
  * request, and, where the device accepts it, an O_DIRECT one that the io
- * engine uses for requests whose offset, length and buffer are aligned to
- * dio_align.  Direct I/O keeps the backing's page cache out of the way;
- * the buffered descriptor keeps unaligned requests (512-byte guests)
- * working.  Linux keeps the two coherent for one file.
+ * engine uses for requests whose offset and length are aligned to
+ * dio_off_align and buffer to dio_mem_align.  Direct I/O keeps the
+ * backing's page cache out of the way; the buffered descriptor keeps
+ * unaligned requests working.  Linux keeps the two coherent for one file.
+ *
+ * The alignment comes from statx(STATX_DIOALIGN) (512 bytes for a file on
+ * a disk with 512-byte sectors, so a 512-byte guest's requests go direct
+ * too); where the kernel does not say (before Linux 6.1 for files, 6.11
+ * for block devices), it is a block device's logical block size, or 4 KiB
+ * for a file, which no local file system refuses.  A device that asks for
+ * more than 4 KiB, or says it cannot do direct I/O, has no O_DIRECT
+ * descriptor; nor has a memory-backed file (tmpfs, ramfs), whose page
+ * cache is the data: O_DIRECT there is buffered I/O by another name.
  *
  * Every write, zeroing and flush of a device goes through this file or
  * the io engine, which record it in the write log when a power-cut test
@@ -40,7 +49,8 @@ struct device {
 	char *path;
 	int fd;				/* buffered, read-write */
 	int fd_direct;			/* O_DIRECT, or -1 */
-	unsigned int dio_align;		/* bytes: alignment fd_direct needs */
+	unsigned int dio_off_align;	/* bytes: offsets and lengths on fd_direct */
+	unsigned int dio_mem_align;	/* bytes: buffers on fd_direct */
 	bool nowait;			/* takes RWF_NOWAIT: io_uring runs it inline */
 	uint64_t size;			/* bytes, as found at open */
 	const char *mem;		/* memory-backed file mapped read-only, or NULL */

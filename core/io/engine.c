@@ -30,10 +30,8 @@ void engine_exit(struct engine *e)
 static bool seg_direct_ok(const struct device *dev, uint64_t off, uint32_t len,
 			  const void *p)
 {
-	uint64_t mask = dev->dio_align - 1;
-
-	return dev->fd_direct >= 0 &&
-	       ((off | len | (uint64_t)(uintptr_t)p) & mask) == 0;
+	return dev->fd_direct >= 0 && ((off | len) & (dev->dio_off_align - 1)) == 0 &&
+	       ((uintptr_t)p & (dev->dio_mem_align - 1)) == 0;
 }
 
 /* Queues what remains of segment @i.  The ring always has room: see rw(). */
