@@ -17,11 +17,15 @@
  * origin image.  So a claim belongs to the process, not to one struct
  * device: a table of claims by identity (the device number of a block
  * device, device and inode of a file) counts its openers, and the claim
- * holds a descriptor of its own until the last of them closes.
+ * holds a descriptor of its own until the last of them closes.  The claim
+ * also holds the file's range lock (direct.h), so that every struct device
+ * of this process on one file keeps its read-modify-writes to itself.
  */
 #include "device.h"
+#include "direct.h"
 #include "log.h"
 #include "proc.h"
+#include "rangelock.h"
 #include "writelog.h"
 
 #include <errno.h>
@@ -48,6 +52,7 @@ struct claim {
 	int fd;				/* holds the O_EXCL open or the flock */
 	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
+	struct rangelock lock;		/* of the file: direct.h */
 	struct claim *next;
 };
 
@@ -138,13 +143,20 @@ static int claim_take(int fd, const struct stat *st, bool exclusive, struct clai
 			c->refs++;
 	} else if (!(c = calloc(1, sizeof(*c)))) {
 		r = -ENOMEM;
+	} else if ((r = rangelock_init(&c->lock))) {
+		free(c);
 	} else {
 		c->fd = claim_open(fd, st, exclusive);
 		if (c->fd < 0) {
 			r = c->fd;
+			rangelock_destroy(&c->lock);
 			free(c);
 		} else {
-			*c = (struct claim){ dev, ino, c->fd, exclusive, 1, claims };
+			c->dev = dev;
+			c->ino = ino;
+			c->exclusive = exclusive;
+			c->refs = 1;
+			c->next = claims;
 			claims = c;
 		}
 	}
@@ -164,6 +176,7 @@ static void claim_drop(struct claim *c)
 			;
 		*pp = c->next;
 		close(c->fd);
+		rangelock_destroy(&c->lock);
 		free(c);
 	}
 	pthread_mutex_unlock(&claims_lock);
@@ -209,9 +222,9 @@ static bool dio_align_ok(unsigned int a)
 }
 
 /*
- * The O_DIRECT descriptor, where the device takes it at an alignment we
- * can meet.  Opened through /proc, so it cannot be another file that took
- * the path meanwhile.
+ * The O_DIRECT descriptor, where the device can serve all its data
+ * through one (device.h).  Opened through /proc, so it cannot be another
+ * file that took the path meanwhile.
  */
 static void device_open_direct(struct device *dev, const struct stat *st)
 {
@@ -308,6 +321,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	r = device_size(dev->fd, &st, &dev->size);
 	if (r)
 		goto err_drop_claim;
+	dev->lock = &dev->claim->lock;
 	if (device_in_memory(dev->fd, &st))
 		device_map(dev);
 	else
@@ -473,18 +487,21 @@ int device_sync(struct device *dev)
 	return 0;
 }
 
-/* Zeros written over [off, off + len); *done: bytes that were. */
+/*
+ * Zeros written over [off, off + len), through the descriptor that has the
+ * data (device.h); *done: bytes that were.
+ */
 static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len,
 			      uint64_t *done)
 {
-	static const char zeros[65536];
+	static const char zeros[65536] __attribute__((aligned(4096)));
 
 	*done = 0;
 	while (*done < len) {
 		size_t n = len - *done < sizeof(zeros) ? len - *done : sizeof(zeros);
-		ssize_t w = pwrite(dev->fd, zeros, n, (off_t)(off + *done));
+		ssize_t w = direct_pwrite(dev, zeros, n, off + *done);
 
-		if (w < 0 && errno == EINTR)
+		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return -EIO;
