@@ -250,6 +250,8 @@ static void device_open_direct(struct device *dev, const struct stat *st)
 	dev->fd_direct = fd;
 	dev->dio_off_align = off;
 	dev->dio_mem_align = mem;
+	/* Reading the label through fd must not read ahead into the data. */
+	posix_fadvise(dev->fd, 0, 0, POSIX_FADV_RANDOM);
 }
 
 /*

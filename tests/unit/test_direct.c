@@ -9,6 +9,7 @@
  * from DEVICE_DATA_OFFSET on, as on a raw device.
  */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -72,17 +73,17 @@ static void read_all(struct device *dev, void *buf, size_t len, uint64_t off)
 }
 
 /*
- * Pages of @dev's data area in the page cache (the label before it, read
- * through the buffered descriptor, may be).
+ * Pages of @dev's file past the label in the page cache (the label is
+ * read through the buffered descriptor, with no read-ahead past it).
  */
 static unsigned int cached_pages(struct device *dev)
 {
-	unsigned char vec[(SIZE - DEVICE_DATA_OFFSET) / 4096];
+	unsigned char vec[(SIZE - LABEL_SIZE) / 4096];
 	unsigned int n = 0;
 	char *p = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, dev->fd, 0);
 
 	ck_assert_ptr_ne(p, MAP_FAILED);
-	ck_assert_int_eq(mincore(p + DEVICE_DATA_OFFSET, SIZE - DEVICE_DATA_OFFSET, vec), 0);
+	ck_assert_int_eq(mincore(p + LABEL_SIZE, SIZE - LABEL_SIZE, vec), 0);
 	munmap(p, SIZE);
 	for (size_t i = 0; i < sizeof(vec); i++)
 		n += vec[i] & 1;
@@ -93,11 +94,13 @@ START_TEST(writes_at_any_offset_length_and_buffer_land_byte_exact_and_leave_no_c
 {
 	struct device *dev = open_file("/tmp");
 	char *model = calloc(1, SIZE), *got = malloc(SIZE + 8), *src = malloc(20000);
+	struct device_label l;
 
 	if (dev->fd_direct < 0) {
 		fprintf(stderr, "/tmp takes no O_DIRECT: nothing to check\n");
 		goto out;
 	}
+	ck_assert_int_eq(device_label_read(dev, &l), -ENODATA);	/* reads the label area */
 	srandom(25);
 	for (int i = 0; i < 1000; i++) {
 		uint64_t off = DEVICE_DATA_OFFSET + (uint64_t)random() % (SIZE - DEVICE_DATA_OFFSET - 20000);
