@@ -512,15 +512,31 @@ static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * fallocate shares the range lock as a write does (direct.h): a
+ * read-modify-write of a sector it zeroes in part must not put the old
+ * bytes back.
+ */
+static int zero_range(struct device *dev, int mode, uint64_t off, uint64_t len)
+{
+	struct rangelock_range held;
+	int r;
+
+	rangelock_share(dev->lock, &held, off, len);
+	r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	rangelock_unlock(dev->lock, &held);
+	return r;
+}
+
 int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 {
 	int mode = FALLOC_FL_KEEP_SIZE | (punch ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
 	uint64_t issued = issue_point(dev), done = len;
-	int r = 0;
+	int r = zero_range(dev, mode, off, len);
 
-	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0) {
-		if (errno != EOPNOTSUPP && errno != EINVAL)
-			return -errno;
+	if (r) {
+		if (r != -EOPNOTSUPP && r != -EINVAL)
+			return r;
 		r = device_write_zeros(dev, off, len, &done);
 	}
 	if (dev->log_file && done)

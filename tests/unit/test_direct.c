@@ -1,8 +1,8 @@
 /*
  * A device's data at any offset, length and buffer goes through its
  * O_DIRECT descriptor only: writes land byte-exact and leave no page of its
- * data area in the page cache; read-modify-writes racing each other or
- * whole-unit writes lose nothing; the engine does a request of aligned
+ * data area in the page cache; read-modify-writes racing each other,
+ * whole-unit writes or zeroing lose nothing; the engine does a request of aligned
  * and unaligned segments, also while someone holds a range alone; a
  * memory-backed file is served buffered and mapped.  The files live in
  * /tmp (direct I/O where its file system has it) and /dev/shm; data goes
@@ -138,7 +138,7 @@ END_TEST
 struct writer {
 	struct device *dev;
 	uint64_t at, stride, len;
-	char c;
+	char c;				/* 0: zeroes with device_zero() */
 	pthread_barrier_t *meet;
 };
 
@@ -150,7 +150,10 @@ static void *write_strided(void *arg)
 	memset(buf, w->c, sizeof(buf));
 	for (uint64_t off = w->at; off + w->len <= STRIDED; off += w->stride) {
 		pthread_barrier_wait(w->meet);
-		write_all(w->dev, buf, w->len, DEVICE_DATA_OFFSET + off);
+		if (w->c)
+			write_all(w->dev, buf, w->len, DEVICE_DATA_OFFSET + off);
+		else
+			ck_assert_int_eq(device_zero(w->dev, DEVICE_DATA_OFFSET + off, w->len, 0), 0);
 	}
 	return NULL;
 }
@@ -202,6 +205,28 @@ START_TEST(a_writer_inside_units_undoes_nothing_of_a_writer_of_whole_units)
 	for (uint64_t i = 0; i < STRIDED; i++)
 		ck_assert_msg(got[i] == 'w' || (i % unit == 0 && got[i] == 'i'),
 			      "byte %llu is %d", (unsigned long long)i, got[i]);
+out:
+	free(got);
+	close_file(dev);
+}
+END_TEST
+
+START_TEST(a_zeroing_of_half_a_unit_is_not_undone_by_a_write_of_the_other_half)
+{
+	struct device *dev = open_file("/tmp");
+	uint64_t unit = dev->dio_off_align, half = unit / 2;
+	struct writer a = { dev, 0, unit, half, 'a', NULL }, zero = { dev, half, unit, half, 0, NULL };
+	char *got = malloc(STRIDED);
+
+	if (dev->fd_direct < 0)
+		goto out;
+	memset(got, 'x', STRIDED);
+	write_all(dev, got, STRIDED, DEVICE_DATA_OFFSET);
+	run_two(&a, &zero);
+	read_all(dev, got, STRIDED, DEVICE_DATA_OFFSET);
+	for (uint64_t i = 0; i < STRIDED; i++)
+		ck_assert_msg(got[i] == (i % unit < half ? 'a' : 0), "byte %llu is %d",
+			      (unsigned long long)i, got[i]);
 out:
 	free(got);
 	close_file(dev);
@@ -291,6 +316,7 @@ int main(void)
 	tcase_add_test(tc, writes_at_any_offset_length_and_buffer_land_byte_exact_and_leave_no_cached_page);
 	tcase_add_test(tc, two_writers_of_alternate_halves_of_every_unit_lose_nothing);
 	tcase_add_test(tc, a_writer_inside_units_undoes_nothing_of_a_writer_of_whole_units);
+	tcase_add_test(tc, a_zeroing_of_half_a_unit_is_not_undone_by_a_write_of_the_other_half);
 	tcase_add_test(tc, the_engine_writes_aligned_and_unaligned_segments_of_one_request);
 	tcase_add_test(tc, a_memory_backed_file_is_served_buffered_and_mapped);
 	suite_add_tcase(s, tc);
