@@ -21,7 +21,7 @@
  * daemon would block reading the FIFO for good, holding the pool's lock.
  * SQLite's unix VFS opens every file through one system call that it lets
  * us replace (xSetSystemCall, as its own fault tests do), so the database
- * files are opened as core/regfile.h says, with no window between the
+ * files are opened as core/util/regfile.h says, with no window between the
  * check and the open.  Directories pass (SQLite opens them to fsync), and
  * /dev/null (SQLite's filler for descriptors 0 to 2).
  *

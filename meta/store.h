@@ -41,7 +41,7 @@ enum store_open_flags {
 /*
  * Opens the pool database at @path into *out.  It and its WAL and -shm
  * files must be regular files of their own, opened through no link
- * (core/regfile.h): -EINVAL, -EMLINK or -ELOOP otherwise, without
+ * (core/util/regfile.h): -EINVAL, -EMLINK or -ELOOP otherwise, without
  * blocking on a FIFO.  Also -ENOENT, -EUCLEAN (not a pool),
  * -EPROTONOSUPPORT (newer), -EEXIST (STORE_CREATE), or another -errno.
  */

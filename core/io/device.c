@@ -17,10 +17,15 @@
  * origin image.  So a claim belongs to the process, not to one struct
  * device: a table of claims by identity (the device number of a block
  * device, device and inode of a file) counts its openers, and the claim
- * holds a descriptor of its own until the last of them closes.
+ * holds a descriptor of its own until the last of them closes.  The claim
+ * also holds the file's range lock (direct.h), so that every struct device
+ * of this process on one file keeps its read-modify-writes to itself.
  */
 #include "device.h"
+#include "direct.h"
+#include "log.h"
 #include "proc.h"
+#include "rangelock.h"
 #include "writelog.h"
 
 #include <errno.h>
@@ -47,6 +52,7 @@ struct claim {
 	int fd;				/* holds the O_EXCL open or the flock */
 	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
+	struct rangelock lock;		/* of the file: direct.h */
 	struct claim *next;
 };
 
@@ -137,13 +143,20 @@ static int claim_take(int fd, const struct stat *st, bool exclusive, struct clai
 			c->refs++;
 	} else if (!(c = calloc(1, sizeof(*c)))) {
 		r = -ENOMEM;
+	} else if ((r = rangelock_init(&c->lock))) {
+		free(c);
 	} else {
 		c->fd = claim_open(fd, st, exclusive);
 		if (c->fd < 0) {
 			r = c->fd;
+			rangelock_destroy(&c->lock);
 			free(c);
 		} else {
-			*c = (struct claim){ dev, ino, c->fd, exclusive, 1, claims };
+			c->dev = dev;
+			c->ino = ino;
+			c->exclusive = exclusive;
+			c->refs = 1;
+			c->next = claims;
 			claims = c;
 		}
 	}
@@ -163,6 +176,7 @@ static void claim_drop(struct claim *c)
 			;
 		*pp = c->next;
 		close(c->fd);
+		rangelock_destroy(&c->lock);
 		free(c);
 	}
 	pthread_mutex_unlock(&claims_lock);
@@ -179,15 +193,65 @@ static int device_size(int fd, const struct stat *st, uint64_t *size)
 	return 0;
 }
 
+#define DIO_ALIGN_MAX	4096u	/* bytes: extents are 4 KiB-aligned (space.h) */
+
+/*
+ * The alignment O_DIRECT on @fd needs, as device.h tells: statx if it
+ * knows (0 if the file cannot do direct I/O), else a guess that holds.
+ */
+static void dio_alignment(int fd, const struct stat *st, unsigned int *off,
+			  unsigned int *mem)
+{
+	struct statx stx;
+	int lbs;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN)) {
+		*off = stx.stx_dio_offset_align;
+		*mem = stx.stx_dio_mem_align;
+		return;
+	}
+	*off = *mem = 4096;
+	if (S_ISBLK(st->st_mode) && ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+		*off = *mem = (unsigned int)lbs;
+}
+
+static bool dio_align_ok(unsigned int a)
+{
+	return a && a <= DIO_ALIGN_MAX && (a & (a - 1)) == 0;
+}
+
+/*
+ * The O_DIRECT descriptor, where the device can serve all its data
+ * through one (device.h).  Opened through /proc, so it cannot be another
+ * file that took the path meanwhile.
+ */
 static void device_open_direct(struct device *dev, const struct stat *st)
 {
-	int lbs = 0;
+	unsigned int off, mem;
+	char path[64];
+	int fd;
 
-	dev->fd_direct = open(dev->path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	dev->dio_align = 4096;
-	if (dev->fd_direct >= 0 && S_ISBLK(st->st_mode) &&
-	    ioctl(dev->fd_direct, BLKSSZGET, &lbs) == 0 && lbs > 0)
-		dev->dio_align = (unsigned int)lbs;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->fd);
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dio_alignment(fd, st, &off, &mem);
+	if (!mem)
+		mem = 1;
+	if (!dio_align_ok(off) || mem > DIO_ALIGN_MAX || (mem & (mem - 1))) {
+		if (off)
+			log_info("'%s' needs direct I/O aligned to %u bytes, more than %u: "
+				 "it is served through the page cache", dev->path, off,
+				 DIO_ALIGN_MAX);
+		close(fd);
+		return;
+	}
+	dev->fd_direct = fd;
+	dev->dio_off_align = off;
+	dev->dio_mem_align = mem;
+	/* Reading the label through fd must not read ahead into the data. */
+	posix_fadvise(dev->fd, 0, 0, POSIX_FADV_RANDOM);
 }
 
 /*
@@ -203,13 +267,19 @@ static bool device_probe_nowait(int fd)
 	return preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
 }
 
-static void device_map_if_in_memory(struct device *dev, const struct stat *st)
+static bool device_in_memory(int fd, const struct stat *st)
 {
 	struct statfs sfs;
+
+	return S_ISREG(st->st_mode) && fstatfs(fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+static void device_map(struct device *dev)
+{
 	void *p;
 
-	if (!S_ISREG(st->st_mode) || !dev->size || fstatfs(dev->fd, &sfs) < 0 ||
-	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC))
+	if (!dev->size)
 		return;
 	p = mmap(NULL, dev->size, PROT_READ, MAP_SHARED, dev->fd, 0);
 	if (p != MAP_FAILED)
@@ -228,6 +298,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		return -ENOMEM;
 	dev->id = id;
 	dev->fd_direct = -1;
+	dev->dio_off_align = dev->dio_mem_align = 1;
 	dev->path = strdup(path);
 	if (!dev->path) {
 		r = -ENOMEM;
@@ -252,9 +323,12 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	r = device_size(dev->fd, &st, &dev->size);
 	if (r)
 		goto err_drop_claim;
-	device_open_direct(dev, &st);
+	dev->lock = &dev->claim->lock;
+	if (device_in_memory(dev->fd, &st))
+		device_map(dev);
+	else
+		device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
-	device_map_if_in_memory(dev, &st);
 	dev->log_file = writelog_file(dev->path);
 	*out = dev;
 	return 0;
@@ -415,18 +489,21 @@ int device_sync(struct device *dev)
 	return 0;
 }
 
-/* Zeros written over [off, off + len); *done: bytes that were. */
+/*
+ * Zeros written over [off, off + len), through the descriptor that has the
+ * data (device.h); *done: bytes that were.
+ */
 static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len,
 			      uint64_t *done)
 {
-	static const char zeros[65536];
+	static const char zeros[65536] __attribute__((aligned(4096)));
 
 	*done = 0;
 	while (*done < len) {
 		size_t n = len - *done < sizeof(zeros) ? len - *done : sizeof(zeros);
-		ssize_t w = pwrite(dev->fd, zeros, n, (off_t)(off + *done));
+		ssize_t w = direct_pwrite(dev, zeros, n, off + *done);
 
-		if (w < 0 && errno == EINTR)
+		if (w == -EINTR)
 			continue;
 		if (w <= 0)
 			return -EIO;
@@ -435,15 +512,31 @@ static int device_write_zeros(struct device *dev, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * fallocate shares the range lock as a write does (direct.h): a
+ * read-modify-write of a sector it zeroes in part must not put the old
+ * bytes back.
+ */
+static int zero_range(struct device *dev, int mode, uint64_t off, uint64_t len)
+{
+	struct rangelock_range held;
+	int r;
+
+	rangelock_share(dev->lock, &held, off, len);
+	r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	rangelock_unlock(dev->lock, &held);
+	return r;
+}
+
 int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 {
 	int mode = FALLOC_FL_KEEP_SIZE | (punch ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE);
 	uint64_t issued = issue_point(dev), done = len;
-	int r = 0;
+	int r = zero_range(dev, mode, off, len);
 
-	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0) {
-		if (errno != EOPNOTSUPP && errno != EINVAL)
-			return -errno;
+	if (r) {
+		if (r != -EOPNOTSUPP && r != -EINVAL)
+			return r;
 		r = device_write_zeros(dev, off, len, &done);
 	}
 	if (dev->log_file && done)

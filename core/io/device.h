@@ -1,12 +1,31 @@
 /*
  * core/io/device.h: a raw device (block device or regular file) held open.
  *
- * Each device keeps two descriptors: a buffered one that serves every
- * request, and, where the device accepts it, an O_DIRECT one that the io
- * engine uses for requests whose offset, length and buffer are aligned to
- * dio_align.  Direct I/O keeps the backing's page cache out of the way;
- * the buffered descriptor keeps unaligned requests (512-byte guests)
- * working.  Linux keeps the two coherent for one file.
+ * A device's data is read and written through one descriptor, never two.
+ * Where the device takes O_DIRECT, that is fd_direct, for every request
+ * whatever its alignment (direct.h makes aligned ones of the others), and
+ * the backing's page cache holds none of the data.  Linux does not keep
+ * cached and direct writes to one file coherent: a direct write drops the
+ * cached pages it covers, and when a cached write holds one at that
+ * moment the kernel cannot, warns "Page cache invalidation failure on
+ * direct I/O" and marks the file with EIO, which the next fdatasync
+ * returns, while the stale page may later overwrite the direct write.
+ * (Issue 25: 512-byte writes sent cached, racing 4 KiB ones sent direct.)
+ *
+ * The buffered descriptor fd serves the label, which lies in the first
+ * LABEL_SIZE bytes that no volume's request reaches, fallocate and
+ * fdatasync; and all the data of a device that cannot do direct I/O: a
+ * file system that refuses O_DIRECT or says it cannot (statx
+ * STATX_DIOALIGN), and a memory-backed file (tmpfs, ramfs), whose page
+ * cache is the data: O_DIRECT there would be buffered I/O by another name.
+ *
+ * The alignment fd_direct needs comes from statx(STATX_DIOALIGN) (512
+ * bytes for a file on a disk with 512-byte sectors); where the kernel
+ * does not say (before Linux 6.1 for files, 6.11 for block devices), it
+ * is a block device's logical block size, or 4 KiB for a file, which no
+ * local file system refuses.  A device that wants more than 4 KiB is
+ * served buffered: the units of a read-modify-write must stay inside the
+ * 4 KiB-aligned extents (direct.h).
  *
  * Every write, zeroing and flush of a device goes through this file or
  * the io engine, which record it in the write log when a power-cut test
@@ -34,13 +53,16 @@
 #include "label.h"
 
 struct claim;
+struct rangelock;
 
 struct device {
 	int64_t id;			/* the pool's id for it; 0 if none */
 	char *path;
-	int fd;				/* buffered, read-write */
-	int fd_direct;			/* O_DIRECT, or -1 */
-	unsigned int dio_align;		/* bytes: alignment fd_direct needs */
+	int fd;				/* buffered: label, fallocate, fdatasync */
+	int fd_direct;			/* O_DIRECT: all the data; -1: fd has it */
+	unsigned int dio_off_align;	/* bytes: offsets and lengths on fd_direct */
+	unsigned int dio_mem_align;	/* bytes: buffers on fd_direct */
+	struct rangelock *lock;		/* this file's in this process: direct.h */
 	bool nowait;			/* takes RWF_NOWAIT: io_uring runs it inline */
 	uint64_t size;			/* bytes, as found at open */
 	const char *mem;		/* memory-backed file mapped read-only, or NULL */

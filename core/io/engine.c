@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "direct.h"
 #include "log.h"
+#include "rangelock.h"
 #include "writelog.h"
 
 int engine_init(struct engine *e, unsigned int depth)
@@ -27,13 +29,25 @@ void engine_exit(struct engine *e)
 	io_uring_queue_exit(&e->ring);
 }
 
-static bool seg_direct_ok(const struct device *dev, uint64_t off, uint32_t len,
-			  const void *p)
+/* The descriptor that has @g's data (device.h). */
+static int seg_fd(const struct seg *g)
 {
-	uint64_t mask = dev->dio_align - 1;
+	return g->dev->fd_direct >= 0 ? g->dev->fd_direct : g->dev->fd;
+}
 
-	return dev->fd_direct >= 0 &&
-	       ((off | len | (uint64_t)(uintptr_t)p) & mask) == 0;
+/* What remains of @g can go to seg_fd() as it is. */
+static bool seg_rest_fits(const struct seg *g, const char *buf)
+{
+	return g->dev->fd_direct < 0 ||
+	       direct_aligned(g->dev, g->dev_off + g->done, g->len - g->done,
+			      buf + g->buf_off + g->done);
+}
+
+/* @g is direct I/O, all of it aligned: the ring's, sharing the range lock. */
+static bool seg_direct_ring(const struct seg *g, const char *buf)
+{
+	return g->dev && g->dev->fd_direct >= 0 &&
+	       direct_aligned(g->dev, g->dev_off, g->len, buf + g->buf_off);
 }
 
 /* Queues what remains of segment @i.  The ring always has room: see rw(). */
@@ -44,7 +58,7 @@ static void queue_seg(struct engine *e, struct seg *g, unsigned int i,
 	uint64_t off = g->dev_off + g->done;
 	uint32_t len = g->len - g->done;
 	char *p = buf + g->buf_off + g->done;
-	int fd = seg_direct_ok(g->dev, off, len, p) ? g->dev->fd_direct : g->dev->fd;
+	int fd = seg_fd(g);
 
 	if (write)
 		io_uring_prep_write(sqe, fd, p, len, off);
@@ -88,8 +102,9 @@ static void log_written(const struct seg *g, const char *buf, uint32_t n,
 }
 
 /*
- * One segment on a device io_uring would hand to a kernel worker anyway:
- * doing the syscall here saves that thread hop (half the latency on tmpfs).
+ * One segment done here, by syscalls: on a device io_uring would hand to
+ * a kernel worker anyway, it saves that thread hop (half the latency on
+ * tmpfs); a piece the ring cannot take as it is, direct.h bounces.
  */
 static int rw_inline(struct seg *g, char *buf, bool write, uint64_t issued)
 {
@@ -97,13 +112,13 @@ static int rw_inline(struct seg *g, char *buf, bool write, uint64_t issued)
 		uint64_t off = g->dev_off + g->done;
 		uint32_t len = g->len - g->done;
 		char *p = buf + g->buf_off + g->done;
-		int fd = seg_direct_ok(g->dev, off, len, p) ? g->dev->fd_direct : g->dev->fd;
-		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+		ssize_t n = write ? direct_pwrite(g->dev, p, len, off)
+				  : direct_pread(g->dev, p, len, off);
 
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		if (n == -EINTR || n == -EAGAIN)
 			continue;
 		if (n <= 0) {
-			report(g, write, n < 0 ? -errno : 0);
+			report(g, write, (int)n);
 			return -EIO;
 		}
 		if (write)
@@ -114,22 +129,66 @@ static int rw_inline(struct seg *g, char *buf, bool write, uint64_t issued)
 }
 
 /*
+ * The segments rw_ring() leaves out, done here first, one at a time and
+ * holding no range lock (direct.h): those of @only, else every one.  Each
+ * ends marked done, or failed, and the result says if one failed.
+ */
+static int rw_each(struct segs *s, char *buf, bool write, uint64_t issued,
+		   bool (*only)(const struct seg *, const char *))
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < s->nr; i++) {
+		struct seg *g = &s->v[i];
+
+		if (!g->dev || g->done == g->len || (only && !only(g, buf)))
+			continue;
+		if (rw_inline(g, buf, write, issued))
+			err = -EIO;
+		g->done = g->len;
+	}
+	return err;
+}
+
+static bool seg_bounced(const struct seg *g, const char *buf)
+{
+	return g->dev->fd_direct >= 0 && !seg_direct_ring(g, buf);
+}
+
+static void ring_unshare(struct segs *s, const char *buf, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (seg_direct_ring(&s->v[i], buf))
+			rangelock_unshare(s->v[i].dev->lock);
+}
+
+/*
+ * The direct writes the ring takes share their devices' range locks for
+ * as long as they run, namelessly and all or none: to wait for one while
+ * holding another could deadlock (rangelock.h).  False: none is held, as
+ * someone holds or wants a range alone on one of the devices.
+ */
+static bool ring_share(struct segs *s, const char *buf)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (seg_direct_ring(&s->v[i], buf) && !rangelock_try_share(s->v[i].dev->lock)) {
+			ring_unshare(s, buf, i);
+			return false;
+		}
+	return true;
+}
+
+/*
  * At most e->depth SQEs are in flight, and each completion frees the slot
  * its segment may need again, so io_uring_get_sqe() never fails.
+ * Segments already done are left out.
  */
-static int rw(struct engine *e, struct segs *s, char *buf, bool write)
+static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
+		   uint64_t issued)
 {
-	uint64_t issued = write && writelog_on() ? writelog_now() : 0;
 	unsigned int next = 0, inflight = 0;
 	int err = 0;
 
-	if (e->broken)
-		return -EIO;
-
-	for (unsigned int i = 0; i < s->nr; i++)
-		s->v[i].done = 0;
-	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait)
-		return rw_inline(&s->v[0], buf, write, issued);
 	while (next < s->nr || inflight) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
@@ -142,6 +201,8 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 				memset(buf + g->buf_off, 0, g->len);
 				continue;
 			}
+			if (g->done == g->len)
+				continue;
 			queue_seg(e, g, next, buf, write);
 			inflight++;
 		}
@@ -169,14 +230,41 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 			if (write)
 				log_written(g, buf, (uint32_t)res, issued);
 			g->done += (uint32_t)res;
-			if (g->done < g->len)
+			if (g->done < g->len && seg_rest_fits(g, buf)) {
 				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
-			else
-				inflight--;
+				continue;
+			}
+			if (g->done < g->len) {	/* a short direct transfer: the end */
+				if (!err)
+					report(g, write, 0);
+				err = -EIO;
+			}
+			inflight--;
 		}
 		io_uring_cq_advance(&e->ring, seen);
 	}
 	return err;
+}
+
+static int rw(struct engine *e, struct segs *s, char *buf, bool write)
+{
+	uint64_t issued = write && writelog_on() ? writelog_now() : 0;
+	int err, r;
+
+	if (e->broken)
+		return -EIO;
+
+	for (unsigned int i = 0; i < s->nr; i++)
+		s->v[i].done = 0;
+	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait)
+		return rw_inline(&s->v[0], buf, write, issued);
+	err = rw_each(s, buf, write, issued, seg_bounced);
+	if (write && !ring_share(s, buf))
+		return rw_each(s, buf, write, issued, NULL) ? -EIO : err;
+	r = rw_ring(e, s, buf, write, issued);
+	if (write)
+		ring_unshare(s, buf, s->nr);
+	return r ? r : err;
 }
 
 int engine_read(struct engine *e, struct segs *s, void *buf)

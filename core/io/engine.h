@@ -8,6 +8,14 @@
  * request with -EIO (logged once, naming the device), and only that
  * request.
  *
+ * Each segment goes to the one descriptor that has its device's data
+ * (device.h).  A segment O_DIRECT cannot take as it is (offset, length or
+ * buffer off the device's alignment) is done first, by syscalls in this
+ * thread (direct.h); the direct writes the ring takes share their
+ * devices' range locks while they run, all or none, and if one is
+ * refused (a read-modify-write is under way) they are done one by one
+ * by syscalls too.
+ *
  * Each completed write and flush of a recorded device is recorded in the
  * write log (writelog.h) before the call returns; a device that is not
  * recorded costs one test of its log_file.

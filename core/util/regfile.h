@@ -1,5 +1,5 @@
 /*
- * core/regfile.h: opening a file that someone else may have put in place,
+ * core/util/regfile.h: opening a file that someone else may have put in place,
  * as a regular file or not at all.
  *
  * A root daemon serves pool directories that other users own, and opens

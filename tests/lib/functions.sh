@@ -276,15 +276,15 @@ _t_undo_daemon()
 
 # ---- loop devices and file systems -----------------------------------------------
 
-# attach_loop FILE: attaches FILE to a free loop device with direct I/O and
-# 4 KiB sectors (as users are told to), prints /dev/loopN, registers the
-# detach.  Safe inside $(...).
+# attach_loop FILE [SECTOR_SIZE]: attaches FILE to a free loop device with
+# direct I/O and 4 KiB sectors (as users are told to; or SECTOR_SIZE bytes),
+# prints /dev/loopN, registers the detach.  Safe inside $(...).
 attach_loop()
 {
 	local file dev
 
 	file=$(realpath "$1")
-	dev=$(losetup --find --show --direct-io=on --sector-size 4096 "$file") ||
+	dev=$(losetup --find --show --direct-io=on --sector-size "${2:-4096}" "$file") ||
 		fail "losetup of $file failed"
 	cleanup_fn _t_undo_loop "$dev" "$file"
 	echo "$dev"

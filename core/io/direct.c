@@ -1,0 +1,150 @@
+#include "direct.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rangelock.h"
+
+static ssize_t result(ssize_t n)
+{
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * What of [off, off + len) one bounce takes: [off, *end), and the units
+ * [*a, *b) that hold it.  DIRECT_BOUNCE_MAX is a multiple of every unit.
+ */
+static void cover(const struct device *dev, uint64_t off, size_t len, uint64_t *a,
+		  uint64_t *end, uint64_t *b)
+{
+	uint64_t unit = dev->dio_off_align;
+
+	*a = off & ~(unit - 1);
+	*end = off + len < *a + DIRECT_BOUNCE_MAX ? off + len : *a + DIRECT_BOUNCE_MAX;
+	*b = (*end + unit - 1) & ~(unit - 1);
+}
+
+/* Page-aligned, so any dio_mem_align (at most 4 KiB) is met. */
+static char *bounce_alloc(uint64_t len)
+{
+	void *p;
+
+	return posix_memalign(&p, 4096, len) ? NULL : p;
+}
+
+/* Reads up to @n bytes at @at; short only at the end of the device. */
+static ssize_t read_full(const struct device *dev, char *p, size_t n, uint64_t at)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(dev->fd_direct, p + got, n - got, (off_t)(at + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if ((size_t)r < n - got)
+			return (ssize_t)(got + (size_t)r);	/* a short direct read: the end */
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* Reads the unit at @at, which must be there whole. */
+static int read_unit(const struct device *dev, char *p, uint64_t at)
+{
+	ssize_t n = read_full(dev, p, dev->dio_off_align, at);
+
+	if (n < 0)
+		return (int)n;
+	return n == (ssize_t)dev->dio_off_align ? 0 : -EIO;
+}
+
+/* The caller's bytes among the first @n of [a, ...) that hold [off, end). */
+static ssize_t of_caller(ssize_t n, uint64_t a, uint64_t off, uint64_t end)
+{
+	if (n < 0)
+		return n;
+	if ((uint64_t)n <= off - a)
+		return 0;
+	return (uint64_t)n - (off - a) < end - off ? (ssize_t)((uint64_t)n - (off - a))
+						   : (ssize_t)(end - off);
+}
+
+static ssize_t bounce_read(struct device *dev, char *buf, size_t len, uint64_t off)
+{
+	uint64_t a, end, b;
+	char *bounce;
+	ssize_t n;
+
+	cover(dev, off, len, &a, &end, &b);
+	bounce = bounce_alloc(b - a);
+	if (!bounce)
+		return -ENOMEM;
+	n = of_caller(read_full(dev, bounce, b - a, a), a, off, end);
+	if (n > 0)
+		memcpy(buf, bounce + (off - a), (size_t)n);
+	free(bounce);
+	return n;
+}
+
+/*
+ * A write whose buffer only is off: copied, and written sharing the lock.
+ * A write that starts or ends inside a unit: its first and last units are
+ * read, patched and written back, the units held alone meanwhile.
+ */
+static ssize_t bounce_write(struct device *dev, const char *buf, size_t len, uint64_t off)
+{
+	uint64_t a, end, b, unit = dev->dio_off_align;
+	struct rangelock_range r;
+	char *bounce;
+	ssize_t n = 0;
+
+	cover(dev, off, len, &a, &end, &b);
+	bounce = bounce_alloc(b - a);
+	if (!bounce)
+		return -ENOMEM;
+	if (off == a && end == b) {
+		rangelock_share(dev->lock, &r, a, b - a);
+	} else {
+		rangelock_lock(dev->lock, &r, a, b - a);
+		if (off != a)
+			n = read_unit(dev, bounce, a);
+		if (!n && end != b && (off == a || b - unit != a))
+			n = read_unit(dev, bounce + (b - unit - a), b - unit);
+	}
+	if (!n) {
+		memcpy(bounce + (off - a), buf, end - off);
+		n = of_caller(result(pwrite(dev->fd_direct, bounce, b - a, (off_t)a)), a, off, end);
+	}
+	rangelock_unlock(dev->lock, &r);
+	free(bounce);
+	return n;
+}
+
+ssize_t direct_pread(struct device *dev, void *buf, size_t len, uint64_t off)
+{
+	if (dev->fd_direct < 0)
+		return result(pread(dev->fd, buf, len, (off_t)off));
+	if (direct_aligned(dev, off, len, buf))
+		return result(pread(dev->fd_direct, buf, len, (off_t)off));
+	return bounce_read(dev, buf, len, off);
+}
+
+ssize_t direct_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
+{
+	struct rangelock_range r;
+	ssize_t n;
+
+	if (dev->fd_direct < 0)
+		return result(pwrite(dev->fd, buf, len, (off_t)off));
+	if (!direct_aligned(dev, off, len, buf))
+		return bounce_write(dev, buf, len, off);
+	rangelock_share(dev->lock, &r, off, len);
+	n = result(pwrite(dev->fd_direct, buf, len, (off_t)off));
+	rangelock_unlock(dev->lock, &r);
+	return n;
+}
