@@ -187,27 +187,30 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
 }
 
 /*
- * Runs a command line received whole (with the file it reads, @input, or
- * -1), and answers.
+ * Runs a command line received whole (with the file that mapperctl opened
+ * for it, @file, or -1: what it reads or writes, as the command says),
+ * and answers.
  */
 static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv,
-		  int input)
+		  int file)
 {
 	struct control *c = w->c;
 	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
+	int words;
+	const struct cmd *cmd = cmd_find(argc, argv, &words);
+	bool writes = cmd && cmd->output_option;
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 		.host = &host,
-		.input = input,
+		.input = writes ? -1 : file,
+		.output = writes ? file : -1,
 	};
 	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;
-	const struct cmd *cmd;
-	int status, words;
+	int status;
 	bool reads;
 
-	cmd = cmd_find(argc, argv, &words);
 	reads = !cmd || cmd->reads_only || cmd_help_requested(argc - words, argv + words);
 	if (draining(c)) {
 		if (daemon_open_volumes(c->d, vols, sizeof(vols)))
@@ -278,7 +281,7 @@ static void serve_connection(struct worker_slot *w, int fd)
 	struct control *c = w->c;
 	struct ucred cred = { .pid = 0 };
 	char **argv = NULL, byte;
-	int argc, input, r;
+	int argc, file, r;
 
 	if (recv(fd, &byte, 1, MSG_PEEK) <= 0)
 		return;		/* it went away without a word (mapperfs probes so) */
@@ -287,16 +290,16 @@ static void serve_connection(struct worker_slot *w, int fd)
 		refuse(c, fd, &cred);
 		return;
 	}
-	r = wire_recv_request(fd, &argc, &argv, &input, CONTROL_REQUEST_TIMEOUT_S * 1000);
+	r = wire_recv_request(fd, &argc, &argv, &file, CONTROL_REQUEST_TIMEOUT_S * 1000);
 	if (r == -ETIMEDOUT) {
 		log_warn("control: a client (pid %d) did not send its whole request within %d s; "
 			 "closing it", (int)cred.pid, CONTROL_REQUEST_TIMEOUT_S);
 	} else if (r) {
 		log_warn("control: bad request from pid %d: %s", (int)cred.pid, strerror(-r));
 	} else {
-		serve(w, fd, cred.pid, argc, argv, input);
-		if (input >= 0)
-			close(input);
+		serve(w, fd, cred.pid, argc, argv, file);
+		if (file >= 0)
+			close(file);
 	}
 	free(argv);
 }

@@ -13,8 +13,10 @@
  *
  * Integers are little-endian.  A request is at most WIRE_MAX bytes.  A
  * request may carry one open file (SCM_RIGHTS, with its first bytes): the
- * input the command reads, which mapperctl opened, so that a pipe or its
- * own standard input reaches the daemon (cmd.h, input_option).
+ * file the command reads or writes, which mapperctl opened with its
+ * caller's rights, so that a pipe or its own standard input or output
+ * reaches the daemon, and the daemon opens no path for a client (cmd.h,
+ * input_option and output_option).
  */
 #ifndef MAPPERFS_WIRE_H
 #define MAPPERFS_WIRE_H

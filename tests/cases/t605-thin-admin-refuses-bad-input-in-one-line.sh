@@ -62,7 +62,7 @@ expect_fail -s 2 -m "--volume: dev_id 1 is given twice$" \
 	mapperctl restore tp --from in.xml --volume 1:x --volume 1:y
 expect_fail -s 2 -m "--volume: name 'x' is given twice$" \
 	mapperctl restore tp --from in.xml --volume 1:x --volume 2:x
-expect_fail -s 1 -m "cannot open '.*/nosuch.xml'" mapperctl restore tp --from nosuch.xml
+expect_fail -s 1 -m "cannot read '.*/nosuch.xml': No such file" mapperctl restore tp --from nosuch.xml
 expect_fail -s 2 -m "missing --from" mapperctl restore tp
 expect_fail -s 2 -m "--volume 'x': use DEV_ID:NAME" mapperctl restore tp --from in.xml --volume x
 expect_fail -s 1 -m "volume 'lin' is linear, not thin-pool" mapperctl restore lin --from in.xml

@@ -57,6 +57,7 @@ static void remove_root(void)
 	nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Runs a command as mapperctl does, which opens the files it names. */
 static int run_words(const char **words)
 {
 	struct cmd_ctx ctx = {
@@ -64,10 +65,14 @@ static int run_words(const char **words)
 		.pool_dir = dir,
 		.open_meta = pool_port_open,
 		.input = -1,
+		.output = -1,
 	};
+	struct cmd_output output = CMD_OUTPUT_INIT;
+	const struct cmd *c;
+	struct pool_error e;
 	size_t out_len, err_len;
 	char *argv[64];
-	int argc = 0, status;
+	int argc = 0, status, words_used;
 
 	while (words[argc]) {
 		argv[argc] = (char *)words[argc];
@@ -77,7 +82,18 @@ static int run_words(const char **words)
 	free(err);
 	ctx.out = open_memstream(&out, &out_len);
 	ctx.err = open_memstream(&err, &err_len);
+	c = cmd_find(argc, argv, &words_used);
+	if (c && !cmd_help_requested(argc - words_used, argv + words_used)) {
+		ck_assert_int_eq(cmd_open_input(c, argc - words_used + 1, argv + words_used - 1,
+						&ctx.input, &e), 0);
+		ck_assert_int_eq(cmd_open_output(c, argc - words_used + 1,
+						 argv + words_used - 1, &output, &e), 0);
+		ctx.output = output.fd;
+	}
 	status = cmd_dispatch(&ctx, argc, argv);
+	ck_assert_int_eq(cmd_close_output(&output, status, &e), 0);
+	if (ctx.input >= 0)
+		close(ctx.input);
 	fclose(ctx.out);
 	fclose(ctx.err);
 	return status;
