@@ -1757,6 +1757,7 @@ struct target_type thin_pool_type = {
 	.name = "thin-pool",
 	.noun = "thin pool",
 	.nouns = "thin pools",
+	.words = "thin pool",
 	.served = false,
 	.build_order = 0,
 	.attach = thin_pool_attach,

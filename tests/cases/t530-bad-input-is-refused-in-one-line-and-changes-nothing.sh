@@ -137,7 +137,10 @@ refuses 1 "thin pool 'x' would have more than 2\^28 blocks: with 64.00 KiB block
 refuses 1 "thin pool 'tp' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" extend tp --size 17T
 refuses 1 "not enough free space" create thin-pool x --size 1T
 refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
-refuses 1 "volume 'lin' is linear, not thin-pool" create thin x --pool lin --size 4M
+refuses 1 "volume 'lin' is linear, not thin pool" create thin x --pool lin --size 4M
+# Messages say "thin pool"; "thin-pool" is only the word of `create thin-pool`.
+refuses 1 "volume 'tp' is thin pool, not thin$" snapshot tp x
+refuses 1 "'tp' is a thin pool, not a volume$" activate tp
 refuses 1 "origin '/nonexistent' is neither a volume nor a file" create thin x --pool tp --size 4M --origin /nonexistent
 refuses 1 "is a qcow2 \(or qcow\) disk image, not a raw image" create thin x --pool tp --size 4M --origin image.qcow2
 refuses 1 "thin pool 'tp' is at most" create thin x --pool tp --size 1048576T
