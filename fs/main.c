@@ -218,6 +218,10 @@ static bool mount_helper(const char *argv0)
 	return !strncmp(base ? base + 1 : argv0, "mount.", 6);
 }
 
+/*
+ * Returns 0, or the exit status after a message: 2 for a command line of
+ * the wrong shape, 1 for a wrong value (docs/cli.md).
+ */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -258,12 +262,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 't':
 			if (strcmp(optarg, "fuse.mapperfs")) {
 				log_error("mount type '%s' is not fuse.mapperfs", optarg);
-				return 2;
+				return 1;	/* a wrong value: see docs/cli.md */
 			}
 			break;
 		case 'o':
 			if (parse_o(o, optarg))
-				return 2;
+				return 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -11,7 +11,10 @@
  *
  * A command writes its normal output to ctx->out and one-line errors to
  * ctx->err ("mapperctl: create linear: volume 'x' exists"), and returns an
- * exit status: 0 success, 1 failure, 2 usage error.  Below the commands
+ * exit status: 0 success, 2 (CMD_USAGE) for a command line of the wrong
+ * shape (an unknown option, a missing or unexpected argument, options
+ * that exclude each other), 1 (CMD_FAIL) for anything else, a value that
+ * is wrong included ("invalid size 'abc'", "unknown --format 'yaml'").  Below the commands
  * (opts.h, the service) functions return 0 or -errno and say why in a
  * struct pool_error; the commands print it.
  */

@@ -61,7 +61,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 		else if (c == 'f' && !strcmp(optarg, "json"))
 			format = POOL_DUMP_JSON;
 		else if (c == 'f')
-			return cmd_usage_error(ctx, WHAT, "unknown --format '%s': use xml or json", optarg);
+			return cmd_error(ctx, WHAT, "unknown --format '%s': use xml or json", optarg);
 		else if (c == 'o')
 			output = optarg;
 		else

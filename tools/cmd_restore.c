@@ -127,7 +127,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 			rep.j = &j;
 		} else if (c == 'v') {
 			if (parse_volume(optarg, &vols[s.nr_vols++], &err)) {
-				r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+				r = cmd_error(ctx, WHAT, "%s", err.msg);
 				goto out;
 			}
 		} else {
@@ -136,7 +136,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (check_unique(vols, s.nr_vols, &err)) {
-		r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+		r = cmd_error(ctx, WHAT, "%s", err.msg);
 		goto out;
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");

@@ -72,6 +72,13 @@ refuses 2 "unexpected argument 'b'" check a b
 refuses 2 "option '--pool' needs a value" --pool
 refuses 2 "unexpected argument 'x'" reload x
 refuses 2 "option '--size' needs a value" create linear x --size
+# A wrong value is 1, however it is refused (docs/cli.md); 2 is for the
+# shape of the command line, above.
+refuses 1 "unknown --format 'yaml': use xml or json" dump tp --format yaml
+refuses 1 "autoextend threshold '200' must be a percentage 50..100$" change tp --autoextend-threshold 200
+refuses 1 "autoextend threshold '200' must be a percentage 50..100$" create thin-pool x --size 4M --autoextend-threshold 200
+refuses 1 "--volume 'x': use DEV_ID:NAME" restore tp --from nul.map --volume x
+refuses 1 "'t' is not ORIGIN=NAME" snapshot --group t
 # Sizes.
 refuses 1 "size '0' must be larger than zero" create linear x --size 0
 refuses 1 "size '-1' is negative" create linear x --size -1
@@ -197,6 +204,9 @@ mounts "mount point '$T_DIR/file' is not a directory" file
 mounts "mount point '$T_DIR/full' is not empty" full
 mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
+expect_fail -s 1 -m "^mapperfs: .*invalid -o log=loud" mapperfs --pool "$POOL" mnt -o log=loud
+expect_fail -s 1 -m "^mapperfs: .*invalid -o transport=bogus" mapperfs --pool "$POOL" mnt -o transport=bogus
+n=$((n + 2))
 expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
 n=$((n + 1))
 # The daemon's own files are never followed through a link: it refuses to
