@@ -105,8 +105,9 @@ static const char usage_text[] =
 	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
 	"                 S seconds (1..86400, default 60)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
-	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*)\n"
-	"                 are ignored\n"
+	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*,\n"
+	"                 comment=) are ignored; a value with commas is quoted as\n"
+	"                 mount(8) quotes it: comment=\"a,b\"\n"
 	"  -V, --version  the version\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -161,16 +162,45 @@ static bool fstab_only(const char *opt)
 }
 
 /*
+ * The next option of an -o list at *@cursor, cut at the first comma that
+ * is not inside double quotes, as mount(8) splits them (comment="a,b" is
+ * one option); NULL at the end.  *@unbalanced is set for a quote that is
+ * never closed.
+ */
+static char *next_option(char **cursor, bool *unbalanced)
+{
+	char *opt = *cursor, *p;
+	bool quoted = false;
+
+	if (!opt)
+		return NULL;
+	for (p = opt; *p && (quoted || *p != ','); p++)
+		quoted ^= *p == '"';
+	*unbalanced = quoted;
+	*cursor = *p ? p + 1 : NULL;
+	*p = '\0';
+	return opt;
+}
+
+/*
  * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty,
- * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse.
+ * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
+ * which splits at every comma: only fstab's own options may hold one.
  */
 static int parse_o(struct options *o, char *list)
 {
-	for (char *save, *opt = strtok_r(list, ",", &save); opt;
-	     opt = strtok_r(NULL, ",", &save)) {
+	bool unbalanced = false;
+
+	for (char *cursor = list, *opt; (opt = next_option(&cursor, &unbalanced));) {
 		enum log_level level;
 
-		if (fstab_only(opt)) {
+		if (unbalanced) {
+			log_error("invalid -o %s: a double quote is not closed", opt);
+			return -EINVAL;
+		}
+		if (!*opt) {
+			continue;
+		} else if (fstab_only(opt)) {
 			continue;
 		} else if (!strncmp(opt, "log=", 4)) {
 			if (log_parse_level(opt + 4, &level)) {
@@ -203,6 +233,10 @@ static int parse_o(struct options *o, char *list)
 				return -EINVAL;
 			}
 			o->event_timeout_s = (unsigned int)n;
+		} else if (strchr(opt, ',')) {
+			log_error("invalid -o %s: only fstab's own options (comment=, x-*) may "
+				  "hold a comma", opt);
+			return -EINVAL;
 		} else if (add_fuse_opt(o, opt)) {
 			return -ENOMEM;
 		}

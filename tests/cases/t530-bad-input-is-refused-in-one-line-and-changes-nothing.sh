@@ -206,7 +206,11 @@ mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
 expect_fail -s 1 -m "^mapperfs: .*invalid -o log=loud" mapperfs --pool "$POOL" mnt -o log=loud
 expect_fail -s 1 -m "^mapperfs: .*invalid -o transport=bogus" mapperfs --pool "$POOL" mnt -o transport=bogus
-n=$((n + 2))
+expect_fail -s 1 -m "^mapperfs: .*invalid -o comment=\"a,b: a double quote is not closed" \
+	mapperfs --pool "$POOL" mnt -o 'comment="a,b'
+expect_fail -s 1 -m "^mapperfs: .*invalid -o fsname=\"a,b\": only fstab's own options \(comment=, x-\*\) may hold a comma" \
+	mapperfs --pool "$POOL" mnt -o 'fsname="a,b"'
+n=$((n + 4))
 expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
 n=$((n + 1))
 # The daemon's own files are never followed through a link: it refuses to
@@ -219,7 +223,8 @@ for f in mapperfs.log mapperfs.pid; do
 	rm "$POOL/$f"
 	[ ! -e "$T_DIR/$f.kept" ] || mv "$T_DIR/$f.kept" "$POOL/$f"
 done
-start_daemon
+# fstab's comment= and x-* may hold commas, quoted as mount(8) quotes them.
+start_daemon "$POOL" "$T_DIR/mnt" -o 'comment="a,b",x-note="c,d",log=info'
 expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
 [ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"
 n=$((n + 1))
