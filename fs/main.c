@@ -653,7 +653,8 @@ static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int det
 		return;
 	}
 	log_info("%s: '%s' %s; still serving the open volumes %s; the daemon stops "
-		 "once they are closed", sigdesc(sig), mnt,
+		 "once they are closed (unmount what is mounted on a loop device over "
+		 "one, then 'losetup -d' the device)", sigdesc(sig), mnt,
 		 detached ? "is detached (no new opens)" : "could not be detached", list);
 }
 
