@@ -11,8 +11,13 @@
  * sends its request at once (mapperctl does) always gets in, and the
  * descriptors stay bounded.  A connection whose first byte arrived goes
  * to a queue that CONTROL_WORKERS threads serve in order: each reads the
- * request (every read at most CONTROL_IO_TIMEOUT_S), serves only root and
- * the pool's owner (SO_PEERCRED), runs the command and answers.
+ * request, serves only root and the pool's owner (SO_PEERCRED), runs the
+ * command and answers.  The whole request must arrive within
+ * CONTROL_REQUEST_TIMEOUT_S of the worker taking it, not each read: a
+ * client that sends a byte every few seconds would otherwise hold a
+ * worker for as long as it likes, and CONTROL_WORKERS of them every
+ * worker.  mapperctl sends its request at once, so only such a client is
+ * cut off (each write of the answer has CONTROL_IO_TIMEOUT_S).
  *
  * Commands run at once (they take turns only to parse, cmd.h): the pool
  * service orders the changes, so a report never queues behind a change
@@ -57,7 +62,8 @@
 #define CONTROL_WORKERS		16	/* commands served at once */
 #define CONTROL_CONNS_MAX	256	/* connections held before they run */
 #define CONTROL_IDLE_TIMEOUT_S	5	/* for a request's first byte */
-#define CONTROL_IO_TIMEOUT_S	5	/* per read or write, once it began */
+#define CONTROL_REQUEST_TIMEOUT_S 5	/* for the whole request, once it began */
+#define CONTROL_IO_TIMEOUT_S	5	/* per write of the answer */
 #define CONTROL_BACKLOG		SOMAXCONN
 #define CONTROL_NOTE_AFTER_MS	1000	/* a command waits: tell its client */
 #define CONTROL_NOTE_TICK_MS	250	/* how often to look again */
@@ -181,27 +187,30 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
 }
 
 /*
- * Runs a command line received whole (with the file it reads, @input, or
- * -1), and answers.
+ * Runs a command line received whole (with the file that mapperctl opened
+ * for it, @file, or -1: what it reads or writes, as the command says),
+ * and answers.
  */
 static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv,
-		  int input)
+		  int file)
 {
 	struct control *c = w->c;
 	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
+	int words;
+	const struct cmd *cmd = cmd_find(argc, argv, &words);
+	bool writes = cmd && cmd->output_option;
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 		.host = &host,
-		.input = input,
+		.input = writes ? -1 : file,
+		.output = writes ? file : -1,
 	};
 	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;
-	const struct cmd *cmd;
-	int status, words;
+	int status;
 	bool reads;
 
-	cmd = cmd_find(argc, argv, &words);
 	reads = !cmd || cmd->reads_only || cmd_help_requested(argc - words, argv + words);
 	if (draining(c)) {
 		if (daemon_open_volumes(c->d, vols, sizeof(vols)))
@@ -249,7 +258,7 @@ static void refuse(struct control *c, int fd, const struct ucred *cred)
 
 	log_warn("control: refused a command from uid %u (pid %d): neither root nor "
 		 "the pool's owner", (unsigned int)cred->uid, (int)cred->pid);
-	if (wire_recv_request(fd, &argc, &argv, NULL))
+	if (wire_recv_request(fd, &argc, &argv, NULL, CONTROL_REQUEST_TIMEOUT_S * 1000))
 		return;
 	free(argv);
 	n = snprintf(msg, sizeof(msg), "mapperctl: permission denied: only root and the "
@@ -259,11 +268,10 @@ static void refuse(struct control *c, int fd, const struct ucred *cred)
 			   (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
-static void set_io_timeouts(int fd)
+static void set_send_timeout(int fd)
 {
 	struct timeval tv = { .tv_sec = CONTROL_IO_TIMEOUT_S };
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
@@ -273,22 +281,25 @@ static void serve_connection(struct worker_slot *w, int fd)
 	struct control *c = w->c;
 	struct ucred cred = { .pid = 0 };
 	char **argv = NULL, byte;
-	int argc, input, r;
+	int argc, file, r;
 
 	if (recv(fd, &byte, 1, MSG_PEEK) <= 0)
 		return;		/* it went away without a word (mapperfs probes so) */
-	set_io_timeouts(fd);
+	set_send_timeout(fd);
 	if (!peer_allowed(c, fd, &cred)) {
 		refuse(c, fd, &cred);
 		return;
 	}
-	r = wire_recv_request(fd, &argc, &argv, &input);
-	if (r) {
+	r = wire_recv_request(fd, &argc, &argv, &file, CONTROL_REQUEST_TIMEOUT_S * 1000);
+	if (r == -ETIMEDOUT) {
+		log_warn("control: a client (pid %d) did not send its whole request within %d s; "
+			 "closing it", (int)cred.pid, CONTROL_REQUEST_TIMEOUT_S);
+	} else if (r) {
 		log_warn("control: bad request from pid %d: %s", (int)cred.pid, strerror(-r));
 	} else {
-		serve(w, fd, cred.pid, argc, argv, input);
-		if (input >= 0)
-			close(input);
+		serve(w, fd, cred.pid, argc, argv, file);
+		if (file >= 0)
+			close(file);
 	}
 	free(argv);
 }

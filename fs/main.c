@@ -105,8 +105,9 @@ static const char usage_text[] =
 	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
 	"                 S seconds (1..86400, default 60)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
-	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*)\n"
-	"                 are ignored\n"
+	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*,\n"
+	"                 comment=) are ignored; a value with commas is quoted as\n"
+	"                 mount(8) quotes it: comment=\"a,b\"\n"
 	"  -V, --version  the version\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -161,16 +162,45 @@ static bool fstab_only(const char *opt)
 }
 
 /*
+ * The next option of an -o list at *@cursor, cut at the first comma that
+ * is not inside double quotes, as mount(8) splits them (comment="a,b" is
+ * one option); NULL at the end.  *@unbalanced is set for a quote that is
+ * never closed.
+ */
+static char *next_option(char **cursor, bool *unbalanced)
+{
+	char *opt = *cursor, *p;
+	bool quoted = false;
+
+	if (!opt)
+		return NULL;
+	for (p = opt; *p && (quoted || *p != ','); p++)
+		quoted ^= *p == '"';
+	*unbalanced = quoted;
+	*cursor = *p ? p + 1 : NULL;
+	*p = '\0';
+	return opt;
+}
+
+/*
  * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty,
- * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse.
+ * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
+ * which splits at every comma: only fstab's own options may hold one.
  */
 static int parse_o(struct options *o, char *list)
 {
-	for (char *save, *opt = strtok_r(list, ",", &save); opt;
-	     opt = strtok_r(NULL, ",", &save)) {
+	bool unbalanced = false;
+
+	for (char *cursor = list, *opt; (opt = next_option(&cursor, &unbalanced));) {
 		enum log_level level;
 
-		if (fstab_only(opt)) {
+		if (unbalanced) {
+			log_error("invalid -o %s: a double quote is not closed", opt);
+			return -EINVAL;
+		}
+		if (!*opt) {
+			continue;
+		} else if (fstab_only(opt)) {
 			continue;
 		} else if (!strncmp(opt, "log=", 4)) {
 			if (log_parse_level(opt + 4, &level)) {
@@ -203,6 +233,10 @@ static int parse_o(struct options *o, char *list)
 				return -EINVAL;
 			}
 			o->event_timeout_s = (unsigned int)n;
+		} else if (strchr(opt, ',')) {
+			log_error("invalid -o %s: only fstab's own options (comment=, x-*) may "
+				  "hold a comma", opt);
+			return -EINVAL;
 		} else if (add_fuse_opt(o, opt)) {
 			return -ENOMEM;
 		}
@@ -218,6 +252,10 @@ static bool mount_helper(const char *argv0)
 	return !strncmp(base ? base + 1 : argv0, "mount.", 6);
 }
 
+/*
+ * Returns 0, or the exit status after a message: 2 for a command line of
+ * the wrong shape, 1 for a wrong value (docs/cli.md).
+ */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -258,12 +296,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 't':
 			if (strcmp(optarg, "fuse.mapperfs")) {
 				log_error("mount type '%s' is not fuse.mapperfs", optarg);
-				return 2;
+				return 1;	/* a wrong value: see docs/cli.md */
 			}
 			break;
 		case 'o':
 			if (parse_o(o, optarg))
-				return 2;
+				return 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -615,7 +653,8 @@ static void log_open_volumes(struct daemon *d, const char *mnt, int sig, int det
 		return;
 	}
 	log_info("%s: '%s' %s; still serving the open volumes %s; the daemon stops "
-		 "once they are closed", sigdesc(sig), mnt,
+		 "once they are closed (unmount what is mounted on a loop device over "
+		 "one, then 'losetup -d' the device)", sigdesc(sig), mnt,
 		 detached ? "is detached (no new opens)" : "could not be detached", list);
 }
 

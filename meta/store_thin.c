@@ -93,7 +93,7 @@ int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr
 int store_thin_put(struct store *s, const struct thin_rec *t)
 {
 	sqlite3_stmt *st;
-	int r;
+	int rc, r;
 
 	r = store_stmt(s, "INSERT OR REPLACE INTO thin (volume, pool, dir, snapshot_of)"
 			  " VALUES (?, ?, ?, ?)", &st);
@@ -104,7 +104,13 @@ int store_thin_put(struct store *s, const struct thin_rec *t)
 	sqlite3_bind_int64(st, 3, t->dir);
 	if (t->snapshot_of)
 		sqlite3_bind_int64(st, 4, t->snapshot_of);
-	return store_step_done(s, st);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		r = -ENOENT;		/* no such volume, pool or origin */
+	else
+		r = rc == SQLITE_DONE ? 0 : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
 }
 
 static int thin_row(sqlite3_stmt *st, void *rec)

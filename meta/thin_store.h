@@ -21,7 +21,10 @@ int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr
 /* Writes the policies that can change (schema version 4's). */
 int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p);
 
-/* Inserts or replaces. */
+/*
+ * Inserts or replaces.  -ENOENT if it names a volume, pool or origin
+ * (snapshot_of) that does not exist.
+ */
 int store_thin_put(struct store *s, const struct thin_rec *t);
 /* Points an existing thin row at directory @dir (none: nothing). */
 int store_thin_set_dir(struct store *s, int64_t volume, int64_t dir);

@@ -219,16 +219,17 @@ static int named(const char *const *list, const char *name)
 	return 0;
 }
 
-/* Standard input, as the value of the input option. */
-static int is_stdin(const struct cmd *c, const char *name, const char *value)
+/* Standard input or output, as the value of the input or output option. */
+static int is_std_stream(const struct cmd *c, const char *name, const char *value)
 {
-	return c->input_option && !strcmp(name, c->input_option) && !strcmp(value, "-");
+	return ((c->input_option && !strcmp(name, c->input_option)) ||
+		(c->output_option && !strcmp(name, c->output_option))) && !strcmp(value, "-");
 }
 
 /* Is @value of option @name a path to make absolute? */
 static int is_path(const struct cmd *c, const char *name, const char *value)
 {
-	if (is_stdin(c, name, value))
+	if (is_std_stream(c, name, value))
 		return 0;
 	if (named(c->path_options, name))
 		return 1;
@@ -384,5 +385,92 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 	}
 	r = read_whole(fd, path, input, err);
 	close(fd);
+	return r;
+}
+
+int cmd_open_output(const struct cmd *c, int argc, char **argv, struct cmd_output *out,
+		    struct pool_error *err)
+{
+	const char *path = c->output_option ? option_value(c, argc, argv, c->output_option) : NULL;
+	const char *name;
+	struct stat st;
+	int fd, mem, r;
+
+	*out = (struct cmd_output)CMD_OUTPUT_INIT;
+	if (!c->output_option)
+		return 0;
+	if (path && !strcmp(path, "-"))
+		path = NULL;
+	name = path ? path : "standard output";
+	if (path) {
+		out->created = lstat(path, &st) < 0 && errno == ENOENT;
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	} else {
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	}
+	if (fd < 0)
+		return pool_fail(err, -errno, "cannot %s '%s': %s", path ? "create" : "write",
+				 name, strerror(errno));
+	out->path = path;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return pool_fail(err, r, "cannot write '%s': %s", name, strerror(-r));
+	}
+	if (S_ISREG(st.st_mode)) {
+		out->fd = fd;
+		return 0;
+	}
+	mem = memfd_create("mapperctl-output", MFD_CLOEXEC);
+	if (mem < 0) {
+		r = -errno;
+		close(fd);
+		return pool_fail(err, r, "cannot write '%s': %s", name, strerror(-r));
+	}
+	out->fd = mem;
+	out->dest = fd;
+	return 0;
+}
+
+/* Copies memory file @mem, from its start, to @dest. */
+static int copy_out(int mem, int dest, const char *name, struct pool_error *err)
+{
+	static char buf[1 << 16];
+	off_t at = 0;
+	ssize_t n;
+
+	while ((n = pread(mem, buf, sizeof(buf), at)) > 0) {
+		for (ssize_t done = 0, w; done < n; done += w) {
+			w = write(dest, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				return pool_fail(err, -errno, "cannot write '%s': %s", name,
+						 strerror(errno));
+		}
+		at += n;
+	}
+	if (n < 0)
+		return pool_fail(err, -errno, "cannot write '%s': %s", name, strerror(errno));
+	return 0;
+}
+
+int cmd_close_output(struct cmd_output *o, int status, struct pool_error *err)
+{
+	const char *name = o->path ? o->path : "standard output";
+	int r = 0;
+
+	if (o->fd < 0)
+		return 0;
+	if (o->dest >= 0) {
+		if (status == CMD_OK)
+			r = copy_out(o->fd, o->dest, name, err);
+		close(o->dest);
+	}
+	if (close(o->fd) && !r && status == CMD_OK && o->dest < 0)
+		r = pool_fail(err, -errno, "cannot write '%s': %s", name, strerror(errno));
+	if ((status != CMD_OK || r) && o->path && o->created)
+		unlink(o->path);
+	*o = (struct cmd_output)CMD_OUTPUT_INIT;
 	return r;
 }

@@ -11,7 +11,10 @@
  *
  * A command writes its normal output to ctx->out and one-line errors to
  * ctx->err ("mapperctl: create linear: volume 'x' exists"), and returns an
- * exit status: 0 success, 1 failure, 2 usage error.  Below the commands
+ * exit status: 0 success, 2 (CMD_USAGE) for a command line of the wrong
+ * shape (an unknown option, a missing or unexpected argument, options
+ * that exclude each other), 1 (CMD_FAIL) for anything else, a value that
+ * is wrong included ("invalid size 'abc'", "unknown --format 'yaml'").  Below the commands
  * (opts.h, the service) functions return 0 or -errno and say why in a
  * struct pool_error; the commands print it.
  */
@@ -41,6 +44,11 @@ struct cmd_ctx {
 	 * mapperctl and read from here, online or offline; -1 if not given.
 	 */
 	int input;
+	/*
+	 * The file the command writes (struct cmd's output_option), opened
+	 * by mapperctl, online or offline; -1 if the command has none.
+	 */
+	int output;
 	FILE *out;
 	FILE *err;
 	/* Set by the parse (cmd_next_option): the first positional argument. */
@@ -82,6 +90,15 @@ struct cmd {
 	 * daemon never waits on a writer.  NULL: none.
 	 */
 	const char *input_option;
+	/*
+	 * The long option ("output") whose value is a file the command
+	 * writes, standard output if it is "-" or not given: mapperctl opens
+	 * it with its caller's rights and hands it over (ctx->output), so the
+	 * daemon, which may run as root, creates no file for anyone.  A
+	 * command has an input_option or an output_option, not both (a
+	 * request carries one file).  NULL: none.
+	 */
+	const char *output_option;
 };
 
 /* Bytes of a command's input at most (a switch table of 2^28 regions fits). */
@@ -126,6 +143,39 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
  */
 int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err);
+
+/*
+ * Where a command's output goes, as mapperctl opened it (cmd_open_output).
+ * A regular file is handed over as it is; anything else (a pipe, a
+ * terminal, a FIFO) gets a memory file, copied there once the command
+ * succeeded, so that the daemon never waits on a slow reader.
+ */
+struct cmd_output {
+	int fd;				/* what the command writes; -1: none */
+	int dest;			/* where a memory file goes after; -1: fd is it */
+	const char *path;		/* the file named, or NULL for standard output */
+	bool created;			/* path did not exist before */
+};
+#define CMD_OUTPUT_INIT { .fd = -1, .dest = -1 }
+
+/*
+ * mapperctl's side: opens the value of command @c's output_option in argv
+ * (after its name words) for writing, created 0600 and emptied (a link is
+ * not followed), or standard output for "-" or none.  *out stays
+ * CMD_OUTPUT_INIT if @c has no output_option.  0, or -errno with @err
+ * set ("cannot create 'F': ...").
+ */
+int cmd_open_output(const struct cmd *c, int argc, char **argv, struct cmd_output *out,
+		    struct pool_error *err);
+
+/*
+ * mapperctl's side, once the command ended with exit status @status:
+ * copies a memory file to where it goes if the command succeeded,
+ * removes a file it created for a command that failed, and closes what
+ * cmd_open_output opened.  0, or -errno with @err set ("cannot write
+ * 'F': ...").
+ */
+int cmd_close_output(struct cmd_output *o, int status, struct pool_error *err);
 
 /* Prints "mapperctl: <what>: <message>" to ctx->err; returns CMD_FAIL. */
 int cmd_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)

@@ -67,7 +67,7 @@ static int change_run(struct cmd_ctx *ctx, int argc, char **argv)
 		if (c == CMD_OPTION_ERROR || !strchr("DTPME", c))
 			return CMD_USAGE;
 		if (parse_value(c, optarg, &policy, &fields, &err))
-			return cmd_usage_error(ctx, WHAT, "%s", err.msg);
+			return cmd_error(ctx, WHAT, "%s", err.msg);
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
 	if (r)

@@ -1,7 +1,7 @@
 /*
  * dump: a thin pool's maps as thin_dump's XML (or the same tree as JSON),
  * from a committed, consistent point, to standard output or a file
- * (pool_thin_dump).  thin_restore turns it into dm-thin metadata.
+ * (pool_thin_dump) that mapperctl opened (cmd.h, output_option).  thin_restore turns it into dm-thin metadata.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,14 +21,21 @@ static const struct option options[] = {
 
 static const char *const path_options[] = { "--output", NULL };
 
-/* A new file (0600) for the dump, or NULL after a message. */
-static FILE *open_output(struct cmd_ctx *ctx, const char *path)
+/*
+ * The file mapperctl opened for the dump (cmd.h, output_option), as a
+ * stream of its own, or NULL after a message naming @name.
+ */
+static FILE *open_output(struct cmd_ctx *ctx, const char *name)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = ctx->output < 0 ? -1 : fcntl(ctx->output, F_DUPFD_CLOEXEC, 0);
 	FILE *f;
 
+	if (ctx->output < 0) {
+		cmd_error(ctx, WHAT, "cannot write '%s': mapperctl did not open it", name);
+		return NULL;
+	}
 	if (fd < 0) {
-		cmd_error(ctx, WHAT, "cannot create '%s': %s", path, strerror(errno));
+		cmd_error(ctx, WHAT, "cannot write '%s': %s", name, strerror(errno));
 		return NULL;
 	}
 	f = fdopen(fd, "w");
@@ -54,7 +61,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 		else if (c == 'f' && !strcmp(optarg, "json"))
 			format = POOL_DUMP_JSON;
 		else if (c == 'f')
-			return cmd_usage_error(ctx, WHAT, "unknown --format '%s': use xml or json", optarg);
+			return cmd_error(ctx, WHAT, "unknown --format '%s': use xml or json", optarg);
 		else if (c == 'o')
 			output = optarg;
 		else
@@ -63,14 +70,14 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
 	if (r)
 		return r;
-	f = output ? open_output(ctx, output) : ctx->out;
+	if (!output || !strcmp(output, "-"))
+		output = "standard output";
+	f = open_output(ctx, output);
 	if (!f)
 		return CMD_FAIL;
 	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &err);
-	if (output && fclose(f) && !r)
+	if (fclose(f) && !r)
 		r = pool_fail(&err, -errno, "cannot write '%s': %s", output, strerror(errno));
-	if (r && output)
-		unlink(output);
 	return r ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
 }
 
@@ -86,11 +93,14 @@ const struct cmd cmd_dump = {
 		"thin_delta and thin_rmap read it; 'mapperctl restore' takes it back.\n"
 		"\n"
 		"  --format F   xml (default) or json (the same tree)\n"
-		"  --output F   write to file F (made 0600) instead of standard output\n",
+		"  --output F   write to file F instead of standard output (- is\n"
+		"               standard output); mapperctl creates it (0600), with\n"
+		"               your rights, and removes it if the dump fails\n",
 	.run = dump_run,
 	.options = options,
 	.short_options = ":o:",
 	.needs_pool = 1,
 	.reads_only = 1,
 	.path_options = path_options,
+	.output_option = "output",
 };

@@ -1,11 +1,14 @@
 /*
  * restore: thin volumes and their maps in an empty thin pool, from
- * thin_dump XML (pool_thin_restore).  The data blocks stay where they
- * are: the XML's data block numbers are the pool's blocks.
+ * thin_dump XML (pool_thin_restore), which mapperctl opened (cmd.h,
+ * input_option).  The data blocks stay where they are: the XML's data
+ * block numbers are the pool's blocks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -37,6 +40,31 @@ static void print_line(void *arg, const char *line)
 		json_string(rep->j, NULL, line);
 	else
 		fprintf(rep->ctx->out, "%s\n", line);
+}
+
+/*
+ * The XML mapperctl opened for --from (cmd.h, input_option), as a stream
+ * of its own, or NULL after a message naming @from.
+ */
+static FILE *open_input(struct cmd_ctx *ctx, const char *from)
+{
+	int fd = ctx->input < 0 ? -1 : fcntl(ctx->input, F_DUPFD_CLOEXEC, 0);
+	FILE *f;
+
+	if (ctx->input < 0) {
+		cmd_error(ctx, WHAT, "cannot read '%s': mapperctl did not open it", from);
+		return NULL;
+	}
+	if (fd < 0) {
+		cmd_error(ctx, WHAT, "cannot read '%s': %s", from, strerror(errno));
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		cmd_error(ctx, WHAT, "out of memory");
+	}
+	return f;
 }
 
 /* "DEV_ID:NAME[:SIZE]" into @v (name pointing into @arg, cut). */
@@ -99,7 +127,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 			rep.j = &j;
 		} else if (c == 'v') {
 			if (parse_volume(optarg, &vols[s.nr_vols++], &err)) {
-				r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+				r = cmd_error(ctx, WHAT, "%s", err.msg);
 				goto out;
 			}
 		} else {
@@ -108,7 +136,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (check_unique(vols, s.nr_vols, &err)) {
-		r = cmd_usage_error(ctx, WHAT, "%s", err.msg);
+		r = cmd_error(ctx, WHAT, "%s", err.msg);
 		goto out;
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin POOL");
@@ -116,9 +144,9 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_usage_error(ctx, WHAT, "missing --from FILE (see 'mapperctl %s --help')", WHAT);
 	if (r)
 		goto out;
-	s.xml = fopen(from, "re");
+	s.xml = open_input(ctx, from);
 	if (!s.xml) {
-		r = cmd_error(ctx, WHAT, "cannot open '%s': %s", from, strerror(errno));
+		r = CMD_FAIL;
 		goto out;
 	}
 	if (rep.j) {		/* closed even after a failure: what was said stays JSON */
@@ -156,7 +184,9 @@ const struct cmd cmd_restore = {
 		"report); a device that maps nothing needs its size given.  All or\n"
 		"nothing.\n"
 		"\n"
-		"  --from FILE  the XML\n"
+		"  --from FILE  the XML: a file, a pipe, a FIFO, or - for standard\n"
+		"               input (at most 1 GiB), which mapperctl reads with your\n"
+		"               rights\n"
 		"  --dry-run    check it and say what would be created; change nothing\n"
 		"  --volume DEV_ID:NAME[:SIZE]  name (and size) the volume of device\n"
 		"               DEV_ID (thin_dump's XML has neither); each DEV_ID and\n"
@@ -167,4 +197,5 @@ const struct cmd cmd_restore = {
 	.options = options,
 	.needs_pool = 1,
 	.path_options = path_options,
+	.input_option = "from",
 };

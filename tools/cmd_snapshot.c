@@ -26,7 +26,7 @@ static int parse_group(struct cmd_ctx *ctx, int argc, char **argv,
 		char *eq = strchr(argv[i], '=');
 
 		if (!eq || eq == argv[i] || !eq[1])
-			return cmd_usage_error(ctx, WHAT, "'%s' is not ORIGIN=NAME", argv[i]);
+			return cmd_error(ctx, WHAT, "'%s' is not ORIGIN=NAME", argv[i]);
 		*eq = '\0';
 		pairs[i - ctx->optind] = (struct pool_snapshot_pair){ argv[i], eq + 1 };
 	}

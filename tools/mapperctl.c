@@ -82,17 +82,18 @@ static int parse_global(int argc, char **argv, const char **pool)
 #define RUN_AGAIN	(-1)	/* the daemon went away before it read the command */
 
 /*
- * The daemon runs the command (reading @input, if it has one); we print
+ * The daemon runs the command (reading or writing @file, if it has one,
+ * which we opened for it); we print
  * what it said.  A connection reset before any answer means the daemon
  * closed it with our request unread (it was stopping): it ran nothing, so
  * RUN_AGAIN.  One that merely ends may have run it: that is an error.
  */
-static int run_remote(int fd, const char *pool, int argc, char **argv, int input)
+static int run_remote(int fd, const char *pool, int argc, char **argv, int file)
 {
 	char *out = NULL, *err = NULL;
 	int status, r;
 
-	r = wire_send_request(fd, argc, argv, input);
+	r = wire_send_request(fd, argc, argv, file);
 	if (!r)
 		r = wire_recv_response(fd, &status, &out, &err, stderr);
 	close(fd);
@@ -181,7 +182,8 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 		int fd = wire_connect(ctx->pool_dir, why, sizeof(why));
 
 		if (fd >= 0) {
-			status = run_remote(fd, ctx->pool_dir, argc, argv, ctx->input);
+			status = run_remote(fd, ctx->pool_dir, argc, argv,
+					    ctx->input >= 0 ? ctx->input : ctx->output);
 		} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 			status = run_local(ctx, c, argc, argv);
 		} else if (fd == -EPERM) {
@@ -204,11 +206,12 @@ static int run(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *pool = getenv("MAPPERFS_POOL");
-	struct cmd_ctx ctx = { .input = -1, .out = stdout, .err = stderr,
+	struct cmd_ctx ctx = { .input = -1, .output = -1, .out = stdout, .err = stderr,
 			       .open_meta = pool_port_open };
+	struct cmd_output output;
 	struct pool_error err;
 	const struct cmd *c;
-	int first, words;
+	int first, words, status;
 
 	log_init("mapperctl");
 	log_set_level(LOG_LEVEL_WARN);
@@ -226,9 +229,17 @@ int main(int argc, char **argv)
 	}
 	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
-	if (cmd_open_input(c, argc - words + 1, argv + words - 1, &ctx.input, &err)) {
+	if (cmd_open_input(c, argc - words + 1, argv + words - 1, &ctx.input, &err) ||
+	    cmd_open_output(c, argc - words + 1, argv + words - 1, &output, &err)) {
 		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
 		return CMD_FAIL;
 	}
-	return run(&ctx, c, argc, argv);
+	ctx.output = output.fd;
+	status = run(&ctx, c, argc, argv);
+	fflush(stdout);		/* what the command printed comes before a copied output */
+	if (cmd_close_output(&output, status, &err)) {
+		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
+		return CMD_FAIL;
+	}
+	return status;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WIRE_MAGIC	"MPFS"
@@ -45,13 +47,55 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Short read at end of stream: -EPROTO, the peer broke off mid-message. */
-static int read_all(int fd, void *buf, size_t len)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The deadline @timeout_ms from now (CLOCK_MONOTONIC, ms); 0 for -1: none. */
+static uint64_t deadline_in(int timeout_ms)
+{
+	return timeout_ms < 0 ? 0 : now_ms() + (uint64_t)timeout_ms;
+}
+
+/* Until @fd has bytes (or an end): 0, or -ETIMEDOUT past @deadline (0: none). */
+static int wait_readable(int fd, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t now;
+	int n;
+
+	if (!deadline)
+		return 0;
+	do {
+		now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)(deadline - now));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * Short read at end of stream: -EPROTO, the peer broke off mid-message;
+ * -ETIMEDOUT if @deadline (0: none) passes first.
+ */
+static int read_all(int fd, void *buf, size_t len, uint64_t deadline)
 {
 	char *p = buf;
 
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		int r = wait_readable(fd, deadline);
+		ssize_t n;
+
+		if (r)
+			return r;
+		n = read(fd, p, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -76,7 +120,7 @@ static int write_u32(int fd, uint32_t v)
 static int read_u32(int fd, uint32_t *v)
 {
 	uint32_t le;
-	int r = read_all(fd, &le, sizeof(le));
+	int r = read_all(fd, &le, sizeof(le), 0);
 
 	if (!r)
 		*v = le32toh(le);
@@ -132,7 +176,7 @@ int wire_send_request(int fd, int argc, char *const *argv, int file)
  * Reads the @argc strings of a request into *data, *len bytes, malloc'ed.
  * The buffer grows by doubling up to the WIRE_MAX the header leaves.
  */
-static int read_strings(int fd, uint32_t argc, char **data, size_t *len)
+static int read_strings(int fd, uint32_t argc, char **data, size_t *len, uint64_t deadline)
 {
 	const size_t max = WIRE_MAX - WIRE_HDR;
 	size_t cap = 0, used = 0, nuls = 0;
@@ -154,6 +198,9 @@ static int read_strings(int fd, uint32_t argc, char **data, size_t *len)
 			}
 			buf = tmp;
 		}
+		r = wait_readable(fd, deadline);
+		if (r)
+			break;
 		n = read(fd, buf + used, cap - used);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -204,7 +251,7 @@ static void take_files(struct msghdr *m, int *file)
  * Reads the header, and the file sent with its first bytes; a descriptor
  * that is not a socket (a test's memfd) is read as it is.
  */
-static int read_header(int fd, char *hdr, int *file)
+static int read_header(int fd, char *hdr, int *file, uint64_t deadline)
 {
 	union {
 		struct cmsghdr h;
@@ -214,12 +261,15 @@ static int read_header(int fd, char *hdr, int *file)
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
 			    .msg_controllen = sizeof(ctl.buf) };
 	ssize_t n;
+	int r = wait_readable(fd, deadline);
 
+	if (r)
+		return r;
 	do
 		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0 && errno == ENOTSOCK)
-		return read_all(fd, hdr, WIRE_HDR);
+		return read_all(fd, hdr, WIRE_HDR, deadline);
 	if (n < 0)
 		return -errno;
 	take_files(&m, file);
@@ -227,10 +277,10 @@ static int read_header(int fd, char *hdr, int *file)
 		return -EPROTO;		/* more files than a request carries */
 	if (n == 0)
 		return -EPROTO;
-	return read_all(fd, hdr + n, WIRE_HDR - (size_t)n);
+	return read_all(fd, hdr + n, WIRE_HDR - (size_t)n, deadline);
 }
 
-static int recv_request(int fd, int *argc, char ***argv, int *file)
+static int recv_request(int fd, int *argc, char ***argv, int *file, uint64_t deadline)
 {
 	char hdr[WIRE_HDR], *data = NULL, *s;
 	size_t len = 0;
@@ -238,7 +288,7 @@ static int recv_request(int fd, int *argc, char ***argv, int *file)
 	char **v;
 	int r;
 
-	r = read_header(fd, hdr, file);
+	r = read_header(fd, hdr, file, deadline);
 	if (r)
 		return r;
 	if (memcmp(hdr, WIRE_MAGIC, 4))
@@ -248,7 +298,7 @@ static int recv_request(int fd, int *argc, char ***argv, int *file)
 	if (n > WIRE_MAX - WIRE_HDR)
 		return -EMSGSIZE;
 	if (n) {
-		r = read_strings(fd, n, &data, &len);
+		r = read_strings(fd, n, &data, &len, deadline);
 		if (r)
 			return r;
 	}
@@ -271,13 +321,13 @@ static int recv_request(int fd, int *argc, char ***argv, int *file)
 	return 0;
 }
 
-int wire_recv_request(int fd, int *argc, char ***argv, int *file)
+int wire_recv_request(int fd, int *argc, char ***argv, int *file, int timeout_ms)
 {
 	int r;
 
 	if (file)
 		*file = -1;
-	r = recv_request(fd, argc, argv, file);
+	r = recv_request(fd, argc, argv, file, deadline_in(timeout_ms));
 	if (r && file && *file >= 0) {
 		close(*file);
 		*file = -1;
@@ -349,7 +399,7 @@ static int read_blob(int fd, char **out)
 			break;
 		}
 		buf = tmp;
-		r = read_all(fd, buf + used, cap - used);
+		r = read_all(fd, buf + used, cap - used, 0);
 		if (r)
 			break;
 		used = cap;

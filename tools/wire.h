@@ -13,8 +13,10 @@
  *
  * Integers are little-endian.  A request is at most WIRE_MAX bytes.  A
  * request may carry one open file (SCM_RIGHTS, with its first bytes): the
- * input the command reads, which mapperctl opened, so that a pipe or its
- * own standard input reaches the daemon (cmd.h, input_option).
+ * file the command reads or writes, which mapperctl opened with its
+ * caller's rights, so that a pipe or its own standard input or output
+ * reaches the daemon, and the daemon opens no path for a client (cmd.h,
+ * input_option and output_option).
  */
 #ifndef MAPPERFS_WIRE_H
 #define MAPPERFS_WIRE_H
@@ -31,9 +33,13 @@ int wire_send_request(int fd, int argc, char *const *argv, int file);
 /*
  * Reads a request; *argv is one malloc'ed block (free(*argv)).  The file
  * it carries, if any, is in *file (close it), else -1; with @file NULL,
- * one is closed.  0 or -errno (and no file).
+ * one is closed.  The whole request must arrive within @timeout_ms of the
+ * call (-1: no limit), however it trickles in: a peer that sends a byte
+ * now and then holds the reader no longer than that.  @fd must block.
+ * 0 or -errno (and no file): -ETIMEDOUT when time ran out, -EPROTO for a
+ * request that is not one.
  */
-int wire_recv_request(int fd, int *argc, char ***argv, int *file);
+int wire_recv_request(int fd, int *argc, char ***argv, int *file, int timeout_ms);
 int wire_send_response(int fd, int status, const char *out, size_t out_len,
 		       const char *err, size_t err_len);
 /*

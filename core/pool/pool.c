@@ -108,7 +108,7 @@ int pool_volume_get(struct pool *p, const char *name,
 		return pool_fail(err, -ENOENT, "no volume '%s'", name);
 	if (kind && v->type != kind)
 		return pool_fail(err, -EINVAL, "volume '%s' is %s, not %s", name,
-				 v->type->name, kind->name);
+				 v->type->words, kind->words);
 	if (v->failure && !failed_ok)
 		return pool_fail(err, -EIO, "volume '%s' is failed: %s", name, v->failure);
 	*out = v;

@@ -60,7 +60,7 @@ bool pool_check_hit(const struct pool_check *c, const struct pool_volume *v)
 static void vbreach(struct pool_check *c, struct pool_volume *v, bool counted,
 		    const char *fmt, va_list ap)
 {
-	char msg[POOL_ERROR_LEN], line[POOL_ERROR_LEN + 96];
+	char msg[2 * POOL_ERROR_LEN], line[2 * POOL_ERROR_LEN + 96];	/* a reason and its victims */
 
 	if (c->only && v != c->only)
 		return;

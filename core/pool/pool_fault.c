@@ -71,38 +71,57 @@ static const char *kind_word(const struct pool_volume *v, bool plural)
 }
 
 /*
- * Appends "'a', 'b'" for the victims of @f that hold other volumes
- * (@pools: thin pools, not files in the mount), or for the others.
+ * Room kept at the end of a list of names for " and N more", which says
+ * how many did not fit: a name is listed whole or not at all.
+ */
+#define MORE_ROOM	32
+
+/*
+ * Writes "'a', 'b'" (or "'a', 'b' and 7 more") into @buf, @len bytes, for
+ * the victims of @f that hold other volumes (@pools: thin pools, not
+ * files in the mount), or for the others.  Returns how many there are.
  */
 static size_t list_victims(struct pool *p, struct pool_fault f, bool pools, char *buf,
-			   size_t len, size_t *used, const struct pool_volume **first)
+			   size_t len, const struct pool_volume **first)
 {
-	size_t n = 0;
+	size_t n = 0, shown = 0, used = 0;
 
+	buf[0] = '\0';
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
+		size_t w;
 
 		if (!v->failure || !v->type->served != pools || v == f.vol ||
 		    !same_fault(pool_fault_of(p, v), f))
 			continue;
 		if (!n)
 			*first = v;
-		if (*used < len)
-			*used += (size_t)snprintf(buf + *used, len - *used, "%s'%s'",
-						  n ? ", " : "", v->rec.name);
+		w = strlen(v->rec.name) + (shown ? 4 : 2);
+		if (shown == n && used + w + MORE_ROOM < len) {
+			snprintf(buf + used, len - used, "%s'%s'", shown ? ", " : "", v->rec.name);
+			used += w;
+			shown++;
+		}
 		n++;
 	}
+	if (shown < n)
+		snprintf(buf + used, len - used, " and %zu more", n - shown);
 	return n;
 }
 
+/* The kind words ("thin pools", "volumes") and " and " around the lists. */
+#define VICTIMS_WORDS	64
+
 size_t pool_fault_victims(struct pool *p, struct pool_fault f, char *buf, size_t len)
 {
-	char pools[POOL_ERROR_LEN / 2] = "", vols[POOL_ERROR_LEN / 2] = "";
+	char pools[(POOL_ERROR_LEN - 2 * VICTIMS_WORDS) / 2], vols[POOL_ERROR_LEN];
 	const struct pool_volume *first_pool = NULL, *first_vol = NULL;
-	size_t used_pools = 0, used_vols = 0, nr_pools, nr_vols;
+	size_t nr_pools, nr_vols;
 
-	nr_pools = list_victims(p, f, true, pools, sizeof(pools), &used_pools, &first_pool);
-	nr_vols = list_victims(p, f, false, vols, sizeof(vols), &used_vols, &first_vol);
+	/* the volumes have the room the pools left */
+	nr_pools = list_victims(p, f, true, pools, sizeof(pools), &first_pool);
+	nr_vols = list_victims(p, f, false, vols,
+			       POOL_ERROR_LEN - 2 * VICTIMS_WORDS - strlen(pools), &first_vol);
 	buf[0] = '\0';
 	if (nr_pools)
 		snprintf(buf, len, "%s %s", kind_word(first_pool, nr_pools > 1), pools);

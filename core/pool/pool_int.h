@@ -350,7 +350,9 @@ struct pool_fault {
 struct pool_fault pool_fault_of(struct pool *p, struct pool_volume *v);
 /*
  * The volumes fault @f keeps out of service besides itself, as "thin
- * pool 'tp' and volumes 'a', 'b'" in @buf ("" if none).  Returns how many.
+ * pool 'tp' and volumes 'a', 'b'" in @buf ("" if none).  Names are listed
+ * whole: those that do not fit are counted ("'a', 'b' and 28 more"), in a
+ * @len of POOL_ERROR_LEN - 32 or more.  Returns how many.
  */
 size_t pool_fault_victims(struct pool *p, struct pool_fault f, char *buf, size_t len);
 /* Calls @fn once per fault: each failed device, each volume failed of its own. */

@@ -1226,7 +1226,7 @@ static int record_removal(struct pool *p, void *arg)
 	return p->meta->ops->volume_delete(p->meta, v->rec.id);
 }
 
-static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool_error *err)
+static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp;
 	int r;
@@ -1258,6 +1258,31 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 	end_admin_freeing(tp);
 	pool_volume_forget(p, v);
 	return 0;
+}
+
+/*
+ * The store forgets a removed volume as the origin of its snapshots (ON
+ * DELETE SET NULL); memory must too, or the next write of such a row
+ * (repair, rollback) names a volume that is gone and the store refuses it.
+ */
+static void forget_origin(struct pool *p, int64_t id)
+{
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type == &thin_type && v->thin.rec.snapshot_of == id)
+			v->thin.rec.snapshot_of = 0;
+	}
+}
+
+static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	int64_t id = v->rec.id;
+	int r = remove_thin(p, v, err);
+
+	if (!r)
+		forget_origin(p, id);
+	return r;
 }
 
 static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_error *err)
@@ -1736,6 +1761,7 @@ struct target_type thin_pool_type = {
 	.name = "thin-pool",
 	.noun = "thin pool",
 	.nouns = "thin pools",
+	.words = "thin pool",
 	.served = false,
 	.build_order = 0,
 	.attach = thin_pool_attach,

@@ -40,7 +40,7 @@ static int get_served_kind(struct pool *p, const char *name, bool failed_ok,
 	int r = pool_volume_get(p, name, NULL, failed_ok, out, err);
 
 	if (!r && !(*out)->type->served)
-		r = pool_fail(err, -EINVAL, "'%s' is a %s, not a volume", name, (*out)->type->name);
+		r = pool_fail(err, -EINVAL, "'%s' is a %s, not a volume", name, (*out)->type->words);
 	return r;
 }
 

@@ -24,7 +24,7 @@ static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 		     char *const *on, size_t nr_on, struct pool_error *err)
 {
 	(void)p, (void)size, (void)on, (void)nr_on;
-	return pool_fail(err, -EOPNOTSUPP, "cannot extend %s volume '%s'", v->type->name,
+	return pool_fail(err, -EOPNOTSUPP, "cannot extend %s volume '%s'", v->type->words,
 			 v->rec.name);
 }
 
@@ -92,6 +92,8 @@ static void register_types(void)
 			t->noun = "volume";
 			t->nouns = "volumes";
 		}
+		if (!t->words)
+			t->words = t->name;
 		if (!t->attach)
 			t->attach = no_attach;
 		if (!t->extend)

@@ -34,6 +34,11 @@ struct target_type {
 	const char *name;		/* as stored */
 	/* What messages call one and several: "thin pool".  Default "volume". */
 	const char *noun, *nouns;
+	/*
+	 * The kind in a sentence ("volume 'v' is linear, not thin pool"),
+	 * where the stored name is a CLI word ("thin-pool").  Default: name.
+	 */
+	const char *words;
 	bool served;			/* a file in the mount (not a thin pool) */
 	/*
 	 * Order of building at open: lower first (thin pools before their

@@ -13,7 +13,7 @@ make_pool
 add_file_device d0 16M >/dev/null
 mapperctl create linear v --size 8M
 
-expect_fail -s 2 -m 'transport=' mapperfs --pool "$POOL" "$T_DIR" -o transport=bogus
+expect_fail -s 1 -m 'transport=' mapperfs --pool "$POOL" "$T_DIR" -o transport=bogus
 
 # switches THREAD_NAME_PREFIX: voluntary context switches of the daemon's
 # threads whose name starts with the prefix, summed.

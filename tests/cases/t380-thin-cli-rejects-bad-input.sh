@@ -18,7 +18,7 @@ expect_fail -m "smaller than one block" mapperctl create thin-pool tp --size 32K
 expect_fail -m "not enough free space" mapperctl create thin-pool tp --size 1G
 expect_fail -s 2 mapperctl create thin v --size 4M
 expect_fail -m "no volume 'nopool'" mapperctl create thin v --pool nopool --size 4M
-expect_fail -m "is linear, not thin-pool" mapperctl create thin v --pool lin --size 4M
+expect_fail -m "is linear, not thin pool" mapperctl create thin v --pool lin --size 4M
 expect_fail -m "is linear, not thin" mapperctl snapshot lin s
 [ "$(mapperctl list --json)" = "$before" ] || fail "a refused command changed the pool"
 

@@ -72,6 +72,13 @@ refuses 2 "unexpected argument 'b'" check a b
 refuses 2 "option '--pool' needs a value" --pool
 refuses 2 "unexpected argument 'x'" reload x
 refuses 2 "option '--size' needs a value" create linear x --size
+# A wrong value is 1, however it is refused (docs/cli.md); 2 is for the
+# shape of the command line, above.
+refuses 1 "unknown --format 'yaml': use xml or json" dump tp --format yaml
+refuses 1 "autoextend threshold '200' must be a percentage 50..100$" change tp --autoextend-threshold 200
+refuses 1 "autoextend threshold '200' must be a percentage 50..100$" create thin-pool x --size 4M --autoextend-threshold 200
+refuses 1 "--volume 'x': use DEV_ID:NAME" restore tp --from nul.map --volume x
+refuses 1 "'t' is not ORIGIN=NAME" snapshot --group t
 # Sizes.
 refuses 1 "size '0' must be larger than zero" create linear x --size 0
 refuses 1 "size '-1' is negative" create linear x --size -1
@@ -137,7 +144,10 @@ refuses 1 "thin pool 'x' would have more than 2\^28 blocks: with 64.00 KiB block
 refuses 1 "thin pool 'tp' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" extend tp --size 17T
 refuses 1 "not enough free space" create thin-pool x --size 1T
 refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
-refuses 1 "volume 'lin' is linear, not thin-pool" create thin x --pool lin --size 4M
+refuses 1 "volume 'lin' is linear, not thin pool" create thin x --pool lin --size 4M
+# Messages say "thin pool"; "thin-pool" is only the word of `create thin-pool`.
+refuses 1 "volume 'tp' is thin pool, not thin$" snapshot tp x
+refuses 1 "'tp' is a thin pool, not a volume$" activate tp
 refuses 1 "origin '/nonexistent' is neither a volume nor a file" create thin x --pool tp --size 4M --origin /nonexistent
 refuses 1 "is a qcow2 \(or qcow\) disk image, not a raw image" create thin x --pool tp --size 4M --origin image.qcow2
 refuses 1 "thin pool 'tp' is at most" create thin x --pool tp --size 1048576T
@@ -194,6 +204,13 @@ mounts "mount point '$T_DIR/file' is not a directory" file
 mounts "mount point '$T_DIR/full' is not empty" full
 mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
+expect_fail -s 1 -m "^mapperfs: .*invalid -o log=loud" mapperfs --pool "$POOL" mnt -o log=loud
+expect_fail -s 1 -m "^mapperfs: .*invalid -o transport=bogus" mapperfs --pool "$POOL" mnt -o transport=bogus
+expect_fail -s 1 -m "^mapperfs: .*invalid -o comment=\"a,b: a double quote is not closed" \
+	mapperfs --pool "$POOL" mnt -o 'comment="a,b'
+expect_fail -s 1 -m "^mapperfs: .*invalid -o fsname=\"a,b\": only fstab's own options \(comment=, x-\*\) may hold a comma" \
+	mapperfs --pool "$POOL" mnt -o 'fsname="a,b"'
+n=$((n + 4))
 expect_fail -s 1 -m "^mapperfs: .*no pool at '$T_DIR/nosuchpool'" mapperfs --pool "$T_DIR/nosuchpool" mnt
 n=$((n + 1))
 # The daemon's own files are never followed through a link: it refuses to
@@ -206,7 +223,8 @@ for f in mapperfs.log mapperfs.pid; do
 	rm "$POOL/$f"
 	[ ! -e "$T_DIR/$f.kept" ] || mv "$T_DIR/$f.kept" "$POOL/$f"
 done
-start_daemon
+# fstab's comment= and x-* may hold commas, quoted as mount(8) quotes them.
+start_daemon "$POOL" "$T_DIR/mnt" -o 'comment="a,b",x-note="c,d",log=info'
 expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
 [ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"
 n=$((n + 1))

@@ -35,7 +35,7 @@ mapperctl list | grep -Eq '^tp .* 100\.00 .* ok$' || fail "list does not show ME
 
 expect_fail -s 1 -m "at least 64 KiB" mapperctl change tp --metadata-limit 32K
 expect_fail -s 2 -m "nothing to change" mapperctl change tp
-expect_fail -s 2 -m "takes on or off" mapperctl change tp --discard-passdown maybe
+expect_fail -s 1 -m "takes on or off" mapperctl change tp --discard-passdown maybe
 mapperctl change tp --metadata-limit 128K >/dev/null
 dd if=/dev/urandom of="$MNT/v" bs=64K count=1 seek=$((15 * 512)) conv=notrunc,fsync status=none ||
 	fail "the raised limit did not take"

@@ -34,7 +34,7 @@ if findmnt -n --mountpoint "$MNT" >/dev/null; then
 	fail "the helper's -f (fake) mounted the pool"
 fi
 expect_fail -s 1 -m "no pool at '$T_DIR/nopool'" "$helper" "$T_DIR/nopool" "$MNT" -f
-expect_fail -s 2 -m "mount type 'ext4' is not fuse.mapperfs" "$helper" "$POOL" "$MNT" -f -t ext4
+expect_fail -s 1 -m "mount type 'ext4' is not fuse.mapperfs" "$helper" "$POOL" "$MNT" -f -t ext4
 printf '%s %s fuse.mapperfs defaults,nofail,noauto,x-systemd.after=network.target,log=info 0 0\n' \
 	"$POOL" "$MNT" >fstab
 mount -f -v -T "$T_DIR/fstab" "$MNT" || fail "mount -f from the fstab line failed"
@@ -81,4 +81,4 @@ wait "$listener"
 exec 5<&-
 grep -q '^<6>serving pool' journal || fail "no journal line with priority 6: $(head -3 journal)"
 grep -q 'serving pool' "$POOL/mapperfs.log" || fail "the pool log was not written under the journal"
-expect_fail -s 2 -m "invalid -o log=loud" mapperfs --pool "$POOL" -o log=loud "$MNT"
+expect_fail -s 1 -m "invalid -o log=loud" mapperfs --pool "$POOL" -o log=loud "$MNT"

@@ -55,6 +55,6 @@ done
 
 expect_fail -m "no volume 'nope'" mapperctl snapshot --group a=x1 nope=x2
 expect_fail -m "volume 'a1' exists" mapperctl snapshot --group a=x1 b=a1
-expect_fail -s 2 -m "is not ORIGIN=NAME" mapperctl snapshot --group a
+expect_fail -s 1 -m "is not ORIGIN=NAME" mapperctl snapshot --group a
 mapperctl status x1 >/dev/null 2>&1 && fail "a failed group left snapshot x1 behind"
 mapperctl check >/dev/null || fail "check fails after group snapshots"

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char **argv = NULL;
 	int argc = -1, r;
 
-	r = wire_recv_request(fd, &argc, &argv, NULL);
+	r = wire_recv_request(fd, &argc, &argv, NULL, -1);
 	close(fd);
 	FUZZ_CHECK(r == 0 || r == -EPROTO || r == -EMSGSIZE || r == -ENOMEM);
 	if (r)

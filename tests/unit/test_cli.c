@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -55,6 +57,7 @@ static void remove_root(void)
 	nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Runs a command as mapperctl does, which opens the files it names. */
 static int run_words(const char **words)
 {
 	struct cmd_ctx ctx = {
@@ -62,10 +65,14 @@ static int run_words(const char **words)
 		.pool_dir = dir,
 		.open_meta = pool_port_open,
 		.input = -1,
+		.output = -1,
 	};
+	struct cmd_output output = CMD_OUTPUT_INIT;
+	const struct cmd *c;
+	struct pool_error e;
 	size_t out_len, err_len;
 	char *argv[64];
-	int argc = 0, status;
+	int argc = 0, status, words_used;
 
 	while (words[argc]) {
 		argv[argc] = (char *)words[argc];
@@ -75,7 +82,18 @@ static int run_words(const char **words)
 	free(err);
 	ctx.out = open_memstream(&out, &out_len);
 	ctx.err = open_memstream(&err, &err_len);
+	c = cmd_find(argc, argv, &words_used);
+	if (c && !cmd_help_requested(argc - words_used, argv + words_used)) {
+		ck_assert_int_eq(cmd_open_input(c, argc - words_used + 1, argv + words_used - 1,
+						&ctx.input, &e), 0);
+		ck_assert_int_eq(cmd_open_output(c, argc - words_used + 1,
+						 argv + words_used - 1, &output, &e), 0);
+		ctx.output = output.fd;
+	}
 	status = cmd_dispatch(&ctx, argc, argv);
+	ck_assert_int_eq(cmd_close_output(&output, status, &e), 0);
+	if (ctx.input >= 0)
+		close(ctx.input);
 	fclose(ctx.out);
 	fclose(ctx.err);
 	return status;
@@ -603,7 +621,7 @@ START_TEST(request_crosses_the_wire_intact)
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(wire_send_request(sv[0], 4, argv, -1), 0);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL, -1), 0);
 	ck_assert_int_eq(argc, 4);
 	for (int i = 0; i < 4; i++)
 		ck_assert_str_eq(got[i], argv[i]);
@@ -623,7 +641,7 @@ START_TEST(request_carries_the_file_it_reads_across_the_wire)
 	ck_assert_int_eq(pipe(pipe_fds), 0);
 	ck_assert_int_eq(wire_send_request(sv[0], 4, argv, pipe_fds[0]), 0);
 	close(pipe_fds[0]);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file, -1), 0);
 	ck_assert_int_eq(argc, 4);
 	ck_assert_str_eq(got[3], "-");
 	ck_assert_int_ge(file, 0);
@@ -645,7 +663,7 @@ START_TEST(request_without_a_file_gives_none)
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(wire_send_request(sv[0], 1, argv, -1), 0);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file), 0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, &file, -1), 0);
 	ck_assert_int_eq(file, -1);
 	free(got);
 	close(sv[0]);
@@ -696,6 +714,45 @@ START_TEST(notes_arrive_on_their_stream_before_the_response)
 }
 END_TEST
 
+/* A child that sends a request a byte at a time, every 20 ms, for 2 s. */
+static pid_t trickle(int fd)
+{
+	static const char req[] = "MPFS\1\0\0\0a-long-command-that-never-ends-in-time";
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	for (size_t i = 0; i < 100; i++) {
+		if (write(fd, &req[i % (sizeof(req) - 1)], 1) != 1)
+			_exit(0);
+		usleep(20000);
+	}
+	_exit(0);
+}
+
+START_TEST(request_that_trickles_in_is_cut_at_its_deadline)
+{
+	struct timespec t0, t1;
+	char **got;
+	int sv[2], argc;
+	pid_t child;
+	long ms;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	child = trickle(sv[0]);
+	ck_assert_int_gt(child, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL, 200), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_ge(ms, 150);	/* it waited, give or take a tick */
+	ck_assert_int_lt(ms, 1000);	/* not 200 ms per byte */
+	close(sv[1]);
+	close(sv[0]);
+	waitpid(child, NULL, 0);
+}
+END_TEST
+
 START_TEST(truncated_or_foreign_request_is_a_protocol_error)
 {
 	char **got;
@@ -704,11 +761,11 @@ START_TEST(truncated_or_foreign_request_is_a_protocol_error)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[0], "MPFS\2\0\0\0list\0li", 15), 15);
 	close(sv[0]);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), -EPROTO);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL, -1), -EPROTO);
 	close(sv[1]);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(write(sv[0], "HTTP/1.1", 8), 8);
-	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL), -EPROTO);
+	ck_assert_int_eq(wire_recv_request(sv[1], &argc, &got, NULL, -1), -EPROTO);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -856,6 +913,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(wire, response_crosses_the_wire_intact);
 	tcase_add_test(wire, notes_arrive_on_their_stream_before_the_response);
 	tcase_add_test(wire, truncated_or_foreign_request_is_a_protocol_error);
+	tcase_add_test(wire, request_that_trickles_in_is_cut_at_its_deadline);
 	tcase_add_test(wire, oversize_request_is_refused_before_sending);
 	tcase_add_test(wire, connect_without_a_daemon_is_enoent);
 	tcase_add_test(wire, connect_reaches_a_listener_of_ours_and_sends_nothing);
