@@ -187,6 +187,19 @@ static int step5_volume_life_cycle(struct store *s)
 		"ALTER TABLE volume ADD COLUMN modified INTEGER;");
 }
 
+/*
+ * Version 6: an external origin image's identity, its size and mtime (ns)
+ * when the thin volume was made, compared whenever it is opened, so that
+ * an image changed while no daemon watched it is found.  NULL for
+ * volumes made before (not compared) and for origin volumes.
+ */
+static int step6_origin_identity(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE thin_origin ADD COLUMN origin_size INTEGER;"
+		"ALTER TABLE thin_origin ADD COLUMN origin_mtime_ns INTEGER;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -194,6 +207,7 @@ static int (*const steps[])(struct store *s) = {
 	step3_switch,
 	step4_thin_admin,
 	step5_volume_life_cycle,
+	step6_origin_identity,
 };
 
 int migrate_latest(void)

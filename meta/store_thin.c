@@ -399,8 +399,8 @@ int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o)
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "INSERT OR REPLACE INTO thin_origin (volume, origin_volume, origin_path)"
-			  " VALUES (?, ?, ?)", &st);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_origin (volume, origin_volume, origin_path,"
+			  " origin_size, origin_mtime_ns) VALUES (?, ?, ?, ?, ?)", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, o->volume);
@@ -408,6 +408,10 @@ int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o)
 		sqlite3_bind_int64(st, 2, o->origin_volume);
 	else
 		sqlite3_bind_text(st, 3, o->origin_path, -1, SQLITE_STATIC);
+	if (o->origin_size)
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)o->origin_size);
+	if (o->origin_mtime_ns)
+		sqlite3_bind_int64(st, 5, o->origin_mtime_ns);
 	return store_step_done(s, st);
 }
 
@@ -418,6 +422,8 @@ static int origin_row(sqlite3_stmt *st, void *rec)
 	o->volume = sqlite3_column_int64(st, 0);
 	o->origin_volume = sqlite3_column_int64(st, 1);
 	store_column_text(st, 2, o->origin_path, sizeof(o->origin_path));
+	o->origin_size = (uint64_t)sqlite3_column_int64(st, 3);	/* NULL reads 0 */
+	o->origin_mtime_ns = sqlite3_column_int64(st, 4);
 	return 0;
 }
 
@@ -426,8 +432,8 @@ int store_thin_origin_list(struct store *s, struct thin_origin_rec **out, size_t
 	sqlite3_stmt *st;
 	int r;
 
-	r = store_stmt(s, "SELECT volume, origin_volume, origin_path FROM thin_origin"
-			  " ORDER BY volume", &st);
+	r = store_stmt(s, "SELECT volume, origin_volume, origin_path, origin_size, origin_mtime_ns"
+			  " FROM thin_origin ORDER BY volume", &st);
 	if (r)
 		return r;
 	return store_collect(s, st, sizeof(**out), origin_row, (void **)out, nr);

@@ -68,7 +68,10 @@ const struct cmd cmd_create_thin = {
 		"\n"
 		"  --origin X  unwritten blocks read from X instead (read-only): an image\n"
 		"              file or block device by path, else a volume by name; past\n"
-		"              its end they read as zeros\n"
+		"              its end they read as zeros.  An image must not be open\n"
+		"              for writing, a block device must be read-only (blockdev\n"
+		"              --setro); a program that writes it later fails the volume\n"
+		"              rather than show through\n"
 		"  --read-only writes fail with EROFS (see 'mapperctl set')\n",
 	.run = create_thin_run,
 	.options = options,

@@ -8,9 +8,12 @@
  * the holder's pid, so the refusal can name it.  Both go when the process
  * dies, however it dies.
  *
- * An external origin image is only read: device_open_shared() claims a
- * file with flock(LOCK_SH), so pools may share a base image but none may
- * use it as a raw device meanwhile (a block device is not claimed then).
+ * An external origin image is only read: device_open_shared() opens it
+ * read-only and claims a file with flock(LOCK_SH), so pools may share a
+ * base image but none may use it as a raw device meanwhile (a block
+ * device is not claimed then).  flock is advisory: it keeps out only
+ * those who ask for it (mapperfs); image.c says what guards an image
+ * from other writers.
  *
  * Within one process a device may be opened more than once: the pool
  * service opens a device again to wipe its label, thin volumes share an
@@ -304,7 +307,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		r = -ENOMEM;
 		goto err_free;
 	}
-	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	dev->fd = open(path, (exclusive ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (dev->fd < 0) {
 		r = -errno;
 		goto err_free_path;
@@ -326,7 +329,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	dev->lock = &dev->claim->lock;
 	if (device_in_memory(dev->fd, &st))
 		device_map(dev);
-	else
+	else if (exclusive)	/* an image is read through the cache its readers share */
 		device_open_direct(dev, &st);
 	dev->nowait = device_probe_nowait(dev->fd);
 	dev->log_file = writelog_file(dev->path);
@@ -557,4 +560,21 @@ int device_discard(struct device *dev, uint64_t off, uint64_t len)
 		      (off_t)len) == 0)
 		return 0;
 	return errno == EINVAL ? -EOPNOTSUPP : -errno;
+}
+
+int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out)
+{
+	off_t at = lseek(dev->fd, (off_t)off, whence);
+
+	if (at >= 0) {
+		*out = (uint64_t)at;
+		return 0;
+	}
+	if (errno != EINVAL)
+		return -errno;
+	/* A block device, or a file system that cannot tell: all data. */
+	if (off >= dev->size)
+		return -ENXIO;
+	*out = whence == SEEK_DATA ? off : dev->size;
+	return 0;
 }

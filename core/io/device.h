@@ -58,7 +58,7 @@ struct rangelock;
 struct device {
 	int64_t id;			/* the pool's id for it; 0 if none */
 	char *path;
-	int fd;				/* buffered: label, fallocate, fdatasync */
+	int fd;				/* buffered: label, fallocate, fdatasync (read-only: shared) */
 	int fd_direct;			/* O_DIRECT: all the data; -1: fd has it */
 	unsigned int dio_off_align;	/* bytes: offsets and lengths on fd_direct */
 	unsigned int dio_mem_align;	/* bytes: buffers on fd_direct */
@@ -78,10 +78,11 @@ struct device {
  */
 int device_open(const char *path, int64_t id, struct device **out);
 /*
- * The same for a device that is only read (an external origin image): a
- * file is claimed shared, so several pools may read it, and -EBUSY means
- * another process holds it exclusively (as a raw device); a block device
- * is not claimed.
+ * The same for a device that is only read (an external origin image),
+ * opened read-only and without an O_DIRECT descriptor (its readers share
+ * the page cache): a file is claimed shared, so several pools may read
+ * it, and -EBUSY means another process holds it exclusively (as a raw
+ * device); a block device is not claimed.
  */
 int device_open_shared(const char *path, struct device **out);
 void device_close(struct device *dev);
@@ -108,6 +109,15 @@ int device_label_write(struct device *dev, const struct device_label *l);
  */
 int device_verify(struct device *dev, const struct device_label *expect,
 		  char *why, size_t why_len);
+
+/*
+ * lseek(@whence, SEEK_DATA or SEEK_HOLE) on @dev from byte @off: where its
+ * next data or hole starts, as its file system knows (a block device, and
+ * a file system that does not know, answer all data: their lseek fails
+ * with EINVAL).  Blocks briefly on the file's inode.  0, -ENXIO at or past
+ * the end (SEEK_DATA: no data from @off to the end), or -errno.
+ */
+int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out);
 
 /* fdatasync.  Blocks.  Returns 0 or -errno. */
 int device_sync(struct device *dev);

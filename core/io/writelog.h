@@ -81,7 +81,7 @@ static inline bool writelog_on(void)
  * Starts recording into @dir (created 0700 if absent; an existing log is
  * appended to).  @dir must be this user's or root's and writable by its
  * owner only, and is opened through no link (-EPERM, -ELOOP); DIR/log and
- * DIR/data must be regular files of their own (core/regfile.h: -ELOOP,
+ * DIR/data must be regular files of their own (core/util/regfile.h: -ELOOP,
  * -EINVAL, -EMLINK).  @breaks: enum writelog_break bits.  Not
  * thread-safe: call before any I/O.  0 or -errno.
  */

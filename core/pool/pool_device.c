@@ -345,12 +345,49 @@ static int publish_device(struct pool *p, struct device *dev, struct device_rec 
 	return r;
 }
 
+/* Whether @a and @b are one file, or one block device. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
+		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) && a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * An external origin image of this pool is never a raw device: its label
+ * and every volume's data would land in the image under the thin volumes
+ * reading it (and opening it for writing breaks their lease: image.c).
+ */
+static int check_not_image(struct pool *p, const char *abs, struct pool_error *err)
+{
+	struct stat st, im;
+	int r = 0;
+
+	if (stat(abs, &st))
+		return pool_fail(err, -errno, "cannot open '%s': %s", abs, strerror(errno));
+	pool_admin_lock(p);
+	for (size_t i = 0; i < p->nr_vols && !r; i++) {
+		struct pool_volume *v = p->vols[i];
+		const char *path = v->type->image(v);
+
+		if (path && !stat(path, &im) && same_file(&st, &im))
+			r = pool_fail(err, -EBUSY, "'%s' is the external origin of %s volume '%s'",
+				      abs, v->type->words, v->rec.name);
+	}
+	pool_admin_unlock(p);
+	return r;
+}
+
 /* Opens the device at @abs and checks that it may be added: *dev. */
 static int open_new_device(struct pool *p, const char *abs, bool force,
 			   struct device **dev, struct pool_error *err)
 {
 	char why[160];
-	int r = device_open(abs, 0, dev);
+	int r = check_not_image(p, abs, err);
+
+	if (r)
+		return r;
+	r = device_open(abs, 0, dev);
 
 	if (r == -ENOTBLK)
 		return pool_fail(err, r, "'%s' is neither a block device nor a regular file", abs);

@@ -62,6 +62,8 @@ struct pool_volume {
 		struct {		/* thin */
 			struct thin_rec rec;	/* .dir as recorded: commits move it */
 			struct thin_origin_rec *origin;	/* or NULL */
+			/* Its origin image while served (the target owns it), or NULL. */
+			struct target *image;
 		} thin;
 	};
 };

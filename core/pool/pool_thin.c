@@ -28,7 +28,10 @@
  * Opening a thin pool loads every map of it before it derives the block
  * counts, so one volume whose map cannot be read fails the whole pool:
  * counts without it would hand its blocks to others.  A missing external
- * origin fails only its volume.  Unreachable pages are collected only
+ * origin fails only its volume; so does an origin image that changed
+ * since the volume was made (its size and mtime are recorded) or that a
+ * writer reached while served (image.c: the image is leased, and fenced
+ * when the lease breaks).  Unreachable pages are collected only
  * when every thin volume of the pool has its row and every reference
  * resolved: never at the cost of a volume that did not load.
  */
@@ -38,11 +41,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "device.h"
+#include "image.h"
 #include "json.h"
 #include "linear.h"
 #include "log.h"
@@ -183,16 +189,93 @@ static int thin_attach(struct pool_volume *v, const struct pool_meta_image *img)
 
 /* ---- external origins --------------------------------------------------------- */
 
+/* "2026-12-01T10:00:03.123456789Z" (UTC) for @ns since the epoch. */
+static const char *format_ns(int64_t ns, char *buf, size_t len)
+{
+	time_t sec = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (long long)(ns % 1000000000));
+	return buf;
+}
+
 /*
- * Gives thin target @t the external origin @o names: a served volume
- * (which cannot be removed while @t reads it), or an image file opened
- * here and closed with @t.
+ * 0 if origin image @im is what @o recorded when the volume was made
+ * (nothing recorded: a volume from before schema 6), else -ESTALE with
+ * what changed; its unwritten blocks would show the new bytes.  One fstat.
  */
-static int attach_origin(struct pool *p, struct target *t,
+static int origin_unchanged(struct target *im, const struct thin_origin_rec *o,
+			    struct pool_error *err)
+{
+	char was[SIZE_STR_LEN], now[SIZE_STR_LEN], t0[80], t1[80];
+	uint64_t size;
+	int64_t mtime;
+	int r = image_identity(im, &size, &mtime);
+
+	if (r)
+		return pool_fail(err, r, "cannot look at its origin '%s': %s", o->origin_path,
+				 strerror(-r));
+	if (o->origin_size && size != o->origin_size)
+		return pool_fail(err, -ESTALE, "its origin '%s' changed since the volume was made: "
+				 "it is %s, it was %s", o->origin_path, format_size(size, now),
+				 format_size(o->origin_size, was));
+	if (o->origin_mtime_ns && mtime != o->origin_mtime_ns)
+		return pool_fail(err, -ESTALE, "its origin '%s' changed since the volume was made: "
+				 "modified %s, it was %s; if its bytes are as they were, "
+				 "'touch -d @%lld.%09lld %s' says so", o->origin_path,
+				 format_ns(mtime, t1, sizeof(t1)),
+				 format_ns(o->origin_mtime_ns, t0, sizeof(t0)),
+				 (long long)(o->origin_mtime_ns / 1000000000),
+				 (long long)(o->origin_mtime_ns % 1000000000), o->origin_path);
+	return 0;
+}
+
+/* Notes in @o what image @im is now, for origin_unchanged() to compare. */
+static int record_identity(struct target *im, struct thin_origin_rec *o,
+			   struct pool_error *err)
+{
+	int r = image_identity(im, &o->origin_size, &o->origin_mtime_ns);
+
+	return r ? pool_fail(err, r, "cannot look at origin '%s': %s", o->origin_path,
+			     strerror(-r)) : 0;
+}
+
+/* Opens the image @o names, guarded (image.h), as it was recorded. */
+static int open_image(struct pool_volume *v, const struct thin_origin_rec *o,
+		      struct target **out, struct pool_error *err)
+{
+	char why[160];
+	int r = image_open(o->origin_path, out);
+
+	if (r == -ETXTBSY)
+		return pool_fail(err, r, "its origin '%s' is open for writing by another program "
+				 "(its writes would show through): close it first", o->origin_path);
+	if (r)
+		return pool_fail(err, r, "cannot open its origin '%s': %s", o->origin_path,
+				 r == -EINVAL ? "it is empty" : strerror(-r));
+	r = origin_unchanged(*out, o, err);
+	if (r) {
+		(*out)->ops->destroy(*out);
+		return r;
+	}
+	if (!image_guarded(*out, why, sizeof(why)))
+		log_warn("thin volume '%s': nothing keeps other programs from writing its origin "
+			 "'%s': %s", v->rec.name, o->origin_path, why);
+	return 0;
+}
+
+/*
+ * Gives thin target @t of @v the external origin @o names: a served
+ * volume (which cannot be removed while @t reads it), or an image opened
+ * here, guarded against writers, and closed with @t.
+ */
+static int attach_origin(struct pool *p, struct pool_volume *v, struct target *t,
 			 const struct thin_origin_rec *o, struct pool_error *err)
 {
-	struct linear_seg seg;
-	struct target *lt;
+	struct target *im;
 	int r;
 
 	if (o->origin_volume) {
@@ -204,20 +287,34 @@ static int attach_origin(struct pool *p, struct target *t,
 		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
 		return 0;
 	}
-	r = device_open_shared(o->origin_path, &seg.dev);
+	r = open_image(v, o, &im, err);
 	if (r)
-		return pool_fail(err, r, "cannot open its origin '%s': %s", o->origin_path,
-				 strerror(-r));
-	seg.dev_off = 0;
-	seg.len = seg.dev->size;
-	r = seg.len ? linear_create(&seg, 1, &lt) : -EINVAL;
-	if (r) {
-		device_close(seg.dev);
-		return pool_fail(err, r, "cannot read its origin '%s': %s", o->origin_path,
-				 r == -EINVAL ? "it is empty" : strerror(-r));
-	}
-	thin_set_origin(t, lt, seg.len, true, seg.dev);
+		return r;
+	thin_set_origin(t, im, image_size(im), true, NULL);
+	v->thin.image = im;
 	return 0;
+}
+
+/*
+ * Whether @v fails though served: its origin image is fenced (a writer
+ * reached it: image.h); then why, in @why.  Its failing hook.
+ */
+static bool thin_failing(struct pool_volume *v, char *why, size_t len)
+{
+	if (!v->thin.image || !image_fenced(v->thin.image))
+		return false;
+	/* Cut to @len, as every reason is. */
+	return snprintf(why, len, "its origin '%s' was opened for writing or truncated by "
+			"another program while served: its reads fail, so that it never shows "
+			"the image half changed (a restart serves it again if the image is as "
+			"it was)", v->thin.origin->origin_path) >= 0;
+}
+
+/* The image it reads as its origin, if any: never a raw device. */
+static const char *thin_image(struct pool_volume *v)
+{
+	return v->thin.origin && !v->thin.origin->origin_volume ? v->thin.origin->origin_path :
+								  NULL;
 }
 
 /* ---- build ------------------------------------------------------------------ */
@@ -342,6 +439,7 @@ static void unload_members(struct pool *p, struct pool_volume *tp)
 		if (v->type == &thin_type && v->thin.rec.pool == tp->rec.id && v->served) {
 			volume_destroy(v->served);
 			v->served = NULL;
+			v->thin.image = NULL;	/* it went with the target */
 		}
 	}
 }
@@ -427,7 +525,7 @@ static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *
 		return -EIO;
 	if (!v->served)
 		return pool_fail(err, -EIO, "its map was not loaded");
-	return v->thin.origin ? attach_origin(p, v->served->target, v->thin.origin, err) : 0;
+	return v->thin.origin ? attach_origin(p, v, v->served->target, v->thin.origin, err) : 0;
 }
 
 static void thin_pool_release(struct pool *p, struct pool_volume *tp)
@@ -715,6 +813,30 @@ static int record_new_thin(struct pool *p, void *arg)
 }
 
 /*
+ * A block device has no lease to guard it (image.c): a new volume over one
+ * is refused unless the kernel keeps every writer out (its read-only flag).
+ * One that lost the flag since (a loop device set up again) is only warned
+ * of when the pool opens.
+ */
+static int writable_block_device(int fd, const char *path, struct pool_error *err)
+{
+	struct stat st;
+	int ro = 0;
+
+	if (fstat(fd, &st))
+		return pool_fail(err, -errno, "cannot look at origin '%s': %s", path,
+				 strerror(errno));
+	if (!S_ISBLK(st.st_mode))
+		return 0;
+	if (ioctl(fd, BLKROGET, &ro))
+		return pool_fail(err, -errno, "cannot look at origin '%s': %s", path,
+				 strerror(errno));
+	return ro ? 0 : pool_fail(err, -EROFS, "origin '%s' is a block device that can be written, "
+				  "which would show through: make it read-only first "
+				  "('blockdev --setro %s')", path, path);
+}
+
+/*
  * An origin is read as raw bytes: a disk image's container (qcow2 ...)
  * would be served as if it were the disk.  Nor may it be the pool's own
  * bytes: its mount, its database or one of its raw devices, which change
@@ -733,6 +855,8 @@ static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 	r = pool_check_not_own(p, fd, path, "origin", err);
 	if (!r && !device_label_read_fd(fd, &l) && uuid_equal(&l.pool, &p->uuid))
 		r = pool_fail(err, -EINVAL, "origin '%s' is a raw device of this pool", path);
+	if (!r)
+		r = writable_block_device(fd, path, err);
 	if (r) {
 		close(fd);
 		return r;
@@ -849,7 +973,9 @@ int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 		r = pool_fail(err, r, "out of memory");
 		goto out;
 	}
-	r = n.origin ? attach_origin(p, t, n.origin, err) : 0;
+	r = n.origin ? attach_origin(p, v, t, n.origin, err) : 0;
+	if (!r && v->thin.image)	/* what it is now, guarded: what it must stay */
+		r = record_identity(v->thin.image, n.origin, err);
 	if (!r) {
 		r = pool_volume_serve(v, t);
 		if (r)
@@ -946,7 +1072,7 @@ static int snap_share(struct pool *p, struct snap *sn, struct pool_error *err)
 	r = thin_snapshot(sn->o->served->target, 0, &t);
 	if (r)
 		return pool_fail(err, r, "out of memory");
-	r = sn->n.origin ? attach_origin(p, t, sn->n.origin, err) : 0;
+	r = sn->n.origin ? attach_origin(p, sn->v, t, sn->n.origin, err) : 0;
 	if (r) {
 		t->ops->destroy(t);		/* drops its share of the map */
 		return r;
@@ -1590,6 +1716,24 @@ out:
 	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
 }
 
+/*
+ * A served volume's origin image: not reached by a writer (image_watch),
+ * and as it was when the volume was made.  Opening compares the latter
+ * (open_image), so a changed image is told there, as the volume's failure.
+ */
+static void check_image(struct pool_volume *v, struct pool_check *c)
+{
+	struct pool_error e;
+	char why[POOL_ERROR_LEN];
+
+	if (!v->thin.image)
+		return;
+	if (thin_failing(v, why, sizeof(why)))
+		pool_breach(c, v, "%s", why);
+	else if (origin_unchanged(v->thin.image, v->thin.origin, &e))
+		pool_breach(c, v, "%s", e.msg);
+}
+
 /* A thin volume's records: its pool, its size, its origin. */
 static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 		      struct pool_error *err)
@@ -1609,6 +1753,7 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 	    !pool_volume_by_id(p, v->thin.origin->origin_volume))
 		pool_breach(c, v, "its origin volume %lld does not exist",
 			    (long long)v->thin.origin->origin_volume);
+	check_image(v, c);
 	return 0;
 }
 
@@ -1776,6 +1921,17 @@ struct target_type thin_pool_type = {
 	.release = thin_pool_release,
 };
 
+/* The monitor's look at the volume's origin image: a writer fences it. */
+static void thin_watch(struct pool *p, struct pool_volume *v)
+{
+	char why[POOL_ERROR_LEN];
+
+	(void)p;
+	if (v->thin.image && image_watch(v->thin.image) &&
+	    thin_failing(v, why, sizeof(why)))
+		log_error("thin volume '%s': %s", v->rec.name, why);
+}
+
 struct target_type thin_type = {
 	.name = "thin",
 	.served = true,
@@ -1785,8 +1941,11 @@ struct target_type thin_type = {
 	.extend = thin_extend,
 	.remove = thin_remove_volume,
 	.check = thin_check,
+	.failing = thin_failing,
 	.needs = thin_needs,
+	.image = thin_image,
 	.status = thin_status,
 	.info = thin_info,
+	.watch = thin_watch,
 	.release = thin_release,
 };

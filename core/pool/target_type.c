@@ -53,6 +53,12 @@ static struct pool_volume *no_needs(struct pool *p, struct pool_volume *v)
 	return NULL;
 }
 
+static const char *no_image(struct pool_volume *v)
+{
+	(void)v;
+	return NULL;
+}
+
 static void no_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	(void)p, (void)v, (void)j;
@@ -108,6 +114,8 @@ static void register_types(void)
 			t->placed = no_placed;
 		if (!t->needs)
 			t->needs = no_needs;
+		if (!t->image)
+			t->image = no_image;
 		if (!t->status)
 			t->status = no_status;
 		if (!t->info)

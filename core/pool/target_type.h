@@ -93,6 +93,12 @@ struct target_type {
 	 * Default: none.
 	 */
 	struct pool_volume *(*needs)(struct pool *p, struct pool_volume *v);
+	/*
+	 * The file or block device @v reads without owning it (a thin
+	 * volume's external origin image), which may therefore not become a
+	 * raw device of the pool, or NULL.  Default: none.
+	 */
+	const char *(*image)(struct pool_volume *v);
 	/* Adds the kind's members to @v's status object.  Default: none. */
 	void (*status)(struct pool *p, struct pool_volume *v, struct json *j);
 	/* Fills the kind's columns of @v's line in list.  Default: none. */

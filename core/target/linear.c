@@ -151,6 +151,62 @@ static int linear_discard(struct target *t, struct engine *e, uint64_t off,
 	return r;
 }
 
+/*
+ * Segment @i of @t's table in *@s, starting at volume offset *@start;
+ * false past the last.  Devices outlive every table and segments never
+ * move, so the copy stays good outside the read section.
+ */
+static bool segment_at(struct target *t, unsigned int i, struct linear_seg *s,
+		       uint64_t *start)
+{
+	struct linear_table *tb;
+	bool found;
+
+	rcu_read_begin();
+	tb = rcu_load(to_linear(t)->table);
+	found = i < tb->nr;
+	if (found) {
+		*s = tb->seg[i];
+		*start = tb->start[i];
+	}
+	rcu_read_end();
+	return found;
+}
+
+/*
+ * The devices' holes show through: a segment on a file answers SEEK_DATA
+ * and SEEK_HOLE as the file does (a discard punched holes in it), one on
+ * a block device is all data.  One lseek per segment the answer crosses.
+ */
+static int linear_seek(struct target *t, uint64_t off, uint64_t size, int whence,
+		       uint64_t *out)
+{
+	struct linear_seg s;
+	uint64_t start, at;
+	unsigned int i;
+	int r;
+
+	rcu_read_begin();
+	i = table_find(rcu_load(to_linear(t)->table), off);
+	rcu_read_end();
+	for (; off < size && segment_at(t, i, &s, &start); i++) {
+		uint64_t end = start + s.len < size ? start + s.len : size;
+
+		r = device_seek(s.dev, s.dev_off + (off - start), whence, &at);
+		if (r == -ENXIO && whence == SEEK_DATA)
+			at = s.dev_off + s.len;		/* no data left on the device */
+		else if (r)
+			return r;
+		if (at - s.dev_off < end - start) {
+			*out = start + (at - s.dev_off);
+			return 0;
+		}
+		off = end;
+	}
+	*out = size;
+	return whence == SEEK_DATA ? -ENXIO : 0;
+}
+
 static void linear_destroy(struct target *t)
 {
 	table_free(atomic_load(&to_linear(t)->table));
@@ -164,7 +220,7 @@ static const struct target_ops linear_ops = {
 	.end_write = target_no_end_write,
 	.flush = linear_flush,
 	.discard = linear_discard,
-	.seek = target_seek_all_data,
+	.seek = linear_seek,
 	.mapped_bytes = target_all_mapped,
 	.destroy = linear_destroy,
 };

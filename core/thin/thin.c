@@ -411,12 +411,42 @@ static int thin_discard(struct target *t, struct engine *e, uint64_t off,
 	return r;
 }
 
+/*
+ * The next offset >= @at of kind @whence that the origin shows to an
+ * unmapped block: its own data and holes (its seek), and a hole past its
+ * end.  UINT64_MAX for no more data.  Outside any read section: the
+ * origin's seek may block (an lseek), and the origin lives as long as @th.
+ */
+static int origin_seek(struct thin *th, uint64_t at, int whence, uint64_t *next)
+{
+	int r;
+
+	if (!th->origin || at >= th->origin_size) {
+		*next = whence == SEEK_HOLE ? at : UINT64_MAX;
+		return 0;
+	}
+	r = th->origin->ops->seek(th->origin, at, th->origin_size, whence, next);
+	if (r == -ENXIO) {
+		*next = UINT64_MAX;
+		r = 0;
+	}
+	return r;
+}
+
+/*
+ * A mapped block is data; an unmapped one shows what the origin has
+ * there (its data and its holes, asked once and remembered for the
+ * blocks that follow), zeros past it.  O(blocks) loads, and one origin
+ * seek each time the scan passes what the origin said last.
+ */
 static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 		     uint64_t *out)
 {
 	struct thin *th = to_thin(t);
 	uint8_t shift = th->pool->block_shift;
 	uint64_t end = (size + block_size(th->pool) - 1) >> shift;
+	uint64_t next = 0;		/* the origin's answer from below here */
+	bool asked = false;
 	struct thin_dir *d;
 	int r = whence == SEEK_DATA ? -ENXIO : 0;
 
@@ -424,7 +454,7 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	rcu_read_begin();
 	d = rcu_load(th->dir);
 	for (uint64_t vb = off >> shift; d && vb < end; vb++) {
-		bool mapped;
+		uint64_t at = vb << shift < off ? off : vb << shift;
 
 		if (vb / THIN_LEAF_ENTRIES >= d->nr)
 			break;
@@ -432,21 +462,40 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 					  memory_order_acquire) &&
 		    (vb << shift) >= th->origin_size) {
 			if (whence == SEEK_HOLE) {
-				*out = vb << shift;
+				*out = at;
+				r = 0;
 				break;
 			}
 			vb |= THIN_LEAF_ENTRIES - 1;
 			continue;
 		}
-		mapped = (thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0 ||
-			 (vb << shift) < th->origin_size;
-		if (mapped == (whence == SEEK_DATA)) {
-			*out = vb << shift;
+		if ((thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0) {
+			if (whence == SEEK_DATA) {
+				*out = at;
+				r = 0;
+				break;
+			}
+			continue;
+		}
+		if (!asked || next < at) {
+			rcu_read_end();
+			r = origin_seek(th, at, whence, &next);
+			rcu_read_begin();
+			d = rcu_load(th->dir);
+			asked = true;
+			if (r)
+				break;
+			r = whence == SEEK_DATA ? -ENXIO : 0;
+		}
+		if (next < (vb + 1) << shift) {
+			*out = next;
 			r = 0;
 			break;
 		}
 	}
 	rcu_read_end();
+	if (!r && whence == SEEK_DATA && *out >= size)
+		r = -ENXIO;
 	if (*out < off)
 		*out = off;
 	if (*out > size)
@@ -454,12 +503,19 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	return r;
 }
 
+/*
+ * The pool's blocks it maps, and what its origin takes (st_blocks: a
+ * volume whose data is all in its image is not empty).  Blocks written
+ * over the origin count twice; the sum stops at @size.
+ */
 static uint64_t thin_mapped_bytes(struct target *t, uint64_t size)
 {
 	struct thin *th = to_thin(t);
+	uint64_t n = atomic_load(&th->mapped) << th->pool->block_shift;
 
-	(void)size;
-	return atomic_load(&th->mapped) << th->pool->block_shift;
+	if (th->origin)
+		n += th->origin->ops->mapped_bytes(th->origin, th->origin_size);
+	return n < size ? n : size;
 }
 
 /*

@@ -86,11 +86,17 @@ struct thin_rec {
 	int64_t snapshot_of;		/* the volume it was a snapshot of, or 0 */
 };
 
-/* A thin volume's external origin: a volume (id), or an image file. */
+/*
+ * A thin volume's external origin: a volume (id), or an image file, with
+ * the image's identity when the volume was made, so that a change is found.
+ */
 struct thin_origin_rec {
 	int64_t volume;			/* the thin volume */
 	int64_t origin_volume;		/* 0 if a file */
 	char origin_path[PATH_MAX];	/* "" if a volume */
+	uint64_t origin_size;		/* bytes of the image; 0: not recorded */
+	int64_t origin_mtime_ns;	/* its mtime, ns since the epoch; 0: not
+					 * recorded, or a block device */
 };
 
 #endif

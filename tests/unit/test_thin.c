@@ -744,7 +744,8 @@ START_TEST(external_origin_shows_through_and_is_copied_on_first_write)
 	expect(v, 0, 100, 0x77);
 	expect(v, 100, 10, 1);
 	expect(v, 110, BS - 110, 0x77);
-	ck_assert_uint_eq(volume_mapped_bytes(v), BS);
+	/* Its block, and the origin's bytes (a linear origin maps them all). */
+	ck_assert_uint_eq(volume_mapped_bytes(v), BS + BS + BS / 2);
 	ck_assert_int_eq(volume_discard(v, &eng, 0, 2 * BS, DISCARD_PUNCH), 0);
 	expect(v, 0, 2 * BS, 0);			/* zeros, not the image */
 	expect(v, 2 * BS, 2 * BS, 0);
@@ -815,6 +816,36 @@ START_TEST(a_first_write_failing_after_the_allocator_waited_gives_its_block_back
 }
 END_TEST
 
+/* Origin: 3 blocks of the sparse file, data only at BS + 8 KiB for 4 KiB. */
+START_TEST(seek_shows_the_holes_of_the_external_origin)
+{
+	struct linear_seg seg = { dev, 50ull * BS, 3ull * BS };
+	struct volume *v = new_volume(10, 4 * BS);
+	char page[4096];
+	struct target *o;
+	uint64_t at;
+
+	memset(page, 0x55, sizeof(page));
+	ck_assert_int_eq(pwrite(dev->fd, page, sizeof(page), 51 * BS + 8192), 4096);
+	ck_assert_int_eq(linear_create(&seg, 1, &o), 0);
+	thin_set_origin(v->target, o, 3 * BS, true, NULL);
+	fill(v, 2 * BS + 100, 10, 1);			/* block 2 is mapped */
+	ck_assert_int_eq(volume_seek(v, 0, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, 0);
+	ck_assert_int_eq(volume_seek(v, 0, SEEK_DATA, &at), 0);
+	ck_assert_uint_eq(at, BS + 8192);
+	ck_assert_int_eq(volume_seek(v, BS + 8192, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, BS + 12288);
+	ck_assert_int_eq(volume_seek(v, BS + 12288, SEEK_DATA, &at), 0);
+	ck_assert_uint_eq(at, 2 * BS);
+	ck_assert_int_eq(volume_seek(v, 2 * BS, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, 3 * BS);			/* past the origin: zeros */
+	ck_assert_int_eq(volume_seek(v, 3 * BS, SEEK_DATA, &at), -ENXIO);
+	ck_assert_int_eq(volume_seek_within(v, 0, BS, SEEK_DATA, &at), -ENXIO);
+	volume_destroy(v);
+}
+END_TEST
+
 static Suite *thin_suite(void)
 {
 	Suite *suite = suite_create("thin");
@@ -839,6 +870,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
 	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
 	tcase_add_test(tc, a_first_write_failing_after_the_allocator_waited_gives_its_block_back);
+	tcase_add_test(tc, seek_shows_the_holes_of_the_external_origin);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
