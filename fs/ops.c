@@ -13,7 +13,9 @@
 #include "fuse_abi.h"
 #include "log.h"
 #include "pool.h"
+#include "proc.h"
 #include "rcu.h"
+#include "size.h"
 #include "stop.h"
 #include "transport.h"
 #include "volset.h"
@@ -137,11 +139,20 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 /*
  * A volume file is a disk that only grows, and a truncate says so:
  *   - to its size: nothing (O_TRUNC of an empty change, qemu-img resize);
- *   - to 0: the volume is emptied, every block discarded so that it reads
- *     zeros, and keeps its size; what `cp`, `qemu-img create` and
- *     `qemu-img convert` mean by O_TRUNC or ftruncate(0) before they write
- *     (convert then skips the zeros); refused (EBUSY) while another file
- *     has it open: a loop device's file system must not vanish;
+ *   - to 0, by ftruncate or by open(O_TRUNC): the volume is emptied, every
+ *     block discarded so that it reads zeros, and keeps its size.  A file
+ *     on ext4 loses its bytes so; a disk would keep them.  We side with
+ *     the file, because the tools that write images into files count on
+ *     it: `qemu-img create -f raw` and `qemu-img convert` (without -n)
+ *     ftruncate the file to 0, then to the image's size, and convert then
+ *     skips the image's zeros, trusting a new file to read zeros (its
+ *     has_zero_init); `cp` and `dd` (without conv=notrunc) open with
+ *     O_TRUNC, then write only the data of a sparse source.  A truncate
+ *     that kept the old bytes would leave them showing through every
+ *     image written so.  An emptying is a loss of data, so the log says
+ *     which volume, how much, and who asked (pid, command); it is refused
+ *     (EBUSY) while another file has the volume open, as a loop device's
+ *     file system must not vanish, and on a read-only volume (EROFS);
  *   - larger: the volume grows online, as `mapperctl extend` (the pool
  *     service; ENOSPC where there is no room);
  *   - smaller: EPERM, as for unlink and rename: a volume's size and name
@@ -153,25 +164,47 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
  * mtime may be set (touch), and is kept as the last write; atime is
  * accepted and forgotten; owner and mode are fixed.
  */
-static int truncate_volume(struct daemon *d, struct volume *v, bool own_file, uint64_t size)
+
+/*
+ * Empties @v for request @req, @how it asked ("a truncate to 0"):
+ * refused while it has holders other than the @ours this request counts.
+ * Blocks on the discard.  0, -EBUSY, -EROFS or -errno.
+ */
+static int empty_volume(fuse_req_t req, struct volume *v, int ours, const char *how)
+{
+	uint64_t size = atomic_load(&v->size);
+	pid_t pid = fuse_req_ctx(req)->pid;
+	char name[NAME_MAX_LEN + 1], comm[64], sz[SIZE_STR_LEN];
+	int r;
+
+	if (atomic_load(&v->holders) > ours)
+		return -EBUSY;
+	r = volume_discard(v, &worker_self()->engine, 0, size, DISCARD_ZERO);
+	if (r)
+		return r;
+	atomic_store(&v->zeros_from, 0);
+	rcu_read_begin();
+	snprintf(name, sizeof(name), "%s", rcu_load(v->name));
+	rcu_read_end();
+	log_info("emptied volume '%s' (%s, every block discarded, it reads zeros): %s by pid %d (%s)",
+		 name, format_size(size, sz), how, (int)pid,
+		 *proc_comm(pid, comm, sizeof(comm)) ? comm : "gone");
+	return 0;
+}
+
+static int truncate_volume(fuse_req_t req, struct volume *v, bool own_file, uint64_t size)
 {
 	uint64_t cur = atomic_load(&v->size);
 	struct pool_error err;
 	int r;
 
-	if (size == 0 && cur > 0) {
-		/* Holders: ours (hold_ino), the caller's file if any, others. */
-		if (atomic_load(&v->holders) > 1 + own_file)
-			return -EBUSY;
-		r = volume_discard(v, &worker_self()->engine, 0, cur, DISCARD_ZERO);
-		if (!r)
-			atomic_store(&v->zeros_from, 0);
-		return r;
-	}
+	/* Holders: ours (hold_ino), the caller's file if any, others. */
+	if (size == 0 && cur > 0)
+		return empty_volume(req, v, 1 + own_file, "a truncate to 0");
 	if (size < cur && atomic_load(&v->zeros_from) <= size)
 		return 0;	/* it would cut off only zeros: the volume keeps them */
 	/* The service takes the admin lock and waits for grace periods. */
-	r = pool_truncate(daemon_pool(d), v->id, size, &err);
+	r = pool_truncate(daemon_pool(daemon_of(req)), v->id, size, &err);
 	if (r)
 		log_info("truncate refused: %s", err.msg);
 	else if (size > cur)	/* a linear volume's new space holds what it held */
@@ -225,7 +258,7 @@ static void mfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
 		r = -EPERM;
 	if (!r && (to_set & FUSE_SET_ATTR_SIZE))
-		r = truncate_volume(d, v, fi != NULL, (uint64_t)attr->st_size);
+		r = truncate_volume(req, v, fi != NULL, (uint64_t)attr->st_size);
 	if (!r)
 		r = set_times(v, attr, to_set);
 	if (!r)
@@ -303,9 +336,15 @@ static void mfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, err);
 		return;
 	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && atomic_load(&v->read_only)) {
+	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
+	    atomic_load(&v->read_only))
+		err = EROFS;
+	/* O_TRUNC comes here, not to setattr (libfuse asks for ATOMIC_O_TRUNC). */
+	else if ((fi->flags & O_TRUNC) && atomic_load(&v->size))
+		err = -empty_volume(req, v, 1, "an open with O_TRUNC");
+	if (err) {
 		volume_unhold(v);
-		fuse_reply_err(req, EROFS);
+		fuse_reply_err(req, err);
 		return;
 	}
 	fi->fh = (uintptr_t)v;
@@ -480,7 +519,7 @@ static void mfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (r)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_write(req, (size_t)(how.shared + how.copied + how.holes));
+		fuse_reply_write(req, (size_t)(how.shared + how.copied + how.holes + how.zeros));
 }
 
 /*

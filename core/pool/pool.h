@@ -305,8 +305,9 @@ void pool_record_times(struct pool *p);
  * blocks, whole blocks are shared, not copied (no space, no data moved;
  * the first write to either copies); the rest is read and written with
  * engine @e (the caller's thread's), at most 64 MiB per call, except the
- * source's holes: @dst is discarded there (it reads zeros; a thin @dst
- * allocates nothing).  @how counts the bytes done, by how (short is fine:
+ * source's holes, and the whole blocks of a thin @dst that read zeros:
+ * @dst is discarded there (it reads zeros; a thin @dst allocates
+ * nothing).  @how counts the bytes done, by how (short is fine:
  * call again).  The caller holds both volumes (open files).  Takes the
  * admin lock while it shares, never while it copies: call outside any
  * RCU read section.  0 (with bytes done unless the range is empty), or
@@ -316,6 +317,8 @@ struct pool_copied {
 	uint64_t shared;	/* of blocks the source maps, shared: not copied */
 	uint64_t copied;	/* read and written */
 	uint64_t holes;		/* holes of the source, left holes in the destination */
+	uint64_t zeros;		/* data that read zeros: whole blocks of a thin
+				 * destination, discarded, not written */
 };
 struct engine;
 struct volume;
@@ -326,7 +329,9 @@ int pool_clone_range(struct pool *p, struct volume *src, uint64_t src_off,
  * `mapperctl clone SRC DST`: the first size(SRC) bytes of volume DST
  * (which must exist: -ENOENT says so) become SRC's, as pool_clone_range
  * does it (DST at least as large; the rest of DST stays).  Online or
- * offline.  @how counts the bytes of SRC by how they were done.
+ * offline; DST is held alone meanwhile (volume_hold_alone): -EBUSY while
+ * a file is open on it, and it cannot be opened until the copy is done.
+ * @how counts the bytes of SRC by how they were done.
  */
 int pool_clone(struct pool *p, const char *src, const char *dst, struct pool_copied *how,
 	       struct pool_error *err);

@@ -162,18 +162,43 @@ void volume_destroy(struct volume *v)
 }
 
 /*
- * hold and retire order their two stores against each other's loads
- * (sequentially consistent atomics): either the holder sees the volume
- * retired, or the retirer sees the holder.
+ * hold and retire (and hold_alone) order their two stores against each
+ * other's loads (sequentially consistent atomics): either the holder sees
+ * the volume retired or held alone, or the other sees the holder.
  */
 int volume_hold(struct volume *v)
 {
 	atomic_fetch_add(&v->holders, 1);
-	if (atomic_load(&v->retired)) {
+	if (atomic_load(&v->retired) || atomic_load(&v->alone)) {
 		atomic_fetch_sub(&v->holders, 1);
-		return -ENOENT;
+		return atomic_load(&v->retired) ? -ENOENT : -EBUSY;
 	}
 	return 0;
+}
+
+int volume_hold_alone(struct volume *v)
+{
+	bool was = false;
+	int r = 0;
+
+	if (!atomic_compare_exchange_strong(&v->alone, &was, true))
+		return -EBUSY;
+	/* Ours counts before we look, as in volume_hold: one of two racers sees the other. */
+	if (atomic_fetch_add(&v->holders, 1))
+		r = -EBUSY;
+	else if (atomic_load(&v->retired))
+		r = -ENOENT;
+	if (r) {
+		atomic_fetch_sub(&v->holders, 1);
+		atomic_store(&v->alone, false);
+	}
+	return r;
+}
+
+void volume_unhold_alone(struct volume *v)
+{
+	atomic_fetch_sub(&v->holders, 1);
+	atomic_store(&v->alone, false);
 }
 
 void volume_unhold(struct volume *v)

@@ -15,7 +15,11 @@
  * Lifetime: the glue holds a volume while a file on it is open
  * (volume_hold); volume_retire refuses a volume that is held, so a volume
  * is destroyed only after the last holder let go and an RCU grace period
- * passed.  Threads that call in must be registered with liburcu.
+ * passed.  An admin operation that rewrites a volume's content while it
+ * stays served (clone) holds it alone (volume_hold_alone): refused while
+ * a file is open on it, and no file opens meanwhile, since a file system
+ * on a loop device would see its blocks change under it.  Threads that
+ * call in must be registered with liburcu.
  *
  * The entry points check their callers' contract and their targets'
  * (target.h) on every request, in every build: a request that would
@@ -59,8 +63,9 @@ struct volume {
 	 */
 	_Atomic uint64_t zeros_from;
 	struct target *target;
-	_Atomic int holders;		/* open files */
+	_Atomic int holders;		/* open files, and an alone holder */
 	_Atomic bool retired;		/* removed: no new holders */
+	_Atomic bool alone;		/* held alone: no new holders (EBUSY) */
 	struct volume_stats stats;
 };
 
@@ -79,9 +84,17 @@ void volume_rename(struct volume *v, char *name);
 /* Destroys the volume and its target.  Only once nobody can reach it. */
 void volume_destroy(struct volume *v);
 
-/* 0, or -ENOENT if the volume was retired. */
+/* 0, -ENOENT if the volume was retired, -EBUSY if it is held alone. */
 int volume_hold(struct volume *v);
 void volume_unhold(struct volume *v);
+/*
+ * Holds @v as its only holder: 0, or -EBUSY if anyone holds it (an open
+ * file) or holds it alone already, -ENOENT if it was retired.  Until
+ * volume_unhold_alone, volume_hold fails with -EBUSY and volume_retire
+ * with -EBUSY, as for any holder.  Never blocks.
+ */
+int volume_hold_alone(struct volume *v);
+void volume_unhold_alone(struct volume *v);
 /* Marks the volume retired.  0, or -EBUSY if it is held (then unchanged). */
 int volume_retire(struct volume *v);
 /* Serves a retired volume again (a change that retired it failed). */

@@ -74,24 +74,24 @@ expect_fail -m "Read-only file system" xfs_io -c "copy_range -l 65536 $MNT/a" "$
 mapperctl check >/dev/null || fail "check fails after the copies"
 
 stop_daemon
-# clone_says SRC DST SHARED COPIED HOLES: what mapperctl clone prints.
+# clone_says SRC DST SHARED COPIED HOLES ZEROS: what mapperctl clone prints.
 clone_says()
 {
 	local out
 
 	out=$(mapperctl clone "$1" "$2") || fail "mapperctl clone $1 $2 failed"
-	[ "$out" = "cloned '$1' into '$2': $3 shared (mapped blocks, not copied), $4 copied, $5 of holes left holes" ] ||
+	[ "$out" = "cloned '$1' into '$2': $3 shared (mapped blocks, not copied), $4 copied, $5 of holes and $6 of zeros left holes" ] ||
 		fail "mapperctl clone $1 $2 said: $out"
 }
-clone_says a b "16.00 MiB" "0 B" "0 B"
+clone_says a b "16.00 MiB" "0 B" "0 B" "0 B"
 [ "$(shared b)" -eq $((16 * MiB)) ] || fail "mapperctl clone: shared_bytes $(shared b)"
 # c maps 17 blocks (1.0625 MiB), the rest are holes.
 used_before=$(used)
-clone_says c d "1.06 MiB" "0 B" "14.94 MiB"
+clone_says c d "1.06 MiB" "0 B" "14.94 MiB" "0 B"
 [ "$(shared d)" -eq $((17 * 65536)) ] || fail "mapperctl clone c d: shared_bytes $(shared d)"
 [ "$(used)" -eq "$used_before" ] || fail "mapperctl clone c d took space"
-clone_says lin e "0 B" "16.00 MiB" "0 B"
-clone_says c lin "0 B" "1.06 MiB" "14.94 MiB"
+clone_says lin e "0 B" "16.00 MiB" "0 B" "0 B"
+clone_says c lin "0 B" "1.06 MiB" "14.94 MiB" "0 B"
 expect_fail -m "no volume 'nope' \\(clone copies into an existing volume: create it first\\)" \
 	mapperctl clone a nope
 mapperctl check >/dev/null || fail "check fails after clone"

@@ -229,6 +229,40 @@ START_TEST(read_past_the_end_is_short_and_write_there_fails)
 }
 END_TEST
 
+/* Volume [0, 1M) on file a at 1M, [1M, 2M) on file b at 2M: sparse files. */
+START_TEST(seek_shows_the_holes_of_file_devices_inside_the_segments)
+{
+	char page[4096];
+	struct files f;
+	struct volume *v;
+	uint64_t at;
+
+	files_open(&f);
+	v = two_file_volume(&f);
+	memset(page, 'd', sizeof(page));
+	ck_assert_int_eq(volume_write(v, &f.engine, page, 256 * 1024, 4096), 4096);
+	ck_assert_int_eq(volume_write(v, &f.engine, page, MiB + 8192, 4096), 4096);
+	/* Data of file a outside the segment belongs to no volume here. */
+	ck_assert_int_eq(pwrite(f.dev[0]->fd, page, 4096, 2 * MiB + 4096), 4096);
+	ck_assert_int_eq(volume_seek(v, 0, SEEK_DATA, &at), 0);
+	ck_assert_uint_eq(at, 256 * 1024);
+	ck_assert_int_eq(volume_seek(v, 256 * 1024, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, 260 * 1024);
+	ck_assert_int_eq(volume_seek(v, 260 * 1024, SEEK_DATA, &at), 0);
+	ck_assert_uint_eq(at, MiB + 8192);
+	ck_assert_int_eq(volume_seek(v, MiB + 8192, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, MiB + 12288);
+	ck_assert_int_eq(volume_seek(v, MiB + 12288, SEEK_DATA, &at), -ENXIO);
+	ck_assert_int_eq(volume_seek(v, MiB + 12288, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, MiB + 12288);
+	ck_assert_int_eq(volume_seek_within(v, 0, 128 * 1024, SEEK_DATA, &at), -ENXIO);
+	ck_assert_int_eq(volume_seek_within(v, 0, 128 * 1024, SEEK_HOLE, &at), 0);
+	ck_assert_uint_eq(at, 0);
+	volume_destroy(v);
+	files_close(&f);
+}
+END_TEST
+
 START_TEST(read_from_memory_devices_points_into_their_mappings)
 {
 	struct iovec iov[VOLUME_READ_IOV];
@@ -285,6 +319,32 @@ START_TEST(held_volume_cannot_be_retired)
 	volume_unhold(v);
 	ck_assert_int_eq(volume_retire(v), 0);
 	ck_assert_int_eq(volume_hold(v), -ENOENT);
+	volume_destroy(v);
+	files_close(&f);
+}
+END_TEST
+
+START_TEST(volume_held_alone_admits_no_other_holder)
+{
+	struct files f;
+	struct volume *v;
+
+	files_open(&f);
+	v = two_file_volume(&f);
+	ck_assert_int_eq(volume_hold(v), 0);			/* an open file */
+	ck_assert_int_eq(volume_hold_alone(v), -EBUSY);
+	ck_assert_int_eq(volume_hold(v), 0);			/* refusing changed nothing */
+	volume_unhold(v);
+	volume_unhold(v);
+	ck_assert_int_eq(volume_hold_alone(v), 0);
+	ck_assert_int_eq(volume_hold(v), -EBUSY);		/* no file opens meanwhile */
+	ck_assert_int_eq(volume_hold_alone(v), -EBUSY);
+	ck_assert_int_eq(volume_retire(v), -EBUSY);		/* nor is it removed */
+	volume_unhold_alone(v);
+	ck_assert_int_eq(volume_hold(v), 0);
+	volume_unhold(v);
+	ck_assert_int_eq(volume_retire(v), 0);
+	ck_assert_int_eq(volume_hold_alone(v), -ENOENT);
 	volume_destroy(v);
 	files_close(&f);
 }
@@ -349,9 +409,11 @@ static Suite *linear_suite(void)
 	tcase_add_test(tc, empty_table_is_refused);
 	tcase_add_test(tc, write_across_segments_lands_at_the_device_offsets);
 	tcase_add_test(tc, read_past_the_end_is_short_and_write_there_fails);
+	tcase_add_test(tc, seek_shows_the_holes_of_file_devices_inside_the_segments);
 	tcase_add_test(tc, read_from_memory_devices_points_into_their_mappings);
 	tcase_add_test(tc, read_from_file_devices_is_copied_into_the_buffer);
 	tcase_add_test(tc, held_volume_cannot_be_retired);
+	tcase_add_test(tc, volume_held_alone_admits_no_other_holder);
 	tcase_add_test(tc, table_replaced_while_readers_map_is_never_torn);
 	suite_add_tcase(s, tc);
 	return s;
