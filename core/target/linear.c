@@ -108,18 +108,38 @@ static int linear_map(struct target *t, enum io_dir dir, uint64_t off,
 	return MAP_REMAPPED;
 }
 
+/* Devices synced per engine call: a volume may lie on any number of them. */
+#define FLUSH_BATCH 64
+
+/*
+ * fdatasync of every device of the table, FLUSH_BATCH at a time, each
+ * batch copied out of the read section (devices outlive every table, and
+ * a table only gains devices).  Blocks.  0 or the first -errno; the
+ * devices after a failed one are synced all the same.
+ */
 static int linear_flush(struct target *t, struct engine *e)
 {
-	struct device *devs[64];
-	struct linear_table *tb;
-	unsigned int nr;
+	struct device *devs[FLUSH_BATCH];
+	unsigned int done = 0, nr;
+	int r = 0;
 
-	rcu_read_begin();
-	tb = rcu_load(to_linear(t)->table);
-	nr = tb->nr_devs < 64 ? tb->nr_devs : 64;
-	memcpy(devs, tb->devs, nr * sizeof(*devs));
-	rcu_read_end();
-	return engine_sync(e, devs, nr);
+	do {
+		struct linear_table *tb;
+		int rb;
+
+		rcu_read_begin();
+		tb = rcu_load(to_linear(t)->table);
+		nr = tb->nr_devs > done ? tb->nr_devs - done : 0;
+		if (nr > FLUSH_BATCH)
+			nr = FLUSH_BATCH;
+		memcpy(devs, tb->devs + done, nr * sizeof(*devs));
+		rcu_read_end();
+		rb = nr ? engine_sync(e, devs, nr) : 0;
+		if (!r)
+			r = rb;
+		done += nr;
+	} while (nr == FLUSH_BATCH);
+	return r;
 }
 
 static int linear_discard(struct target *t, struct engine *e, uint64_t off,
