@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """tests/lint/circles.py BUILD_DIR: no circle of calls among the files of
-a room (all of core/, fs/, meta/, tools/).
+a room (all of core/, fs/, meta/, tools/), and no call from a folder of
+core up into a folder above it (util -> io -> target -> thin -> pool).
 
 Reads the object files the build made (nm: what each defines, what it
 needs from others), draws an arrow from a file to every file of the same
 room that defines a symbol it needs, and looks for strongly connected
 sets of two or more files.  A circle means two files that each need the
 other: the lower one should take a hook, or the shared piece should move
-down (docs/architecture.md).  Prints each circle with the symbols that tie
-it and exits 1 if there is any; exits 77 (skip) if nothing is built.
+down (docs/architecture.md).  Within core it also ranks each file by its
+folder: a file that needs a symbol defined in a folder above its own
+calls up, even when no test of its layer links it and no circle closes.
+Prints each circle and each upward call with the symbols that make it and
+exits 1 if there is any; exits 77 (skip) if nothing is built.
 """
 import collections
 import glob
@@ -22,6 +26,28 @@ ROOMS = {
     "meta": "meta/CMakeFiles/meta.dir/*.c.o",
     "tools": "tools/CMakeFiles/cmds.dir/*.c.o",
 }
+
+# core's folders from the bottom: a file may call only its own and those below.
+CORE_LAYERS = ["util", "io", "target", "thin", "pool"]
+
+
+def core_rank(obj):
+    """The rank of @obj's folder in CORE_LAYERS (core/<folder>/CMakeFiles/...)."""
+    folder = os.path.normpath(obj).split(os.sep)[-4]
+    return CORE_LAYERS.index(folder)
+
+
+def upward_calls(name, graph, ties):
+    """Prints each call of core from a folder into one above it; their number."""
+    n = 0
+    for o in sorted(graph):
+        for d in sorted(graph[o]):
+            if core_rank(d) > core_rank(o):
+                n += 1
+                print(f"core: {name[o]} (core/{CORE_LAYERS[core_rank(o)]}) calls up into "
+                      f"{name[d]} (core/{CORE_LAYERS[core_rank(d)]}): " +
+                      " ".join(sorted(ties[(o, d)])))
+    return n
 
 
 def symbols(objs):
@@ -101,13 +127,17 @@ def main():
             for o in comp:
                 for d in sorted(graph[o] & set(comp)):
                     print(f"  {name[o]} -> {name[d]}: " + " ".join(sorted(ties[(o, d)])))
+        if room == "core":
+            up = upward_calls(name, graph, ties)
+            bad += up
     if not seen_any:
         print(f"circles.py: no object files under {build}: build first", file=sys.stderr)
         return 77
     if bad:
-        print(f"circles.py: {bad} circle(s) of calls", file=sys.stderr)
+        print(f"circles.py: {bad} circle(s) of calls or calls up core's layers", file=sys.stderr)
         return 1
-    print("circles.py: no circle of calls in " + ", ".join(ROOMS))
+    print("circles.py: no circle of calls in " + ", ".join(ROOMS) +
+          ", no call up core's layers")
     return 0
 
 

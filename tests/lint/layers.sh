@@ -5,8 +5,11 @@
 # A file of one may include (#include "x.h") only headers of its own
 # folder or of a folder below it.  The build already refuses that for a
 # .c file (its library's include path holds only the folders below); this
-# also catches a header that nothing of its own layer compiles, and a
-# quoted include that names no header of core at all.  Prints every
+# also catches a header that nothing of its own layer compiles, a quoted
+# include that names no header of core at all, an include by a path that
+# climbs out of the folder ("../pool/pool.h", <../pool/pool.h>), and a
+# header of core included with angle brackets.  Calls up the layers,
+# which no include needs to make, are circles.py's to find.  Prints every
 # breach, one per line, and exits 1 if there is any.
 set -euo pipefail
 
@@ -34,6 +37,16 @@ for i in "${!layers[@]}"; do
 				breaches=$((breaches + 1))
 			fi
 		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+		while IFS= read -r header; do
+			r=${rank_of_header[${header##*/}]-}
+			if [[ $header == *..* ]]; then
+				echo "core/$layer/$(basename "$f"): includes <$header>, a path out of its folder"
+				breaches=$((breaches + 1))
+			elif [ -n "$r" ] && [[ $header != */* ]]; then
+				echo "core/$layer/$(basename "$f"): includes <$header>, a header of core/${layers[$r]}: quote it"
+				breaches=$((breaches + 1))
+			fi
+		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$f")
 	done
 done
 
