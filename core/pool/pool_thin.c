@@ -31,9 +31,9 @@
  * origin fails only its volume; so does an origin image that changed
  * since the volume was made (its size and mtime are recorded) or that a
  * writer reached while served (image.c: the image is leased, and fenced
- * when the lease breaks).  Unreachable pages are collected only
- * when every thin volume of the pool has its row and every reference
- * resolved: never at the cost of a volume that did not load.
+ * when the lease breaks).  Unreachable pages, damaged ones too, are
+ * collected only when every thin volume of the pool has its row and every
+ * reference resolved: never at the cost of a volume that did not load.
  */
 #include "pool_int.h"
 
@@ -355,26 +355,39 @@ static int walk_vols(struct pool *p, struct pool_volume *tp,
 	return 0;
 }
 
+/* "2 map pages no volume reaches, 1 of them damaged", in @buf of @len. */
+static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t len)
+{
+	int k = snprintf(buf, len, "%zu map page%s no volume reaches", n, n == 1 ? "" : "s");
+
+	if (damaged && k > 0 && (size_t)k < len)
+		snprintf(buf + k, len - k, ", %zu of them damaged", damaged);
+	return buf;
+}
+
 /*
  * Removing a large volume drops its leaves over several commits, and a
  * crash between removal and the pool's next commit leaves its pages
- * behind: garbage nothing reaches.  They hold no blocks (counts derive
- * from reachable pages), but are deleted here, before the pool loads,
- * unless anything is amiss: then they stay for repair.
+ * behind: garbage nothing reaches, damaged pages included.  They hold no
+ * blocks (counts derive from reachable pages), but are deleted here,
+ * before the pool loads, unless anything is amiss (a thin volume without
+ * its row, a reference to a page that cannot be read, whose own
+ * references are unknown): then they stay for repair.
  */
 static void collect_garbage(struct pool *p, struct pool_volume *tp)
 {
 	struct thin_walk_vol *vols;
+	char words[96];
 	struct thin_walk w;
-	size_t nr, n;
+	size_t nr, n, damaged;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
 	if (!thin_walk_load(tp->tp.ops, tp->tp.arg, 0, vols, nr, &w)) {
-		n = thin_walk_unreached(&w);
-		if (n && !w.dangling) {
-			log_info("thin pool '%s': deleting %zu map pages no volume reaches",
-				 tp->rec.name, n);
+		n = w.dangling ? 0 : thin_walk_unreached(&w, &damaged);
+		if (n) {
+			log_info("thin pool '%s': deleting %s", tp->rec.name,
+				 unreached_words(n, damaged, words, sizeof(words)));
 			if (thin_walk_gc(tp->tp.ops, tp->tp.arg, &w))
 				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
 		}
