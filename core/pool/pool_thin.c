@@ -1669,6 +1669,59 @@ static int committed_dirs(struct pool *p, struct pool_volume *tp,
 }
 
 /*
+ * Pages no volume reaches: a breach besides @tp's failure, if it is
+ * failed, which says why its maps do not load, not this.  Told only when
+ * no reference dangles: what a damaged page names is unknown, and that
+ * damage is the breach.
+ */
+static void report_unreached(struct pool_check *c, struct pool_volume *tp,
+			     const struct thin_walk *w)
+{
+	char words[96];
+	size_t n, damaged;
+
+	if (w->dangling)
+		return;
+	n = thin_walk_unreached(w, &damaged);
+	if (n)
+		pool_breach_besides(c, tp, "%s: 'mapperctl repair %s' deletes them",
+				    unreached_words(n, damaged, words, sizeof(words)),
+				    tp->rec.name);
+}
+
+/*
+ * A thin pool that is not running (failed): its failure is the breach,
+ * told once (pool_fault.c), of whatever keeps its maps from loading.
+ * What the failure does not say is which pages no volume reaches (a
+ * removal that could not tell them apart, a crash), so the committed
+ * pages are walked for those.
+ */
+static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_check *c,
+			 struct pool_error *err)
+{
+	const struct thin_meta_ops *ops;
+	struct thin_walk_vol *vols;
+	struct thin_walk w;
+	size_t nr;
+	void *arg;
+	int r;
+
+	if (tp->broken || p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg))
+		return 0;	/* its failure says it */
+	r = walk_vols(p, tp, &vols, &nr);
+	if (!r) {
+		r = thin_walk_load(ops, arg, 0, vols, nr, &w);	/* pages, not blocks */
+		free(vols);
+	}
+	if (!r) {
+		report_unreached(c, tp, &w);
+		thin_walk_release(&w);
+	}
+	p->meta->ops->thin_close(p->meta, arg);
+	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
+}
+
+/*
  * Walks the committed pages on a connection of its own, the pool frozen.
  * What keeps it from looking (the store, a commit that fails) is a breach
  * of this pool, named, and check goes on with the others; only running
@@ -1687,8 +1740,10 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	int r;
 
 	pool_check_extent_sum(p, tp, c);
-	if (!c->deep || !running(tp))
-		return 0;	/* records only, or failed: nothing to walk */
+	if (!c->deep)
+		return 0;
+	if (!running(tp))
+		return check_stopped(p, tp, c, err);
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
 	if (r) {
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
@@ -1717,6 +1772,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	/* Counts from pages that cannot be read would differ block by block: noise. */
 	if (!w.dangling)
 		compare_counts(c, tp, &w, &counts);
+	report_unreached(c, tp, &w);
 	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
 		     tp->rec.name, nr, (unsigned long long)w.used,
 		     (unsigned long long)w.nr_blocks, c->n - n0);
