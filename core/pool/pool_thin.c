@@ -23,7 +23,10 @@
  *              then switch to it;
  *   remove:    record the deletion, then drop the map (the pages that die
  *              are deleted by the pool's next commit; a crash before it
- *              leaves unreachable pages, which opening collects).
+ *              leaves unreachable pages, which opening collects).  A pool
+ *              that is not running (failed) has no map to drop and no
+ *              commit: the pages no other volume reaches are collected
+ *              at once, as opening would.
  *
  * Opening a thin pool loads every map of it before it derives the block
  * counts, so one volume whose map cannot be read fails the whole pool:
@@ -366,15 +369,16 @@ static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t l
 }
 
 /*
- * Removing a large volume drops its leaves over several commits, and a
- * crash between removal and the pool's next commit leaves its pages
- * behind: garbage nothing reaches, damaged pages included.  They hold no
- * blocks (counts derive from reachable pages), but are deleted here,
- * before the pool loads, unless anything is amiss (a thin volume without
- * its row, a reference to a page that cannot be read, whose own
- * references are unknown): then they stay for repair.
+ * Deletes the pages of thin pool @tp that no volume reaches, through its
+ * port @ops/@arg: garbage that a crash between a removal and the pool's
+ * next commit leaves, or the map of a volume removed while the pool was
+ * not running (remove_unloaded), damaged pages included.  They hold no
+ * blocks (counts derive from reachable pages).  Unless anything is amiss
+ * (a thin volume without its row, a reference to a page that cannot be
+ * read, whose own references are unknown): then they stay for repair.
  */
-static void collect_garbage(struct pool *p, struct pool_volume *tp)
+static void collect_garbage(struct pool *p, struct pool_volume *tp,
+			    const struct thin_meta_ops *ops, void *arg)
 {
 	struct thin_walk_vol *vols;
 	char words[96];
@@ -383,12 +387,12 @@ static void collect_garbage(struct pool *p, struct pool_volume *tp)
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
-	if (!thin_walk_load(tp->tp.ops, tp->tp.arg, 0, vols, nr, &w)) {
+	if (!thin_walk_load(ops, arg, 0, vols, nr, &w)) {
 		n = w.dangling ? 0 : thin_walk_unreached(&w, &damaged);
 		if (n) {
 			log_info("thin pool '%s': deleting %s", tp->rec.name,
 				 unreached_words(n, damaged, words, sizeof(words)));
-			if (thin_walk_gc(tp->tp.ops, tp->tp.arg, &w))
+			if (thin_walk_gc(ops, arg, &w))
 				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
 		}
 		thin_walk_release(&w);
@@ -505,7 +509,7 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		free(areas);
 		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
 	}
-	collect_garbage(p, tp);
+	collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
 	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
 	free(areas);
 	if (r) {
@@ -1365,13 +1369,42 @@ static int record_removal(struct pool *p, void *arg)
 	return p->meta->ops->volume_delete(p->meta, v->rec.id);
 }
 
+/*
+ * Thin volume @v whose map is not loaded: its pool is not running (failed,
+ * as LVM's lvremove meets a pool in fail mode), or @v has no thin row.
+ * Its rows go, and with them, as the pool is not there to drop them at
+ * its next commit, the pages only it reached: a walk of the store tells
+ * them apart unless another volume's map is damaged too; then they stay
+ * for repair.  Its blocks are free when the pool next loads (counts
+ * derive from reachable pages).
+ */
+static int remove_unloaded(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+	const struct thin_meta_ops *ops;
+	void *arg;
+	int r;
+
+	r = pool_remove_records(p, v, err);	/* frees @v */
+	if (r || !tp || tp->type != &thin_pool_type || running(tp) || tp->broken)
+		return r;
+	if (p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg)) {
+		log_warn("thin pool '%s': cannot open its map pages to delete a removed volume's: 'mapperctl repair %s' deletes them",
+			 tp->rec.name, tp->rec.name);
+		return 0;
+	}
+	collect_garbage(p, tp, ops, arg);
+	p->meta->ops->thin_close(p->meta, arg);
+	return 0;
+}
+
 static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp;
 	int r;
 
-	if (!v->served)		/* its map never loaded: only rows to delete */
-		return pool_remove_records(p, v, err);
+	if (!v->served)
+		return remove_unloaded(p, v, err);
 	tp = pool_of(p, v, err);
 	if (!tp)
 		return -EIO;

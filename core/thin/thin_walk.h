@@ -1,8 +1,9 @@
 /*
  * core/thin/thin_walk.h: one walk over a thin pool's committed map pages,
  * shared by check, dump, repair and the clean-up of pages no volume
- * reaches, which a crash between two transactions leaves.  (Usage and
- * diff read the live maps, thin.h.)
+ * reaches (a crash between two transactions leaves them, and so does
+ * removing a volume while its pool is not running).  (Usage and diff read
+ * the live maps, thin.h.)
  *
  * The walk loads every page of the pool through its metadata port (2 KiB
  * per 512 mapped blocks) and derives what the pool derives at start-up:
@@ -79,7 +80,8 @@ size_t thin_walk_check(const struct thin_walk *w,
 
 /*
  * Pages no volume reaches, damaged ones included: garbage that a crash
- * leaves; in *damaged (unless NULL), how many of them are damaged.  Only when
+ * leaves, or the removal of a volume whose pool was not running; in
+ * *damaged (unless NULL), how many of them are damaged.  Only when
  * w->dangling is 0: a page that a damaged one names would look
  * unreached too.
  */
