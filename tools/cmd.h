@@ -185,6 +185,12 @@ int cmd_usage_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Prints @err's message; returns CMD_FAIL. */
 int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err);
+/*
+ * Prints "mapperctl: <what>: <message>" to ctx->err for a command that
+ * succeeds all the same: what a person should know of its result.
+ */
+void cmd_note(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * Parsing, for the commands: cmd_next_option() returns the next option's

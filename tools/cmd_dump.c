@@ -51,6 +51,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	enum pool_dump_format format = POOL_DUMP_XML;
 	const char *output = NULL;
 	struct pool_error err;
+	size_t nr_volumes = 0;
 	FILE *f;
 	int c, r;
 
@@ -75,10 +76,16 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	f = open_output(ctx, output);
 	if (!f)
 		return CMD_FAIL;
-	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &err);
+	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &nr_volumes, &err);
 	if (fclose(f) && !r)
 		r = pool_fail(&err, -errno, "cannot write '%s': %s", output, strerror(errno));
-	return r ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
+	if (r)
+		return cmd_fail(ctx, WHAT, &err);
+	/* A valid dump all the same: thin_dump of an empty pool is its superblock. */
+	if (!nr_volumes)
+		cmd_note(ctx, WHAT, "thin pool '%s' has no thin volumes: the dump holds only its superblock",
+			 argv[ctx->optind]);
+	return CMD_OK;
 }
 
 const struct cmd cmd_dump = {
@@ -91,6 +98,8 @@ const struct cmd cmd_dump = {
 		"its name and size), its single and range mappings.  Online, from a\n"
 		"committed, consistent point.  thin_restore, thin_check, thin_ls,\n"
 		"thin_delta and thin_rmap read it; 'mapperctl restore' takes it back.\n"
+		"A pool with no thin volumes dumps its superblock alone, as\n"
+		"thin_dump does, and says so on standard error.\n"
 		"\n"
 		"  --format F   xml (default) or json (the same tree)\n"
 		"  --output F   write to file F instead of standard output (- is\n"

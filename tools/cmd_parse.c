@@ -91,6 +91,15 @@ int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err
 	return cmd_error(ctx, what, "%s", err->msg);
 }
 
+void cmd_note(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(ctx, CMD_OK, what, fmt, ap);
+	va_end(ap);
+}
+
 int cmd_next_option(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 		    const struct option *options, int first)
 {

@@ -57,8 +57,12 @@ bool pool_check_hit(const struct pool_check *c, const struct pool_volume *v)
 	return false;
 }
 
+/*
+ * Tells a breach of @v's (counted, or the other side of one told); one
+ * that @explains @v's failure keeps that failure from being told again.
+ */
 static void vbreach(struct pool_check *c, struct pool_volume *v, bool counted,
-		    const char *fmt, va_list ap)
+		    bool explains, const char *fmt, va_list ap)
 {
 	char msg[2 * POOL_ERROR_LEN], line[2 * POOL_ERROR_LEN + 96];	/* a reason and its victims */
 
@@ -70,7 +74,8 @@ static void vbreach(struct pool_check *c, struct pool_volume *v, bool counted,
 			 v->type->noun, v->rec.name, msg);
 	else
 		snprintf(line, sizeof(line), "%s", msg);
-	hit(c, v);
+	if (explains)
+		hit(c, v);
 	c->n += counted;
 	c->on_breach(c, v, line, counted);
 }
@@ -80,7 +85,7 @@ void pool_breach(struct pool_check *c, struct pool_volume *v, const char *fmt, .
 	va_list ap;
 
 	va_start(ap, fmt);
-	vbreach(c, v, true, fmt, ap);
+	vbreach(c, v, true, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -89,7 +94,16 @@ void pool_breach_also(struct pool_check *c, struct pool_volume *v, const char *f
 	va_list ap;
 
 	va_start(ap, fmt);
-	vbreach(c, v, false, fmt, ap);
+	vbreach(c, v, false, true, fmt, ap);
+	va_end(ap);
+}
+
+void pool_breach_besides(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vbreach(c, v, true, false, fmt, ap);
 	va_end(ap);
 }
 

@@ -388,7 +388,14 @@ void pool_breach(struct pool_check *c, struct pool_volume *v, const char *fmt, .
  */
 void pool_breach_also(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Whether @v had a breach in this check. */
+/*
+ * A breach of @v's that is not why @v is failed (pages a failed thin pool
+ * leaves that no volume reaches): told and counted as pool_breach's, and
+ * @v's failure is told too.
+ */
+void pool_breach_besides(struct pool_check *c, struct pool_volume *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Whether @v had a breach in this check that says why it is failed. */
 bool pool_check_hit(const struct pool_check *c, const struct pool_volume *v);
 /* A line of check's summary ("thin pool 'tp': 2 volumes, ..."). */
 void pool_summary(struct pool_check *c, const char *fmt, ...)

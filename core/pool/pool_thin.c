@@ -23,7 +23,10 @@
  *              then switch to it;
  *   remove:    record the deletion, then drop the map (the pages that die
  *              are deleted by the pool's next commit; a crash before it
- *              leaves unreachable pages, which opening collects).
+ *              leaves unreachable pages, which opening collects).  A pool
+ *              that is not running (failed) has no map to drop and no
+ *              commit: the pages no other volume reaches are collected
+ *              at once, as opening would.
  *
  * Opening a thin pool loads every map of it before it derives the block
  * counts, so one volume whose map cannot be read fails the whole pool:
@@ -31,9 +34,9 @@
  * origin fails only its volume; so does an origin image that changed
  * since the volume was made (its size and mtime are recorded) or that a
  * writer reached while served (image.c: the image is leased, and fenced
- * when the lease breaks).  Unreachable pages are collected only
- * when every thin volume of the pool has its row and every reference
- * resolved: never at the cost of a volume that did not load.
+ * when the lease breaks).  Unreachable pages, damaged ones too, are
+ * collected only when every thin volume of the pool has its row and every
+ * reference resolved: never at the cost of a volume that did not load.
  */
 #include "pool_int.h"
 
@@ -355,27 +358,41 @@ static int walk_vols(struct pool *p, struct pool_volume *tp,
 	return 0;
 }
 
+/* "2 map pages no volume reaches, 1 of them damaged", in @buf of @len. */
+static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t len)
+{
+	int k = snprintf(buf, len, "%zu map page%s no volume reaches", n, n == 1 ? "" : "s");
+
+	if (damaged && k > 0 && (size_t)k < len)
+		snprintf(buf + k, len - k, ", %zu of them damaged", damaged);
+	return buf;
+}
+
 /*
- * Removing a large volume drops its leaves over several commits, and a
- * crash between removal and the pool's next commit leaves its pages
- * behind: garbage nothing reaches.  They hold no blocks (counts derive
- * from reachable pages), but are deleted here, before the pool loads,
- * unless anything is amiss: then they stay for repair.
+ * Deletes the pages of thin pool @tp that no volume reaches, through its
+ * port @ops/@arg: garbage that a crash between a removal and the pool's
+ * next commit leaves, or the map of a volume removed while the pool was
+ * not running (remove_unloaded), damaged pages included.  They hold no
+ * blocks (counts derive from reachable pages).  Unless anything is amiss
+ * (a thin volume without its row, a reference to a page that cannot be
+ * read, whose own references are unknown): then they stay for repair.
  */
-static void collect_garbage(struct pool *p, struct pool_volume *tp)
+static void collect_garbage(struct pool *p, struct pool_volume *tp,
+			    const struct thin_meta_ops *ops, void *arg)
 {
 	struct thin_walk_vol *vols;
+	char words[96];
 	struct thin_walk w;
-	size_t nr, n;
+	size_t nr, n, damaged;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
-	if (!thin_walk_load(tp->tp.ops, tp->tp.arg, 0, vols, nr, &w)) {
-		n = thin_walk_unreached(&w);
-		if (n && !w.dangling) {
-			log_info("thin pool '%s': deleting %zu map pages no volume reaches",
-				 tp->rec.name, n);
-			if (thin_walk_gc(tp->tp.ops, tp->tp.arg, &w))
+	if (!thin_walk_load(ops, arg, 0, vols, nr, &w)) {
+		n = w.dangling ? 0 : thin_walk_unreached(&w, &damaged);
+		if (n) {
+			log_info("thin pool '%s': deleting %s", tp->rec.name,
+				 unreached_words(n, damaged, words, sizeof(words)));
+			if (thin_walk_gc(ops, arg, &w))
 				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
 		}
 		thin_walk_release(&w);
@@ -492,7 +509,7 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		free(areas);
 		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
 	}
-	collect_garbage(p, tp);
+	collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
 	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
 	free(areas);
 	if (r) {
@@ -1352,13 +1369,42 @@ static int record_removal(struct pool *p, void *arg)
 	return p->meta->ops->volume_delete(p->meta, v->rec.id);
 }
 
+/*
+ * Thin volume @v whose map is not loaded: its pool is not running (failed,
+ * as LVM's lvremove meets a pool in fail mode), or @v has no thin row.
+ * Its rows go, and with them, as the pool is not there to drop them at
+ * its next commit, the pages only it reached: a walk of the store tells
+ * them apart unless another volume's map is damaged too; then they stay
+ * for repair.  Its blocks are free when the pool next loads (counts
+ * derive from reachable pages).
+ */
+static int remove_unloaded(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
+	const struct thin_meta_ops *ops;
+	void *arg;
+	int r;
+
+	r = pool_remove_records(p, v, err);	/* frees @v */
+	if (r || !tp || tp->type != &thin_pool_type || running(tp) || tp->broken)
+		return r;
+	if (p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg)) {
+		log_warn("thin pool '%s': cannot open its map pages to delete a removed volume's: 'mapperctl repair %s' deletes them",
+			 tp->rec.name, tp->rec.name);
+		return 0;
+	}
+	collect_garbage(p, tp, ops, arg);
+	p->meta->ops->thin_close(p->meta, arg);
+	return 0;
+}
+
 static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp;
 	int r;
 
-	if (!v->served)		/* its map never loaded: only rows to delete */
-		return pool_remove_records(p, v, err);
+	if (!v->served)
+		return remove_unloaded(p, v, err);
 	tp = pool_of(p, v, err);
 	if (!tp)
 		return -EIO;
@@ -1656,6 +1702,59 @@ static int committed_dirs(struct pool *p, struct pool_volume *tp,
 }
 
 /*
+ * Pages no volume reaches: a breach besides @tp's failure, if it is
+ * failed, which says why its maps do not load, not this.  Told only when
+ * no reference dangles: what a damaged page names is unknown, and that
+ * damage is the breach.
+ */
+static void report_unreached(struct pool_check *c, struct pool_volume *tp,
+			     const struct thin_walk *w)
+{
+	char words[96];
+	size_t n, damaged;
+
+	if (w->dangling)
+		return;
+	n = thin_walk_unreached(w, &damaged);
+	if (n)
+		pool_breach_besides(c, tp, "%s: 'mapperctl repair %s' deletes them",
+				    unreached_words(n, damaged, words, sizeof(words)),
+				    tp->rec.name);
+}
+
+/*
+ * A thin pool that is not running (failed): its failure is the breach,
+ * told once (pool_fault.c), of whatever keeps its maps from loading.
+ * What the failure does not say is which pages no volume reaches (a
+ * removal that could not tell them apart, a crash), so the committed
+ * pages are walked for those.
+ */
+static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_check *c,
+			 struct pool_error *err)
+{
+	const struct thin_meta_ops *ops;
+	struct thin_walk_vol *vols;
+	struct thin_walk w;
+	size_t nr;
+	void *arg;
+	int r;
+
+	if (tp->broken || p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg))
+		return 0;	/* its failure says it */
+	r = walk_vols(p, tp, &vols, &nr);
+	if (!r) {
+		r = thin_walk_load(ops, arg, 0, vols, nr, &w);	/* pages, not blocks */
+		free(vols);
+	}
+	if (!r) {
+		report_unreached(c, tp, &w);
+		thin_walk_release(&w);
+	}
+	p->meta->ops->thin_close(p->meta, arg);
+	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
+}
+
+/*
  * Walks the committed pages on a connection of its own, the pool frozen.
  * What keeps it from looking (the store, a commit that fails) is a breach
  * of this pool, named, and check goes on with the others; only running
@@ -1674,8 +1773,10 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	int r;
 
 	pool_check_extent_sum(p, tp, c);
-	if (!c->deep || !running(tp))
-		return 0;	/* records only, or failed: nothing to walk */
+	if (!c->deep)
+		return 0;
+	if (!running(tp))
+		return check_stopped(p, tp, c, err);
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &ops, &arg);
 	if (r) {
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
@@ -1704,6 +1805,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	/* Counts from pages that cannot be read would differ block by block: noise. */
 	if (!w.dangling)
 		compare_counts(c, tp, &w, &counts);
+	report_unreached(c, tp, &w);
 	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
 		     tp->rec.name, nr, (unsigned long long)w.used,
 		     (unsigned long long)w.nr_blocks, c->n - n0);

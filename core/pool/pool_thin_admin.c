@@ -219,7 +219,7 @@ static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 }
 
 int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
-		   FILE *out, struct pool_error *err)
+		   FILE *out, size_t *nr_volumes, struct pool_error *err)
 {
 	struct thin_image_writer *wr;
 	struct thin_image sb = { 0 };
@@ -258,6 +258,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 	thin_image_writer_close(wr);
 	if (fflush(out) || ferror(out))
 		r = pool_fail(err, -EIO, "cannot write the dump");
+	*nr_volumes = c.nr;
 out_release:
 	committed_release(p, &c);
 out:

@@ -1,5 +1,6 @@
 #include "thin_walk.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +46,10 @@ static int cmp_id(const void *a, const void *b)
 
 bool thin_walk_unreadable(const struct thin_walk *w, int64_t id)
 {
-	return bsearch(&id, w->unreadable_ids, w->unreadable, sizeof(id), cmp_id) != NULL;
+	const int64_t *leaves = w->unreadable_ids + w->unreadable_dirs;
+
+	return bsearch(&id, w->unreadable_ids, w->unreadable_dirs, sizeof(id), cmp_id) ||
+	       bsearch(&id, leaves, w->unreadable - w->unreadable_dirs, sizeof(id), cmp_id);
 }
 
 const struct thin_dir_rec *thin_walk_vol_dir(const struct thin_walk *w, size_t i)
@@ -84,6 +88,7 @@ static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk
 		else
 			r = note_unreadable(w, dir_ids[i], r);
 	}
+	w->unreadable_dirs = w->unreadable;
 	for (size_t i = 0; !r && i < nr_leaf_ids; i++) {
 		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[w->nr_leaves]);
 		if (!r)
@@ -91,8 +96,9 @@ static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk
 		else
 			r = note_unreadable(w, leaf_ids[i], r);
 	}
-	/* Directories and leaves share one id space: by id, the list is sorted once. */
-	qsort(w->unreadable_ids, w->unreadable, sizeof(*w->unreadable_ids), cmp_id);
+	qsort(w->unreadable_ids, w->unreadable_dirs, sizeof(*w->unreadable_ids), cmp_id);
+	qsort(w->unreadable_ids + w->unreadable_dirs, w->unreadable - w->unreadable_dirs,
+	      sizeof(*w->unreadable_ids), cmp_id);
 	free(dir_ids);
 	free(leaf_ids);
 	return r;
@@ -312,24 +318,29 @@ size_t thin_walk_check(const struct thin_walk *w,
 	return n;
 }
 
-size_t thin_walk_unreached(const struct thin_walk *w)
+size_t thin_walk_unreached(const struct thin_walk *w, size_t *damaged)
 {
 	size_t n = 0;
 
+	assert(!w->dangling);
 	for (size_t i = 0; i < w->nr_dirs; i++)
 		n += !w->dir_reached[i];
 	for (size_t i = 0; i < w->nr_leaves; i++)
 		n += !w->leaf_reached[i];
-	return n;
+	if (damaged)
+		*damaged = w->unreadable;
+	/* No reference dangles: no volume reaches a page that cannot be read. */
+	return n + w->unreadable;
 }
 
 int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w)
 {
-	int64_t *dirs = calloc(w->nr_dirs + 1, sizeof(*dirs));
-	int64_t *leaves = calloc(w->nr_leaves + 1, sizeof(*leaves));
+	int64_t *dirs = calloc(w->nr_dirs + w->unreadable + 1, sizeof(*dirs));
+	int64_t *leaves = calloc(w->nr_leaves + w->unreadable + 1, sizeof(*leaves));
 	struct thin_commit c = { .dead_leaves = leaves, .dead_dirs = dirs };
 	int r = -ENOMEM;
 
+	assert(!w->dangling);
 	if (dirs && leaves) {
 		for (size_t i = 0; i < w->nr_dirs; i++)
 			if (!w->dir_reached[i])
@@ -337,6 +348,12 @@ int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_wal
 		for (size_t i = 0; i < w->nr_leaves; i++)
 			if (!w->leaf_reached[i])
 				leaves[c.nr_dead_leaves++] = w->leaves[i].id;
+		for (size_t i = 0; i < w->unreadable; i++) {
+			if (i < w->unreadable_dirs)
+				dirs[c.nr_dead_dirs++] = w->unreadable_ids[i];
+			else
+				leaves[c.nr_dead_leaves++] = w->unreadable_ids[i];
+		}
 		r = m->commit(arg, &c);
 	}
 	free(dirs);

@@ -1,8 +1,9 @@
 /*
  * core/thin/thin_walk.h: one walk over a thin pool's committed map pages,
- * shared by check and by the clean-up of pages that a crash between two
- * transactions left unreachable.  (Usage and diff read the live maps,
- * thin.h.)
+ * shared by check, dump, repair and the clean-up of pages no volume
+ * reaches (a crash between two transactions leaves them, and so does
+ * removing a volume while its pool is not running).  (Usage and diff read
+ * the live maps, thin.h.)
  *
  * The walk loads every page of the pool through its metadata port (2 KiB
  * per 512 mapped blocks) and derives what the pool derives at start-up:
@@ -34,8 +35,12 @@ struct thin_walk {
 	size_t nr_dirs;
 	struct thin_leaf_rec *leaves;	/* every leaf row, by id */
 	size_t nr_leaves;
-	int64_t *unreadable_ids;	/* rows that are damaged (or vanished), by id */
-	size_t unreadable;
+	/*
+	 * Rows that are damaged (or vanished): the directories' ids by id,
+	 * then the leaves' by id; the first unreadable_dirs are directories.
+	 */
+	int64_t *unreadable_ids;
+	size_t unreadable, unreadable_dirs;
 	bool *dir_reached, *leaf_reached;
 	uint32_t *dir_refs;		/* per directory: volumes using it */
 	uint32_t *leaf_refs;		/* per leaf: reached directories */
@@ -73,9 +78,18 @@ void thin_walk_release(struct thin_walk *w);
 size_t thin_walk_check(const struct thin_walk *w,
 		       void (*breach)(void *arg, const char *msg), void *arg);
 
-/* Pages no volume reaches (garbage a crash may leave). */
-size_t thin_walk_unreached(const struct thin_walk *w);
-/* Deletes the pages no volume reaches, in one commit of @m.  0 or -errno. */
+/*
+ * Pages no volume reaches, damaged ones included: garbage that a crash
+ * leaves, or the removal of a volume whose pool was not running; in
+ * *damaged (unless NULL), how many of them are damaged.  Only when
+ * w->dangling is 0: a page that a damaged one names would look
+ * unreached too.
+ */
+size_t thin_walk_unreached(const struct thin_walk *w, size_t *damaged);
+/*
+ * Deletes the pages no volume reaches, damaged ones included, in one
+ * commit of @m.  w->dangling must be 0 (above).  0 or -errno.
+ */
 int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w);
 
 #endif

@@ -30,6 +30,8 @@ struct fake {
 	struct thin_dir_rec dirs[64];
 	struct thin_vol_rec vols[16];
 	size_t nr_leaves, nr_dirs, nr_vols;
+	int64_t damaged[4];		/* pages whose rows cannot be read */
+	size_t nr_damaged;
 	int commits;
 	int failures;			/* commits to refuse (-EBUSY) first */
 };
@@ -60,11 +62,21 @@ static struct thin_vol_rec *fake_vol(int64_t volume)
 	return NULL;
 }
 
+static bool fake_damaged(int64_t id)
+{
+	for (size_t i = 0; i < fake.nr_damaged; i++)
+		if (fake.damaged[i] == id)
+			return true;
+	return false;
+}
+
 static int f_load_dir(void *arg, int64_t id, struct thin_dir_rec *out)
 {
 	struct thin_dir_rec *d = fake_dir(id);
 
 	(void)arg;
+	if (fake_damaged(id))
+		return -EUCLEAN;
 	if (!d)
 		return -ENOENT;
 	*out = *d;
@@ -78,6 +90,8 @@ static int f_load_leaf(void *arg, int64_t id, struct thin_leaf_rec *out)
 	struct thin_leaf_rec *l = fake_leaf(id);
 
 	(void)arg;
+	if (fake_damaged(id))
+		return -EUCLEAN;
 	if (!l)
 		return -ENOENT;
 	*out = *l;
@@ -663,6 +677,38 @@ START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 }
 END_TEST
 
+START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
+{
+	struct volume *v = new_volume(10, 8 * BS), *w = new_volume(11, 8 * BS);
+	struct thin_walk_vol vols[1];
+	struct thin_walk tw;
+	int64_t wdir;
+	size_t damaged;
+
+	fill(v, 0, BS, 4);
+	fill(w, 0, BS, 5);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_uint_eq(fake.nr_dirs, 2);
+	ck_assert_uint_eq(fake.nr_leaves, 2);
+	/* w removed while its directory, damaged, kept the pool from loading */
+	wdir = fake_vol(11)->dir;
+	fake.damaged[fake.nr_damaged++] = wdir;
+	vols[0] = (struct thin_walk_vol){ "v", fake_vol(10)->dir, 8 };
+	ck_assert_int_eq(thin_walk_load(&fake_ops, NULL, NR_BLOCKS, vols, 1, &tw), 0);
+	ck_assert_uint_eq(tw.dangling, 0);
+	ck_assert_uint_eq(thin_walk_unreached(&tw, &damaged), 2);	/* its directory and leaf */
+	ck_assert_uint_eq(damaged, 1);
+	ck_assert_int_eq(thin_walk_gc(&fake_ops, NULL, &tw), 0);
+	thin_walk_release(&tw);
+	ck_assert_ptr_null(fake_dir(wdir));
+	ck_assert_uint_eq(fake.nr_dirs, 1);
+	ck_assert_uint_eq(fake.nr_leaves, 1);
+	ck_assert_ptr_nonnull(fake_dir(fake_vol(10)->dir));
+	volume_destroy(w);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(failed_commits_change_nothing_and_a_retry_writes_it_all)
 {
 	struct volume *v = new_volume(10, 8 * BS), *s;
@@ -866,6 +912,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, discard_unmaps_whole_blocks_and_zeroes_partial_ones);
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
+	tcase_add_test(tc, the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too);
 	tcase_add_test(tc, failed_commits_change_nothing_and_a_retry_writes_it_all);
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
 	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
