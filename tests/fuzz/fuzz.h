@@ -41,8 +41,12 @@ int fuzz_memfd(const uint8_t *data, size_t size);
 /*
  * Silences the product's log (harnesses meet errors on purpose), unless
  * MAPPERFS_FUZZ_LOG is set: then it goes to stderr, to see why an input
- * is refused.
+ * is refused.  The lines go to an unlinked temporary file, since the log
+ * takes only a regular file; a harness that logs on every input calls
+ * fuzz_log_trim() once per input, so that long runs take no disk.
  */
 void fuzz_quiet(void);
+/* Empties the file of fuzz_quiet.  One ftruncate. */
+void fuzz_log_trim(void);
 
 #endif

@@ -112,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pool *p = NULL;
 	int r;
 
+	fuzz_log_trim();
 	pooldir_write(data, size, true);
 	pooldir_make_device();
 	r = pool_open(dir, pool_port_open, &p, &err);

@@ -117,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct store *s = NULL;
 
+	fuzz_log_trim();
 	pooldir_write(data, size, false);
 	if (!check(store_open(db, 0, &s))) {
 		read_all(s);
