@@ -43,6 +43,7 @@ struct thin {
 	_Atomic bool suspended;		/* fast-path writes defer */
 	uint32_t provisioning;		/* slow-path writes in flight; lock */
 	struct thin *next;		/* the pool's volumes; lock */
+	struct thin **pprev;		/* what points at it there (unlink in O(1)); lock */
 	struct target *origin;		/* external origin (read-only), or NULL */
 	uint64_t origin_size;		/* bytes of it that show through */
 	bool origin_owned;		/* destroy origin with the volume */
@@ -199,6 +200,7 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d);
  * 0, -ENOSPC, -EIO if the pool failed.
  */
 int thin_pool_new_block(struct thin_pool *p, uint32_t *b);
+/* Adds @t to the pool's volumes, or takes it off them (and off the dirty ones).  Lock held. */
 void thin_pool_link(struct thin_pool *p, struct thin *t);
 void thin_pool_unlink(struct thin_pool *p, struct thin *t);
 /*

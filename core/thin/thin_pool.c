@@ -734,17 +734,22 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 void thin_pool_link(struct thin_pool *p, struct thin *t)
 {
 	t->next = p->vols;
+	t->pprev = &p->vols;
+	if (p->vols)
+		p->vols->pprev = &t->next;
 	p->vols = t;
 }
 
+/* O(1) off the list (a pool closing unlinks every volume), O(dirty volumes). */
 void thin_pool_unlink(struct thin_pool *p, struct thin *t)
 {
-	struct thin **pp = &p->vols;
-
-	while (*pp && *pp != t)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = t->next;
+	if (t->pprev) {
+		*t->pprev = t->next;
+		if (t->next)
+			t->next->pprev = t->pprev;
+		t->next = NULL;
+		t->pprev = NULL;
+	}
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		if (p->dirty_vols.v[i] == t) {
 			p->dirty_vols.v[i] = p->dirty_vols.v[--p->dirty_vols.nr];
