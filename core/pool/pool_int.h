@@ -187,8 +187,17 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing);
 
 /* Room for @vols more volumes and @ext more extents.  0 or -ENOMEM. */
 int pool_reserve(struct pool *p, size_t vols, size_t ext);
-/* Adds @v (committed) to the pool; serves it if it has a volume. */
+/*
+ * Adds @v (committed) to the pool; serves it if it has a volume.  O(1)
+ * for a volume whose id is past every other's (a new row's), plus a
+ * change of the served set and a recount of the space, O(V) each.
+ */
 void pool_volume_publish(struct pool *p, struct pool_volume *v);
+/*
+ * The same for @n volumes at once, with one change of the served set
+ * and one recount: restore publishes 100,000.
+ */
+void pool_volumes_publish(struct pool *p, struct pool_volume *const *v, size_t n);
 /*
  * Puts @v's served volume in the mount (the served set) unless it is
  * inactive, failed or shown already; hide takes it out (waits for
@@ -196,6 +205,14 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v);
  */
 int pool_volume_show(struct pool *p, struct pool_volume *v);
 void pool_volume_hide(struct pool *p, struct pool_volume *v);
+/*
+ * The same for @n volumes with one new served set and one grace period,
+ * where one call each would copy the set and wait n times: a thin pool
+ * of many volumes starts and stops in O(V log V).  Show: 0 or -ENOMEM
+ * (none shown).
+ */
+int pool_volumes_show(struct pool *p, struct pool_volume *const *v, size_t n);
+void pool_volumes_hide(struct pool *p, struct pool_volume *const *v, size_t n);
 /* A new volume's record committed as @rec: its id and times, in @v and served. */
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec);
 /* Adds committed extents to the model. */
@@ -205,6 +222,8 @@ void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
  * release first).  Its records are gone from the store already.
  */
 void pool_volume_forget(struct pool *p, struct pool_volume *v);
+/* The same for @n volumes in one pass over the pool: O((V + n) log n). */
+void pool_volumes_forget(struct pool *p, struct pool_volume *const *v, size_t n);
 /*
  * Notes for the host (pool_take_stale) that volume @id's size, mode or
  * content changed other than through its file, or that @name no longer

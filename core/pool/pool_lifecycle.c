@@ -404,6 +404,8 @@ void pool_close(struct pool *p)
 	if (p->meta)
 		pool_record_times(p);
 	pool_monitor_stop(p);
+	/* Out of the served set at once: one by one costs a copy of it and a grace period each. */
+	pool_volumes_hide(p, p->vols, p->nr_vols);
 	/* Thin volumes go before their pools, every volume before the devices. */
 	for (size_t i = 0; i < p->nr_vols; i++)
 		if (p->vols[i]->type == &thin_pool_type && p->vols[i]->tp.pool &&

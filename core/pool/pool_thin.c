@@ -569,16 +569,39 @@ void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp)
 			volume_unretire(p->vols[i]->served);
 }
 
+/* The thin volumes of @tp, in *out (malloc'ed); NULL if out of memory. */
+static struct pool_volume **members(struct pool *p, struct pool_volume *tp, size_t *nr)
+{
+	struct pool_volume **v = malloc((p->nr_vols + 1) * sizeof(*v));
+
+	*nr = 0;
+	for (size_t i = 0; v && i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp))
+			v[(*nr)++] = p->vols[i];
+	return v;
+}
+
+/* Out of the mount, all at once (one by one if out of memory). */
+static void hide_members(struct pool *p, struct pool_volume *tp)
+{
+	size_t nr;
+	struct pool_volume **v = members(p, tp, &nr);
+
+	if (v) {
+		pool_volumes_hide(p, v, nr);
+		free(v);
+		return;
+	}
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp))
+			pool_volume_hide(p, p->vols[i]);
+}
+
 void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 {
 	struct thin_pool *pool = tp->tp.pool;
 
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-
-		if (member_of(v, tp))
-			pool_volume_hide(p, v);
-	}
+	hide_members(p, tp);
 	if (pool && thin_pool_stop(pool))
 		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
 	tp->tp.pool = NULL;		/* statfs stops reading it first */
@@ -587,6 +610,40 @@ void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 	tp->tp.pool = pool;
 	unload_members(p, tp);
 	close_pool(p, tp);
+}
+
+/*
+ * Builds every thin volume of @tp that is not broken and puts the built
+ * ones in the mount at once; a volume that cannot be is failed, saying
+ * why.
+ */
+static void serve_members(struct pool *p, struct pool_volume *tp)
+{
+	size_t nr, built = 0;
+	struct pool_volume **v = members(p, tp, &nr);
+
+	for (size_t i = 0; !v && i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp) && !p->vols[i]->broken)
+			pool_volume_failed(p->vols[i], "out of memory");
+	for (size_t i = 0; v && i < nr; i++) {
+		struct pool_error e;
+
+		if (v[i]->broken)
+			continue;
+		free(v[i]->failure);
+		v[i]->failure = NULL;
+		if (thin_build(p, v[i], &e))
+			pool_volume_failed(v[i], e.msg);
+		else
+			v[built++] = v[i];
+	}
+	if (v && pool_volumes_show(p, v, built))
+		for (size_t i = 0; i < built; i++)
+			pool_volume_failed(v[i], "out of memory");
+	else
+		for (size_t i = 0; v && i < built; i++)
+			pool_stale_file(p, v[i]->rec.id);	/* served anew, from what was written */
+	free(v);
 }
 
 int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err)
@@ -602,21 +659,7 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
 	}
 	if (pool_thins_update(p))
 		log_warn("thin pool '%s' is not counted in statfs (out of memory)", tp->rec.name);
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-		struct pool_error e;
-
-		if (!member_of(v, tp) || v->broken)
-			continue;
-		free(v->failure);
-		v->failure = NULL;
-		if (thin_build(p, v, &e))
-			pool_volume_failed(v, e.msg);
-		else if (pool_volume_show(p, v))
-			pool_volume_failed(v, "out of memory");
-		else
-			pool_stale_file(p, v->rec.id);	/* served anew, from what was written */
-	}
+	serve_members(p, tp);
 	return 0;
 }
 
