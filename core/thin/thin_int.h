@@ -103,10 +103,8 @@ struct thin_pool {
 int thin_vec_push(struct thin_vec *v, void *p);
 void thin_vec_release(struct thin_vec *v);
 
-/* Where data block @b starts: its area's device and offset.  Under RCU. */
-static inline struct device *thin_areas_locate(const struct thin_areas *t,
-					       uint32_t b, uint8_t shift,
-					       uint64_t *dev_off)
+/* The index of the area data block @b lies in.  Under RCU. */
+static inline unsigned int thin_areas_index(const struct thin_areas *t, uint64_t b)
 {
 	unsigned int lo = 0, hi = t->nr;
 
@@ -118,8 +116,18 @@ static inline struct device *thin_areas_locate(const struct thin_areas *t,
 		else
 			hi = mid;
 	}
-	*dev_off = t->a[lo].dev_off + ((uint64_t)(b - t->first[lo]) << shift);
-	return t->a[lo].dev;
+	return lo;
+}
+
+/* Where data block @b starts: its area's device and offset.  Under RCU. */
+static inline struct device *thin_areas_locate(const struct thin_areas *t,
+					       uint32_t b, uint8_t shift,
+					       uint64_t *dev_off)
+{
+	unsigned int i = thin_areas_index(t, b);
+
+	*dev_off = t->a[i].dev_off + ((uint64_t)(b - t->first[i]) << shift);
+	return t->a[i].dev;
 }
 
 /*
