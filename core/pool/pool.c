@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,6 +192,17 @@ int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err
 	if (pool_volume_by_name(p, name))
 		return pool_fail(err, -EEXIST, "volume '%s' exists", name);
 	return 0;
+}
+
+void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
+{
+	char line[POOL_ERROR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	report(arg, line);
 }
 
 /* ---- the store -------------------------------------------------------- */

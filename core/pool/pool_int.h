@@ -319,6 +319,40 @@ uint64_t pool_thin_metadata_limit(const struct pool_volume *tp);
  */
 int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
 			   struct pool_error *err);
+/*
+ * Map pages built afresh from a thin image (pool_thin_pages.c), for
+ * restore and repair: a directory per device, leaves equal in content at
+ * one slot shared.
+ */
+/* A leaf being built, and the slot it is at (for sharing equal leaves). */
+struct new_leaf {
+	struct thin_leaf_rec rec;
+	uint32_t slot;
+	uint64_t hash;
+};
+
+struct image_pages {
+	struct thin_dir_rec *dirs;	/* one per image device */
+	size_t nr_dirs;
+	struct new_leaf **leaves;	/* distinct */
+	size_t nr_leaves, cap_leaves;
+	size_t *index;			/* hash table of leaves (index + 1) */
+	size_t index_cap;
+};
+
+struct thin_image_dev;
+
+void image_pages_release(struct image_pages *n);
+/*
+ * Builds the directory of device @d, of @size bytes in blocks of
+ * 1 << @shift, into @out, and its leaves into @n; ids from *next_id on.
+ * O(slots + mapped blocks).  0 or -ENOMEM.
+ */
+int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d, uint64_t size,
+			  uint8_t shift, int64_t *next_id, struct thin_dir_rec *out);
+/* Passes one line of a report to @report. */
+void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Grows thin pool @tp to @size bytes (admin lock held): extend's hook. */
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err);
