@@ -353,6 +353,14 @@ int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d,
 /* Passes one line of a report to @report. */
 void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * A thin volume of @size bytes in a thin pool of blocks of @bs bytes is
+ * a positive multiple of 4 KiB and its map at most THIN_DIR_SLOTS_MAX
+ * leaves, computed in 64 bits that no size wraps; the message names
+ * thin pool @pool (NULL: the block size).  0, -EINVAL or -EFBIG.
+ */
+int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
+				 struct pool_error *err);
 /* Grows thin pool @tp to @size bytes (admin lock held): extend's hook. */
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err);

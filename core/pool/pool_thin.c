@@ -87,26 +87,38 @@ static struct pool_volume *pool_of(struct pool *p, struct pool_volume *v,
 	return tp;
 }
 
+/* Leaves a map of @size bytes needs: in 64 bits, and no "size + bs - 1" that a size near 2^64 wraps. */
+static uint64_t slots_for(uint32_t bs, uint64_t size)
+{
+	return (size / bs + (size % bs != 0) + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES;
+}
+
 static uint64_t slots_of(const struct pool_volume *tp, uint64_t size)
 {
-	uint64_t bs = tp->tp.rec.block_size;
+	return slots_for(tp->tp.rec.block_size, size);
+}
 
-	return (size / bs + (size % bs != 0) + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES;
+int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
+				 struct pool_error *err)
+{
+	char max[SIZE_STR_LEN], block[SIZE_STR_LEN];
+
+	if (!size || size % VOLUME_ALIGN)
+		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
+	if (slots_for(bs, size) <= THIN_DIR_SLOTS_MAX)
+		return 0;
+	format_size((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES * bs, max);
+	if (pool)
+		return pool_fail(err, -EFBIG, "a thin volume of thin pool '%s' is at most %s", pool,
+				 max);
+	return pool_fail(err, -EFBIG, "a thin volume with blocks of %s is at most %s",
+			 format_size(bs, block), max);
 }
 
 static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
 			      struct pool_error *err)
 {
-	char max[SIZE_STR_LEN];
-
-	if (!size || size % VOLUME_ALIGN)
-		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
-	if (slots_of(tp, size) > THIN_DIR_SLOTS_MAX)
-		return pool_fail(err, -EFBIG, "a thin volume of thin pool '%s' is at most %s",
-				 tp->rec.name,
-				 format_size((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES *
-					     tp->tp.rec.block_size, max));
-	return 0;
+	return pool_thin_check_virtual_size(tp->rec.name, tp->tp.rec.block_size, size, err);
 }
 
 /* A thin pool's block size and policies, as created or as read back. */

@@ -112,7 +112,7 @@ static int put_leaf(struct image_pages *n, struct new_leaf *l, int64_t *next_id,
 int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d, uint64_t size,
 			  uint8_t shift, int64_t *next_id, struct thin_dir_rec *out)
 {
-	uint64_t nr_blocks = (size + (1ull << shift) - 1) >> shift;
+	uint64_t nr_blocks = (size >> shift) + ((size & ((1ull << shift) - 1)) != 0);	/* no wrap */
 	struct new_leaf *cur = NULL;
 
 	out->nr = thin_dir_slots(nr_blocks);
