@@ -369,8 +369,11 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
  * Restore and repair replace a thin pool's maps in the store, then serve
  * what they wrote: retire the pool's volumes (-EBUSY naming one that is
  * open, and then none is retired), stop the pool (unpublish its volumes,
- * final commit, forget the maps), record, start it again from the store
- * (its volumes served anew; a failed pool comes back into service).
+ * final commit, forget the maps), record (deleting every page the pool
+ * had), start it again from the store (its volumes served anew; a failed
+ * pool comes back into service).  Starting does not look for pages no
+ * volume reaches, which would read every page once more: a record that
+ * failed leaves them to the next opening of the pool.
  */
 int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err);
 void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp);

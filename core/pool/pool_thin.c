@@ -476,7 +476,13 @@ uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
 				      THIN_DEFAULT_MAX_THINS);
 }
 
-static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+/*
+ * Opens thin pool @tp from the store and loads its volumes' maps; with
+ * @collect, deletes first the pages that no volume reaches (a crash may
+ * leave some: collect_garbage), which costs a read of every page.
+ */
+static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
+			  struct pool_error *err)
 {
 	struct thin_pool_params params = {
 		.id = tp->rec.id,
@@ -504,7 +510,8 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		free(areas);
 		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
 	}
-	collect_garbage(p, tp);
+	if (collect)
+		collect_garbage(p, tp);
 	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
 	free(areas);
 	if (r) {
@@ -527,6 +534,11 @@ err_unload:
 err_close:
 	close_pool(p, tp);
 	return r;
+}
+
+static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	return open_thin_pool(p, tp, true, err);
 }
 
 static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
@@ -664,7 +676,8 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
 
 	free(tp->failure);
 	tp->failure = NULL;
-	r = thin_pool_build(p, tp, err);
+	/* Restore and repair deleted every page the pool had: no garbage to look for. */
+	r = open_thin_pool(p, tp, false, err);
 	if (r) {
 		pool_volume_failed(tp, err->msg);
 		return r;

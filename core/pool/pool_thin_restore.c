@@ -474,13 +474,17 @@ static int64_t origin_id(const struct restore *rs, size_t i)
 	return d->is_snapshot ? rs->recs[d->origin].id : 0;
 }
 
-/* Every volume row first: a snapshot's row names its origin's id. */
+/*
+ * The pool's pages before are garbage (it has no volume to reach them):
+ * deleted.  Every volume row first: a snapshot's row names its origin's
+ * id.
+ */
 static int record_restore(struct pool *p, void *arg)
 {
 	struct restore *rs = arg;
 	const struct pool_meta_ops *m = p->meta->ops;
 	int64_t pool = rs->tp->rec.id;
-	int r = 0;
+	int r = m->thin_pages_delete(p->meta, pool);
 
 	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
 		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
@@ -562,6 +566,7 @@ static int undo(struct pool *p, struct restore *rs, struct pool_error *err)
 
 static int record_and_start(struct pool *p, struct restore *rs, struct pool_error *err)
 {
+	size_t leaves;
 	int r = prepare(p, rs, err);
 
 	if (!r)
@@ -569,12 +574,14 @@ static int record_and_start(struct pool *p, struct restore *rs, struct pool_erro
 	if (r)
 		return r;
 	publish(p, rs);
+	leaves = rs->pages.nr_leaves;
+	image_pages_release(&rs->pages);	/* the pool is about to load as much again */
 	pool_thin_stop(p, rs->tp);
 	r = pool_thin_start(p, rs->tp, err);
 	if (r)
 		return undo(p, rs, err);
 	log_info("thin pool '%s': restored %zu volumes, %zu leaves", rs->name, rs->img.nr_devs,
-		 rs->pages.nr_leaves);
+		 leaves);
 	return 0;
 }
 

@@ -56,7 +56,7 @@ int thin_image_add_run(struct thin_image_dev *d, uint64_t origin, uint64_t data,
 		return 0;
 	}
 	if (d->nr_runs == d->cap_runs) {
-		size_t cap = d->cap_runs ? 2 * d->cap_runs : 64;
+		size_t cap = d->cap_runs ? 2 * d->cap_runs : 4;	/* most devices of a big dump map little */
 		struct thin_image_run *v = realloc(d->runs, cap * sizeof(*v));
 
 		if (!v)
