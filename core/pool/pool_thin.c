@@ -376,13 +376,20 @@ static int walk_vols(struct pool *p, struct pool_volume *tp,
  */
 static void collect_garbage(struct pool *p, struct pool_volume *tp)
 {
+	const struct thin_meta_ops *m = tp->tp.ops;
 	struct thin_walk_vol *vols;
 	struct thin_walk w;
 	size_t nr, n;
+	int r;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
-	if (!thin_walk_load(tp->tp.ops, tp->tp.arg, 0, vols, nr, &w)) {
+	r = m->read_begin(tp->tp.arg);
+	if (!r) {
+		r = thin_walk_load(m, tp->tp.arg, 0, vols, nr, &w);
+		m->read_end(tp->tp.arg);
+	}
+	if (!r) {
 		n = thin_walk_unreached(&w);
 		if (n && !w.dangling) {
 			log_info("thin pool '%s': deleting %zu map pages no volume reaches",
@@ -418,7 +425,7 @@ static int pool_areas(struct pool *p, struct pool_volume *tp,
 }
 
 /* Loads the map of every thin volume of @tp into its pool.  Not started. */
-static int load_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+static int load_each_member(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
@@ -441,6 +448,18 @@ static int load_members(struct pool *p, struct pool_volume *tp, struct pool_erro
 					 r == -EUCLEAN ? "it is damaged" : strerror(-r));
 	}
 	return 0;
+}
+
+/* The same in one read of the store: a snapshot, and no lock taken per page. */
+static int load_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	int r = tp->tp.ops->read_begin(tp->tp.arg);
+
+	if (r)
+		return pool_fail(err, r, "cannot read its map pages: %s", strerror(-r));
+	r = load_each_member(p, tp, err);
+	tp->tp.ops->read_end(tp->tp.arg);
+	return r;
 }
 
 static void unload_members(struct pool *p, struct pool_volume *tp)
