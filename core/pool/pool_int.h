@@ -53,7 +53,12 @@ struct pool_volume {
 			struct switch_path_rec *paths;
 		} sw;
 		struct {		/* thin-pool */
-			struct thin_pool_rec rec;
+			/*
+			 * Its row, never NULL once attached or created: behind a
+			 * pointer because its event command makes it 4 KiB, which
+			 * every volume of a pool of 100,000 would carry.
+			 */
+			struct thin_pool_rec *rec;
 			struct thin_pool *pool;		/* running, or NULL */
 			const struct thin_meta_ops *ops;
 			void *arg;			/* the port's, while open */

@@ -95,7 +95,7 @@ static uint64_t slots_for(uint32_t bs, uint64_t size)
 
 static uint64_t slots_of(const struct pool_volume *tp, uint64_t size)
 {
-	return slots_for(tp->tp.rec.block_size, size);
+	return slots_for(tp->tp.rec->block_size, size);
 }
 
 int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
@@ -118,7 +118,7 @@ int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
 static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
 			      struct pool_error *err)
 {
-	return pool_thin_check_virtual_size(tp->rec.name, tp->tp.rec.block_size, size, err);
+	return pool_thin_check_virtual_size(tp->rec.name, tp->tp.rec->block_size, size, err);
 }
 
 /* A thin pool's block size and policies, as created or as read back. */
@@ -169,12 +169,15 @@ static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image 
 	char why[POOL_ERROR_LEN + 32];
 	struct pool_error e;
 
+	v->tp.rec = calloc(1, sizeof(*v->tp.rec));
+	if (!v->tp.rec)
+		return -ENOMEM;
 	for (size_t i = 0; i < img->nr_thin_pools; i++)
 		if (img->thin_pools[i].volume == v->rec.id)
-			v->tp.rec = img->thin_pools[i];
-	if (!v->tp.rec.volume) {
+			*v->tp.rec = img->thin_pools[i];
+	if (!v->tp.rec->volume) {
 		pool_volume_broken(v, "its thin pool row is missing");
-	} else if (check_policy(&v->tp.rec, &e)) {
+	} else if (check_policy(v->tp.rec, &e)) {
 		snprintf(why, sizeof(why), "its thin pool row is damaged: %s", e.msg);
 		pool_volume_broken(v, why);
 	}
@@ -349,7 +352,7 @@ static int walk_vols(struct pool *p, struct pool_volume *tp,
 		     struct thin_walk_vol **out, size_t *nr)
 {
 	struct thin_walk_vol *w = calloc(p->nr_vols + 1, sizeof(*w));
-	uint64_t bs = tp->tp.rec.block_size;
+	uint64_t bs = tp->tp.rec->block_size;
 	size_t n = 0;
 
 	if (!w)
@@ -489,9 +492,9 @@ static void close_pool(struct pool *p, struct pool_volume *tp)
 
 uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
 {
-	if (tp->tp.rec.metadata_limit)
-		return tp->tp.rec.metadata_limit;
-	return thin_metadata_estimate(tp->rec.size / tp->tp.rec.block_size,
+	if (tp->tp.rec->metadata_limit)
+		return tp->tp.rec->metadata_limit;
+	return thin_metadata_estimate(tp->rec.size / tp->tp.rec->block_size,
 				      THIN_DEFAULT_MAX_THINS);
 }
 
@@ -506,12 +509,12 @@ static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
 	struct thin_pool_params params = {
 		.id = tp->rec.id,
 		.name = tp->rec.name,
-		.block_size = tp->tp.rec.block_size,
-		.zero = tp->tp.rec.zero,
-		.when_full = tp->tp.rec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
-		.wait_s = tp->tp.rec.wait_seconds,
-		.low_water_pct = tp->tp.rec.low_water,
-		.discard_passdown = tp->tp.rec.discard_passdown,
+		.block_size = tp->tp.rec->block_size,
+		.zero = tp->tp.rec->zero,
+		.when_full = tp->tp.rec->wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
+		.wait_s = tp->tp.rec->wait_seconds,
+		.low_water_pct = tp->tp.rec->low_water,
+		.discard_passdown = tp->tp.rec->discard_passdown,
 		.metadata_limit = pool_thin_metadata_limit(tp),
 		.notify = pool_monitor_kick,
 		.notify_arg = p,
@@ -574,6 +577,7 @@ static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *
 static void thin_pool_release(struct pool *p, struct pool_volume *tp)
 {
 	close_pool(p, tp);
+	free(tp->tp.rec);
 }
 
 static void thin_release(struct pool *p, struct pool_volume *v)
@@ -757,7 +761,9 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", thin_pool_type.name);
 	v = pool_volume_new(&n.rec, &thin_pool_type);
-	if (!v || pool_reserve(p, 1, n.plan.nr_ext)) {
+	if (v)
+		v->tp.rec = calloc(1, sizeof(*v->tp.rec));
+	if (!v || !v->tp.rec || pool_reserve(p, 1, n.plan.nr_ext)) {
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -765,7 +771,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	if (r)
 		goto out;
 	v->rec = n.rec;
-	v->tp.rec = n.tp;
+	*v->tp.rec = n.tp;
 	pool_extents_publish(p, n.plan.ext, n.plan.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
@@ -808,7 +814,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		r = pool_fail(err, -EUCLEAN, "thin pool '%s' is damaged: %s", name, tp->failure);
 	if (r)
 		goto out;
-	n = tp->tp.rec;
+	n = *tp->tp.rec;
 	if (fields & POOL_TP_DISCARD_PASSDOWN)
 		n.discard_passdown = policy->discard_passdown;
 	if (fields & POOL_TP_AUTOEXTEND_THRESHOLD)
@@ -830,7 +836,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		r = pool_record(p, "record the thin pool's policies", record_policy, &n, err);
 	if (r)
 		goto out;
-	tp->tp.rec = n;
+	*tp->tp.rec = n;
 	tp->tp.ev.extend_failed_ms = 0;
 	if (running(tp)) {
 		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
@@ -1386,7 +1392,7 @@ out_resume:
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err)
 {
-	uint32_t bs = tp->tp.rec.block_size;
+	uint32_t bs = tp->tp.rec->block_size;
 	struct extent_plan plan = { 0 };
 	struct thin_areas *next = NULL;
 	struct thin_area *areas;
@@ -1528,7 +1534,7 @@ static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_
 static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
-	uint64_t bs = tp ? tp->tp.rec.block_size : 0;
+	uint64_t bs = tp ? tp->tp.rec->block_size : 0;
 	struct thin_usage u;
 
 	if (tp)
@@ -1573,7 +1579,7 @@ static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_
 	if (!v->served || !tp)
 		return;
 	thin_usage(v->served->target, &u);
-	out->data_pct = hundredths(u.mapped * tp->tp.rec.block_size, v->rec.size);
+	out->data_pct = hundredths(u.mapped * tp->tp.rec->block_size, v->rec.size);
 }
 
 static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_volume_info *out)
@@ -1607,7 +1613,7 @@ static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
 
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
 {
-	const struct thin_pool_rec *r = &tp->tp.rec;
+	const struct thin_pool_rec *r = tp->tp.rec;
 	struct thin_pool_usage u;
 	size_t nr_vols = 0;
 
@@ -1663,7 +1669,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 		r = pool_fail(err, -EXDEV, "'%s' and '%s' are in different thin pools", a, b);
 	tp = r ? NULL : pool_volume_by_id(p, va->thin.rec.pool);
 	if (tp) {
-		*block_size = tp->tp.rec.block_size;
+		*block_size = tp->tp.rec->block_size;
 		r = thin_diff(va->served->target, vb->served->target, fn, arg);
 		if (r)
 			pool_fail(err, r, "cannot compare '%s' and '%s': %s", a, b, strerror(-r));
@@ -1834,7 +1840,7 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 		return 0;
 	}
 	/* A pool whose block size is damaged is a breach of its own. */
-	if (tp->tp.rec.block_size && slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
+	if (tp->tp.rec->block_size && slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
 		pool_breach(c, v, "its size is more than thin pool '%s' can map", tp->rec.name);
 	if (v->thin.origin && v->thin.origin->origin_volume &&
 	    !pool_volume_by_id(p, v->thin.origin->origin_volume))
@@ -1894,10 +1900,10 @@ static uint64_t used_percent(const struct thin_pool_usage *u)
 static void autoextend(struct pool *p, struct pool_volume *tp)
 {
 	struct pool_thin_events *ev = &tp->tp.ev;
-	uint32_t bs = tp->tp.rec.block_size;
+	uint32_t bs = tp->tp.rec->block_size;
 	char from[SIZE_STR_LEN], to[SIZE_STR_LEN];
 
-	if (tp->tp.rec.autoextend_threshold >= 100)
+	if (tp->tp.rec->autoextend_threshold >= 100)
 		return;
 	if (ev->extend_failed_ms && now_ms() - ev->extend_failed_ms < AUTOEXTEND_RETRY_MS)
 		return;
@@ -1907,9 +1913,9 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 		uint64_t more, size = tp->rec.size;
 
 		thin_pool_usage(tp->tp.pool, &u);
-		if (used_percent(&u) <= tp->tp.rec.autoextend_threshold && !u.full)
+		if (used_percent(&u) <= tp->tp.rec->autoextend_threshold && !u.full)
 			return;
-		more = size / 100 * tp->tp.rec.autoextend_percent;
+		more = size / 100 * tp->tp.rec->autoextend_percent;
 		more = (more + bs - 1) / bs * bs;
 		if (more < bs)
 			more = bs;

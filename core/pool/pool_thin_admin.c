@@ -64,7 +64,7 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 			  struct pool_error *err)
 {
 	struct thin_vol_rec *rows = NULL;
-	uint64_t bs = tp->tp.rec.block_size;
+	uint64_t bs = tp->tp.rec->block_size;
 	size_t nr = 0;
 	int r;
 
@@ -98,7 +98,7 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
 {
-	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec->block_size;
 	struct thin_pool *pool = tp->tp.pool;
 	int r;
 
@@ -231,7 +231,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 			      name, breaches, name, name);
 		goto out_release;
 	}
-	sb.block_size = tp->tp.rec.block_size;
+	sb.block_size = tp->tp.rec->block_size;
 	sb.nr_blocks = c.w.nr_blocks;
 	sb.transaction = 1;
 	for (uint64_t b = 0; b < c.w.nr_blocks && !sb.time; b++)
@@ -273,7 +273,7 @@ struct repair {
  */
 static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n, const char *why)
 {
-	uint64_t bs = rp->tp->tp.rec.block_size, size = rp->c.pvs[i]->rec.size;
+	uint64_t bs = rp->tp->tp.rec->block_size, size = rp->c.pvs[i]->rec.size;
 	uint64_t off = first * bs, len = n * bs;
 
 	if (off >= size)
@@ -378,7 +378,7 @@ static int record_repair(struct pool *p, void *arg)
 /* Every page is written anew, in the transaction that deletes the old ones. */
 static int repair_pages(struct repair *rp, struct pool_error *err)
 {
-	uint8_t shift = (uint8_t)__builtin_ctz(rp->tp->tp.rec.block_size);
+	uint8_t shift = (uint8_t)__builtin_ctz(rp->tp->tp.rec->block_size);
 	int64_t next_id = 1;
 
 	rp->pages.dirs = calloc(rp->c.nr + 1, sizeof(*rp->pages.dirs));

@@ -285,10 +285,10 @@ static int find_pool(struct pool *p, struct restore *rs, struct pool_error *err)
 	if (pool_has_volumes(p, rs->tp))
 		return pool_fail(err, -EBUSY, "thin pool '%s' has volumes: restore needs an empty pool",
 				 rs->name);
-	if (rs->img.block_size != rs->tp->tp.rec.block_size)
+	if (rs->img.block_size != rs->tp->tp.rec->block_size)
 		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes, thin pool '%s' of %u",
-				 rs->img.block_size, rs->name, rs->tp->tp.rec.block_size);
-	nr_blocks = rs->tp->rec.size / rs->tp->tp.rec.block_size;
+				 rs->img.block_size, rs->name, rs->tp->tp.rec->block_size);
+	nr_blocks = rs->tp->rec.size / rs->tp->tp.rec->block_size;
 	if (rs->data_end > nr_blocks) {
 		const struct thin_image_ref *last = &rs->img.by_data[rs->img.nr_refs - 1];
 
@@ -403,7 +403,7 @@ static int check_against_pool(struct pool *p, struct restore *rs, struct pool_er
 static void report_plan(struct restore *rs, void (*report)(void *, const char *), void *arg)
 {
 	bool dry_run = rs->spec->dry_run;
-	uint64_t nr_blocks = rs->tp->rec.size / rs->tp->tp.rec.block_size;
+	uint64_t nr_blocks = rs->tp->rec.size / rs->tp->tp.rec->block_size;
 
 	if (rs->img.nr_blocks > nr_blocks)
 		pool_report_line(report, arg, "the dump's pool has %llu data blocks, thin pool '%s' %llu: every mapping fits",
