@@ -329,23 +329,24 @@ int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
  * restore and repair: a directory per device, leaves equal in content at
  * one slot shared.
  */
-/* A leaf being built, and the slot it is at (for sharing equal leaves). */
-struct new_leaf {
-	struct thin_leaf_rec rec;
+struct thin_image_dev;
+
+/* A leaf: device @dev's entries at slot @slot (pool_thin_pages.c says why not the entries). */
+struct image_leaf {
+	int64_t id;
+	const struct thin_image_dev *dev;
 	uint32_t slot;
-	uint64_t hash;
+	uint64_t hash;			/* of the slot and the entries */
 };
 
 struct image_pages {
 	struct thin_dir_rec *dirs;	/* one per image device */
 	size_t nr_dirs;
-	struct new_leaf **leaves;	/* distinct */
+	struct image_leaf *leaves;	/* distinct */
 	size_t nr_leaves, cap_leaves;
 	size_t *index;			/* hash table of leaves (index + 1) */
 	size_t index_cap;
 };
-
-struct thin_image_dev;
 
 void image_pages_release(struct image_pages *n);
 /*
@@ -355,6 +356,8 @@ void image_pages_release(struct image_pages *n);
  */
 int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d, uint64_t size,
 			  uint8_t shift, int64_t *next_id, struct thin_dir_rec *out);
+/* Leaf @i of @n, its entries made from its device's runs.  O(entries + log runs). */
+void image_pages_leaf(const struct image_pages *n, size_t i, struct thin_leaf_rec *out);
 /* Passes one line of a report to @report. */
 void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -359,11 +359,14 @@ static int record_repair(struct pool *p, void *arg)
 	struct repair *rp = arg;
 	const struct pool_meta_ops *m = p->meta->ops;
 	int64_t pool = rp->tp->rec.id;
+	struct thin_leaf_rec leaf;
 	int r;
 
 	r = m->thin_pages_delete(p->meta, pool);
-	for (size_t i = 0; !r && i < rp->pages.nr_leaves; i++)
-		r = m->thin_leaf_put(p->meta, pool, &rp->pages.leaves[i]->rec);
+	for (size_t i = 0; !r && i < rp->pages.nr_leaves; i++) {
+		image_pages_leaf(&rp->pages, i, &leaf);
+		r = m->thin_leaf_put(p->meta, pool, &leaf);
+	}
 	for (size_t i = 0; !r && i < rp->c.nr; i++) {
 		struct thin_rec row = rp->c.pvs[i]->thin.rec;
 

@@ -9,6 +9,13 @@
  * so far), so a dump of a volume and its snapshots restores to the
  * sharing it had: counts derive from the pages as always (thin_meta.h).
  * Page ids are handed out in order from a counter the caller keeps.
+ *
+ * A leaf is held as what it is made of, not as its 2 KiB of entries: the
+ * device and the slot, whose runs give the entries again whenever they
+ * are needed (to compare a new leaf with an equal-looking one, to write
+ * it).  A restore of 100,000 volumes so holds 3 MB of leaves, not 200 MB:
+ * on a VM where a page fault costs tens of microseconds, memory touched
+ * is time.  The image must stay as it is while its pages are used.
  */
 #include "pool_int.h"
 
@@ -23,20 +30,65 @@ void image_pages_release(struct image_pages *n)
 {
 	for (size_t i = 0; i < n->nr_dirs; i++)
 		free(n->dirs[i].leaves);
-	for (size_t i = 0; i < n->nr_leaves; i++)
-		free(n->leaves[i]);
 	free(n->dirs);
 	free(n->leaves);
 	free(n->index);
 	memset(n, 0, sizeof(*n));
 }
 
-static uint64_t leaf_hash(const struct new_leaf *l)
+/* The index of @d's first run that ends past virtual block @vb.  O(log runs). */
+static size_t first_run(const struct thin_image_dev *d, uint64_t vb)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ l->slot;
+	size_t lo = 0, hi = d->nr_runs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->runs[mid].origin + d->runs[mid].len <= vb)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * @d's entries in leaf @slot into @map, from run *@i on (the first that
+ * ends past the slot's start); *@i is left at the first run that reaches
+ * past the slot.  @d's runs are sorted and do not overlap.  O(entries).
+ */
+static void fill_leaf(const struct thin_image_dev *d, uint32_t slot, size_t *i, uint32_t *map)
+{
+	uint64_t lo = (uint64_t)slot * THIN_LEAF_ENTRIES, hi = lo + THIN_LEAF_ENTRIES;
+
+	memset(map, 0, THIN_LEAF_ENTRIES * sizeof(*map));
+	for (size_t j = *i; j < d->nr_runs && d->runs[j].origin < hi; j++) {
+		const struct thin_image_run *r = &d->runs[j];
+		uint64_t from = r->origin > lo ? r->origin : lo;
+		uint64_t to = r->origin + r->len < hi ? r->origin + r->len : hi;
+
+		for (uint64_t vb = from; vb < to; vb++)
+			map[vb - lo] = (uint32_t)(r->data + (vb - r->origin) + 1);
+		if (r->origin + r->len <= hi)
+			*i = j + 1;
+	}
+}
+
+void image_pages_leaf(const struct image_pages *n, size_t i, struct thin_leaf_rec *out)
+{
+	const struct image_leaf *l = &n->leaves[i];
+	size_t run = first_run(l->dev, (uint64_t)l->slot * THIN_LEAF_ENTRIES);
+
+	out->id = l->id;
+	fill_leaf(l->dev, l->slot, &run, out->map);
+}
+
+static uint64_t leaf_hash(uint32_t slot, const uint32_t *map)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ slot;
 
 	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
-		h = (h ^ l->rec.map[i]) * 0x100000001b3ull;
+		h = (h ^ map[i]) * 0x100000001b3ull;
 	return h;
 }
 
@@ -48,7 +100,7 @@ static int index_grow(struct image_pages *n)
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->nr_leaves; i++) {
-		size_t k = n->leaves[i]->hash & (cap - 1);
+		size_t k = n->leaves[i].hash & (cap - 1);
 
 		while (v[k])
 			k = (k + 1) & (cap - 1);
@@ -60,89 +112,71 @@ static int index_grow(struct image_pages *n)
 	return 0;
 }
 
-/*
- * The page id of a leaf equal to @l at its slot: an existing one, or @l
- * itself (taken) under a new id.  0 on ENOMEM.
- */
-static int64_t intern_leaf(struct image_pages *n, struct new_leaf *l, int64_t *next_id)
+/* Leaf @o holds @map at slot @slot. */
+static bool same_leaf(const struct image_leaf *o, uint32_t slot, uint64_t hash,
+		      const uint32_t *map)
 {
+	uint32_t other[THIN_LEAF_ENTRIES];
+	size_t run;
+
+	if (o->hash != hash || o->slot != slot)
+		return false;
+	run = first_run(o->dev, (uint64_t)slot * THIN_LEAF_ENTRIES);
+	fill_leaf(o->dev, slot, &run, other);
+	return !memcmp(other, map, sizeof(other));
+}
+
+/*
+ * The page id of a leaf holding @map at slot @slot: an equal one's, or
+ * a new one's, made of device @d.  0 on ENOMEM.
+ */
+static int64_t intern_leaf(struct image_pages *n, const struct thin_image_dev *d, uint32_t slot,
+			   const uint32_t *map, int64_t *next_id)
+{
+	uint64_t hash = leaf_hash(slot, map);
 	size_t k;
 
-	l->hash = leaf_hash(l);
 	if (2 * (n->nr_leaves + 1) > n->index_cap && index_grow(n))
-		goto err;
-	for (k = l->hash & (n->index_cap - 1); n->index[k]; k = (k + 1) & (n->index_cap - 1)) {
-		struct new_leaf *o = n->leaves[n->index[k] - 1];
-
-		if (o->hash == l->hash && o->slot == l->slot &&
-		    !memcmp(o->rec.map, l->rec.map, sizeof(l->rec.map))) {
-			free(l);
-			return o->rec.id;
-		}
-	}
+		return 0;
+	for (k = hash & (n->index_cap - 1); n->index[k]; k = (k + 1) & (n->index_cap - 1))
+		if (same_leaf(&n->leaves[n->index[k] - 1], slot, hash, map))
+			return n->leaves[n->index[k] - 1].id;
 	if (n->nr_leaves == n->cap_leaves) {
 		size_t cap = n->cap_leaves ? 2 * n->cap_leaves : 256;
-		struct new_leaf **v = realloc(n->leaves, cap * sizeof(*v));
+		struct image_leaf *v = realloc(n->leaves, cap * sizeof(*v));
 
 		if (!v)
-			goto err;
+			return 0;
 		n->leaves = v;
 		n->cap_leaves = cap;
 	}
-	l->rec.id = (*next_id)++;
-	n->leaves[n->nr_leaves++] = l;
+	n->leaves[n->nr_leaves++] = (struct image_leaf){ (*next_id)++, d, slot, hash };
 	n->index[k] = n->nr_leaves;
-	return l->rec.id;
-err:
-	free(l);
-	return 0;
+	return n->leaves[n->nr_leaves - 1].id;
 }
 
-/* Puts leaf @l (taken) at its slot of directory @out.  0 or -ENOMEM. */
-static int put_leaf(struct image_pages *n, struct new_leaf *l, int64_t *next_id,
-		    struct thin_dir_rec *out)
-{
-	uint32_t slot = l->slot;	/* intern_leaf frees @l if it has its twin */
-
-	out->leaves[slot] = intern_leaf(n, l, next_id);
-	return out->leaves[slot] ? 0 : -ENOMEM;
-}
-
-/* The directory of @d (its virtual size @size) and its leaves. */
 int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d, uint64_t size,
 			  uint8_t shift, int64_t *next_id, struct thin_dir_rec *out)
 {
 	uint64_t nr_blocks = (size >> shift) + ((size & ((1ull << shift) - 1)) != 0);	/* no wrap */
-	struct new_leaf *cur = NULL;
+	uint32_t map[THIN_LEAF_ENTRIES];
+	uint64_t next_vb = 0;
+	size_t i = 0;
 
 	out->nr = thin_dir_slots(nr_blocks);
 	out->leaves = calloc(out->nr + 1, sizeof(*out->leaves));
 	if (!out->leaves)
 		return -ENOMEM;
 	out->id = (*next_id)++;
-	for (size_t i = 0; i < d->nr_runs; i++) {
-		const struct thin_image_run *r = &d->runs[i];
+	while (i < d->nr_runs) {	/* a leaf for each slot a run reaches */
+		uint64_t vb = d->runs[i].origin > next_vb ? d->runs[i].origin : next_vb;
+		uint32_t slot = (uint32_t)(vb / THIN_LEAF_ENTRIES);
 
-		for (uint64_t k = 0; k < r->len; k++) {
-			uint64_t vb = r->origin + k;
-			uint32_t slot = (uint32_t)(vb / THIN_LEAF_ENTRIES);
-
-			if (cur && cur->slot != slot) {
-				if (put_leaf(n, cur, next_id, out))
-					return -ENOMEM;
-				cur = NULL;
-			}
-			if (!cur) {
-				cur = calloc(1, sizeof(*cur));
-				if (!cur)
-					return -ENOMEM;
-				cur->slot = slot;
-			}
-			cur->rec.map[vb % THIN_LEAF_ENTRIES] = (uint32_t)(r->data + k + 1);
-		}
+		fill_leaf(d, slot, &i, map);
+		out->leaves[slot] = intern_leaf(n, d, slot, map, next_id);
+		if (!out->leaves[slot])
+			return -ENOMEM;
+		next_vb = (uint64_t)(slot + 1) * THIN_LEAF_ENTRIES;
 	}
-	if (cur && put_leaf(n, cur, next_id, out))
-		return -ENOMEM;
 	return 0;
 }
-

@@ -440,7 +440,7 @@ static void rebase_pages(struct restore *rs)
 	int64_t shift = thin_pool_reserve_page_id(rs->tp->tp.pool) - 1;
 
 	for (size_t i = 0; i < rs->pages.nr_leaves; i++)
-		rs->pages.leaves[i]->rec.id += shift;
+		rs->pages.leaves[i].id += shift;
 	for (size_t i = 0; i < rs->pages.nr_dirs; i++) {
 		struct thin_dir_rec *d = &rs->pages.dirs[i];
 
@@ -484,10 +484,13 @@ static int record_restore(struct pool *p, void *arg)
 	struct restore *rs = arg;
 	const struct pool_meta_ops *m = p->meta->ops;
 	int64_t pool = rs->tp->rec.id;
+	struct thin_leaf_rec leaf;
 	int r = m->thin_pages_delete(p->meta, pool);
 
-	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
-		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
+	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++) {
+		image_pages_leaf(&rs->pages, i, &leaf);
+		r = m->thin_leaf_put(p->meta, pool, &leaf);
+	}
 	for (size_t i = 0; !r && i < rs->img.nr_devs; i++)
 		r = m->volume_insert(p->meta, &rs->recs[i]);
 	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
