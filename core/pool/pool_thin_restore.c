@@ -22,9 +22,10 @@
  *      the pages fit its metadata limit, counted as the pool counts them
  *      for META% (THIN_PAGE_STORE_BYTES a page, directories and distinct
  *      leaves); no data block is a hole of its raw device (below).
- *   3. one store transaction: the leaves, the volume rows, the
- *      directories and thin rows (ids moved past the pool's); then the
- *      pool is stopped and started again from the store.  Should starting
+ *   3. one store transaction: the pool's old pages deleted (garbage: it
+ *      has no volume), the leaves, the volume rows, the directories and
+ *      thin rows written (ids moved past the pool's); then the pool is
+ *      stopped and started again from the store.  Should starting
  *      fail all the same (out of memory, the store), the rows are deleted
  *      again in one transaction and the pool started as it was, and the
  *      error says so.
@@ -32,7 +33,9 @@
  * Every step is O(n log n) in the devices and runs of the dump: lookups
  * are sorted indexes (thin_image.h's by_id and by_data, names sorted),
  * and the volumes go into the pool and the mount in one batch each
- * (pool_volumes_publish, pool_volumes_show).
+ * (pool_volumes_publish, pool_volumes_show).  What it holds is kept
+ * small (a built leaf is its device and slot: pool_thin_pages.c), since
+ * on a VM a page fault costs tens of microseconds.
  *
  * Holes.  A thin pool discards the data blocks it frees on its raw
  * devices (discard passdown; trim): a file device gets the range punched.
@@ -68,6 +71,7 @@ struct restore {
 	const struct pool_restore_spec *spec;
 	struct thin_image img;
 	struct volume_rec *recs;	/* per device: name and size, then the id */
+	const struct volume_rec **by_name;	/* recs sorted by name */
 	bool *sized_by_mappings;	/* per device: no size given, its mappings' end */
 	uint64_t *mapped;		/* per device: blocks */
 	uint64_t data_end;		/* the first data block past every mapping */
@@ -88,6 +92,7 @@ static void restore_release(struct restore *rs)
 	image_pages_release(&rs->pages);
 	thin_image_release(&rs->img);
 	free(rs->recs);
+	free(rs->by_name);
 	free(rs->sized_by_mappings);
 	free(rs->mapped);
 }
@@ -192,26 +197,24 @@ static int cmp_rec_name(const void *a, const void *b)
 		      (*(const struct volume_rec *const *)b)->name);
 }
 
-/* Each name valid and once.  O(D log D). */
+/* Each name valid and once; by_name.  O(D log D). */
 static int check_names(struct restore *rs, struct pool_error *err)
 {
-	const struct volume_rec **by_name = malloc((rs->img.nr_devs + 1) * sizeof(*by_name));
-	int r = 0;
+	const struct volume_rec **v = malloc((rs->img.nr_devs + 1) * sizeof(*v));
 
-	if (!by_name)
+	if (!v)
 		return pool_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < rs->img.nr_devs; i++)
-		by_name[i] = &rs->recs[i];
-	qsort(by_name, rs->img.nr_devs, sizeof(*by_name), cmp_rec_name);
-	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
-		if (!name_valid(by_name[i]->name))
-			r = pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, by_name[i]->name);
-		else if (i && !strcmp(by_name[i]->name, by_name[i - 1]->name))
-			r = pool_fail(err, -EEXIST, "the dump names volume '%s' twice",
-				      by_name[i]->name);
+		v[i] = &rs->recs[i];
+	qsort(v, rs->img.nr_devs, sizeof(*v), cmp_rec_name);
+	rs->by_name = v;
+	for (size_t i = 0; i < rs->img.nr_devs; i++) {
+		if (!name_valid(v[i]->name))
+			return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, v[i]->name);
+		if (i && !strcmp(v[i]->name, v[i - 1]->name))
+			return pool_fail(err, -EEXIST, "the dump names volume '%s' twice", v[i]->name);
 	}
-	free(by_name);
-	return r;
+	return 0;
 }
 
 /* Names, sizes and counts of the image's devices, checked. */
@@ -311,22 +314,13 @@ static int find_pool(struct pool *p, struct restore *rs, struct pool_error *err)
 /* No restored name is a volume's of the pool already.  O(V log D). */
 static int check_names_free(struct pool *p, struct restore *rs, struct pool_error *err)
 {
-	const struct volume_rec **by_name = malloc((rs->img.nr_devs + 1) * sizeof(*by_name));
-	int r = 0;
-
-	if (!by_name)
-		return pool_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < rs->img.nr_devs; i++)
-		by_name[i] = &rs->recs[i];
-	qsort(by_name, rs->img.nr_devs, sizeof(*by_name), cmp_rec_name);
-	for (size_t i = 0; !r && i < p->nr_vols; i++) {
+	for (size_t i = 0; i < p->nr_vols; i++) {
 		const struct volume_rec *key = &p->vols[i]->rec;
 
-		if (bsearch(&key, by_name, rs->img.nr_devs, sizeof(*by_name), cmp_rec_name))
-			r = pool_fail(err, -EEXIST, "volume '%s' exists", key->name);
+		if (bsearch(&key, rs->by_name, rs->img.nr_devs, sizeof(*rs->by_name), cmp_rec_name))
+			return pool_fail(err, -EEXIST, "volume '%s' exists", key->name);
 	}
-	free(by_name);
-	return r;
+	return 0;
 }
 
 /* The pages fit the pool's metadata limit, counted as META% counts them. */
@@ -350,31 +344,57 @@ static int check_metadata(struct restore *rs, struct pool_error *err)
 			 need, (unsigned long long)pages, has, rs->name, max, rs->name);
 }
 
+/* The run of by_data[@from, @to) that maps data block @db first. */
+static const struct thin_image_ref *mapping_of(const struct restore *rs, size_t from, size_t to,
+					      uint64_t db)
+{
+	for (size_t k = from; k < to; k++) {
+		const struct thin_image_ref *ref = &rs->img.by_data[k];
+		const struct thin_image_run *run = &rs->img.devs[ref->dev].runs[ref->run];
+
+		if (run->data <= db && db < run->data + run->len)
+			return ref;
+	}
+	return &rs->img.by_data[from];	/* cannot be: the range is the runs' */
+}
+
 /*
  * The mapped data blocks that are holes of their raw device, each
- * counted once: by_data's runs in order, each from where the ones before
- * it stopped.  The first is named by the run it was found in.
+ * counted once: by_data's runs merged where they touch, each merged
+ * range looked at once (so a dump of scattered single blocks costs one
+ * lseek per hole or data extent, not one per block).  The first is named
+ * by the run that maps it.
  */
 static int find_holes(struct restore *rs, struct pool_error *err)
 {
-	uint64_t done = 0, first = 0;
+	const struct thin_image *img = &rs->img;
+	uint64_t first = 0;
+	size_t i = 0;
 	int r = 0;
 
-	for (size_t i = 0; !r && i < rs->img.nr_refs; i++) {
-		const struct thin_image_ref *ref = &rs->img.by_data[i];
-		const struct thin_image_run *run = &rs->img.devs[ref->dev].runs[ref->run];
-		uint64_t from = run->data > done ? run->data : done, end = run->data + run->len;
+	while (!r && i < img->nr_refs) {
+		const struct thin_image_run *run = &img->devs[img->by_data[i].dev].runs[img->by_data[i].run];
+		uint64_t from = run->data, end = run->data + run->len;
 		bool none_yet = !rs->holes;
+		size_t j = i + 1;
 
-		if (from >= end)
-			continue;
+		for (; j < img->nr_refs; j++) {
+			run = &img->devs[img->by_data[j].dev].runs[img->by_data[j].run];
+			if (run->data > end)
+				break;
+			if (run->data + run->len > end)
+				end = run->data + run->len;
+		}
 		r = thin_pool_holes(rs->tp->tp.pool, from, end - from, &rs->holes, &first);
-		done = end;
 		if (!r && none_yet && rs->holes) {
+			const struct thin_image_ref *ref = mapping_of(rs, i, j, first);
+
+			run = &img->devs[ref->dev].runs[ref->run];
 			rs->hole_dev = ref->dev;
 			rs->hole_db = first;
 			rs->hole_vb = run->origin + (first - run->data);
 		}
+		i = j;
 	}
 	if (r)
 		return pool_fail(err, r, "cannot look for holes in the raw devices of thin pool '%s': %s",
