@@ -323,25 +323,23 @@ static int check_names_free(struct pool *p, struct restore *rs, struct pool_erro
 	return 0;
 }
 
-/* The pages fit the pool's metadata limit, counted as META% counts them. */
+/*
+ * The pages fit the pool's metadata limit, counted as META% counts them
+ * (metadata_used_bytes: every page the pool loads, THIN_PAGE_STORE_BYTES
+ * each).  The pool is empty, so they are all it will hold: the pages it
+ * has are garbage, deleted with the restore.
+ */
 static int check_metadata(struct restore *rs, struct pool_error *err)
 {
 	uint64_t pages = rs->pages.nr_leaves + rs->pages.nr_dirs;
 	uint64_t limit = pool_thin_metadata_limit(rs->tp);
-	char need[SIZE_STR_LEN], has[SIZE_STR_LEN], max[SIZE_STR_LEN];
-	struct thin_pool_usage u;
+	char need[SIZE_STR_LEN], max[SIZE_STR_LEN];
 
-	thin_pool_usage(rs->tp->tp.pool, &u);
-	if (u.metadata_bytes + pages * THIN_PAGE_STORE_BYTES <= limit)
+	if (pages * THIN_PAGE_STORE_BYTES <= limit)
 		return 0;
-	format_size(pages * THIN_PAGE_STORE_BYTES, need);
-	format_size(limit, max);
-	if (!u.metadata_bytes)
-		return pool_fail(err, -ENOSPC, "the restored maps would take %s of metadata (%llu map pages), past the metadata limit of thin pool '%s' (%s): raise it with 'mapperctl change %s --metadata-limit SIZE'",
-				 need, (unsigned long long)pages, rs->name, max, rs->name);
-	format_size(u.metadata_bytes, has);
-	return pool_fail(err, -ENOSPC, "the restored maps would take %s of metadata (%llu map pages) beside the %s it holds, past the metadata limit of thin pool '%s' (%s): raise it with 'mapperctl change %s --metadata-limit SIZE'",
-			 need, (unsigned long long)pages, has, rs->name, max, rs->name);
+	return pool_fail(err, -ENOSPC, "the restored maps would take %s of metadata (%llu map pages), past the metadata limit of thin pool '%s' (%s): raise it with 'mapperctl change %s --metadata-limit SIZE'",
+			 format_size(pages * THIN_PAGE_STORE_BYTES, need), (unsigned long long)pages,
+			 rs->name, format_size(limit, max), rs->name);
 }
 
 /* The run of by_data[@from, @to) that maps data block @db first. */
