@@ -301,14 +301,14 @@ void pool_volumes_publish(struct pool *p, struct pool_volume *const *v, size_t n
 	pool_space_update(p);		/* what they use without owning it counts now */
 }
 
-int pool_volume_show(struct pool *p, struct pool_volume *v)
-{
-	return pool_volumes_show(p, &v, 1);
-}
-
 static bool showable(const struct pool_volume *v)
 {
 	return v->served && !v->published && !v->rec.inactive;
+}
+
+int pool_volume_show(struct pool *p, struct pool_volume *v)
+{
+	return showable(v) ? pool_volumes_show(p, &v, 1) : 0;
 }
 
 int pool_volumes_show(struct pool *p, struct pool_volume *const *v, size_t n)
