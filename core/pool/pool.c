@@ -74,11 +74,21 @@ struct pool_volume *pool_volume_by_name(struct pool *p, const char *name)
 	return NULL;
 }
 
+/* p->vols is kept by id: a binary search, since a thin pool's start looks up its pool once per volume. */
 struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id)
 {
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->rec.id == id)
-			return p->vols[i];
+	size_t lo = 0, hi = p->nr_vols;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->vols[mid]->rec.id == id)
+			return p->vols[mid];
+		if (p->vols[mid]->rec.id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
