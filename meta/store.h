@@ -51,6 +51,9 @@ void store_close(struct store *s);
 int store_begin(struct store *s);	/* BEGIN IMMEDIATE */
 int store_commit(struct store *s);
 void store_rollback(struct store *s);	/* no-op outside a transaction */
+/* A read transaction (BEGIN): the reads until store_read_end see one snapshot. */
+int store_read_begin(struct store *s);
+void store_read_end(struct store *s);
 
 int store_pool_uuid(struct store *s, struct uuid *out);
 /*

@@ -259,3 +259,13 @@ void store_rollback(struct store *s)
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
+
+int store_read_begin(struct store *s)
+{
+	return store_exec(s, "BEGIN");
+}
+
+void store_read_end(struct store *s)
+{
+	store_rollback(s);	/* it wrote nothing: ending it is all there is */
+}

@@ -116,6 +116,20 @@ static int port_commit(void *arg, const struct thin_commit *c)
 	return r;
 }
 
+static int port_read_begin(void *arg)
+{
+	struct thin_port *tp = arg;
+
+	return store_read_begin(tp->store);
+}
+
+static void port_read_end(void *arg)
+{
+	struct thin_port *tp = arg;
+
+	store_read_end(tp->store);
+}
+
 const struct thin_meta_ops thin_port_ops = {
 	.load_dir = port_load_dir,
 	.load_leaf = port_load_leaf,
@@ -123,4 +137,6 @@ const struct thin_meta_ops thin_port_ops = {
 	.page_ids = port_page_ids,
 	.load_vols = port_load_vols,
 	.commit = port_commit,
+	.read_begin = port_read_begin,
+	.read_end = port_read_end,
 };

@@ -19,6 +19,7 @@
 static const struct option options[] = {
 	{ "from", required_argument, NULL, 'i' },
 	{ "dry-run", no_argument, NULL, 'n' },
+	{ "force", no_argument, NULL, 'f' },
 	{ "volume", required_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, 'j' },
 	{ 0 }
@@ -87,20 +88,47 @@ static int parse_volume(char *arg, struct pool_restore_volume *v, struct pool_er
 	return size ? opts_block_size(size, &v->size, err) : 0;
 }
 
-/* Each dev_id and each name once: two --volume for one would leave the last. */
-static int check_unique(const struct pool_restore_volume *v, size_t nr, struct pool_error *err)
+static int cmp_dev_id(const void *a, const void *b)
 {
+	const struct pool_restore_volume *x = a, *y = b;
+
+	return (x->dev_id > y->dev_id) - (x->dev_id < y->dev_id);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct pool_restore_volume *x = *(const struct pool_restore_volume *const *)a;
+	const struct pool_restore_volume *y = *(const struct pool_restore_volume *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Each dev_id and each name once: two --volume for one would leave the
+ * last.  Sorts @v by dev_id.  O(n log n).
+ */
+static int check_unique(struct pool_restore_volume *v, size_t nr, struct pool_error *err)
+{
+	const struct pool_restore_volume **named = calloc(nr + 1, sizeof(*named));
+	size_t n = 0;
+	int r = 0;
+
+	if (!named)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	qsort(v, nr, sizeof(*v), cmp_dev_id);
 	for (size_t i = 0; i < nr; i++) {
-		for (size_t j = 0; j < i; j++) {
-			if (v[j].dev_id == v[i].dev_id)
-				return pool_fail(err, -EINVAL, "--volume: dev_id %llu is given twice",
-						 (unsigned long long)v[i].dev_id);
-			if (v[i].name && v[j].name && !strcmp(v[i].name, v[j].name))
-				return pool_fail(err, -EINVAL, "--volume: name '%s' is given twice",
-						 v[i].name);
-		}
+		if (i && v[i].dev_id == v[i - 1].dev_id && !r)
+			r = pool_fail(err, -EINVAL, "--volume: dev_id %llu is given twice",
+				      (unsigned long long)v[i].dev_id);
+		if (v[i].name)
+			named[n++] = &v[i];
 	}
-	return 0;
+	qsort(named, n, sizeof(*named), cmp_name);
+	for (size_t i = 1; !r && i < n; i++)
+		if (!strcmp(named[i]->name, named[i - 1]->name))
+			r = pool_fail(err, -EINVAL, "--volume: name '%s' is given twice", named[i]->name);
+	free(named);
+	return r;
 }
 
 static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
@@ -123,6 +151,8 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 			from = optarg;
 		} else if (c == 'n') {
 			s.dry_run = true;
+		} else if (c == 'f') {
+			s.force = true;
 		} else if (c == 'j') {
 			rep.j = &j;
 		} else if (c == 'v') {
@@ -171,8 +201,8 @@ out:
 const struct cmd cmd_restore = {
 	.name = "restore",
 	.usage =
-		"restore POOL --from FILE [--dry-run] [--volume DEV_ID:NAME[:SIZE]]...\n"
-		"        [--json]\n"
+		"restore POOL --from FILE [--dry-run] [--force]\n"
+		"        [--volume DEV_ID:NAME[:SIZE]]... [--json]\n"
 		"\n"
 		"Creates thin volumes and their maps in thin pool POOL, which must have\n"
 		"no volumes, from thin_dump XML (thin_dump, or 'mapperctl dump --format\n"
@@ -182,12 +212,17 @@ const struct cmd cmd_restore = {
 		"take the name, size and snapshot origin that 'mapperctl dump' records,\n"
 		"else thin<dev_id> and the end of their last mapping (said in the\n"
 		"report); a device that maps nothing needs its size given.  All or\n"
-		"nothing.\n"
+		"nothing: every check is made before anything is written, and\n"
+		"--dry-run makes them all (sizes, POOL's end and metadata limit, and\n"
+		"that no mapped data block is a hole in a raw device file).\n"
 		"\n"
 		"  --from FILE  the XML: a file, a pipe, a FIFO, or - for standard\n"
 		"               input (at most 1 GiB), which mapperctl reads with your\n"
 		"               rights\n"
 		"  --dry-run    check it and say what would be created; change nothing\n"
+		"  --force      map data blocks that are holes in a raw device file all\n"
+		"               the same: they read zeros.  Without it such a block,\n"
+		"               most likely discarded since the dump, is refused\n"
 		"  --volume DEV_ID:NAME[:SIZE]  name (and size) the volume of device\n"
 		"               DEV_ID (thin_dump's XML has neither); each DEV_ID and\n"
 		"               NAME once\n"

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,11 +74,21 @@ struct pool_volume *pool_volume_by_name(struct pool *p, const char *name)
 	return NULL;
 }
 
+/* p->vols is kept by id: a binary search, since a thin pool's start looks up its pool once per volume. */
 struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id)
 {
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->rec.id == id)
-			return p->vols[i];
+	size_t lo = 0, hi = p->nr_vols;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->vols[mid]->rec.id == id)
+			return p->vols[mid];
+		if (p->vols[mid]->rec.id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -193,6 +204,17 @@ int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err
 	return 0;
 }
 
+void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
+{
+	char line[POOL_ERROR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	report(arg, line);
+}
+
 /* ---- the store -------------------------------------------------------- */
 
 int pool_store_fail(struct pool_error *err, int r, const char *doing)
@@ -262,6 +284,12 @@ int pool_reserve(struct pool *p, size_t vols, size_t ext)
 
 void pool_volume_publish(struct pool *p, struct pool_volume *v)
 {
+	pool_volumes_publish(p, &v, 1);
+}
+
+/* Into p->vols, kept by id: O(1) for an id past every other, as a new row's is. */
+static void insert_by_id(struct pool *p, struct pool_volume *v)
+{
 	size_t i = p->nr_vols;
 
 	while (i && p->vols[i - 1]->rec.id > v->rec.id) {
@@ -270,19 +298,46 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v)
 	}
 	p->vols[i] = v;
 	p->nr_vols++;
-	if (pool_volume_show(p, v))
-		pool_volume_failed(v, "out of memory while publishing it");
-	pool_space_update(p);		/* what it uses without owning it counts now */
+}
+
+void pool_volumes_publish(struct pool *p, struct pool_volume *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		insert_by_id(p, v[i]);
+	if (pool_volumes_show(p, v, n))
+		for (size_t i = 0; i < n; i++)
+			if (v[i]->served && !v[i]->published && !v[i]->rec.inactive)
+				pool_volume_failed(v[i], "out of memory while publishing it");
+	pool_space_update(p);		/* what they use without owning it counts now */
+}
+
+static bool showable(const struct pool_volume *v)
+{
+	return v->served && !v->published && !v->rec.inactive;
 }
 
 int pool_volume_show(struct pool *p, struct pool_volume *v)
 {
-	if (!v->served || v->published || v->rec.inactive)
-		return 0;
-	if (volset_add(&p->served, v->served))
+	return showable(v) ? pool_volumes_show(p, &v, 1) : 0;
+}
+
+int pool_volumes_show(struct pool *p, struct pool_volume *const *v, size_t n)
+{
+	struct volume **add = calloc(n + 1, sizeof(*add));
+	size_t k = 0;
+	int r;
+
+	if (!add)
 		return -ENOMEM;
-	v->published = true;
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		if (showable(v[i]))
+			add[k++] = v[i]->served;
+	r = volset_add_many(&p->served, add, k);
+	for (size_t i = 0; !r && i < n; i++)
+		if (showable(v[i]))
+			v[i]->published = true;
+	free(add);
+	return r;
 }
 
 void pool_volume_hide(struct pool *p, struct pool_volume *v)
@@ -292,6 +347,29 @@ void pool_volume_hide(struct pool *p, struct pool_volume *v)
 	volset_remove(&p->served, v->served);	/* waits for readers */
 	v->published = false;
 	pool_stale_name(p, v->rec.name);
+}
+
+void pool_volumes_hide(struct pool *p, struct pool_volume *const *v, size_t n)
+{
+	struct volume **gone = malloc((n + 1) * sizeof(*gone));
+	size_t k = 0;
+
+	for (size_t i = 0; gone && i < n; i++)
+		if (v[i]->published)
+			gone[k++] = v[i]->served;
+	if (!gone || volset_remove_many(&p->served, gone, k)) {
+		for (size_t i = 0; i < n; i++)	/* out of memory: one by one */
+			pool_volume_hide(p, v[i]);
+		free(gone);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i]->published)
+			continue;
+		v[i]->published = false;
+		pool_stale_name(p, v[i]->rec.name);
+	}
+	free(gone);
 }
 
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec)
@@ -341,6 +419,50 @@ void pool_volume_forget(struct pool *p, struct pool_volume *v)
 			p->ext[j++] = p->ext[i];
 	p->nr_ext = j;
 	pool_volume_free(p, v);
+	pool_space_update(p);
+}
+
+static int cmp_volume_id(const void *a, const void *b)
+{
+	int64_t x = (*(struct pool_volume *const *)a)->rec.id;
+	int64_t y = (*(struct pool_volume *const *)b)->rec.id;
+
+	return (x > y) - (x < y);
+}
+
+/* Is @id the id of one of @sorted (by id)? */
+static bool among(struct pool_volume *const *sorted, size_t n, int64_t id)
+{
+	struct pool_volume key = { .rec.id = id }, *k = &key;
+
+	return bsearch(&k, sorted, n, sizeof(*sorted), cmp_volume_id) != NULL;
+}
+
+void pool_volumes_forget(struct pool *p, struct pool_volume *const *v, size_t n)
+{
+	struct pool_volume **sorted = malloc((n + 1) * sizeof(*sorted));
+	size_t j = 0;
+
+	if (!sorted) {		/* out of memory: one by one, O(V) each */
+		for (size_t i = 0; i < n; i++)
+			pool_volume_forget(p, v[i]);
+		return;
+	}
+	memcpy(sorted, v, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_volume_id);
+	pool_volumes_hide(p, v, n);
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (!among(sorted, n, p->vols[i]->rec.id))
+			p->vols[j++] = p->vols[i];
+	p->nr_vols = j;
+	j = 0;
+	for (size_t i = 0; i < p->nr_ext; i++)
+		if (!among(sorted, n, p->ext[i].volume))
+			p->ext[j++] = p->ext[i];
+	p->nr_ext = j;
+	for (size_t i = 0; i < n; i++)
+		pool_volume_free(p, v[i]);
+	free(sorted);
 	pool_space_update(p);
 }
 

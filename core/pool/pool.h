@@ -407,6 +407,7 @@ struct pool_restore_volume {
 struct pool_restore_spec {
 	FILE *xml;
 	bool dry_run;
+	bool force;			/* map data blocks that are holes (they read zeros) */
 	const struct pool_restore_volume *vols;	/* names and sizes given */
 	size_t nr_vols;
 };

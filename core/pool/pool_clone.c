@@ -200,7 +200,7 @@ static uint32_t thin_block_size(struct pool *p, struct volume *v)
 	if (!pv || pv->served != v || pv->type != &thin_type)
 		return 0;
 	tp = pool_volume_by_id(p, pv->thin.rec.pool);
-	return tp && tp->tp.pool ? tp->tp.rec.block_size : 0;
+	return tp && tp->tp.pool ? tp->tp.rec->block_size : 0;
 }
 
 /* The block size if @src and @dst are thin volumes of one pool, else 0. */

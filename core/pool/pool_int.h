@@ -53,7 +53,12 @@ struct pool_volume {
 			struct switch_path_rec *paths;
 		} sw;
 		struct {		/* thin-pool */
-			struct thin_pool_rec rec;
+			/*
+			 * Its row, never NULL once attached or created: behind a
+			 * pointer because its event command makes it 4 KiB, which
+			 * every volume of a pool of 100,000 would carry.
+			 */
+			struct thin_pool_rec *rec;
 			struct thin_pool *pool;		/* running, or NULL */
 			const struct thin_meta_ops *ops;
 			void *arg;			/* the port's, while open */
@@ -187,8 +192,17 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing);
 
 /* Room for @vols more volumes and @ext more extents.  0 or -ENOMEM. */
 int pool_reserve(struct pool *p, size_t vols, size_t ext);
-/* Adds @v (committed) to the pool; serves it if it has a volume. */
+/*
+ * Adds @v (committed) to the pool; serves it if it has a volume.  O(1)
+ * for a volume whose id is past every other's (a new row's), plus a
+ * change of the served set and a recount of the space, O(V) each.
+ */
 void pool_volume_publish(struct pool *p, struct pool_volume *v);
+/*
+ * The same for @n volumes at once, with one change of the served set
+ * and one recount: restore publishes 100,000.
+ */
+void pool_volumes_publish(struct pool *p, struct pool_volume *const *v, size_t n);
 /*
  * Puts @v's served volume in the mount (the served set) unless it is
  * inactive, failed or shown already; hide takes it out (waits for
@@ -196,6 +210,14 @@ void pool_volume_publish(struct pool *p, struct pool_volume *v);
  */
 int pool_volume_show(struct pool *p, struct pool_volume *v);
 void pool_volume_hide(struct pool *p, struct pool_volume *v);
+/*
+ * The same for @n volumes with one new served set and one grace period,
+ * where one call each would copy the set and wait n times: a thin pool
+ * of many volumes starts and stops in O(V log V).  Show: 0 or -ENOMEM
+ * (none shown).
+ */
+int pool_volumes_show(struct pool *p, struct pool_volume *const *v, size_t n);
+void pool_volumes_hide(struct pool *p, struct pool_volume *const *v, size_t n);
 /* A new volume's record committed as @rec: its id and times, in @v and served. */
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec);
 /* Adds committed extents to the model. */
@@ -205,6 +227,8 @@ void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
  * release first).  Its records are gone from the store already.
  */
 void pool_volume_forget(struct pool *p, struct pool_volume *v);
+/* The same for @n volumes in one pass over the pool: O((V + n) log n). */
+void pool_volumes_forget(struct pool *p, struct pool_volume *const *v, size_t n);
 /*
  * Notes for the host (pool_take_stale) that volume @id's size, mode or
  * content changed other than through its file, or that @name no longer
@@ -300,6 +324,51 @@ uint64_t pool_thin_metadata_limit(const struct pool_volume *tp);
  */
 int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
 			   struct pool_error *err);
+/*
+ * Map pages built afresh from a thin image (pool_thin_pages.c), for
+ * restore and repair: a directory per device, leaves equal in content at
+ * one slot shared.
+ */
+struct thin_image_dev;
+
+/* A leaf: device @dev's entries at slot @slot (pool_thin_pages.c says why not the entries). */
+struct image_leaf {
+	int64_t id;
+	const struct thin_image_dev *dev;
+	uint32_t slot;
+	uint64_t hash;			/* of the slot and the entries */
+};
+
+struct image_pages {
+	struct thin_dir_rec *dirs;	/* one per image device */
+	size_t nr_dirs;
+	struct image_leaf *leaves;	/* distinct */
+	size_t nr_leaves, cap_leaves;
+	size_t *index;			/* hash table of leaves (index + 1) */
+	size_t index_cap;
+};
+
+void image_pages_release(struct image_pages *n);
+/*
+ * Builds the directory of device @d, of @size bytes in blocks of
+ * 1 << @shift, into @out, and its leaves into @n; ids from *next_id on.
+ * O(slots + mapped blocks).  0 or -ENOMEM.
+ */
+int image_pages_build_dir(struct image_pages *n, const struct thin_image_dev *d, uint64_t size,
+			  uint8_t shift, int64_t *next_id, struct thin_dir_rec *out);
+/* Leaf @i of @n, its entries made from its device's runs.  O(entries + log runs). */
+void image_pages_leaf(const struct image_pages *n, size_t i, struct thin_leaf_rec *out);
+/* Passes one line of a report to @report. */
+void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * A thin volume of @size bytes in a thin pool of blocks of @bs bytes is
+ * a positive multiple of 4 KiB and its map at most THIN_DIR_SLOTS_MAX
+ * leaves, computed in 64 bits that no size wraps; the message names
+ * thin pool @pool (NULL: the block size).  0, -EINVAL or -EFBIG.
+ */
+int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
+				 struct pool_error *err);
 /* Grows thin pool @tp to @size bytes (admin lock held): extend's hook. */
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err);
@@ -308,8 +377,11 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
  * Restore and repair replace a thin pool's maps in the store, then serve
  * what they wrote: retire the pool's volumes (-EBUSY naming one that is
  * open, and then none is retired), stop the pool (unpublish its volumes,
- * final commit, forget the maps), record, start it again from the store
- * (its volumes served anew; a failed pool comes back into service).
+ * final commit, forget the maps), record (deleting every page the pool
+ * had), start it again from the store (its volumes served anew; a failed
+ * pool comes back into service).  Starting does not look for pages no
+ * volume reaches, which would read every page once more: a record that
+ * failed leaves them to the next opening of the pool.
  */
 int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err);
 void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp);

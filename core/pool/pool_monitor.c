@@ -96,7 +96,7 @@ static void raise_event(struct pool *p, struct pool_volume *tp, const char *even
 	struct event_env *e;
 
 	log_info("thin pool '%s': event %s", tp->rec.name, event);
-	if (!tp->tp.rec.on_event[0] || !tp->tp.pool || !p->monitor->hooks)
+	if (!tp->tp.rec->on_event[0] || !tp->tp.pool || !p->monitor->hooks)
 		return;
 	e = malloc(sizeof(*e));
 	if (!e) {
@@ -107,7 +107,7 @@ static void raise_event(struct pool *p, struct pool_volume *tp, const char *even
 	thin_pool_usage(tp->tp.pool, &u);
 	event_env_build(e, p, tp, event, &u);
 	pool_hooks_queue(p->monitor->hooks, tp->rec.id, tp->rec.name, event,
-			 tp->tp.rec.on_event, e->envp);
+			 tp->tp.rec->on_event, e->envp);
 	free(e);
 }
 

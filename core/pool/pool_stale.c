@@ -40,6 +40,8 @@ static pthread_mutex_t take_lock = PTHREAD_MUTEX_INITIALIZER;	/* takers, in turn
 /* Adds a note unless it is there already.  stale_lock held. */
 static void note(struct pool_stale *s, int64_t id, const char *name)
 {
+	if (s->overflow)
+		return;		/* full: what comes next would be dropped anyway */
 	for (unsigned int i = 0; i < s->nr; i++)
 		if (s->v[i].id == id && !strcmp(s->v[i].name, name))
 			return;

@@ -41,6 +41,7 @@
 #include "pool_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -90,26 +91,38 @@ static struct pool_volume *pool_of(struct pool *p, struct pool_volume *v,
 	return tp;
 }
 
+/* Leaves a map of @size bytes needs: in 64 bits, and no "size + bs - 1" that a size near 2^64 wraps. */
+static uint64_t slots_for(uint32_t bs, uint64_t size)
+{
+	return (size / bs + (size % bs != 0) + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES;
+}
+
 static uint64_t slots_of(const struct pool_volume *tp, uint64_t size)
 {
-	uint64_t bs = tp->tp.rec.block_size;
+	return slots_for(tp->tp.rec->block_size, size);
+}
 
-	return (size / bs + (size % bs != 0) + THIN_LEAF_ENTRIES - 1) / THIN_LEAF_ENTRIES;
+int pool_thin_check_virtual_size(const char *pool, uint32_t bs, uint64_t size,
+				 struct pool_error *err)
+{
+	char max[SIZE_STR_LEN], block[SIZE_STR_LEN];
+
+	if (!size || size % VOLUME_ALIGN)
+		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
+	if (slots_for(bs, size) <= THIN_DIR_SLOTS_MAX)
+		return 0;
+	format_size((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES * bs, max);
+	if (pool)
+		return pool_fail(err, -EFBIG, "a thin volume of thin pool '%s' is at most %s", pool,
+				 max);
+	return pool_fail(err, -EFBIG, "a thin volume with blocks of %s is at most %s",
+			 format_size(bs, block), max);
 }
 
 static int check_virtual_size(const struct pool_volume *tp, uint64_t size,
 			      struct pool_error *err)
 {
-	char max[SIZE_STR_LEN];
-
-	if (!size || size % VOLUME_ALIGN)
-		return pool_fail(err, -EINVAL, "the size must be a positive multiple of 4 KiB");
-	if (slots_of(tp, size) > THIN_DIR_SLOTS_MAX)
-		return pool_fail(err, -EFBIG, "a thin volume of thin pool '%s' is at most %s",
-				 tp->rec.name,
-				 format_size((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES *
-					     tp->tp.rec.block_size, max));
-	return 0;
+	return pool_thin_check_virtual_size(tp->rec.name, tp->tp.rec->block_size, size, err);
 }
 
 /* A thin pool's block size and policies, as created or as read back. */
@@ -155,17 +168,49 @@ int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
 
 /* ---- attach: the kind rows -------------------------------------------------- */
 
+/*
+ * The row of volume @volume among @nr rows of @size bytes, each starting
+ * with its volume id, sorted by it (pool_meta_image's order), or NULL.
+ * O(log nr): attaching each of 100,000 thin volumes must not scan them all.
+ */
+static const void *row_of(const void *rows, size_t nr, size_t size, int64_t volume)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t id = *(const int64_t *)((const char *)rows + mid * size);
+
+		if (id == volume)
+			return (const char *)rows + mid * size;
+		if (id < volume)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+_Static_assert(offsetof(struct thin_pool_rec, volume) == 0, "row_of reads the volume first");
+_Static_assert(offsetof(struct thin_rec, volume) == 0, "row_of reads the volume first");
+_Static_assert(offsetof(struct thin_origin_rec, volume) == 0, "row_of reads the volume first");
+
 static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image *img)
 {
 	char why[POOL_ERROR_LEN + 32];
 	struct pool_error e;
+	const struct thin_pool_rec *row = row_of(img->thin_pools, img->nr_thin_pools,
+						 sizeof(*row), v->rec.id);
 
-	for (size_t i = 0; i < img->nr_thin_pools; i++)
-		if (img->thin_pools[i].volume == v->rec.id)
-			v->tp.rec = img->thin_pools[i];
-	if (!v->tp.rec.volume) {
+	v->tp.rec = calloc(1, sizeof(*v->tp.rec));
+	if (!v->tp.rec)
+		return -ENOMEM;
+	if (!row) {
 		pool_volume_broken(v, "its thin pool row is missing");
-	} else if (check_policy(&v->tp.rec, &e)) {
+		return 0;
+	}
+	*v->tp.rec = *row;
+	if (check_policy(v->tp.rec, &e)) {
 		snprintf(why, sizeof(why), "its thin pool row is damaged: %s", e.msg);
 		pool_volume_broken(v, why);
 	}
@@ -174,16 +219,17 @@ static int thin_pool_attach(struct pool_volume *v, const struct pool_meta_image 
 
 static int thin_attach(struct pool_volume *v, const struct pool_meta_image *img)
 {
-	for (size_t i = 0; i < img->nr_thins; i++)
-		if (img->thins[i].volume == v->rec.id)
-			v->thin.rec = img->thins[i];
-	for (size_t i = 0; i < img->nr_origins; i++) {
-		if (img->origins[i].volume != v->rec.id)
-			continue;
+	const struct thin_rec *row = row_of(img->thins, img->nr_thins, sizeof(*row), v->rec.id);
+	const struct thin_origin_rec *origin = row_of(img->origins, img->nr_origins,
+						      sizeof(*origin), v->rec.id);
+
+	if (row)
+		v->thin.rec = *row;
+	if (origin) {
 		v->thin.origin = malloc(sizeof(*v->thin.origin));
 		if (!v->thin.origin)
 			return -ENOMEM;
-		*v->thin.origin = img->origins[i];
+		*v->thin.origin = *origin;
 	}
 	if (!v->thin.rec.volume)
 		pool_volume_broken(v, "its map is missing (no thin row)");
@@ -340,7 +386,7 @@ static int walk_vols(struct pool *p, struct pool_volume *tp,
 		     struct thin_walk_vol **out, size_t *nr)
 {
 	struct thin_walk_vol *w = calloc(p->nr_vols + 1, sizeof(*w));
-	uint64_t bs = tp->tp.rec.block_size;
+	uint64_t bs = tp->tp.rec->block_size;
 	size_t n = 0;
 
 	if (!w)
@@ -384,10 +430,16 @@ static void collect_garbage(struct pool *p, struct pool_volume *tp,
 	char words[96];
 	struct thin_walk w;
 	size_t nr, n, damaged;
+	int r;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
-	if (!thin_walk_load(ops, arg, 0, vols, nr, &w)) {
+	r = ops->read_begin(arg);
+	if (!r) {
+		r = thin_walk_load(ops, arg, 0, vols, nr, &w);
+		ops->read_end(arg);
+	}
+	if (!r) {
 		n = w.dangling ? 0 : thin_walk_unreached(&w, &damaged);
 		if (n) {
 			log_info("thin pool '%s': deleting %s", tp->rec.name,
@@ -423,7 +475,7 @@ static int pool_areas(struct pool *p, struct pool_volume *tp,
 }
 
 /* Loads the map of every thin volume of @tp into its pool.  Not started. */
-static int load_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+static int load_each_member(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
@@ -446,6 +498,18 @@ static int load_members(struct pool *p, struct pool_volume *tp, struct pool_erro
 					 r == -EUCLEAN ? "it is damaged" : strerror(-r));
 	}
 	return 0;
+}
+
+/* The same in one read of the store: a snapshot, and no lock taken per page. */
+static int load_members(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	int r = tp->tp.ops->read_begin(tp->tp.arg);
+
+	if (r)
+		return pool_fail(err, r, "cannot read its map pages: %s", strerror(-r));
+	r = load_each_member(p, tp, err);
+	tp->tp.ops->read_end(tp->tp.arg);
+	return r;
 }
 
 static void unload_members(struct pool *p, struct pool_volume *tp)
@@ -475,23 +539,29 @@ static void close_pool(struct pool *p, struct pool_volume *tp)
 
 uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
 {
-	if (tp->tp.rec.metadata_limit)
-		return tp->tp.rec.metadata_limit;
-	return thin_metadata_estimate(tp->rec.size / tp->tp.rec.block_size,
+	if (tp->tp.rec->metadata_limit)
+		return tp->tp.rec->metadata_limit;
+	return thin_metadata_estimate(tp->rec.size / tp->tp.rec->block_size,
 				      THIN_DEFAULT_MAX_THINS);
 }
 
-static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+/*
+ * Opens thin pool @tp from the store and loads its volumes' maps; with
+ * @collect, deletes first the pages that no volume reaches (a crash may
+ * leave some: collect_garbage), which costs a read of every page.
+ */
+static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
+			  struct pool_error *err)
 {
 	struct thin_pool_params params = {
 		.id = tp->rec.id,
 		.name = tp->rec.name,
-		.block_size = tp->tp.rec.block_size,
-		.zero = tp->tp.rec.zero,
-		.when_full = tp->tp.rec.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
-		.wait_s = tp->tp.rec.wait_seconds,
-		.low_water_pct = tp->tp.rec.low_water,
-		.discard_passdown = tp->tp.rec.discard_passdown,
+		.block_size = tp->tp.rec->block_size,
+		.zero = tp->tp.rec->zero,
+		.when_full = tp->tp.rec->wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
+		.wait_s = tp->tp.rec->wait_seconds,
+		.low_water_pct = tp->tp.rec->low_water,
+		.discard_passdown = tp->tp.rec->discard_passdown,
 		.metadata_limit = pool_thin_metadata_limit(tp),
 		.notify = pool_monitor_kick,
 		.notify_arg = p,
@@ -509,7 +579,8 @@ static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_e
 		free(areas);
 		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
 	}
-	collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
+	if (collect)
+		collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
 	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
 	free(areas);
 	if (r) {
@@ -534,6 +605,11 @@ err_close:
 	return r;
 }
 
+static int thin_pool_build(struct pool *p, struct pool_volume *tp, struct pool_error *err)
+{
+	return open_thin_pool(p, tp, true, err);
+}
+
 static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp = pool_of(p, v, err);
@@ -548,6 +624,7 @@ static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *
 static void thin_pool_release(struct pool *p, struct pool_volume *tp)
 {
 	close_pool(p, tp);
+	free(tp->tp.rec);
 }
 
 static void thin_release(struct pool *p, struct pool_volume *v)
@@ -586,16 +663,39 @@ void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp)
 			volume_unretire(p->vols[i]->served);
 }
 
+/* The thin volumes of @tp, in *out (malloc'ed); NULL if out of memory. */
+static struct pool_volume **members(struct pool *p, struct pool_volume *tp, size_t *nr)
+{
+	struct pool_volume **v = malloc((p->nr_vols + 1) * sizeof(*v));
+
+	*nr = 0;
+	for (size_t i = 0; v && i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp))
+			v[(*nr)++] = p->vols[i];
+	return v;
+}
+
+/* Out of the mount, all at once (one by one if out of memory). */
+static void hide_members(struct pool *p, struct pool_volume *tp)
+{
+	size_t nr;
+	struct pool_volume **v = members(p, tp, &nr);
+
+	if (v) {
+		pool_volumes_hide(p, v, nr);
+		free(v);
+		return;
+	}
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp))
+			pool_volume_hide(p, p->vols[i]);
+}
+
 void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 {
 	struct thin_pool *pool = tp->tp.pool;
 
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-
-		if (member_of(v, tp))
-			pool_volume_hide(p, v);
-	}
+	hide_members(p, tp);
 	if (pool && thin_pool_stop(pool))
 		log_warn("thin pool '%s': its last commit failed", tp->rec.name);
 	tp->tp.pool = NULL;		/* statfs stops reading it first */
@@ -606,34 +706,55 @@ void pool_thin_stop(struct pool *p, struct pool_volume *tp)
 	close_pool(p, tp);
 }
 
+/*
+ * Builds every thin volume of @tp that is not broken and puts the built
+ * ones in the mount at once; a volume that cannot be is failed, saying
+ * why.
+ */
+static void serve_members(struct pool *p, struct pool_volume *tp)
+{
+	size_t nr, built = 0;
+	struct pool_volume **v = members(p, tp, &nr);
+
+	for (size_t i = 0; !v && i < p->nr_vols; i++)
+		if (member_of(p->vols[i], tp) && !p->vols[i]->broken)
+			pool_volume_failed(p->vols[i], "out of memory");
+	for (size_t i = 0; v && i < nr; i++) {
+		struct pool_error e;
+
+		if (v[i]->broken)
+			continue;
+		free(v[i]->failure);
+		v[i]->failure = NULL;
+		if (thin_build(p, v[i], &e))
+			pool_volume_failed(v[i], e.msg);
+		else
+			v[built++] = v[i];
+	}
+	if (v && pool_volumes_show(p, v, built))
+		for (size_t i = 0; i < built; i++)
+			pool_volume_failed(v[i], "out of memory");
+	else
+		for (size_t i = 0; v && i < built; i++)
+			pool_stale_file(p, v[i]->rec.id);	/* served anew, from what was written */
+	free(v);
+}
+
 int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	int r;
 
 	free(tp->failure);
 	tp->failure = NULL;
-	r = thin_pool_build(p, tp, err);
+	/* Restore and repair deleted every page the pool had: no garbage to look for. */
+	r = open_thin_pool(p, tp, false, err);
 	if (r) {
 		pool_volume_failed(tp, err->msg);
 		return r;
 	}
 	if (pool_thins_update(p))
 		log_warn("thin pool '%s' is not counted in statfs (out of memory)", tp->rec.name);
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-		struct pool_error e;
-
-		if (!member_of(v, tp) || v->broken)
-			continue;
-		free(v->failure);
-		v->failure = NULL;
-		if (thin_build(p, v, &e))
-			pool_volume_failed(v, e.msg);
-		else if (pool_volume_show(p, v))
-			pool_volume_failed(v, "out of memory");
-		else
-			pool_stale_file(p, v->rec.id);	/* served anew, from what was written */
-	}
+	serve_members(p, tp);
 	return 0;
 }
 
@@ -687,7 +808,9 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
 	snprintf(n.rec.kind, sizeof(n.rec.kind), "%s", thin_pool_type.name);
 	v = pool_volume_new(&n.rec, &thin_pool_type);
-	if (!v || pool_reserve(p, 1, n.plan.nr_ext)) {
+	if (v)
+		v->tp.rec = calloc(1, sizeof(*v->tp.rec));
+	if (!v || !v->tp.rec || pool_reserve(p, 1, n.plan.nr_ext)) {
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -695,7 +818,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	if (r)
 		goto out;
 	v->rec = n.rec;
-	v->tp.rec = n.tp;
+	*v->tp.rec = n.tp;
 	pool_extents_publish(p, n.plan.ext, n.plan.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
@@ -738,7 +861,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		r = pool_fail(err, -EUCLEAN, "thin pool '%s' is damaged: %s", name, tp->failure);
 	if (r)
 		goto out;
-	n = tp->tp.rec;
+	n = *tp->tp.rec;
 	if (fields & POOL_TP_DISCARD_PASSDOWN)
 		n.discard_passdown = policy->discard_passdown;
 	if (fields & POOL_TP_AUTOEXTEND_THRESHOLD)
@@ -760,7 +883,7 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		r = pool_record(p, "record the thin pool's policies", record_policy, &n, err);
 	if (r)
 		goto out;
-	tp->tp.rec = n;
+	*tp->tp.rec = n;
 	tp->tp.ev.extend_failed_ms = 0;
 	if (running(tp)) {
 		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
@@ -1316,7 +1439,7 @@ out_resume:
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err)
 {
-	uint32_t bs = tp->tp.rec.block_size;
+	uint32_t bs = tp->tp.rec->block_size;
 	struct extent_plan plan = { 0 };
 	struct thin_areas *next = NULL;
 	struct thin_area *areas;
@@ -1487,7 +1610,7 @@ static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_
 static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
-	uint64_t bs = tp ? tp->tp.rec.block_size : 0;
+	uint64_t bs = tp ? tp->tp.rec->block_size : 0;
 	struct thin_usage u;
 
 	if (tp)
@@ -1532,7 +1655,7 @@ static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_
 	if (!v->served || !tp)
 		return;
 	thin_usage(v->served->target, &u);
-	out->data_pct = hundredths(u.mapped * tp->tp.rec.block_size, v->rec.size);
+	out->data_pct = hundredths(u.mapped * tp->tp.rec->block_size, v->rec.size);
 }
 
 static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_volume_info *out)
@@ -1566,7 +1689,7 @@ static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
 
 static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json *j)
 {
-	const struct thin_pool_rec *r = &tp->tp.rec;
+	const struct thin_pool_rec *r = tp->tp.rec;
 	struct thin_pool_usage u;
 	size_t nr_vols = 0;
 
@@ -1622,7 +1745,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 		r = pool_fail(err, -EXDEV, "'%s' and '%s' are in different thin pools", a, b);
 	tp = r ? NULL : pool_volume_by_id(p, va->thin.rec.pool);
 	if (tp) {
-		*block_size = tp->tp.rec.block_size;
+		*block_size = tp->tp.rec->block_size;
 		r = thin_diff(va->served->target, vb->served->target, fn, arg);
 		if (r)
 			pool_fail(err, r, "cannot compare '%s' and '%s': %s", a, b, strerror(-r));
@@ -1849,7 +1972,7 @@ static int thin_check(struct pool *p, struct pool_volume *v, struct pool_check *
 		return 0;
 	}
 	/* A pool whose block size is damaged is a breach of its own. */
-	if (tp->tp.rec.block_size && slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
+	if (tp->tp.rec->block_size && slots_of(tp, v->rec.size) > THIN_DIR_SLOTS_MAX)
 		pool_breach(c, v, "its size is more than thin pool '%s' can map", tp->rec.name);
 	if (v->thin.origin && v->thin.origin->origin_volume &&
 	    !pool_volume_by_id(p, v->thin.origin->origin_volume))
@@ -1909,10 +2032,10 @@ static uint64_t used_percent(const struct thin_pool_usage *u)
 static void autoextend(struct pool *p, struct pool_volume *tp)
 {
 	struct pool_thin_events *ev = &tp->tp.ev;
-	uint32_t bs = tp->tp.rec.block_size;
+	uint32_t bs = tp->tp.rec->block_size;
 	char from[SIZE_STR_LEN], to[SIZE_STR_LEN];
 
-	if (tp->tp.rec.autoextend_threshold >= 100)
+	if (tp->tp.rec->autoextend_threshold >= 100)
 		return;
 	if (ev->extend_failed_ms && now_ms() - ev->extend_failed_ms < AUTOEXTEND_RETRY_MS)
 		return;
@@ -1922,9 +2045,9 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
 		uint64_t more, size = tp->rec.size;
 
 		thin_pool_usage(tp->tp.pool, &u);
-		if (used_percent(&u) <= tp->tp.rec.autoextend_threshold && !u.full)
+		if (used_percent(&u) <= tp->tp.rec->autoextend_threshold && !u.full)
 			return;
-		more = size / 100 * tp->tp.rec.autoextend_percent;
+		more = size / 100 * tp->tp.rec->autoextend_percent;
 		more = (more + bs - 1) / bs * bs;
 		if (more < bs)
 			more = bs;

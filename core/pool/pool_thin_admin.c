@@ -1,7 +1,7 @@
 /*
  * core/pool/pool_thin_admin.c: what thin-provisioning-tools does for dm-thin
- * administrators, as pool service operations: dump, restore, repair,
- * trim, and the metadata size estimate.
+ * administrators, as pool service operations: dump, repair, trim, and
+ * the metadata size estimate (restore: pool_thin_restore.c).
  *
  * Dump reads a committed, consistent point: online, the pool commits
  * what is pending and holds its commits off (thin_pool_admin_begin)
@@ -10,29 +10,19 @@
  * directory in memory meanwhile.  Then the pages are written out as
  * thin_dump's XML (thin_image.h), with no lock held on the pool.
  *
- * Restore and repair both end in new map pages for a pool: a thin image
- * (per volume, runs of virtual -> data blocks) is checked against the
- * pool (block size, the pool's end, every data block at one virtual
- * block, as sharing only ever comes from copying a page), turned into
- * pages, recorded in ONE store transaction with the volume rows, and the
- * pool is started again from the store (pool_thin_start), which is also
- * how a repaired pool that was failed comes back into service.  Pages are
- * built afresh: leaves equal in content at the same slot are written once
- * and shared, so a dump of a volume and its snapshots restores to the
- * sharing it had, and counts derive from the pages as always.
- *
- * Restore takes an empty thin pool (no volumes): the XML's data blocks
- * address the pool's blocks, whose content is not copied.  Repair keeps
- * every page it can read and drops what it cannot: an unreadable or
- * missing leaf loses the virtual blocks it covered, an unreadable
- * directory its volume's whole map, an entry past the pool's end or a
- * second virtual block on one data block that entry.  Each loss is
- * reported by volume name as a byte range.
+ * Repair, like restore, ends in new map pages for a pool
+ * (pool_thin_pages.c), recorded in ONE store transaction with the thin
+ * rows, and the pool is started again from the store (pool_thin_start),
+ * which is also how a repaired pool that was failed comes back into
+ * service.  Repair keeps every page it can read and drops what it cannot:
+ * an unreadable or missing leaf loses the virtual blocks it covered, an
+ * unreadable directory its volume's whole map, an entry past the pool's
+ * end or a second virtual block on one data block that entry.  Each loss
+ * is reported by volume name as a byte range.
  */
 #include "pool_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +37,6 @@
 #include "thin_pool.h"
 #include "thin_walk.h"
 #include "volume.h"
-
-#define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
 
 /* ---- reading the committed pages ---------------------------------------------- */
 
@@ -76,7 +64,7 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 			  struct pool_error *err)
 {
 	struct thin_vol_rec *rows = NULL;
-	uint64_t bs = tp->tp.rec.block_size;
+	uint64_t bs = tp->tp.rec->block_size;
 	size_t nr = 0;
 	int r;
 
@@ -110,7 +98,7 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
 {
-	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec->block_size;
 	struct thin_pool *pool = tp->tp.pool;
 	int r;
 
@@ -243,7 +231,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 			      name, breaches, name, name);
 		goto out_release;
 	}
-	sb.block_size = tp->tp.rec.block_size;
+	sb.block_size = tp->tp.rec->block_size;
 	sb.nr_blocks = c.w.nr_blocks;
 	sb.transaction = 1;
 	for (uint64_t b = 0; b < c.w.nr_blocks && !sb.time; b++)
@@ -266,505 +254,13 @@ out:
 	return r;
 }
 
-/* ---- pages from an image ------------------------------------------------------ */
-
-/* A leaf being built, and the slot it is at (for sharing equal leaves). */
-struct new_leaf {
-	struct thin_leaf_rec rec;
-	uint32_t slot;
-	uint64_t hash;
-};
-
-struct new_pages {
-	struct thin_dir_rec *dirs;	/* one per image device */
-	size_t nr_dirs;
-	struct new_leaf **leaves;	/* distinct */
-	size_t nr_leaves, cap_leaves;
-	size_t *index;			/* hash table of leaves (index + 1) */
-	size_t index_cap;
-};
-
-static void new_pages_release(struct new_pages *n)
-{
-	for (size_t i = 0; i < n->nr_dirs; i++)
-		free(n->dirs[i].leaves);
-	for (size_t i = 0; i < n->nr_leaves; i++)
-		free(n->leaves[i]);
-	free(n->dirs);
-	free(n->leaves);
-	free(n->index);
-	memset(n, 0, sizeof(*n));
-}
-
-static uint64_t leaf_hash(const struct new_leaf *l)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ l->slot;
-
-	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
-		h = (h ^ l->rec.map[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int index_grow(struct new_pages *n)
-{
-	size_t cap = n->index_cap ? 2 * n->index_cap : 1024;
-	size_t *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n->nr_leaves; i++) {
-		size_t k = n->leaves[i]->hash & (cap - 1);
-
-		while (v[k])
-			k = (k + 1) & (cap - 1);
-		v[k] = i + 1;
-	}
-	free(n->index);
-	n->index = v;
-	n->index_cap = cap;
-	return 0;
-}
-
-/*
- * The page id of a leaf equal to @l at its slot: an existing one, or @l
- * itself (taken) under a new id.  0 on ENOMEM.
- */
-static int64_t intern_leaf(struct new_pages *n, struct new_leaf *l, int64_t *next_id)
-{
-	size_t k;
-
-	l->hash = leaf_hash(l);
-	if (2 * (n->nr_leaves + 1) > n->index_cap && index_grow(n))
-		goto err;
-	for (k = l->hash & (n->index_cap - 1); n->index[k]; k = (k + 1) & (n->index_cap - 1)) {
-		struct new_leaf *o = n->leaves[n->index[k] - 1];
-
-		if (o->hash == l->hash && o->slot == l->slot &&
-		    !memcmp(o->rec.map, l->rec.map, sizeof(l->rec.map))) {
-			free(l);
-			return o->rec.id;
-		}
-	}
-	if (n->nr_leaves == n->cap_leaves) {
-		size_t cap = n->cap_leaves ? 2 * n->cap_leaves : 256;
-		struct new_leaf **v = realloc(n->leaves, cap * sizeof(*v));
-
-		if (!v)
-			goto err;
-		n->leaves = v;
-		n->cap_leaves = cap;
-	}
-	l->rec.id = (*next_id)++;
-	n->leaves[n->nr_leaves++] = l;
-	n->index[k] = n->nr_leaves;
-	return l->rec.id;
-err:
-	free(l);
-	return 0;
-}
-
-/* Puts leaf @l (taken) at its slot of directory @out.  0 or -ENOMEM. */
-static int put_leaf(struct new_pages *n, struct new_leaf *l, int64_t *next_id,
-		    struct thin_dir_rec *out)
-{
-	uint32_t slot = l->slot;	/* intern_leaf frees @l if it has its twin */
-
-	out->leaves[slot] = intern_leaf(n, l, next_id);
-	return out->leaves[slot] ? 0 : -ENOMEM;
-}
-
-/* The directory of @d (its virtual size @size) and its leaves. */
-static int build_dir(struct new_pages *n, const struct thin_image_dev *d, uint64_t size,
-		     uint8_t shift, int64_t *next_id, struct thin_dir_rec *out)
-{
-	uint64_t nr_blocks = (size + (1ull << shift) - 1) >> shift;
-	struct new_leaf *cur = NULL;
-
-	out->nr = thin_dir_slots(nr_blocks);
-	out->leaves = calloc(out->nr + 1, sizeof(*out->leaves));
-	if (!out->leaves)
-		return -ENOMEM;
-	out->id = (*next_id)++;
-	for (size_t i = 0; i < d->nr_runs; i++) {
-		const struct thin_image_run *r = &d->runs[i];
-
-		for (uint64_t k = 0; k < r->len; k++) {
-			uint64_t vb = r->origin + k;
-			uint32_t slot = (uint32_t)(vb / THIN_LEAF_ENTRIES);
-
-			if (cur && cur->slot != slot) {
-				if (put_leaf(n, cur, next_id, out))
-					return -ENOMEM;
-				cur = NULL;
-			}
-			if (!cur) {
-				cur = calloc(1, sizeof(*cur));
-				if (!cur)
-					return -ENOMEM;
-				cur->slot = slot;
-			}
-			cur->rec.map[vb % THIN_LEAF_ENTRIES] = (uint32_t)(r->data + k + 1);
-		}
-	}
-	if (cur && put_leaf(n, cur, next_id, out))
-		return -ENOMEM;
-	return 0;
-}
-
-static int cmp_run(const void *a, const void *b)
-{
-	const struct thin_image_run *x = a, *y = b;
-
-	return (x->origin > y->origin) - (x->origin < y->origin);
-}
-
-/*
- * Checks @img against thin pool @tp: block size, the pool's end, runs
- * that overlap, a data block at two virtual blocks.  Sorts each device's
- * runs.
- */
-static int image_check(struct thin_image *img, struct pool_volume *tp, struct pool_error *err)
-{
-	uint64_t nr_blocks = tp->rec.size / tp->tp.rec.block_size;
-	uint32_t *vb_of = NULL;		/* per data block: virtual block + 1 */
-	int r = 0;
-
-	if (img->block_size != tp->tp.rec.block_size)
-		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes, thin pool '%s' of %u",
-				 img->block_size, tp->rec.name, tp->tp.rec.block_size);
-	vb_of = calloc(nr_blocks + 1, sizeof(*vb_of));
-	if (!vb_of)
-		return pool_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; !r && i < img->nr_devs; i++) {
-		struct thin_image_dev *d = &img->devs[i];
-
-		for (size_t j = 0; j < i && !r; j++)
-			if (img->devs[j].dev_id == d->dev_id)
-				r = pool_fail(err, -EINVAL, "dev_id %llu appears twice",
-					      (unsigned long long)d->dev_id);
-		if (d->nr_runs)
-			qsort(d->runs, d->nr_runs, sizeof(*d->runs), cmp_run);
-		for (size_t j = 0; !r && j < d->nr_runs; j++) {
-			const struct thin_image_run *run = &d->runs[j];
-
-			if (run->origin + run->len > MAX_VIRTUAL_BLOCKS)
-				r = pool_fail(err, -EFBIG, "device %llu maps virtual block %llu, past the largest thin volume",
-					      (unsigned long long)d->dev_id,
-					      (unsigned long long)(run->origin + run->len - 1));
-			else if (j && d->runs[j - 1].origin + d->runs[j - 1].len > run->origin)
-				r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu twice",
-					      (unsigned long long)d->dev_id,
-					      (unsigned long long)run->origin);
-			else if (run->data + run->len > img->nr_blocks)
-				r = pool_fail(err, -EINVAL, "device %llu maps data block %llu, past the dump's own end (nr_data_blocks %llu)",
-					      (unsigned long long)d->dev_id,
-					      (unsigned long long)(run->data + run->len - 1),
-					      (unsigned long long)img->nr_blocks);
-			else if (run->data + run->len > nr_blocks)
-				r = pool_fail(err, -ENOSPC, "device %llu maps data block %llu, past the end of thin pool '%s' (%llu blocks): extend it first",
-					      (unsigned long long)d->dev_id,
-					      (unsigned long long)(run->data + run->len - 1),
-					      tp->rec.name, (unsigned long long)nr_blocks);
-			for (uint64_t k = 0; !r && k < run->len; k++) {
-				uint32_t *v = &vb_of[run->data + k];
-
-				if (!*v)
-					*v = (uint32_t)(run->origin + k + 1);
-				else if (*v != run->origin + k + 1)
-					r = pool_fail(err, -EINVAL, "data block %llu is mapped at virtual blocks %llu and %llu (mapperfs shares a block only at one virtual block)",
-						      (unsigned long long)(run->data + k),
-						      (unsigned long long)(*v - 1),
-						      (unsigned long long)(run->origin + k));
-			}
-		}
-	}
-	free(vb_of);
-	return r;
-}
-
-/* ---- restore ------------------------------------------------------------------ */
-
-struct restore {
-	struct pool_volume *tp;
-	struct thin_image img;
-	struct volume_rec *recs;	/* per device */
-	bool *sized_by_mappings;	/* per device: no size given, its mappings' end */
-	struct new_pages pages;
-};
-
-/* The index of the device the image's device @i is a snapshot of, or -1. */
-static ssize_t restore_origin(const struct restore *rs, size_t i)
-{
-	const struct thin_image_dev *d = &rs->img.devs[i];
-
-	for (size_t j = 0; d->is_snapshot && j < rs->img.nr_devs; j++)
-		if (j != i && rs->img.devs[j].dev_id == d->snapshot_of)
-			return (ssize_t)j;
-	return -1;
-}
-
-/* The volume id a restored device's origin got, or 0.  After the inserts. */
-static int64_t restored_origin_id(const struct restore *rs, size_t i)
-{
-	ssize_t j = restore_origin(rs, i);
-
-	return j < 0 ? 0 : rs->recs[j].id;
-}
-
-/* Every volume row first: a snapshot's row names its origin's id. */
-static int record_restore(struct pool *p, void *arg)
-{
-	struct restore *rs = arg;
-	const struct pool_meta_ops *m = p->meta->ops;
-	int64_t pool = rs->tp->rec.id;
-	int r = 0;
-
-	for (size_t i = 0; !r && i < rs->pages.nr_leaves; i++)
-		r = m->thin_leaf_put(p->meta, pool, &rs->pages.leaves[i]->rec);
-	for (size_t i = 0; !r && i < rs->img.nr_devs; i++)
-		r = m->volume_insert(p->meta, &rs->recs[i]);
-	for (size_t i = 0; !r && i < rs->img.nr_devs; i++) {
-		struct thin_rec row = { .volume = rs->recs[i].id, .pool = pool,
-					.dir = rs->pages.dirs[i].id,
-					.snapshot_of = restored_origin_id(rs, i) };
-
-		r = m->thin_dir_put(p->meta, pool, &rs->pages.dirs[i]);
-		if (!r)
-			r = m->thin_put(p->meta, &row);
-	}
-	return r;
-}
-
-/*
- * A size for device @d with none given: the XML's (mapperctl's dumps),
- * else the end of its last mapping (*by_mappings set), else none: a
- * device that maps nothing has no size to guess.
- */
-static int restore_size(const struct thin_image_dev *d, uint32_t bs, uint64_t *size,
-			bool *by_mappings, struct pool_error *err)
-{
-	uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin + d->runs[d->nr_runs - 1].len : 0;
-
-	*by_mappings = false;
-	if (d->size) {
-		*size = d->size;
-		return 0;
-	}
-	if (!end)
-		return pool_fail(err, -EINVAL, "device %llu has no size and maps nothing: give its size with --volume %llu:NAME:SIZE",
-				 (unsigned long long)d->dev_id, (unsigned long long)d->dev_id);
-	*size = end * bs;
-	*by_mappings = true;
-	return 0;
-}
-
-/* Names and sizes for the image's devices, checked. */
-static int restore_plan(struct pool *p, struct restore *rs, const struct pool_restore_spec *s,
-			struct pool_error *err)
-{
-	uint32_t bs = rs->tp->tp.rec.block_size;
-	int r;
-
-	rs->recs = calloc(rs->img.nr_devs + 1, sizeof(*rs->recs));
-	rs->sized_by_mappings = calloc(rs->img.nr_devs + 1, sizeof(*rs->sized_by_mappings));
-	if (!rs->recs || !rs->sized_by_mappings)
-		return pool_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < rs->img.nr_devs; i++) {
-		const struct thin_image_dev *d = &rs->img.devs[i];
-		struct volume_rec *v = &rs->recs[i];
-		uint64_t end = d->nr_runs ? d->runs[d->nr_runs - 1].origin +
-					    d->runs[d->nr_runs - 1].len : 0;
-		const struct pool_restore_volume *given = NULL;
-
-		for (size_t j = 0; j < s->nr_vols; j++)
-			if (s->vols[j].dev_id == d->dev_id)
-				given = &s->vols[j];
-		if (given && given->name)
-			snprintf(v->name, sizeof(v->name), "%s", given->name);
-		else if (d->name[0])
-			snprintf(v->name, sizeof(v->name), "%s", d->name);
-		else
-			snprintf(v->name, sizeof(v->name), "thin%llu", (unsigned long long)d->dev_id);
-		snprintf(v->kind, sizeof(v->kind), "%s", thin_type.name);
-		r = pool_check_new_name(p, v->name, err);
-		for (size_t j = 0; !r && j < i; j++)
-			if (!strcmp(rs->recs[j].name, v->name))
-				r = pool_fail(err, -EEXIST, "the dump names volume '%s' twice", v->name);
-		v->size = given ? given->size : 0;
-		if (!r && !v->size)
-			r = restore_size(d, bs, &v->size, &rs->sized_by_mappings[i], err);
-		if (!r && d->is_snapshot && restore_origin(rs, i) < 0)
-			r = pool_fail(err, -EINVAL, "device %llu is a snapshot of device %llu, which the dump does not have",
-				      (unsigned long long)d->dev_id, (unsigned long long)d->snapshot_of);
-		if (!r && (v->size % 4096 || !v->size))
-			r = pool_fail(err, -EINVAL, "device %llu: size %llu is not a positive multiple of 4 KiB",
-				      (unsigned long long)d->dev_id, (unsigned long long)v->size);
-		if (!r && end > (v->size + bs - 1) / bs)
-			r = pool_fail(err, -EINVAL, "device %llu maps virtual block %llu, past its size",
-				      (unsigned long long)d->dev_id, (unsigned long long)(end - 1));
-		if (!r && thin_dir_slots((v->size + bs - 1) / bs) > THIN_DIR_SLOTS_MAX)
-			r = pool_fail(err, -EFBIG, "device %llu is larger than a thin volume may be",
-				      (unsigned long long)d->dev_id);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-static int restore_pages(struct restore *rs, struct pool_error *err)
-{
-	/* Ids past the pool's: it reads the largest again when it restarts. */
-	int64_t next_id = thin_pool_reserve_page_id(rs->tp->tp.pool);
-	uint8_t shift = (uint8_t)__builtin_ctz(rs->tp->tp.rec.block_size);
-
-	rs->pages.dirs = calloc(rs->img.nr_devs + 1, sizeof(*rs->pages.dirs));
-	if (!rs->pages.dirs)
-		return pool_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < rs->img.nr_devs; i++) {
-		rs->pages.nr_dirs++;
-		if (build_dir(&rs->pages, &rs->img.devs[i], rs->recs[i].size, shift, &next_id,
-			      &rs->pages.dirs[i]))
-			return pool_fail(err, -ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-static void report_line(void (*report)(void *, const char *), void *arg,
-			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void report_line(void (*report)(void *, const char *), void *arg,
-			const char *fmt, ...)
-{
-	char line[POOL_ERROR_LEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	report(arg, line);
-}
-
-static bool pool_has_volumes(struct pool *p, struct pool_volume *tp)
-{
-	for (size_t i = 0; i < p->nr_vols; i++)
-		if (p->vols[i]->type == &thin_type && p->vols[i]->thin.rec.pool == tp->rec.id)
-			return true;
-	return false;
-}
-
-/* Adds the restored volumes to the model (room reserved). */
-static void restore_publish(struct pool *p, struct restore *rs)
-{
-	for (size_t i = 0; i < rs->img.nr_devs; i++) {
-		struct pool_volume *v = pool_volume_new(&rs->recs[i], &thin_type);
-
-		if (!v) {
-			log_error("volume '%s': out of memory: restart the daemon to serve it",
-				  rs->recs[i].name);
-			continue;
-		}
-		v->thin.rec = (struct thin_rec){ .volume = rs->recs[i].id, .pool = rs->tp->rec.id,
-						 .dir = rs->pages.dirs[i].id,
-						 .snapshot_of = restored_origin_id(rs, i) };
-		pool_volume_publish(p, v);
-	}
-}
-
-int pool_thin_restore(struct pool *p, const char *name, const struct pool_restore_spec *s,
-		      void (*report)(void *arg, const char *line), void *arg,
-		      struct pool_error *err)
-{
-	bool dry_run = s->dry_run;
-	struct restore rs = { 0 };
-	char why[POOL_ERROR_LEN - 64];
-	uint64_t mapped = 0;
-	int r;
-
-	pool_admin_lock(p);
-	r = pool_volume_get(p, name, &thin_pool_type, false, &rs.tp, err);
-	if (!r && !rs.tp->tp.pool)
-		r = pool_fail(err, -EIO, "thin pool '%s' is not running", name);
-	if (!r && pool_has_volumes(p, rs.tp))
-		r = pool_fail(err, -EBUSY, "thin pool '%s' has volumes: restore needs an empty pool",
-			      name);
-	if (r)
-		goto out;
-	r = thin_image_read_xml(s->xml, &rs.img, why, sizeof(why));
-	if (r) {
-		r = pool_fail(err, r, "cannot read the dump: %s", r == -ENOMEM ? "out of memory" : why);
-		goto out;
-	}
-	r = image_check(&rs.img, rs.tp, err);
-	if (!r)
-		r = restore_plan(p, &rs, s, err);
-	for (size_t i = 0; !r && i < s->nr_vols; i++) {
-		bool found = false;
-
-		for (size_t j = 0; j < rs.img.nr_devs; j++)
-			found |= rs.img.devs[j].dev_id == s->vols[i].dev_id;
-		if (!found)
-			r = pool_fail(err, -ENOENT, "the dump has no device %llu",
-				      (unsigned long long)s->vols[i].dev_id);
-	}
-	if (r)
-		goto out;
-	if (rs.img.nr_blocks > rs.tp->rec.size / rs.tp->tp.rec.block_size)
-		report_line(report, arg, "the dump's pool has %llu data blocks, thin pool '%s' %llu: every mapping fits",
-			    (unsigned long long)rs.img.nr_blocks, name,
-			    (unsigned long long)(rs.tp->rec.size / rs.tp->tp.rec.block_size));
-	for (size_t i = 0; i < rs.img.nr_devs; i++) {
-		ssize_t origin = restore_origin(&rs, i);
-		uint64_t n = 0;
-
-		for (size_t j = 0; j < rs.img.devs[i].nr_runs; j++)
-			n += rs.img.devs[i].runs[j].len;
-		mapped += n;
-		report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes%s, %llu mapped blocks%s%s%s",
-			    dry_run ? "would create" : "creating", rs.recs[i].name,
-			    (unsigned long long)rs.img.devs[i].dev_id,
-			    (unsigned long long)rs.recs[i].size,
-			    rs.sized_by_mappings[i] ? " (the end of its last mapping: the dump has no size)" : "",
-			    (unsigned long long)n, origin < 0 ? "" : ", a snapshot of '",
-			    origin < 0 ? "" : rs.recs[origin].name, origin < 0 ? "" : "'");
-	}
-	if (dry_run)
-		goto out;
-	r = restore_pages(&rs, err);
-	if (!r && pool_reserve(p, rs.img.nr_devs, 0))
-		r = pool_fail(err, -ENOMEM, "out of memory");
-	if (r)
-		goto out;
-	r = thin_pool_admin_begin(rs.tp->tp.pool, NULL);
-	if (r) {
-		r = pool_store_fail(err, r, "commit the thin pool first");
-		goto out;
-	}
-	r = pool_record(p, "record the restored volumes", record_restore, &rs, err);
-	thin_pool_admin_end(rs.tp->tp.pool);
-	if (r)
-		goto out;
-	restore_publish(p, &rs);
-	pool_thin_stop(p, rs.tp);
-	r = pool_thin_start(p, rs.tp, err);
-	if (!r)
-		log_info("thin pool '%s': restored %zu volumes, %llu mapped blocks, %zu leaves",
-			 name, rs.img.nr_devs, (unsigned long long)mapped, rs.pages.nr_leaves);
-out:
-	new_pages_release(&rs.pages);
-	thin_image_release(&rs.img);
-	free(rs.recs);
-	free(rs.sized_by_mappings);
-	pool_admin_unlock(p);
-	return r;
-}
-
 /* ---- repair ------------------------------------------------------------------- */
 
 struct repair {
 	struct pool_volume *tp;
 	struct committed c;
 	struct thin_image img;		/* what survives, per volume of c */
-	struct new_pages pages;
+	struct image_pages pages;
 	uint64_t lost;			/* blocks */
 	size_t misfit;			/* directories read, but not of their volume's shape */
 	FILE *losses;			/* the report's lines, shown once it is done */
@@ -778,7 +274,7 @@ struct repair {
  */
 static void lose(struct repair *rp, size_t i, uint64_t first, uint64_t n, const char *why)
 {
-	uint64_t bs = rp->tp->tp.rec.block_size, size = rp->c.pvs[i]->rec.size;
+	uint64_t bs = rp->tp->tp.rec->block_size, size = rp->c.pvs[i]->rec.size;
 	uint64_t off = first * bs, len = n * bs;
 
 	if (off >= size)
@@ -864,11 +360,14 @@ static int record_repair(struct pool *p, void *arg)
 	struct repair *rp = arg;
 	const struct pool_meta_ops *m = p->meta->ops;
 	int64_t pool = rp->tp->rec.id;
+	struct thin_leaf_rec leaf;
 	int r;
 
 	r = m->thin_pages_delete(p->meta, pool);
-	for (size_t i = 0; !r && i < rp->pages.nr_leaves; i++)
-		r = m->thin_leaf_put(p->meta, pool, &rp->pages.leaves[i]->rec);
+	for (size_t i = 0; !r && i < rp->pages.nr_leaves; i++) {
+		image_pages_leaf(&rp->pages, i, &leaf);
+		r = m->thin_leaf_put(p->meta, pool, &leaf);
+	}
 	for (size_t i = 0; !r && i < rp->c.nr; i++) {
 		struct thin_rec row = rp->c.pvs[i]->thin.rec;
 
@@ -883,7 +382,7 @@ static int record_repair(struct pool *p, void *arg)
 /* Every page is written anew, in the transaction that deletes the old ones. */
 static int repair_pages(struct repair *rp, struct pool_error *err)
 {
-	uint8_t shift = (uint8_t)__builtin_ctz(rp->tp->tp.rec.block_size);
+	uint8_t shift = (uint8_t)__builtin_ctz(rp->tp->tp.rec->block_size);
 	int64_t next_id = 1;
 
 	rp->pages.dirs = calloc(rp->c.nr + 1, sizeof(*rp->pages.dirs));
@@ -891,7 +390,7 @@ static int repair_pages(struct repair *rp, struct pool_error *err)
 		return pool_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < rp->c.nr; i++) {
 		rp->pages.nr_dirs++;
-		if (build_dir(&rp->pages, &rp->img.devs[i], rp->c.pvs[i]->rec.size, shift, &next_id,
+		if (image_pages_build_dir(&rp->pages, &rp->img.devs[i], rp->c.pvs[i]->rec.size, shift, &next_id,
 			      &rp->pages.dirs[i]))
 			return pool_fail(err, -ENOMEM, "out of memory");
 	}
@@ -986,11 +485,11 @@ int pool_thin_repair(struct pool *p, const char *name,
 	fclose(rp.losses);
 	rp.losses = NULL;
 	report_lines(report, arg, rp.losses_buf, rp.losses_len);
-	report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
+	pool_report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
 		    name, rp.c.nr, (unsigned long long)rp.lost,
 		    (unsigned long long)(rp.c.w.unreadable + rp.misfit), rp.pages.nr_leaves);
 	if (was_failed)
-		report_line(report, arg, "thin pool '%s' is back in service (it was failed: %s)",
+		pool_report_line(report, arg, "thin pool '%s' is back in service (it was failed: %s)",
 			    name, was_failed);
 	log_info("thin pool '%s' repaired: %llu blocks lost%s", name,
 		 (unsigned long long)rp.lost, was_failed ? "; back in service" : "");
@@ -1000,7 +499,7 @@ out:
 	free(rp.losses_buf);
 	free(was_failed);
 	committed_release(p, &rp.c);
-	new_pages_release(&rp.pages);
+	image_pages_release(&rp.pages);
 	thin_image_release(&rp.img);
 	pool_admin_unlock(p);
 	return r;

@@ -103,3 +103,70 @@ int volset_remove(struct volset *s, struct volume *v)
 	publish(s, next);
 	return 0;
 }
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = (*(struct volume *const *)a)->id, y = (*(struct volume *const *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* A copy of @v sorted by id; NULL on ENOMEM. */
+static struct volume **sorted_copy(struct volume *const *v, size_t n)
+{
+	struct volume **c = malloc((n + 1) * sizeof(*c));
+
+	if (!c)
+		return NULL;
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_id);
+	return c;
+}
+
+int volset_add_many(struct volset *s, struct volume *const *v, size_t n)
+{
+	struct volset_array *a = atomic_load(&s->cur), *next;
+	struct volume **add;
+	size_t i = 0, j = 0, k = 0;
+
+	if (!n)
+		return 0;
+	add = sorted_copy(v, n);
+	next = add ? array_alloc(a->nr + n) : NULL;
+	if (!next) {
+		free(add);
+		return -ENOMEM;
+	}
+	while (i < a->nr || j < n)	/* merge: both by id */
+		next->v[k++] = j == n || (i < a->nr && a->v[i]->id < add[j]->id) ? a->v[i++] : add[j++];
+	free(add);
+	publish(s, next);
+	return 0;
+}
+
+int volset_remove_many(struct volset *s, struct volume *const *v, size_t n)
+{
+	struct volset_array *a = atomic_load(&s->cur), *next;
+	struct volume **gone;
+	size_t j = 0, k = 0;
+
+	if (!n)
+		return 0;
+	gone = sorted_copy(v, n);
+	next = gone ? array_alloc(a->nr) : NULL;
+	if (!next) {
+		free(gone);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < a->nr; i++) {	/* both by id: skip what is gone */
+		while (j < n && gone[j]->id < a->v[i]->id)
+			j++;
+		if (j < n && gone[j] == a->v[i])
+			continue;
+		next->v[k++] = a->v[i];
+	}
+	next->nr = k;
+	free(gone);
+	publish(s, next);
+	return 0;
+}

@@ -36,5 +36,14 @@ struct volume *volset_find_name(struct volset_array *a, const char *name);
 int volset_add(struct volset *s, struct volume *v);
 /* Unpublishes @v; once this returns no reader can find it. */
 int volset_remove(struct volset *s, struct volume *v);
+/*
+ * The same for @n volumes at once (@v in any order, none published
+ * already / each published): one new array, one grace period, so that a
+ * thin pool of many volumes starts and stops in O((N + n) log n), not
+ * in n copies of the set and n grace periods.  0 or -ENOMEM (nothing
+ * changed).
+ */
+int volset_add_many(struct volset *s, struct volume *const *v, size_t n);
+int volset_remove_many(struct volset *s, struct volume *const *v, size_t n);
 
 #endif

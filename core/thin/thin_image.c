@@ -13,12 +13,17 @@
 #include <string.h>
 
 #include "json.h"
+#include "thin_meta.h"
+
+#define MAX_VIRTUAL_BLOCKS	((uint64_t)THIN_DIR_SLOTS_MAX * THIN_LEAF_ENTRIES)
 
 void thin_image_release(struct thin_image *img)
 {
 	for (size_t i = 0; i < img->nr_devs; i++)
 		free(img->devs[i].runs);
 	free(img->devs);
+	free(img->by_id);
+	free(img->by_data);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -51,7 +56,7 @@ int thin_image_add_run(struct thin_image_dev *d, uint64_t origin, uint64_t data,
 		return 0;
 	}
 	if (d->nr_runs == d->cap_runs) {
-		size_t cap = d->cap_runs ? 2 * d->cap_runs : 64;
+		size_t cap = d->cap_runs ? 2 * d->cap_runs : 4;	/* most devices of a big dump map little */
 		struct thin_image_run *v = realloc(d->runs, cap * sizeof(*v));
 
 		if (!v)
@@ -393,4 +398,215 @@ int thin_image_read_xml(FILE *f, struct thin_image *out, char *why, size_t why_l
 	if (rd.r)
 		thin_image_release(out);
 	return rd.r;
+}
+
+/* ---- checking ----------------------------------------------------------------- */
+
+static int refuse(char *why, size_t why_len, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(char *why, size_t why_len, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct thin_image_id *x = a, *y = b;
+
+	if (x->dev_id != y->dev_id)
+		return (x->dev_id > y->dev_id) - (x->dev_id < y->dev_id);
+	return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* by_id, and each dev_id once. */
+static int index_ids(struct thin_image *img, char *why, size_t why_len)
+{
+	img->by_id = malloc((img->nr_devs + 1) * sizeof(*img->by_id));
+	if (!img->by_id)
+		return refuse(why, why_len, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < img->nr_devs; i++)
+		img->by_id[i] = (struct thin_image_id){ img->devs[i].dev_id, i };
+	qsort(img->by_id, img->nr_devs, sizeof(*img->by_id), cmp_id);
+	for (size_t i = 1; i < img->nr_devs; i++)
+		if (img->by_id[i].dev_id == img->by_id[i - 1].dev_id)
+			return refuse(why, why_len, -EINVAL, "dev_id %llu appears twice",
+				      (unsigned long long)img->by_id[i].dev_id);
+	return 0;
+}
+
+struct thin_image_dev *thin_image_find(const struct thin_image *img, uint64_t dev_id)
+{
+	size_t lo = 0, hi = img->by_id ? img->nr_devs : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct thin_image_id *k = &img->by_id[mid];
+
+		if (k->dev_id == dev_id)
+			return &img->devs[k->dev];
+		if (k->dev_id < dev_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct thin_image_run *x = a, *y = b;
+
+	return (x->origin > y->origin) - (x->origin < y->origin);
+}
+
+/* Sorts @d's runs: no virtual block twice, none past the largest map or the image's end. */
+static int check_runs(const struct thin_image *img, struct thin_image_dev *d, char *why,
+		      size_t why_len)
+{
+	if (d->nr_runs)
+		qsort(d->runs, d->nr_runs, sizeof(*d->runs), cmp_run);
+	for (size_t j = 0; j < d->nr_runs; j++) {
+		const struct thin_image_run *run = &d->runs[j];
+
+		/* The reader refused runs that wrap: origin + len and data + len fit. */
+		if (run->origin + run->len > MAX_VIRTUAL_BLOCKS)
+			return refuse(why, why_len, -EFBIG, "device %llu maps virtual block %llu, past the largest thin volume",
+				      (unsigned long long)d->dev_id,
+				      (unsigned long long)(run->origin + run->len - 1));
+		if (j && d->runs[j - 1].origin + d->runs[j - 1].len > run->origin)
+			return refuse(why, why_len, -EINVAL, "device %llu maps virtual block %llu twice",
+				      (unsigned long long)d->dev_id, (unsigned long long)run->origin);
+		if (run->data + run->len > img->nr_blocks)
+			return refuse(why, why_len, -EINVAL, "device %llu maps data block %llu, past the dump's own end (nr_data_blocks %llu)",
+				      (unsigned long long)d->dev_id,
+				      (unsigned long long)(run->data + run->len - 1),
+				      (unsigned long long)img->nr_blocks);
+	}
+	return 0;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct thin_image_ref *x = a, *y = b;
+
+	if (x->data != y->data)
+		return (x->data > y->data) - (x->data < y->data);
+	if (x->dev != y->dev)
+		return (x->dev > y->dev) - (x->dev < y->dev);
+	return (x->run > y->run) - (x->run < y->run);
+}
+
+/*
+ * by_data, and every data block at one virtual block.  Runs that share a
+ * data block must be the same line "virtual = data - k": comparing each
+ * run with the one before it that reaches furthest is enough, since any
+ * earlier run it meets contains its first block, and so does that one.
+ */
+static int index_data(struct thin_image *img, char *why, size_t why_len)
+{
+	const struct thin_image_run *reach = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < img->nr_devs; i++)
+		n += img->devs[i].nr_runs;
+	img->by_data = malloc((n + 1) * sizeof(*img->by_data));
+	if (!img->by_data)
+		return refuse(why, why_len, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < img->nr_devs; i++)
+		for (size_t j = 0; j < img->devs[i].nr_runs; j++)
+			img->by_data[img->nr_refs++] = (struct thin_image_ref){
+				img->devs[i].runs[j].data, i, j };
+	qsort(img->by_data, img->nr_refs, sizeof(*img->by_data), cmp_ref);
+	for (size_t i = 0; i < img->nr_refs; i++) {
+		const struct thin_image_ref *ref = &img->by_data[i];
+		const struct thin_image_run *run = &img->devs[ref->dev].runs[ref->run];
+
+		if (reach && reach->data + reach->len > run->data &&
+		    reach->origin + (run->data - reach->data) != run->origin)
+			return refuse(why, why_len, -EINVAL, "data block %llu is mapped at virtual blocks %llu and %llu (mapperfs shares a block only at one virtual block)",
+				      (unsigned long long)run->data,
+				      (unsigned long long)(reach->origin + (run->data - reach->data)),
+				      (unsigned long long)run->origin);
+		if (!reach || run->data + run->len > reach->data + reach->len)
+			reach = run;
+	}
+	return 0;
+}
+
+/* Names the cycle of snapshot_of that device @i is on, in @why. */
+static int refuse_cycle(const struct thin_image *img, size_t i, char *why, size_t why_len)
+{
+	size_t n, j;
+
+	n = (size_t)snprintf(why, why_len, "snapshot_of goes round in a cycle: device %llu is a snapshot of %llu",
+			     (unsigned long long)img->devs[i].dev_id,
+			     (unsigned long long)img->devs[i].snapshot_of);
+	for (j = img->devs[i].origin; j != i && n < why_len; j = img->devs[j].origin)
+		n += (size_t)snprintf(why + n, why_len - n, ", which is a snapshot of %llu",
+				      (unsigned long long)img->devs[j].snapshot_of);
+	return -EINVAL;
+}
+
+/*
+ * Each device's origin; none missing, and no cycle: a walk up the chain
+ * from each device stops at a device already known to end (2), or meets
+ * one of its own walk (1): a cycle.  O(D).
+ */
+static int link_origins(struct thin_image *img, char *why, size_t why_len)
+{
+	unsigned char *state = calloc(img->nr_devs + 1, 1);
+	int r = 0;
+
+	if (!state)
+		return refuse(why, why_len, -ENOMEM, "out of memory");
+	for (size_t i = 0; !r && i < img->nr_devs; i++) {
+		struct thin_image_dev *d = &img->devs[i], *o;
+
+		if (!d->is_snapshot)
+			continue;
+		o = thin_image_find(img, d->snapshot_of);
+		if (!o)
+			r = refuse(why, why_len, -EINVAL, "device %llu is a snapshot of device %llu, which the dump does not have",
+				   (unsigned long long)d->dev_id, (unsigned long long)d->snapshot_of);
+		else
+			d->origin = (size_t)(o - img->devs);
+	}
+	for (size_t i = 0; !r && i < img->nr_devs; i++) {
+		size_t j = i;
+
+		while (!state[j] && img->devs[j].is_snapshot) {
+			state[j] = 1;
+			j = img->devs[j].origin;
+		}
+		if (state[j] == 1)
+			r = refuse_cycle(img, j, why, why_len);
+		for (j = i; state[j] != 2; j = img->devs[j].origin) {
+			state[j] = 2;
+			if (!img->devs[j].is_snapshot)
+				break;
+		}
+	}
+	free(state);
+	return r;
+}
+
+int thin_image_check(struct thin_image *img, char *why, size_t why_len)
+{
+	int r;
+
+	why[0] = '\0';
+	r = index_ids(img, why, why_len);
+	for (size_t i = 0; !r && i < img->nr_devs; i++)
+		r = check_runs(img, &img->devs[i], why, why_len);
+	if (!r)
+		r = index_data(img, why, why_len);
+	if (!r)
+		r = link_origins(img, why, why_len);
+	return r;
 }

@@ -47,11 +47,24 @@ struct thin_image_dev {
 	uint64_t size;			/* bytes; 0 when the XML has none */
 	bool is_snapshot;		/* snapshot_of is given */
 	uint64_t snapshot_of;		/* dev_id of its origin in the same image */
+	size_t origin;			/* its index in devs: set by thin_image_check */
 	uint64_t mapped_blocks;
 	uint64_t transaction;
 	uint32_t creation_time, snap_time;
 	struct thin_image_run *runs;	/* by origin */
 	size_t nr_runs, cap_runs;
+};
+
+/* Device devs[dev], in the index of the image's devices by dev_id. */
+struct thin_image_id {
+	uint64_t dev_id;		/* the sort key */
+	size_t dev;
+};
+
+/* A run of device devs[dev], in the index of the image's runs by data block. */
+struct thin_image_ref {
+	uint64_t data;			/* devs[dev].runs[run].data, the sort key */
+	size_t dev, run;
 };
 
 struct thin_image {
@@ -60,6 +73,10 @@ struct thin_image {
 	uint64_t time, transaction;
 	struct thin_image_dev *devs;
 	size_t nr_devs, cap_devs;
+	/* Indexes that thin_image_check builds (NULL before): */
+	struct thin_image_id *by_id;	/* every device, by dev_id */
+	struct thin_image_ref *by_data;	/* every run, by data block (then document order) */
+	size_t nr_refs;
 };
 
 void thin_image_release(struct thin_image *img);
@@ -94,5 +111,25 @@ void thin_image_writer_close(struct thin_image_writer *w);
  * such).  -ENOMEM, -EIO.
  */
 int thin_image_read_xml(FILE *f, struct thin_image *out, char *why, size_t why_len);
+
+/*
+ * Checks what @img says of itself, with no pool to compare it with, and
+ * builds its indexes (by_id, by_data, each device's origin):
+ *   - each dev_id once;
+ *   - per device, no virtual block twice, none past the largest thin
+ *     volume's map (THIN_DIR_SLOTS_MAX leaves); sorts its runs by virtual
+ *     block;
+ *   - no data block past the image's own nr_blocks, and every data block
+ *     at one virtual block, in whichever devices map it (mapperfs shares a
+ *     block only by sharing a page, always at the same virtual block);
+ *   - every snapshot_of names a device of the image, and no chain of them
+ *     comes back to where it began.
+ * O(R log R + D log D) for R runs and D devices, no I/O.  0, or -EINVAL
+ * (-EFBIG past the largest volume) and a one-line reason in @why naming
+ * the devices and blocks, or -ENOMEM.
+ */
+int thin_image_check(struct thin_image *img, char *why, size_t why_len);
+/* The device with @dev_id, or NULL.  O(log D); after thin_image_check. */
+struct thin_image_dev *thin_image_find(const struct thin_image *img, uint64_t dev_id);
 
 #endif

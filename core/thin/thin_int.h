@@ -43,6 +43,7 @@ struct thin {
 	_Atomic bool suspended;		/* fast-path writes defer */
 	uint32_t provisioning;		/* slow-path writes in flight; lock */
 	struct thin *next;		/* the pool's volumes; lock */
+	struct thin **pprev;		/* what points at it there (unlink in O(1)); lock */
 	struct target *origin;		/* external origin (read-only), or NULL */
 	uint64_t origin_size;		/* bytes of it that show through */
 	bool origin_owned;		/* destroy origin with the volume */
@@ -102,10 +103,8 @@ struct thin_pool {
 int thin_vec_push(struct thin_vec *v, void *p);
 void thin_vec_release(struct thin_vec *v);
 
-/* Where data block @b starts: its area's device and offset.  Under RCU. */
-static inline struct device *thin_areas_locate(const struct thin_areas *t,
-					       uint32_t b, uint8_t shift,
-					       uint64_t *dev_off)
+/* The index of the area data block @b lies in.  Under RCU. */
+static inline unsigned int thin_areas_index(const struct thin_areas *t, uint64_t b)
 {
 	unsigned int lo = 0, hi = t->nr;
 
@@ -117,8 +116,18 @@ static inline struct device *thin_areas_locate(const struct thin_areas *t,
 		else
 			hi = mid;
 	}
-	*dev_off = t->a[lo].dev_off + ((uint64_t)(b - t->first[lo]) << shift);
-	return t->a[lo].dev;
+	return lo;
+}
+
+/* Where data block @b starts: its area's device and offset.  Under RCU. */
+static inline struct device *thin_areas_locate(const struct thin_areas *t,
+					       uint32_t b, uint8_t shift,
+					       uint64_t *dev_off)
+{
+	unsigned int i = thin_areas_index(t, b);
+
+	*dev_off = t->a[i].dev_off + ((uint64_t)(b - t->first[i]) << shift);
+	return t->a[i].dev;
 }
 
 /*
@@ -199,6 +208,7 @@ int thin_pool_put_dir(struct thin_pool *p, struct thin_dir *d);
  * 0, -ENOSPC, -EIO if the pool failed.
  */
 int thin_pool_new_block(struct thin_pool *p, uint32_t *b);
+/* Adds @t to the pool's volumes, or takes it off them (and off the dirty ones).  Lock held. */
 void thin_pool_link(struct thin_pool *p, struct thin *t);
 void thin_pool_unlink(struct thin_pool *p, struct thin *t);
 /*

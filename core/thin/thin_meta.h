@@ -80,6 +80,15 @@ struct thin_meta_ops {
 	int (*load_vols)(void *arg, struct thin_vol_rec **out, size_t *nr);
 	/* Applies @c in one transaction.  Blocks for the COMMIT. */
 	int (*commit)(void *arg, const struct thin_commit *c);
+	/*
+	 * Bracket many loads: between read_begin and read_end they read one
+	 * committed state and take no lock of the store each (a pool of
+	 * 100,000 volumes loads 200,000 pages at start).  Loads only in
+	 * between, no commit.  read_begin: 0 or -errno; read_end after each
+	 * read_begin that returned 0.
+	 */
+	int (*read_begin)(void *arg);
+	void (*read_end)(void *arg);
 };
 
 #endif

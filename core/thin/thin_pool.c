@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "log.h"
@@ -734,17 +735,22 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 void thin_pool_link(struct thin_pool *p, struct thin *t)
 {
 	t->next = p->vols;
+	t->pprev = &p->vols;
+	if (p->vols)
+		p->vols->pprev = &t->next;
 	p->vols = t;
 }
 
+/* O(1) off the list (a pool closing unlinks every volume), O(dirty volumes). */
 void thin_pool_unlink(struct thin_pool *p, struct thin *t)
 {
-	struct thin **pp = &p->vols;
-
-	while (*pp && *pp != t)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = t->next;
+	if (t->pprev) {
+		*t->pprev = t->next;
+		if (t->next)
+			t->next->pprev = t->pprev;
+		t->next = NULL;
+		t->pprev = NULL;
+	}
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		if (p->dirty_vols.v[i] == t) {
 			p->dirty_vols.v[i] = p->dirty_vols.v[--p->dirty_vols.nr];
@@ -1239,6 +1245,73 @@ int64_t thin_pool_reserve_page_id(struct thin_pool *p)
 	id = thin_pool_page_id(p);
 	pthread_mutex_unlock(&p->lock);
 	return id;
+}
+
+/*
+ * The whole blocks of device bytes [@from, @to), a hole, counted: the
+ * range's blocks start at block @b0 at byte @base, of 1 << @shift bytes.
+ */
+static void count_hole(uint64_t base, uint64_t b0, uint8_t shift, uint64_t from,
+		       uint64_t to, uint64_t *nr_holes, uint64_t *first_hole)
+{
+	uint64_t lo = (from - base + (1ull << shift) - 1) >> shift, hi = (to - base) >> shift;
+
+	if (lo >= hi)
+		return;
+	if (!*nr_holes)
+		*first_hole = b0 + lo;
+	*nr_holes += hi - lo;
+}
+
+/* thin_pool_holes within one area: blocks [@b0, @b0 + @n) at byte @base of @dev. */
+static int area_holes(struct device *dev, uint64_t base, uint64_t b0, uint64_t n,
+		      uint8_t shift, uint64_t *nr_holes, uint64_t *first_hole)
+{
+	uint64_t end = base + (n << shift), pos = base, data;
+	int r;
+
+	while (pos < end) {
+		r = device_seek(dev, pos, SEEK_DATA, &data);
+		if (r == -ENXIO)
+			data = end;		/* no data from pos to the device's end */
+		else if (r)
+			return r;
+		count_hole(base, b0, shift, pos, data < end ? data : end, nr_holes, first_hole);
+		if (data >= end)
+			return 0;
+		r = device_seek(dev, data, SEEK_HOLE, &pos);
+		if (r)
+			return r;
+		if (pos <= data)
+			return -EIO;		/* a file system that contradicts itself */
+	}
+	return 0;
+}
+
+int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *nr_holes,
+		    uint64_t *first_hole)
+{
+	const struct thin_areas *t;
+	int r = 0;
+
+	rcu_read_begin();
+	t = rcu_load(p->areas);
+	if (first > t->nr_blocks || n > t->nr_blocks - first)
+		r = -EINVAL;
+	while (!r && n) {
+		unsigned int i = thin_areas_index(t, first);
+		uint64_t at = first - t->first[i];
+		uint64_t k = (t->a[i].len >> p->block_shift) - at;
+
+		if (k > n)
+			k = n;
+		r = area_holes(t->a[i].dev, t->a[i].dev_off + (at << p->block_shift), first, k,
+			       p->block_shift, nr_holes, first_hole);
+		first += k;
+		n -= k;
+	}
+	rcu_read_end();
+	return r;
 }
 
 #define TRIM_CHUNK	4096		/* blocks held at once by a trim */

@@ -167,6 +167,20 @@ int64_t thin_pool_reserve_page_id(struct thin_pool *p);
  */
 int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
 
+/*
+ * Of data blocks [@first, @first + @n), those that read zeros because
+ * their raw device has a hole over the whole block: a file whose range
+ * was punched (discard passdown, trim) or never written.  Adds how many
+ * to *nr_holes, and sets *first_hole to the first one if *nr_holes was 0.
+ * One lseek (SEEK_DATA, SEEK_HOLE) per hole or data extent of the range,
+ * not one per block.  A block device, and a file system that cannot
+ * tell, have none.  Blocks briefly on the devices' inodes; holds no lock
+ * (the areas are read under RCU).  0, -EINVAL past the pool's end, or
+ * the -errno of lseek.
+ */
+int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *nr_holes,
+		    uint64_t *first_hole);
+
 /* Sets the limit of the map pages, in bytes (0: none). */
 void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes);
 /* Turns discard passdown on or off, from the next commit on. */

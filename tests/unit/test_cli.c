@@ -550,6 +550,63 @@ START_TEST(every_command_that_prints_takes_json)
 }
 END_TEST
 
+/* The store's port with thin_open failing while thin_opens_to_fail > 0. */
+static const struct pool_meta_ops *real_ops;
+static struct pool_meta_ops failing_ops;
+static int thin_opens_to_fail;
+
+static int thin_open_failing(struct pool_meta *m, int64_t id, const struct thin_meta_ops **ops,
+			     void **arg)
+{
+	if (thin_opens_to_fail > 0) {
+		thin_opens_to_fail--;
+		return -ENOMEM;
+	}
+	return real_ops->thin_open(m, id, ops, arg);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * Every check passed, the rows are recorded, and the pool does not start
+ * from them (here: its pages cannot be opened, once): the rows are taken
+ * back and the pool started as it was, and the error says so.
+ */
+START_TEST(restore_whose_pool_does_not_start_is_undone)
+{
+	const char *xml = file_in_pool("r.xml");
+
+	write_file(xml, "<superblock data_block_size=\"128\" nr_data_blocks=\"64\">"
+			"<device dev_id=\"1\" name=\"r1\" size=\"1048576\"/>"
+			"<device dev_id=\"2\" name=\"r2\" size=\"1048576\" snapshot_of=\"1\"/>"
+			"</superblock>\n");
+	ck_assert_int_eq(RUN("create", "thin-pool", "tp", "--size", "4M"), 0);
+	real_ops = pool->meta->ops;
+	failing_ops = *real_ops;
+	failing_ops.thin_open = thin_open_failing;
+	pool->meta->ops = &failing_ops;
+	thin_opens_to_fail = 1;
+	ck_failed(RUN("restore", "tp", "--from", xml), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: restore: thin pool 'tp' did not start with the restored maps "
+			 "(cannot open its map pages: Cannot allocate memory); the restore was "
+			 "undone: the pool is as it was\n");
+	ck_assert_uint_eq(nr_volumes(), 1);
+	ck_assert_int_eq(RUN("status", "tp", "--json"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"state\": \"ok\""));
+	ck_assert_int_eq(RUN("check"), 0);
+	ck_assert_int_eq(RUN("restore", "tp", "--from", xml), 0);
+	ck_assert_uint_eq(nr_volumes(), 3);
+	pool->meta->ops = real_ops;
+}
+END_TEST
+
 START_TEST(status_json_shows_segments_relative_to_the_data_area)
 {
 	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:4K"), 0);
@@ -905,6 +962,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, status_json_shows_segments_relative_to_the_data_area);
 	tcase_add_test(tc, open_volume_is_not_removed_and_stays_served);
 	tcase_add_test(tc, status_of_a_served_volume_counts_its_openers);
+	tcase_add_test(tc, restore_whose_pool_does_not_start_is_undone);
 	suite_add_tcase(suite, tc);
 
 	tcase_add_test(wire, request_crosses_the_wire_intact);

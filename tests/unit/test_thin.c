@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -892,6 +893,47 @@ START_TEST(seek_shows_the_holes_of_the_external_origin)
 }
 END_TEST
 
+/* Writes @len bytes of 0x55 at device byte @off. */
+static void put_data(uint64_t off, size_t len)
+{
+	char *buf = malloc(len);
+
+	memset(buf, 0x55, len);
+	ck_assert_int_eq(pwrite(dev->fd, buf, len, (off_t)off), (ssize_t)len);
+	free(buf);
+}
+
+START_TEST(a_block_is_a_hole_only_if_its_device_holds_no_data_in_it_in_any_area)
+{
+	/* Pool blocks 0-3 at device blocks 8-11, 4-7 at 20-23 (and half a block unused). */
+	struct thin_area areas[] = { { dev, 8ull * BS, 4ull * BS }, { dev, 20ull * BS, 4ull * BS + BS / 2 } };
+	struct thin_pool_params pp = { .id = 2, .name = "tp2", .block_size = BS };
+	struct thin_pool *two;
+	uint64_t nr = 0, first = 99;
+
+	ck_assert_int_eq(thin_pool_open(&pp, areas, 2, &fake_ops, NULL, &two), 0);
+	put_data(9ull * BS, BS);			/* pool block 1 */
+	put_data(11ull * BS + 8192, 4096);		/* 3: a page of it */
+	put_data(20ull * BS, 3 * BS);			/* 4, 5, 6 ... */
+	ck_assert_int_eq(fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   22 * BS, BS), 0);	/* ... and 6 discarded */
+	ck_assert_int_eq(thin_pool_holes(two, 0, 8, &nr, &first), 0);
+	ck_assert_uint_eq(nr, 4);			/* 0, 2, 6, 7 */
+	ck_assert_uint_eq(first, 0);
+	nr = 0;
+	ck_assert_int_eq(thin_pool_holes(two, 3, 3, &nr, &first), 0);
+	ck_assert_uint_eq(nr, 0);
+	ck_assert_int_eq(thin_pool_holes(two, 5, 3, &nr, &first), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert_uint_eq(first, 6);
+	ck_assert_int_eq(thin_pool_holes(two, 2, 1, &nr, &first), 0);
+	ck_assert_uint_eq(nr, 3);			/* added; the first stays */
+	ck_assert_uint_eq(first, 6);
+	ck_assert_int_eq(thin_pool_holes(two, 7, 2, &nr, &first), -EINVAL);
+	thin_pool_close(two);
+}
+END_TEST
+
 static Suite *thin_suite(void)
 {
 	Suite *suite = suite_create("thin");
@@ -918,6 +960,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
 	tcase_add_test(tc, a_first_write_failing_after_the_allocator_waited_gives_its_block_back);
 	tcase_add_test(tc, seek_shows_the_holes_of_the_external_origin);
+	tcase_add_test(tc, a_block_is_a_hole_only_if_its_device_holds_no_data_in_it_in_any_area);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -1,7 +1,8 @@
 /*
  * The volume dispatcher's contract checks: a fake target that breaks one
  * rule of target.h at a time, and what the request it breaks gets (-EIO,
- * counted as an error, told once in the log), whatever the build.
+ * counted as an error, told once in the log), whatever the build.  And
+ * the served set: many volumes in and out at once, kept by id.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include "engine.h"
 #include "log.h"
 #include "rcu.h"
+#include "volset.h"
 #include "volume.h"
 
 #define SIZE		(1u << 20)
@@ -316,6 +318,45 @@ START_TEST(target_with_an_op_unset_is_not_served)
 }
 END_TEST
 
+/* The served set holds exactly the ids in @want (ascending), -1 ended. */
+static void ck_served(struct volset *s, const int64_t *want)
+{
+	struct volset_array *a = volset_read(s);
+	size_t n = 0;
+
+	while (want[n] >= 0) {
+		ck_assert_uint_gt(a->nr, n);
+		ck_assert_int_eq(a->v[n]->id, want[n]);
+		ck_assert_ptr_eq(volset_find_id(a, want[n]), a->v[n]);
+		n++;
+	}
+	ck_assert_uint_eq(a->nr, n);
+}
+
+START_TEST(many_volumes_go_in_and_out_of_the_served_set_at_once_kept_by_id)
+{
+	struct volume v[8] = { 0 };
+	struct volume *in[] = { &v[6], &v[1], &v[4] }, *more[] = { &v[7], &v[0], &v[3] };
+	struct volume *out[] = { &v[4], &v[0], &v[7] };
+	struct volset s;
+
+	for (int i = 0; i < 8; i++)
+		v[i].id = 10 * i;
+	ck_assert_int_eq(volset_init(&s), 0);
+	ck_assert_int_eq(volset_add(&s, &v[2]), 0);
+	ck_assert_int_eq(volset_add_many(&s, in, 3), 0);
+	ck_served(&s, (const int64_t[]){ 10, 20, 40, 60, -1 });
+	ck_assert_int_eq(volset_add_many(&s, more, 3), 0);
+	ck_served(&s, (const int64_t[]){ 0, 10, 20, 30, 40, 60, 70, -1 });
+	ck_assert_int_eq(volset_remove_many(&s, out, 3), 0);
+	ck_served(&s, (const int64_t[]){ 10, 20, 30, 60, -1 });
+	ck_assert_int_eq(volset_add_many(&s, out, 0), 0);
+	ck_assert_int_eq(volset_remove_many(&s, (struct volume *[]){ &v[1], &v[2], &v[3], &v[6] }, 4), 0);
+	ck_served(&s, (const int64_t[]){ -1 });
+	volset_release(&s);	/* destroys what it holds: nothing */
+}
+END_TEST
+
 static Suite *volume_suite(void)
 {
 	Suite *s = suite_create("volume");
@@ -332,6 +373,7 @@ static Suite *volume_suite(void)
 	tcase_add_test(tc, request_from_inside_a_read_section_fails_with_eio);
 	tcase_add_test(tc, breach_is_told_once_however_often_it_comes);
 	tcase_add_test(tc, target_with_an_op_unset_is_not_served);
+	tcase_add_test(tc, many_volumes_go_in_and_out_of_the_served_set_at_once_kept_by_id);
 	suite_add_tcase(s, tc);
 	return s;
 }
