@@ -289,6 +289,29 @@ static void device_map(struct device *dev)
 		dev->mem = p;
 }
 
+int device_open_path(const char *path, int flags)
+{
+	char proc[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) < 0) {
+		fd = -errno;
+	} else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fd = -ENOTBLK;
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		fd = open(proc, flags | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(pfd);
+	return fd;
+}
+
 static int open_claimed(const char *path, int64_t id, bool exclusive,
 			struct device **out)
 {
@@ -307,17 +330,13 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		r = -ENOMEM;
 		goto err_free;
 	}
-	dev->fd = open(path, (exclusive ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	dev->fd = device_open_path(path, exclusive ? O_RDWR : O_RDONLY);
 	if (dev->fd < 0) {
-		r = -errno;
+		r = dev->fd;
 		goto err_free_path;
 	}
-	if (fstat(dev->fd, &st) < 0) {
+	if (fstat(dev->fd, &st) < 0) {	/* a regular file or a block device */
 		r = -errno;
-		goto err_close;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		r = -ENOTBLK;
 		goto err_close;
 	}
 	r = claim_take(dev->fd, &st, exclusive, &dev->claim);

@@ -85,6 +85,17 @@ int device_open(const char *path, int64_t id, struct device **out);
  * device); a block device is not claimed.
  */
 int device_open_shared(const char *path, struct device **out);
+/*
+ * open(2) of @path with @flags, but only if it is a regular file or a
+ * block device: it is first opened O_PATH, which has no side effect on
+ * anything else (a FIFO does not block, a character device's driver is
+ * not called), looked at, then opened for real through /proc/self/fd, so
+ * that what is opened is what was looked at.  Follows links.  A path a
+ * pool names (its database's rows) may be anything: the device and image
+ * opens go through here.  The descriptor, or -ENOTBLK for anything else,
+ * or -errno.
+ */
+int device_open_path(const char *path, int flags);
 void device_close(struct device *dev);
 
 /*

@@ -130,7 +130,7 @@ static const char *open_strerror(int r)
  * this user's (@own).  An existing pool may be another user's: root may
  * serve it for them, opening its files without following links.
  */
-static int check_dir(const char *dir, bool own, struct pool_error *err)
+static int check_dir(const char *dir, bool own, struct stat *out, struct pool_error *err)
 {
 	struct stat st;
 
@@ -145,6 +145,8 @@ static int check_dir(const char *dir, bool own, struct pool_error *err)
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return pool_fail(err, -EPERM, "pool directory '%s' can be written by others (mode %04o): allow only its owner (chmod 0700)",
 				 dir, (unsigned int)(st.st_mode & 07777));
+	if (out)
+		*out = st;
 	return 0;
 }
 
@@ -181,7 +183,7 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 
 	r = make_dirs(dir, err);
 	if (!r)
-		r = check_dir(dir, true, err);
+		r = check_dir(dir, true, NULL, err);
 	if (r)
 		return r;
 	r = db_path(dir, db, sizeof(db), err);
@@ -345,11 +347,12 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 {
 	struct pool_meta_image img = { 0 };
 	char db[PATH_MAX];
+	struct stat st;
 	struct pool *p;
 	int r;
 
 	target_types_register();
-	r = check_dir(dir, false, err);
+	r = check_dir(dir, false, &st, err);
 	if (!r)
 		r = db_path(dir, db, sizeof(db), err);
 	if (r)
@@ -359,6 +362,8 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
+	p->owner_uid = st.st_uid;
+	p->owner_gid = st.st_gid;
 	pthread_mutex_init(&p->admin, NULL);
 	pthread_mutex_init(&p->dev_lock, NULL);
 	r = open_meta(db, false, &p->meta);

@@ -292,13 +292,30 @@ static int record_identity(struct target *im, struct thin_origin_rec *o,
 			     strerror(-r)) : 0;
 }
 
-/* Opens the image @o names, guarded (image.h), as it was recorded. */
-static int open_image(struct pool_volume *v, const struct thin_origin_rec *o,
+/*
+ * Opens the image @o names for pool @p, guarded (image.h), as it was
+ * recorded, and only as the pool's owner may read it (pool_as_owner).
+ */
+static int open_image(struct pool *p, struct pool_volume *v, const struct thin_origin_rec *o,
 		      struct target **out, struct pool_error *err)
 {
+	struct pool_fsid self;
 	char why[160];
-	int r = image_open(o->origin_path, out);
+	int r = pool_as_owner(p, &self);
 
+	if (r)
+		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
+				 "to open its origin '%s': %s", (unsigned int)p->owner_uid,
+				 o->origin_path, strerror(-r));
+	r = image_open(o->origin_path, out);
+	pool_as_self(&self);
+	if (r == -EACCES && self.switched)
+		return pool_fail(err, r, "its origin '%s' cannot be read by the pool's owner "
+				 "(uid %u), as whom it is read", o->origin_path,
+				 (unsigned int)p->owner_uid);
+	if (r == -ENOTBLK)
+		return pool_fail(err, r, "its origin '%s' is neither a regular file nor a block "
+				 "device", o->origin_path);
 	if (r == -ETXTBSY)
 		return pool_fail(err, r, "its origin '%s' is open for writing by another program "
 				 "(its writes would show through): close it first", o->origin_path);
@@ -336,7 +353,7 @@ static int attach_origin(struct pool *p, struct pool_volume *v, struct target *t
 		thin_set_origin(t, ov->served->target, atomic_load(&ov->served->size), false, NULL);
 		return 0;
 	}
-	r = open_image(v, o, &im, err);
+	r = open_image(p, v, o, &im, err);
 	if (r)
 		return r;
 	thin_set_origin(t, im, image_size(im), true, NULL);
@@ -985,13 +1002,25 @@ static int writable_block_device(int fd, const char *path, struct pool_error *er
 static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 {
 	struct device_label l;
+	struct pool_fsid self;
 	char what[128];
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	r = pool_as_owner(p, &self);
+	if (r)
+		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
+				 "to open origin '%s': %s", (unsigned int)p->owner_uid, path,
+				 strerror(-r));
+	fd = device_open_path(path, O_RDONLY);
+	pool_as_self(&self);
+	if (fd == -EACCES && self.switched)
+		return pool_fail(err, fd, "origin '%s' cannot be read by the pool's owner (uid %u), "
+				 "as whom it is read", path, (unsigned int)p->owner_uid);
+	if (fd == -ENOTBLK)
+		return pool_fail(err, fd, "origin '%s' is neither a regular file nor a block device",
+				 path);
 	if (fd < 0)
-		return pool_fail(err, -errno, "cannot open origin '%s': %s", path,
-				 strerror(errno));
+		return pool_fail(err, fd, "cannot open origin '%s': %s", path, strerror(-fd));
 	r = pool_check_not_own(p, fd, path, "origin", err);
 	if (!r && !device_label_read_fd(fd, &l) && uuid_equal(&l.pool, &p->uuid))
 		r = pool_fail(err, -EINVAL, "origin '%s' is a raw device of this pool", path);

@@ -18,10 +18,17 @@
 #   fifo_at_sighup  a FIFO as the log at SIGHUP: refused, the daemon serves on
 #   writelog        MAPPERFS_WRITELOG records only in a directory of root's
 #                   alone, through no link
+#   origin_as_owner an origin the owner names in pool.db (a file only root
+#                   may read, a block device of root's) is read as the
+#                   owner or not at all: the volume fails, naming why, and
+#                   no byte of it reaches the owner's raw device
+#   fifo_in_rows    a FIFO named in pool.db as an origin or a raw device:
+#                   the daemon starts at once, that volume or device failed
+#                   (after origin_as_owner, which makes the volume)
 # T534_CASES="name ..." runs only those (to see each fail on another build).
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
-requires useradd userdel setpriv timeout
+requires useradd userdel setpriv timeout sqlite3 jq blockdev
 PY=/usr/bin/python3		# one the attacker can run (root's may be in /root)
 [ -x "$PY" ] || skip "no $PY for the listener"
 
@@ -51,7 +58,7 @@ OWN=$T_DIR/own
 OUT=$OWN/out
 make_pool "$OWN/pool"
 add_file_device d0 64M >/dev/null
-for tp in tc td tw tl ts; do
+for tp in tc td tw tl ts to; do
 	mapperctl create thin-pool "$tp" --size 4M --on d0 >/dev/null
 done
 mkdir -p "$OUT" "$T_DIR/root-only"
@@ -265,6 +272,74 @@ case_fifo_at_sighup()
 	stop_daemon "$MNT" "$POOL"		# SIGHUP left its signal thread free
 }
 
+# set_origin VOLUME PATH: the owner points VOLUME's origin at PATH in
+# pool.db, as it was recorded when the volume was made (size and mtime).
+set_origin()
+{
+	as_att sqlite3 "$POOL/pool.db" "UPDATE thin_origin SET origin_path = '$2',
+		origin_size = $(blockdev --getsize64 "$2" 2>/dev/null || stat -L -c %s "$2"),
+		origin_mtime_ns = $(date -r "$2" +%s%N)
+		WHERE volume = (SELECT id FROM volume WHERE name = '$1');" ||
+		fail "the owner could not edit pool.db"
+	# A block device's mtime is not compared, nor recorded.
+	if [ -b "$2" ]; then
+		as_att sqlite3 "$POOL/pool.db" "UPDATE thin_origin SET origin_mtime_ns = NULL
+			WHERE volume = (SELECT id FROM volume WHERE name = '$1');"
+	fi
+}
+
+# failed_because VOLUME REGEX: the daemon serves VOLUME failed, for that reason.
+failed_because()
+{
+	mapperctl status "$1" --json | jq -e --arg re "$2" '.state == "failed" and (.reason | test($re))' \
+		>/dev/null || fail "volume $1 is not failed for /$2/: $(mapperctl status "$1" --json)"
+}
+
+case_origin_as_owner()
+{
+	local loop
+
+	as_att sh -c "head -c $MiB /dev/zero >'$OWN/base.img'"
+	att_mapperctl create thin ov --pool to --size 1M --origin "$OWN/base.img" >/dev/null
+	# What only root may read: a file, and a block device over one.
+	{ yes TOPSECRET-ROOT-ONLY || true; } | head -c $MiB >"$T_DIR/root-only/secret.img"
+	chmod 0600 "$T_DIR/root-only/secret.img"
+	loop=$(attach_loop "$T_DIR/root-only/secret.img")
+	blockdev --setro "$loop"
+	cleanup_fn blockdev --setrw "$loop"
+	for secret in "$T_DIR/root-only/secret.img" "$loop"; do
+		set_origin ov "$secret"
+		start_daemon "$POOL" "$MNT"
+		failed_because ov "origin '$secret' cannot be read by the pool's owner \\(uid $ATT_UID\\), as whom it is read"
+		expect_fail -m "No such file or directory" dd if="$MNT/ov" of=/dev/null bs=4K count=1 status=none
+		stop_daemon "$MNT" "$POOL"
+		! grep -q TOPSECRET "$T_DIR/devices/d0.img" || fail "the secret reached the owner's raw device"
+		log "ok, origin $secret -> $(grep -o "volume 'ov' is not served.*" "$POOL/mapperfs.log" | tail -n 1)"
+	done
+	# One the owner may read is served.
+	set_origin ov "$OWN/base.img"
+	start_daemon "$POOL" "$MNT"
+	cmp <(head -c $MiB /dev/zero) "$MNT/ov" || fail "the owner's own origin does not read back"
+	stop_daemon "$MNT" "$POOL"
+}
+
+case_fifo_in_rows()
+{
+	as_att mkfifo "$OWN/fifo"
+	set_origin ov "$OWN/base.img"
+	as_att sqlite3 "$POOL/pool.db" "UPDATE thin_origin SET origin_path = '$OWN/fifo'
+		WHERE volume = (SELECT id FROM volume WHERE name = 'ov');"
+	start_daemon "$POOL" "$MNT"	# at once: it does not wait for a writer
+	failed_because ov "origin '$OWN/fifo' is neither a regular file nor a block device"
+	stop_daemon "$MNT" "$POOL"
+	as_att sqlite3 "$POOL/pool.db" "UPDATE device SET path = '$OWN/fifo' WHERE name = 'd0';"
+	start_daemon "$POOL" "$MNT"
+	mapperctl device list --json | jq -e '.[] | select(.name == "d0") | .state == "failed"' \
+		>/dev/null || fail "a FIFO as raw device d0 is not failed: $(mapperctl device list --json)"
+	stop_daemon "$MNT" "$POOL"
+	as_att sqlite3 "$POOL/pool.db" "UPDATE device SET path = '$T_DIR/devices/d0.img' WHERE name = 'd0';"
+}
+
 # writelog_refused DIR TARGET REGEX: root's `mapperctl device list` with
 # MAPPERFS_WRITELOG=DIR creates nothing at TARGET and stops in one line.
 writelog_refused()
@@ -299,7 +374,7 @@ case_writelog()
 		"MAPPERFS_WRITELOG: '$T_DIR/wl-open' is not a directory of this user's or root's"
 }
 
-for c in ${T534_CASES:-event_command hook_directory control_socket fifo_at_start fifo_at_sighup writelog}; do
+for c in ${T534_CASES:-event_command hook_directory control_socket fifo_at_start fifo_at_sighup writelog origin_as_owner fifo_in_rows}; do
 	log "case $c"
 	"case_$c"
 done
