@@ -301,8 +301,7 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 	return r;
 }
 
-/* The last value of long option @name in argv, or NULL. */
-static const char *option_value(const struct cmd *c, int argc, char **argv, const char *name)
+const char *cmd_option_value(const struct cmd *c, int argc, char **argv, const char *name)
 {
 	static const struct option none[] = { { 0 } };
 	const struct option *options = c->options ? c->options : none;
@@ -360,7 +359,7 @@ static int read_whole(int src, const char *name, int *out, struct pool_error *er
 int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err)
 {
-	const char *path = c->input_option ? option_value(c, argc, argv, c->input_option) : NULL;
+	const char *path = c->input_option ? cmd_option_value(c, argc, argv, c->input_option) : NULL;
 	struct stat st;
 	int fd, r;
 
@@ -385,92 +384,5 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 	}
 	r = read_whole(fd, path, input, err);
 	close(fd);
-	return r;
-}
-
-int cmd_open_output(const struct cmd *c, int argc, char **argv, struct cmd_output *out,
-		    struct pool_error *err)
-{
-	const char *path = c->output_option ? option_value(c, argc, argv, c->output_option) : NULL;
-	const char *name;
-	struct stat st;
-	int fd, mem, r;
-
-	*out = (struct cmd_output)CMD_OUTPUT_INIT;
-	if (!c->output_option)
-		return 0;
-	if (path && !strcmp(path, "-"))
-		path = NULL;
-	name = path ? path : "standard output";
-	if (path) {
-		out->created = lstat(path, &st) < 0 && errno == ENOENT;
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	} else {
-		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-	}
-	if (fd < 0)
-		return pool_fail(err, -errno, "cannot %s '%s': %s", path ? "create" : "write",
-				 name, strerror(errno));
-	out->path = path;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		close(fd);
-		return pool_fail(err, r, "cannot write '%s': %s", name, strerror(-r));
-	}
-	if (S_ISREG(st.st_mode)) {
-		out->fd = fd;
-		return 0;
-	}
-	mem = memfd_create("mapperctl-output", MFD_CLOEXEC);
-	if (mem < 0) {
-		r = -errno;
-		close(fd);
-		return pool_fail(err, r, "cannot write '%s': %s", name, strerror(-r));
-	}
-	out->fd = mem;
-	out->dest = fd;
-	return 0;
-}
-
-/* Copies memory file @mem, from its start, to @dest. */
-static int copy_out(int mem, int dest, const char *name, struct pool_error *err)
-{
-	static char buf[1 << 16];
-	off_t at = 0;
-	ssize_t n;
-
-	while ((n = pread(mem, buf, sizeof(buf), at)) > 0) {
-		for (ssize_t done = 0, w; done < n; done += w) {
-			w = write(dest, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w < 0)
-				return pool_fail(err, -errno, "cannot write '%s': %s", name,
-						 strerror(errno));
-		}
-		at += n;
-	}
-	if (n < 0)
-		return pool_fail(err, -errno, "cannot write '%s': %s", name, strerror(errno));
-	return 0;
-}
-
-int cmd_close_output(struct cmd_output *o, int status, struct pool_error *err)
-{
-	const char *name = o->path ? o->path : "standard output";
-	int r = 0;
-
-	if (o->fd < 0)
-		return 0;
-	if (o->dest >= 0) {
-		if (status == CMD_OK)
-			r = copy_out(o->fd, o->dest, name, err);
-		close(o->dest);
-	}
-	if (close(o->fd) && !r && status == CMD_OK && o->dest < 0)
-		r = pool_fail(err, -errno, "cannot write '%s': %s", name, strerror(errno));
-	if ((status != CMD_OK || r) && o->path && o->created)
-		unlink(o->path);
-	*o = (struct cmd_output)CMD_OUTPUT_INIT;
 	return r;
 }

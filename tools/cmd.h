@@ -145,35 +145,45 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err);
 
 /*
- * Where a command's output goes, as mapperctl opened it (cmd_open_output).
- * A regular file is handed over as it is; anything else (a pipe, a
- * terminal, a FIFO) gets a memory file, copied there once the command
+ * Where a command's output goes, as mapperctl opened it (cmd_open_output,
+ * tools/cmd_output.c).  A regular file F is never written in place: the
+ * command writes a new temporary beside it, renamed onto F once the
+ * command succeeded (git's lockfile, sort -o), so a command that fails
+ * leaves F as it was.  Anything else (a pipe, a terminal, a FIFO, a
+ * character device) gets a memory file, copied there once the command
  * succeeded, so that the daemon never waits on a slow reader.
  */
 struct cmd_output {
 	int fd;				/* what the command writes; -1: none */
 	int dest;			/* where a memory file goes after; -1: fd is it */
 	const char *path;		/* the file named, or NULL for standard output */
-	bool created;			/* path did not exist before */
+	char *tmp;			/* the temporary renamed onto path; NULL: none */
 };
 #define CMD_OUTPUT_INIT { .fd = -1, .dest = -1 }
 
 /*
  * mapperctl's side: opens the value of command @c's output_option in argv
- * (after its name words) for writing, created 0600 and emptied (a link is
- * not followed), or standard output for "-" or none.  *out stays
- * CMD_OUTPUT_INIT if @c has no output_option.  0, or -errno with @err
- * set ("cannot create 'F': ...").
+ * (after its name words) for writing: standard output for "-" or none,
+ * the caller's own descriptor for /dev/stdout, /dev/stderr, /dev/fd/N and
+ * /proc/self/fd/N, otherwise the path, through no link.  For a regular
+ * file, or none yet, a new temporary in its directory (0600, or the
+ * file's mode).  Refused before anything is written: a file of the pool
+ * in @pool_dir (pool.db and its -wal/-shm, mapperfs.log, mapperfs.pid,
+ * lock), a file that carries a mapperfs device label (any pool's raw
+ * device), a file or directory of a mapperfs mount (a volume), a
+ * directory, a symbolic link.  *out stays CMD_OUTPUT_INIT if @c has no
+ * output_option.  0, or -errno with @err set, one line naming the file
+ * ("refusing to write 'F': it is the pool's own file").
  */
-int cmd_open_output(const struct cmd *c, int argc, char **argv, struct cmd_output *out,
-		    struct pool_error *err);
+int cmd_open_output(const struct cmd *c, const char *pool_dir, int argc, char **argv,
+		    struct cmd_output *out, struct pool_error *err);
 
 /*
- * mapperctl's side, once the command ended with exit status @status:
- * copies a memory file to where it goes if the command succeeded,
- * removes a file it created for a command that failed, and closes what
- * cmd_open_output opened.  0, or -errno with @err set ("cannot write
- * 'F': ...").
+ * mapperctl's side, once the command ended with exit status @status: if
+ * it succeeded, syncs a temporary and renames it onto its file, or copies
+ * a memory file to where it goes; if it failed, removes the temporary,
+ * leaving the file named as it was.  Closes what cmd_open_output opened.
+ * 0, or -errno with @err set ("cannot write 'F': ...").
  */
 int cmd_close_output(struct cmd_output *o, int status, struct pool_error *err);
 

@@ -1,7 +1,9 @@
 /*
  * dump: a thin pool's maps as thin_dump's XML (or the same tree as JSON),
  * from a committed, consistent point, to standard output or a file
- * (pool_thin_dump) that mapperctl opened (cmd.h, output_option).  thin_restore turns it into dm-thin metadata.
+ * (pool_thin_dump) that mapperctl opened (cmd.h, output_option; for a
+ * regular file a temporary, renamed onto it only if the dump succeeds:
+ * tools/cmd_output.c).  thin_restore turns it into dm-thin metadata.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,8 +105,12 @@ const struct cmd cmd_dump = {
 		"\n"
 		"  --format F   xml (default) or json (the same tree)\n"
 		"  --output F   write to file F instead of standard output (- is\n"
-		"               standard output); mapperctl creates it (0600), with\n"
-		"               your rights, and removes it if the dump fails\n",
+		"               standard output); mapperctl writes, with your rights,\n"
+		"               a new file beside F (0600, or F's mode) and renames it\n"
+		"               onto F once the dump succeeded: a dump that fails\n"
+		"               leaves F as it was.  A pipe, a FIFO or /dev/stdout is\n"
+		"               written directly.  Refused: the pool's own files, a\n"
+		"               raw device (its label), a volume, a symbolic link\n",
 	.run = dump_run,
 	.options = options,
 	.short_options = ":o:",

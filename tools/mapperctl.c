@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	if (!c || !c->needs_pool || cmd_help_requested(argc - words, argv + words))
 		return cmd_dispatch(&ctx, argc, argv);
 	if (cmd_open_input(c, argc - words + 1, argv + words - 1, &ctx.input, &err) ||
-	    cmd_open_output(c, argc - words + 1, argv + words - 1, &output, &err)) {
+	    cmd_open_output(c, ctx.pool_dir, argc - words + 1, argv + words - 1, &output, &err)) {
 		fprintf(stderr, "mapperctl: %s: %s\n", c->name, err.msg);
 		return CMD_FAIL;
 	}

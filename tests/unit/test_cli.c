@@ -86,7 +86,7 @@ static int run_words(const char **words)
 	if (c && !cmd_help_requested(argc - words_used, argv + words_used)) {
 		ck_assert_int_eq(cmd_open_input(c, argc - words_used + 1, argv + words_used - 1,
 						&ctx.input, &e), 0);
-		ck_assert_int_eq(cmd_open_output(c, argc - words_used + 1,
+		ck_assert_int_eq(cmd_open_output(c, dir, argc - words_used + 1,
 						 argv + words_used - 1, &output, &e), 0);
 		ctx.output = output.fd;
 	}
