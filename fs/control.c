@@ -39,12 +39,14 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,6 +97,7 @@ struct control {
 	int wake_fd;			/* eventfd: stopping, or room in the queue */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uid_t owner;			/* of the pool directory */
+	gid_t group;			/* the owner's primary group: the socket's */
 	pthread_t thread;		/* control_main */
 	struct worker_slot workers[CONTROL_WORKERS];
 	unsigned int nr_workers;
@@ -564,10 +567,36 @@ static void *control_main(void *arg)
 
 /* ---- starting and stopping --------------------------------------------- */
 
+/*
+ * Whether this thread now creates files in @gid (setfsgid: this thread
+ * only, unlike setegid), leaving @old to put back.  Needs CAP_SETGID.
+ */
+static bool create_in_group(gid_t gid, gid_t *old)
+{
+	*old = (gid_t)setfsgid(gid);
+	if ((gid_t)setfsgid((gid_t)-1) == gid)	/* -1 fails, and tells the current one */
+		return true;
+	setfsgid(*old);
+	return false;
+}
+
+/*
+ * The socket is root's or ours, as mapperctl demands (wire.c), and only
+ * who may use the daemon may connect: mode 0600.  But a root daemon
+ * serving another user's pool must let that user in too, without giving
+ * them the socket: it makes it root's, in the owner's primary group, mode
+ * 0660.  It is created so, in one step (the group from this thread's
+ * fsgid, the mode from the umask), never changed by its path afterwards,
+ * which the owner could by then have swapped for a link.  Others in that
+ * group (or in the directory's, if the owner made it set-group-ID) can
+ * connect, and peer_allowed refuses them.
+ */
 static int bind_socket(struct control *c)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	bool shared = geteuid() == 0 && c->owner != 0;
 	mode_t old_umask;
+	gid_t old_gid;
 	int r;
 
 	memcpy(addr.sun_path, c->path, sizeof(c->path));
@@ -576,9 +605,17 @@ static int bind_socket(struct control *c)
 		return -errno;
 	/* We hold the pool lock, so a socket file left here is stale. */
 	unlink(c->path);
-	old_umask = umask(0177);
+	if (shared && !create_in_group(c->group, &old_gid)) {
+		log_warn("control: cannot make '%s' in group %u of the pool's owner (uid %u): "
+			 "only root can use the daemon", c->path, (unsigned int)c->group,
+			 (unsigned int)c->owner);
+		shared = false;
+	}
+	old_umask = umask(shared ? 0117 : 0177);
 	r = bind(c->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
 	umask(old_umask);
+	if (shared)
+		setfsgid(old_gid);
 	if (!r && listen(c->listen_fd, CONTROL_BACKLOG))
 		r = -errno;
 	if (r) {
@@ -587,6 +624,18 @@ static int bind_socket(struct control *c)
 		unlink(c->path);
 	}
 	return r;
+}
+
+/*
+ * @uid's primary group, from the user database; a uid with no entry
+ * there gets @dir_gid, the pool directory's group (as its hooks do).
+ */
+static gid_t owner_group(uid_t uid, gid_t dir_gid)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found ? dir_gid : pw.pw_gid;
 }
 
 /* Ends the threads: the workers once the queue is empty. */
@@ -621,7 +670,10 @@ int control_start(struct daemon *d, struct control **out)
 	if (!c)
 		return -ENOMEM;
 	c->d = d;
-	c->owner = stat(pool_dir(daemon_pool(d)), &st) ? 0 : st.st_uid;
+	if (stat(pool_dir(daemon_pool(d)), &st) == 0) {
+		c->owner = st.st_uid;
+		c->group = owner_group(st.st_uid, st.st_gid);
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->work, NULL);
 	pthread_cond_init(&c->changed, NULL);

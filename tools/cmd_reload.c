@@ -1,6 +1,7 @@
 /*
  * reload: tries again what failed to load, once the cause is gone (a raw
- * device back in place, an origin restored), without a restart
+ * device back in place, an origin restored), and what fails though
+ * served (an origin image a writer reached), without a restart
  * (pool_reload).
  */
 #include "cmd.h"
@@ -48,7 +49,9 @@ const struct cmd cmd_reload = {
 		"\n"
 		"Tries again to open the raw devices and build the thin pools and\n"
 		"volumes that failed (see 'mapperctl status'), as the daemon does when\n"
-		"it starts, once the cause is gone.  What is served is not touched.\n"
+		"it starts, once the cause is gone, and serves again a thin volume\n"
+		"whose origin image a writer reached, if nobody writes it now and it\n"
+		"is as it was.  What is served and well is not touched.\n"
 		"Exits 1 if anything is still failed, in one line that names the\n"
 		"first and why.\n"
 		"\n"

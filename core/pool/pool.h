@@ -114,10 +114,13 @@ const char *pool_dir(const struct pool *p);
 /*
  * Tries again what failed to load (raw devices, thin pools, volumes), as
  * opening does, once its cause is gone (a device back in place, an origin
- * restored); what is served is not touched.  Records that are damaged
- * stay failed.  *recovered and *failed count volumes and devices; @still
- * names the first that is still failed, and why ("raw device 'd1' cannot
- * be opened: ..."), or is "".
+ * restored), and what is served but fails (a thin volume whose origin
+ * image a writer reached: served again if nobody writes it now and it is
+ * as recorded); what is served and well is not touched.  Records that
+ * are damaged stay failed.  *recovered and *failed count volumes and
+ * devices, *failed every one that status shows failed; @still names the
+ * first that is still failed, and why ("raw device 'd1' cannot be
+ * opened: ..."), or is "".
  */
 int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 		struct pool_error *still, struct pool_error *err);

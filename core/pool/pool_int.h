@@ -69,6 +69,8 @@ struct pool_volume {
 			struct thin_origin_rec *origin;	/* or NULL */
 			/* Its origin image while served (the target owns it), or NULL. */
 			struct target *image;
+			/* Why reload could not lift the image's fence, or NULL. */
+			char *unfence_failure;
 		} thin;
 	};
 };

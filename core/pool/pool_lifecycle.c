@@ -1,7 +1,8 @@
 /*
  * core/pool/pool_lifecycle.c: the pool service's life cycle: creating a
- * pool, its lock file, opening it from the store, reloading what failed,
- * closing it.  The top of the service: it calls the devices, the kind
+ * pool, its lock file, opening it from the store, reloading what failed
+ * (what was not built, and what fails though built: a fenced origin
+ * image), closing it.  The top of the service: it calls the devices, the kind
  * registry, check and the monitor, and nothing calls it but the hosts.
  *
  * Opening builds the pool from the store in the order the volumes need
@@ -274,9 +275,34 @@ static size_t build_all(struct pool *p, bool retry)
 	return nr;
 }
 
-/* Counts what is still failed, and names the first in @still. */
+/*
+ * Tries again each volume that is built but fails all the same (an
+ * origin image a writer reached: its type's recover hook).  Returns how
+ * many it serves again.
+ */
+static size_t recover_failing(struct pool *p)
+{
+	char why[POOL_ERROR_LEN];
+	size_t nr = 0;
+
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (!v->failure && v->type->failing(v, why, sizeof(why)) &&
+		    !v->type->recover(p, v))
+			nr++;
+	}
+	return nr;
+}
+
+/*
+ * Counts what is still failed, and names the first in @still: what could
+ * not be opened or built, and what is built but fails (its type's
+ * failing hook), as status and list show them.
+ */
 static size_t count_failed(struct pool *p, struct pool_error *still)
 {
+	char why[POOL_ERROR_LEN];
 	size_t failed = 0;
 
 	still->msg[0] = '\0';
@@ -291,12 +317,16 @@ static size_t count_failed(struct pool *p, struct pool_error *still)
 	}
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
+		const char *failure = v->failure;
 
-		if (!v->failure)
+		if (!failure && v->type->failing(v, why, sizeof(why)))
+			failure = why;
+		if (!failure)
 			continue;
-		if (!failed++)
-			snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
-				 v->rec.name, v->failure);
+		/* Cut to fit, as every reason is. */
+		if (!failed++ && snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
+					  v->rec.name, failure) < 0)
+			still->msg[0] = '\0';
 	}
 	return failed;
 }
@@ -311,6 +341,8 @@ int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
 	for (size_t i = 0; i < p->nr_devs; i++)
 		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
 			(*recovered)++;
+	/* First, so that what is built on a volume served again is built now. */
+	*recovered += recover_failing(p);
 	*recovered += build_all(p, true);
 	*failed = count_failed(p, still);
 	pool_space_update(p);

@@ -370,10 +370,46 @@ static bool thin_failing(struct pool_volume *v, char *why, size_t len)
 	if (!v->thin.image || !image_fenced(v->thin.image))
 		return false;
 	/* Cut to @len, as every reason is. */
+	if (v->thin.unfence_failure)
+		return snprintf(why, len, "%s", v->thin.unfence_failure) >= 0;
 	return snprintf(why, len, "its origin '%s' was opened for writing or truncated by "
 			"another program while served: its reads fail, so that it never shows "
-			"the image half changed (a restart serves it again if the image is as "
-			"it was)", v->thin.origin->origin_path) >= 0;
+			"the image half changed ('mapperctl reload' serves it again if the image "
+			"is as it was)", v->thin.origin->origin_path) >= 0;
+}
+
+/*
+ * Serves @v again if its origin image is fenced, yet nobody has it open
+ * for writing now and it is as recorded (image_unfence).  Its recover
+ * hook: otherwise why not becomes the reason thin_failing gives, as a
+ * restart would give it.
+ */
+static int thin_recover(struct pool *p, struct pool_volume *v)
+{
+	const struct thin_origin_rec *o = v->thin.origin;
+	struct pool_error e;
+	int r;
+
+	(void)p;
+	if (!v->thin.image)
+		return -EAGAIN;
+	r = image_unfence(v->thin.image, o->origin_size, o->origin_mtime_ns);
+	if (r == -ETXTBSY)
+		pool_fail(&e, r, "its origin '%s' is open for writing by another program (its "
+			  "writes would show through): close it, then 'mapperctl reload'",
+			  o->origin_path);
+	else if (r == -ESTALE && !origin_unchanged(v->thin.image, o, &e))
+		pool_fail(&e, r, "its origin '%s' changed since the volume was made",
+			  o->origin_path);
+	else if (r && r != -ESTALE)
+		pool_fail(&e, r, "cannot lease its origin '%s' again: %s", o->origin_path,
+			  strerror(-r));
+	free(v->thin.unfence_failure);
+	v->thin.unfence_failure = r ? strdup(e.msg) : NULL;
+	if (!r)
+		log_info("thin volume '%s': its origin '%s' is as it was and nobody writes it: "
+			 "served again", v->rec.name, o->origin_path);
+	return r;
 }
 
 /* The image it reads as its origin, if any: never a raw device. */
@@ -538,6 +574,8 @@ static void unload_members(struct pool *p, struct pool_volume *tp)
 			volume_destroy(v->served);
 			v->served = NULL;
 			v->thin.image = NULL;	/* it went with the target */
+			free(v->thin.unfence_failure);
+			v->thin.unfence_failure = NULL;
 		}
 	}
 }
@@ -648,6 +686,7 @@ static void thin_release(struct pool *p, struct pool_volume *v)
 {
 	(void)p;
 	free(v->thin.origin);
+	free(v->thin.unfence_failure);
 }
 
 /* ---- rebuild: restore and repair ------------------------------------------- */
@@ -2196,6 +2235,7 @@ struct target_type thin_type = {
 	.remove = thin_remove_volume,
 	.check = thin_check,
 	.failing = thin_failing,
+	.recover = thin_recover,
 	.needs = thin_needs,
 	.image = thin_image,
 	.status = thin_status,

@@ -41,6 +41,12 @@ static bool never_failing(struct pool_volume *v, char *why, size_t len)
 	return false;
 }
 
+static int no_recover(struct pool *p, struct pool_volume *v)
+{
+	(void)p, (void)v;
+	return -EAGAIN;
+}
+
 static void no_placed(struct pool *p, struct pool_volume *v,
 		      void (*fn)(void *arg, const struct extent_rec *range), void *arg)
 {
@@ -110,6 +116,8 @@ static void register_types(void)
 			t->check = no_check;
 		if (!t->failing)
 			t->failing = never_failing;
+		if (!t->recover)
+			t->recover = no_recover;
 		if (!t->placed)
 			t->placed = no_placed;
 		if (!t->needs)

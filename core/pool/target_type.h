@@ -79,6 +79,14 @@ struct target_type {
 	 */
 	bool (*failing)(struct pool_volume *v, char *why, size_t len);
 	/*
+	 * Tries to serve @v again, built but failing (its failing hook says
+	 * so), once the cause is gone: reload.  0 if it no longer fails;
+	 * else -errno, and its failing hook says why it still does.  Admin
+	 * lock held.  Default: -EAGAIN, nothing to try (it fails until the
+	 * kind itself stops failing it).
+	 */
+	int (*recover)(struct pool *p, struct pool_volume *v);
+	/*
 	 * Calls @fn with each range of a device that @v uses without owning
 	 * it as an extent (a switch path placed by hand), so that nothing is
 	 * allocated or placed over it and check sees it (pool_used()): @v's

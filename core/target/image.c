@@ -23,7 +23,11 @@
  * lets the reads already past the fence finish, and only then is the
  * lease let go and the writer goes on.  The volume is failed rather than
  * mixed; `status` and `check` say why.  Taking a lease while someone
- * writes is refused (-ETXTBSY): their writes would show through.
+ * writes is refused (-ETXTBSY): their writes would show through.  Many
+ * openers for writing write nothing (a tool that opens read-write by
+ * habit), so the fence is not for ever: image_unfence takes the lease
+ * again once the writer is gone and, leased, finds the file as it was
+ * recorded (size and mtime), then lifts it (`reload`).
  *
  * The kernel tells a lease's holder of a break with a signal, SIGIO by
  * default, which would end the daemon.  We ask for SIGURG instead
@@ -263,4 +267,28 @@ bool image_watch(struct target *t)
 bool image_fenced(const struct target *t)
 {
 	return atomic_load(&to_image_const(t)->fenced);
+}
+
+int image_unfence(struct target *t, uint64_t size, int64_t mtime_ns)
+{
+	struct image *im = to_image(t);
+	uint64_t now_size;
+	int64_t now_mtime;
+	int r;
+
+	if (!image_fenced(t))
+		return 0;
+	if (fcntl(im->dev->fd, F_SETSIG, SIGURG) || fcntl(im->dev->fd, F_SETLEASE, F_RDLCK))
+		return errno == EAGAIN ? -ETXTBSY : -errno;
+	im->leased = true;
+	r = image_identity(t, &now_size, &now_mtime);
+	if (!r && ((size && now_size != size) || (mtime_ns && now_mtime != mtime_ns)))
+		r = -ESTALE;
+	if (r) {
+		fcntl(im->dev->fd, F_SETLEASE, F_UNLCK);
+		im->leased = false;
+		return r;
+	}
+	atomic_store_explicit(&im->fenced, false, memory_order_release);
+	return 0;
 }

@@ -56,4 +56,19 @@ bool image_watch(struct target *t);
 /* Whether reads of it fail, since image_watch fenced it. */
 bool image_fenced(const struct target *t);
 
+/*
+ * Serves a fenced image again, if it is still the one recorded: takes
+ * its read lease again, which the kernel grants only while nobody has it
+ * open for writing (and which any later writer breaks, for image_watch
+ * to fence it as before); then, leased, compares its identity
+ * (image_identity) with @size and @mtime_ns (0: not recorded, not
+ * compared); only then lifts the fence.  In that order, no writer can
+ * slip in between the comparison and the reads.  0 (also if it was not
+ * fenced); -ETXTBSY if a program has it open for writing now, -ESTALE if
+ * it changed, or the lease's -errno: it stays fenced and unleased.
+ * Blocks briefly (fcntl, fstat).  Not at once with image_watch (the
+ * callers serialise both).
+ */
+int image_unfence(struct target *t, uint64_t size, int64_t mtime_ns);
+
 #endif
