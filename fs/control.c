@@ -55,6 +55,7 @@
 
 #include "cmd.h"
 #include "daemon.h"
+#include "fsid.h"
 #include "log.h"
 #include "pool.h"
 #include "rcu.h"
@@ -190,13 +191,18 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
 }
 
 /*
- * Runs a command line received whole (with the file that mapperctl opened
- * for it, @file, or -1: what it reads or writes, as the command says),
- * and answers.
+ * Runs a command line received whole from client @cred (with the file
+ * that mapperctl opened for it, @file, or -1: what it reads or writes, as
+ * the command says), and answers.  A root daemon runs the pool owner's
+ * command with the owner's file-system identity (fsid.h): the paths it
+ * names (`device add PATH [--create]`) are opened and created as the
+ * owner could, never with root's rights.
  */
-static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **argv,
-		  int file)
+static void serve(struct worker_slot *w, int fd, const struct ucred *cred, int argc,
+		  char **argv, int file)
 {
+	pid_t peer = cred->pid;
+	struct fsid_saved self;
 	struct control *c = w->c;
 	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
 	int words;
@@ -211,7 +217,7 @@ static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **ar
 	};
 	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;
-	int status;
+	int status, r;
 	bool reads;
 
 	reads = !cmd || cmd->reads_only || cmd_help_requested(argc - words, argv + words);
@@ -229,8 +235,14 @@ static void serve(struct worker_slot *w, int fd, pid_t peer, int argc, char **ar
 		status = CMD_FAIL;
 	} else if (!slot_begin(w, fd, peer, cmd, argc ? argv[0] : "", reads)) {
 		status = refuse_change(c, &ctx, cmd->name);
+	} else if ((r = fsid_take(cred->uid, cred->gid, &self))) {
+		fprintf(ctx.err, "mapperctl: the daemon cannot act as uid %u: %s\n",
+			(unsigned int)cred->uid, strerror(-r));
+		status = CMD_FAIL;
+		slot_end(w);
 	} else {
 		status = cmd_dispatch(&ctx, argc, argv);
+		fsid_restore(&self);
 		slot_end(w);
 		daemon_forget_stale(c->d);
 	}
@@ -300,7 +312,7 @@ static void serve_connection(struct worker_slot *w, int fd)
 	} else if (r) {
 		log_warn("control: bad request from pid %d: %s", (int)cred.pid, strerror(-r));
 	} else {
-		serve(w, fd, cred.pid, argc, argv, file);
+		serve(w, fd, &cred, argc, argv, file);
 		if (file >= 0)
 			close(file);
 	}

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -656,40 +655,3 @@ void pool_space(struct pool *p, struct pool_space *out)
 	rcu_read_end();
 }
 
-/* ---- reading for the owner ------------------------------------------------ */
-
-/* setfsuid and setfsgid answer the old id whatever happened: ask again. */
-static bool set_fsid(uid_t uid, gid_t gid)
-{
-	syscall(SYS_setfsgid, gid);
-	syscall(SYS_setfsuid, uid);
-	return (uid_t)syscall(SYS_setfsuid, -1) == uid && (gid_t)syscall(SYS_setfsgid, -1) == gid;
-}
-
-int pool_as_owner(const struct pool *p, struct pool_fsid *saved)
-{
-	saved->switched = false;
-	if (geteuid() != 0 || p->owner_uid == 0)
-		return 0;
-	saved->nr_groups = getgroups(64, saved->groups);
-	if (saved->nr_groups < 0)
-		return -errno;
-	/* This thread only: glibc's setgroups() would change every thread. */
-	if (syscall(SYS_setgroups, 1, &p->owner_gid) < 0)
-		return -errno;
-	if (!set_fsid(p->owner_uid, p->owner_gid)) {
-		set_fsid(0, getegid());
-		syscall(SYS_setgroups, saved->nr_groups, saved->groups);
-		return -EPERM;
-	}
-	saved->switched = true;
-	return 0;
-}
-
-void pool_as_self(const struct pool_fsid *saved)
-{
-	if (!saved->switched)
-		return;
-	set_fsid(0, getegid());
-	syscall(SYS_setgroups, saved->nr_groups, saved->groups);
-}

@@ -138,26 +138,6 @@ struct pool {
 void pool_admin_lock(struct pool *p);
 void pool_admin_unlock(struct pool *p);
 
-/*
- * Reading for the pool's owner.  A root process serving another user's
- * pool opens what the pool names for its volumes to read (an external
- * origin image, which the owner can name in pool.db) with the owner's
- * file-system identity: fsuid, fsgid and no other group, on this thread
- * only (the raw system calls: credentials are per thread in Linux), so
- * that a volume never shows bytes the owner could not read.  Raw devices
- * are not opened so: they may be root's block devices by design, and
- * nothing is written to one that does not carry the pool's label.
- * pool_as_owner() switches (nothing for the owner's own process, or a
- * pool of root's); pool_as_self() switches back.  Never block.
- */
-struct pool_fsid {
-	bool switched;
-	int nr_groups;
-	gid_t groups[64];	/* a root daemon's own groups: few */
-};
-/* 0, or -errno (then nothing switched). */
-int pool_as_owner(const struct pool *p, struct pool_fsid *saved);
-void pool_as_self(const struct pool_fsid *saved);
 
 /* ---- lookups (admin path) --------------------------------------------- */
 

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "fsid.h"
 #include "image.h"
 #include "json.h"
 #include "linear.h"
@@ -294,21 +295,25 @@ static int record_identity(struct target *im, struct thin_origin_rec *o,
 
 /*
  * Opens the image @o names for pool @p, guarded (image.h), as it was
- * recorded, and only as the pool's owner may read it (pool_as_owner).
+ * recorded, and only as the pool's owner may read it (fsid.h): the owner
+ * can name any path in pool.db, and a root daemon must not show them, or
+ * copy on write into their raw device, what they could not read.  Raw
+ * devices are opened with the process's rights: they may be root's block
+ * devices by design, and nothing is written to one that lacks the label.
  */
 static int open_image(struct pool *p, struct pool_volume *v, const struct thin_origin_rec *o,
 		      struct target **out, struct pool_error *err)
 {
-	struct pool_fsid self;
+	struct fsid_saved self;
 	char why[160];
-	int r = pool_as_owner(p, &self);
+	int r = fsid_take(p->owner_uid, p->owner_gid, &self);
 
 	if (r)
 		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
 				 "to open its origin '%s': %s", (unsigned int)p->owner_uid,
 				 o->origin_path, strerror(-r));
 	r = image_open(o->origin_path, out);
-	pool_as_self(&self);
+	fsid_restore(&self);
 	if (r == -EACCES && self.switched)
 		return pool_fail(err, r, "its origin '%s' cannot be read by the pool's owner "
 				 "(uid %u), as whom it is read", o->origin_path,
@@ -1041,17 +1046,17 @@ static int writable_block_device(int fd, const char *path, struct pool_error *er
 static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 {
 	struct device_label l;
-	struct pool_fsid self;
+	struct fsid_saved self;
 	char what[128];
 	int fd, r;
 
-	r = pool_as_owner(p, &self);
+	r = fsid_take(p->owner_uid, p->owner_gid, &self);
 	if (r)
 		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
 				 "to open origin '%s': %s", (unsigned int)p->owner_uid, path,
 				 strerror(-r));
 	fd = device_open_path(path, O_RDONLY);
-	pool_as_self(&self);
+	fsid_restore(&self);
 	if (fd == -EACCES && self.switched)
 		return pool_fail(err, fd, "origin '%s' cannot be read by the pool's owner (uid %u), "
 				 "as whom it is read", path, (unsigned int)p->owner_uid);

@@ -70,3 +70,22 @@ expect_fail -s 1 -m "^mapperctl: permission denied: only root and the owner of p
 	as "$THIRD_UID" "$THIRD_GID" "$OWNER_GID" "$MAPPERFS_BUILD/bin/mapperctl" --pool "$POOL" remove v
 wait_log "control: refused a command from uid $THIRD_UID" "$mark"
 mapperctl list --json | jq -e 'length == 1' >/dev/null || fail "the refused remove removed v"
+
+# What the owner's command names is opened and made as the owner could,
+# never with root's rights: a file only root may write is not taken as a
+# raw device, even with --force, nor is a file made where only root may.
+owner_ctl() { as "$OWNER_UID" "$OWNER_GID" "" "$MAPPERFS_BUILD/bin/mapperctl" --pool "$POOL" "$@"; }
+mkdir -m 0700 "$T_DIR/root-only"
+head -c $((8 * MiB)) /dev/urandom >"$T_DIR/root-only/victim"
+cp "$T_DIR/root-only/victim" "$T_DIR/victim.orig"
+chmod 0755 "$T_DIR/root-only"		# the owner may look, not write
+expect_fail -s 1 -m "Permission denied" owner_ctl device add "$T_DIR/root-only/victim" --force
+cmp "$T_DIR/root-only/victim" "$T_DIR/victim.orig" || fail "the owner's device add wrote a file of root's"
+expect_fail -s 1 -m "Permission denied" owner_ctl device add "$T_DIR/root-only/new.img" --create 8M
+[ ! -e "$T_DIR/root-only/new.img" ] || fail "the owner's device add made a file where only root may"
+# One of the owner's own is taken, and made the owner's.
+as "$OWNER_UID" "$OWNER_GID" "" mkdir "$T_DIR/own/devs"
+owner_ctl device add "$T_DIR/own/devs/d1.img" --create 8M --name d1 >/dev/null ||
+	fail "the owner could not add a device of its own"
+[ "$(stat -c %u "$T_DIR/own/devs/d1.img")" = "$OWNER_UID" ] ||
+	fail "the owner's new device file is uid $(stat -c %u "$T_DIR/own/devs/d1.img")'s"
