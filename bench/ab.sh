@@ -18,7 +18,8 @@
 # OLD_BUILD and NEW_BUILD are build directories (with bin/mapperfs and
 # bin/mapperctl); NEW_BUILD defaults to this tree's build/.  Environment:
 # BENCH_SECONDS (default 5) per sample, BENCH_SIZE (default 1G),
-# BENCH_REPS (default 3), BENCH_DIR (default a new dir in /dev/shm).
+# BENCH_REPS (default 3), BENCH_DIR (default a new dir in /dev/shm),
+# BENCH_WORKLOADS (default "seq1M rand64K rw512 lat4K first").
 # Needs root (FUSE, enable_uring), fio and jq.  Not run by CI.
 set -euo pipefail
 
@@ -34,6 +35,7 @@ bin=$new/bin
 secs=${BENCH_SECONDS:-5}
 size=${BENCH_SIZE:-1G}
 reps=${BENCH_REPS:-3}
+read -ra workloads <<<"${BENCH_WORKLOADS:-seq1M rand64K rw512 lat4K first}"
 
 . "$src/bench/lib.sh"
 bench_setup
@@ -102,7 +104,7 @@ printf 'rep\tworkload\ttarget\tvalue\n' >"$tsv"
 load_before=$(load)
 for ((rep = 1; rep <= reps; rep++)); do
 	if ((rep % 2)); then order=(old new); else order=(new old); fi
-	for w in seq1M rand64K rw512 lat4K first; do
+	for w in "${workloads[@]}"; do
 		targets=()
 		[ "$w" = first ] || targets+=(raw)
 		for k in lin th; do

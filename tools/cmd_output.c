@@ -25,14 +25,23 @@
  * /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name what the
  * caller's shell opened, so they are duplicated, not opened again, and
  * mean what it set up (a pipe, a terminal, a file opened to append).
+ * A loop device over a volume is refused as the volume is.
+ *
+ * A temporary that a signal would leave behind (SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGPIPE: mapperctl is killed while the daemon dumps) is
+ * removed by a handler, which then lets the signal end the process as it
+ * would have; only SIGKILL leaves one, as git leaves a stale lock.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/loop.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -118,6 +127,20 @@ static bool on_mapperfs(int fd)
 	       mapperfs_dev(st.st_dev);
 }
 
+/* Is @path (opened with @flags) a loop device over a file of a mapperfs mount? */
+static bool loop_on_mapperfs(const char *path, int flags)
+{
+	struct loop_info64 li;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	bool on;
+
+	if (fd < 0)
+		return false;
+	on = !ioctl(fd, LOOP_GET_STATUS64, &li) && mapperfs_dev((dev_t)li.lo_device);
+	close(fd);
+	return on;
+}
+
 /* Does @path (opened with @flags) carry a mapperfs label, damaged or not? */
 static bool labelled(const char *path, int flags)
 {
@@ -148,6 +171,9 @@ static int refuse_existing(const char *pool_dir, const char *name, const struct 
 				 name);
 	if (on_mapperfs(fd))
 		return pool_fail(err, -EINVAL, "refusing to write '%s': it is a file of a mapperfs mount (a volume)",
+				 name);
+	if (S_ISBLK(st->st_mode) && loop_on_mapperfs(read_path, read_flags))
+		return pool_fail(err, -EINVAL, "refusing to write '%s': it is a loop device over a file of a mapperfs mount (a volume)",
 				 name);
 	if ((S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)) && labelled(read_path, read_flags))
 		return pool_fail(err, -EINVAL, "refusing to write '%s': it carries a mapperfs device label (a pool's raw device)",
@@ -225,6 +251,40 @@ static int open_caller(const char *pool_dir, const char *name, int n, struct cmd
 	return through_memory(fd, name, out, err);
 }
 
+/* The temporary a signal must not leave behind, or NULL; and the signals. */
+static const char *volatile pending_tmp;
+static const int tmp_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+#define NR_TMP_SIGNALS (sizeof(tmp_signals) / sizeof(tmp_signals[0]))
+static struct sigaction before_tmp[NR_TMP_SIGNALS];	/* put back after */
+
+/* Removes the temporary, then lets @sig do what it would have done. */
+static void remove_tmp_and_reraise(int sig)
+{
+	const char *tmp = pending_tmp;
+
+	if (tmp)
+		unlink(tmp);		/* async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Watches for the signals while @tmp exists; NULL: no longer, and their
+ * handling is as it was.
+ */
+static void guard_tmp(const char *tmp)
+{
+	struct sigaction sa = { .sa_handler = remove_tmp_and_reraise };
+
+	pending_tmp = tmp;
+	for (size_t i = 0; i < NR_TMP_SIGNALS; i++) {
+		if (tmp)
+			sigaction(tmp_signals[i], &sa, &before_tmp[i]);
+		else
+			sigaction(tmp_signals[i], &before_tmp[i], NULL);
+	}
+}
+
 /*
  * Creates the temporary that will replace @base in @dir: beside it, so
  * that rename() moves it there whole; @st is the file it replaces, whose
@@ -256,6 +316,7 @@ static int open_temporary(const char *dir, const char *base, const struct stat *
 	}
 	out->fd = fd;
 	out->tmp = tmp;
+	guard_tmp(tmp);
 	return 0;
 }
 
@@ -394,6 +455,8 @@ int cmd_close_output(struct cmd_output *o, int status, struct pool_error *err)
 		unlink(o->tmp);		/* the file named is as it was */
 	else if (o->tmp)
 		sync_dir(o->path);
+	if (o->tmp)
+		guard_tmp(NULL);
 	free(o->tmp);
 	*o = (struct cmd_output)CMD_OUTPUT_INIT;
 	return r;

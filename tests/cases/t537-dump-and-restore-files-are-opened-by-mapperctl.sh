@@ -95,7 +95,28 @@ refused_outputs()
 refused_outputs
 expect_fail -s 1 -m "'$MNT/v': it is a file of a mapperfs mount" mapperctl dump tp -o "$MNT/v"
 expect_fail -s 1 -m "cannot create a file in '$MNT'" mapperctl dump tp -o "$MNT/new.xml"
+loop=$(attach_loop "$MNT/v")
+expect_fail -s 1 -m "'$loop': it is a loop device over a file of a mapperfs mount" \
+	mapperctl dump tp -o "$loop"
+detach_loop "$loop"
 [ "$(sha "$MNT/v")" = "$v_sha" ] || fail "a refused dump changed volume v"
+
+# mapperctl killed while the daemon dumps leaves no temporary: the daemon
+# is stopped, so the dump waits with its temporary made, until SIGTERM.
+pid=$(daemon_pid)
+kill -STOP "$pid"
+"$MAPPERFS_BUILD/bin/mapperctl" dump tp -o killed.xml &
+ctl=$!
+# (Globs, not find: find would stat the stopped daemon's mount, for good.)
+until compgen -G '.killed.xml.??????' >/dev/null; do
+	kill -0 "$ctl" 2>/dev/null || fail "mapperctl ended before it made its temporary"
+done
+kill -TERM "$ctl"
+wait "$ctl" && fail "mapperctl went on after SIGTERM"
+kill -CONT "$pid"
+! compgen -G '.killed.xml.*' >/dev/null || fail "SIGTERM left the dump's temporary"
+[ ! -e killed.xml ] || fail "a dump killed by SIGTERM made killed.xml"
+mapperctl list >/dev/null || fail "the daemon does not answer after its dump's client went away"
 stop_daemon
 refused_outputs
 expect_fail -s 1 -m "no volume 'nosuch'" mapperctl dump nosuch -o keep.txt
