@@ -142,6 +142,10 @@ static void count_breach(void *arg, const char *msg)
 /*
  * Counts the mapped entries of directory @d and, with @out, writes them
  * as runs; with @shared, notes whether any block has other references.
+ * The walk counts a block once per distinct leaf (block_refs), so a block
+ * is shared also when its leaf is reached from another directory, or its
+ * directory from another volume: a snapshot nobody wrote since shares its
+ * origin's whole map, and its blocks are as shared as any.
  */
 static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_rec *d,
 			     struct thin_image_writer *out, bool *shared)
@@ -149,8 +153,11 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 	struct thin_image_run run = { 0 };
 	uint64_t n = 0;
 
+	bool page_shared = d && w->dir_refs[d - w->dirs] > 1;
+
 	for (uint32_t j = 0; d && j < d->nr; j++) {
 		const struct thin_leaf_rec *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+		bool leaf_shared = page_shared || (l && w->leaf_refs[l - w->leaves] > 1);
 
 		for (unsigned int k = 0; l && k < THIN_LEAF_ENTRIES; k++) {
 			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k, db;
@@ -159,7 +166,7 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 				continue;
 			db = l->map[k] - 1;
 			n++;
-			if (shared && w->block_refs[db] > 1)
+			if (shared && (leaf_shared || w->block_refs[db] > 1))
 				*shared = true;
 			if (!out)
 				continue;
