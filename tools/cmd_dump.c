@@ -53,7 +53,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	enum pool_dump_format format = POOL_DUMP_XML;
 	const char *output = NULL;
 	struct pool_error err;
-	size_t nr_volumes = 0;
+	struct pool_dumped what;
 	FILE *f;
 	int c, r;
 
@@ -78,15 +78,23 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 	f = open_output(ctx, output);
 	if (!f)
 		return CMD_FAIL;
-	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &nr_volumes, &err);
+	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &what, &err);
 	if (fclose(f) && !r)
 		r = pool_fail(&err, -errno, "cannot write '%s': %s", output, strerror(errno));
 	if (r)
 		return cmd_fail(ctx, WHAT, &err);
 	/* A valid dump all the same: thin_dump of an empty pool is its superblock. */
-	if (!nr_volumes)
+	if (!what.nr_volumes)
 		cmd_note(ctx, WHAT, "thin pool '%s' has no thin volumes: the dump holds only its superblock",
 			 argv[ctx->optind]);
+	/* Valid too, but a restore would not read what the origin showed. */
+	if (what.nr_external)
+		cmd_note(ctx, WHAT, "%zu volume%s ('%s'%s) read%s an external origin, which the dump "
+			 "cannot hold: restored, %s zeros where %s not written",
+			 what.nr_external, what.nr_external == 1 ? "" : "s", what.first_external,
+			 what.nr_external == 1 ? "" : ", ...", what.nr_external == 1 ? "s" : "",
+			 what.nr_external == 1 ? "it reads" : "they read",
+			 what.nr_external == 1 ? "it has" : "they have");
 	return CMD_OK;
 }
 

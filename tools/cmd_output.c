@@ -294,12 +294,21 @@ static int open_temporary(const char *dir, const char *base, const struct stat *
 			  struct cmd_output *out, struct pool_error *err)
 {
 	int keep = (int)strnlen(base, NAME_MAX - 8);	/* "." base ".XXXXXX" */
+	sigset_t guarded, was;
 	char *tmp;
 	int fd;
 
 	if (asprintf(&tmp, "%s/.%.*s.XXXXXX", dir, keep, base) < 0)
 		return pool_fail(err, -ENOMEM, "out of memory");
+	/* Held back until it is guarded, so that no signal leaves it behind. */
+	sigemptyset(&guarded);
+	for (size_t i = 0; i < NR_TMP_SIGNALS; i++)
+		sigaddset(&guarded, tmp_signals[i]);
+	sigprocmask(SIG_BLOCK, &guarded, &was);
 	fd = mkostemp(tmp, O_CLOEXEC);		/* O_EXCL, 0600 */
+	if (fd >= 0)
+		guard_tmp(tmp);
+	sigprocmask(SIG_SETMASK, &was, NULL);
 	if (fd < 0) {
 		int r = -errno;
 
@@ -316,7 +325,6 @@ static int open_temporary(const char *dir, const char *base, const struct stat *
 	}
 	out->fd = fd;
 	out->tmp = tmp;
-	guard_tmp(tmp);
 	return 0;
 }
 

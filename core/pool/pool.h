@@ -383,12 +383,22 @@ enum pool_dump_format {
  * Writes the maps of thin pool @name, from a committed consistent point
  * (online: the pool commits and holds its commits during the read), to
  * @out: superblock, devices (dev_id = volume id, plus their name and
- * size), single and range mappings; *nr_volumes says how many devices.
- * Refuses a failed pool or maps that break an invariant (repair first).
- * O(pages + mapped blocks).
+ * size), single and range mappings; @what says what it holds and what
+ * it could not.  Refuses a failed pool or maps that break an invariant
+ * (repair first).  O(pages + mapped blocks).
  */
+struct pool_dumped {
+	size_t nr_volumes;		/* devices in the dump */
+	/*
+	 * Volumes that read an external origin where they have not written:
+	 * thin_dump's XML has no place for it, so restored they read zeros
+	 * there.  How many, and the first one's name.
+	 */
+	size_t nr_external;
+	char first_external[256];
+};
 int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
-		   FILE *out, size_t *nr_volumes, struct pool_error *err);
+		   FILE *out, struct pool_dumped *what, struct pool_error *err);
 /*
  * Creates thin volumes and their maps in thin pool @name (running, with
  * no volumes) from thin_dump XML read from @xml: data block numbers are

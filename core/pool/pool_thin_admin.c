@@ -213,8 +213,35 @@ static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 	}
 }
 
+/* Whether any block of the walk has two references, by block or by page. */
+static bool any_shared(const struct thin_walk *w)
+{
+	for (size_t i = 0; i < w->nr_dirs; i++)
+		if (w->dir_refs[i] > 1)
+			return true;
+	for (size_t i = 0; i < w->nr_leaves; i++)
+		if (w->leaf_refs[i] > 1)
+			return true;
+	for (uint64_t b = 0; b < w->nr_blocks; b++)
+		if (w->block_refs[b] > 1)
+			return true;
+	return false;
+}
+
+/* Notes in @what the dumped volumes that read an external origin. */
+static void note_external(const struct committed *c, struct pool_dumped *what)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		if (!c->pvs[i]->thin.origin)
+			continue;
+		if (!what->nr_external++)
+			snprintf(what->first_external, sizeof(what->first_external), "%s",
+				 c->pvs[i]->rec.name);
+	}
+}
+
 int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format format,
-		   FILE *out, size_t *nr_volumes, struct pool_error *err)
+		   FILE *out, struct pool_dumped *what, struct pool_error *err)
 {
 	struct thin_image_writer *wr;
 	struct thin_image sb = { 0 };
@@ -241,8 +268,7 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 	sb.block_size = tp->tp.rec->block_size;
 	sb.nr_blocks = c.w.nr_blocks;
 	sb.transaction = 1;
-	for (uint64_t b = 0; b < c.w.nr_blocks && !sb.time; b++)
-		sb.time = c.w.block_refs[b] > 1;
+	sb.time = any_shared(&c.w);		/* as every device's snap_time */
 	r = thin_image_writer_open(out, format == POOL_DUMP_JSON ? THIN_IMAGE_JSON : THIN_IMAGE_XML,
 				   &sb, &wr);
 	if (r) {
@@ -253,7 +279,8 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 	thin_image_writer_close(wr);
 	if (fflush(out) || ferror(out))
 		r = pool_fail(err, -EIO, "cannot write the dump");
-	*nr_volumes = c.nr;
+	*what = (struct pool_dumped){ .nr_volumes = c.nr };
+	note_external(&c, what);
 out_release:
 	committed_release(p, &c);
 out:
