@@ -76,20 +76,31 @@ static int flock_nb(int fd, bool exclusive)
 }
 
 /*
+ * Opens again, with @flags (and O_CLOEXEC), the file @fd is open on:
+ * through /proc/self/fd, so that it cannot be another file that took the
+ * path meanwhile.  The new descriptor, or -errno.
+ */
+static int reopen(int fd, int flags)
+{
+	char path[64];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, flags | O_CLOEXEC);
+	return nfd < 0 ? -errno : nfd;
+}
+
+/*
  * A descriptor that claims what @fd is open on: a new O_EXCL open of the
  * same block device (through /proc, so it cannot be another device that
  * took the path meanwhile), or a duplicate of @fd with the flock on it.
  */
 static int claim_open(int fd, const struct stat *st, bool exclusive)
 {
-	char path[64];
 	int cfd, r;
 
-	if (S_ISBLK(st->st_mode)) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		cfd = open(path, O_RDONLY | O_CLOEXEC | (exclusive ? O_EXCL : 0));
-		return cfd < 0 ? -errno : cfd;
-	}
+	if (S_ISBLK(st->st_mode))
+		return reopen(fd, O_RDONLY | (exclusive ? O_EXCL : 0));
 	cfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (cfd < 0)
 		return -errno;
@@ -232,11 +243,8 @@ static bool dio_align_ok(unsigned int a)
 static void device_open_direct(struct device *dev, const struct stat *st)
 {
 	unsigned int off, mem;
-	char path[64];
-	int fd;
+	int fd = reopen(dev->fd, O_RDWR | O_DIRECT);
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->fd);
-	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	dio_alignment(fd, st, &off, &mem);
@@ -291,23 +299,18 @@ static void device_map(struct device *dev)
 
 int device_open_path(const char *path, int flags)
 {
-	char proc[64];
 	struct stat st;
 	int pfd, fd;
 
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	if (fstat(pfd, &st) < 0) {
+	if (fstat(pfd, &st) < 0)
 		fd = -errno;
-	} else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+	else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		fd = -ENOTBLK;
-	} else {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-		fd = open(proc, flags | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-	}
+	else
+		fd = reopen(pfd, flags);
 	close(pfd);
 	return fd;
 }
