@@ -294,33 +294,51 @@ static int record_identity(struct target *im, struct thin_origin_rec *o,
 }
 
 /*
- * Opens the image @o names for pool @p, guarded (image.h), as it was
- * recorded, and only as the pool's owner may read it (fsid.h): the owner
- * can name any path in pool.db, and a root daemon must not show them, or
- * copy on write into their raw device, what they could not read.  Raw
- * devices are opened with the process's rights: they may be root's block
- * devices by design, and nothing is written to one that lacks the label.
+ * An origin image is opened only as the pool's owner may read it
+ * (fsid.h): the owner can name any path in pool.db, and a root daemon
+ * must not show them, or copy on write into their raw device, what they
+ * could not read.  Raw devices are opened with the process's rights: they
+ * may be root's block devices by design, and nothing is written to one
+ * that lacks the label.  as_owner() takes the owner's identity to open
+ * @what ("origin") @path; owner_refusal() explains what opening it then
+ * returned, @r, if it is a refusal of that kind (else 0).
  */
+static int as_owner(struct pool *p, const char *what, const char *path,
+		    struct fsid_saved *self, struct pool_error *err)
+{
+	int r = fsid_take(p->owner_uid, p->owner_gid, self);
+
+	return r ? pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
+			     "to open %s '%s': %s", (unsigned int)p->owner_uid, what, path,
+			     strerror(-r)) : 0;
+}
+
+static int owner_refusal(const struct pool *p, const char *what, const char *path, int r,
+			 const struct fsid_saved *self, struct pool_error *err)
+{
+	if (r == -EACCES && self->switched)
+		return pool_fail(err, r, "%s '%s' cannot be read by the pool's owner (uid %u), "
+				 "as whom it is read", what, path, (unsigned int)p->owner_uid);
+	if (r == -ENOTBLK)
+		return pool_fail(err, r, "%s '%s' is neither a regular file nor a block device",
+				 what, path);
+	return 0;
+}
+
+/* Opens the image @o names for pool @p, guarded (image.h), as it was recorded. */
 static int open_image(struct pool *p, struct pool_volume *v, const struct thin_origin_rec *o,
 		      struct target **out, struct pool_error *err)
 {
 	struct fsid_saved self;
 	char why[160];
-	int r = fsid_take(p->owner_uid, p->owner_gid, &self);
+	int r = as_owner(p, "its origin", o->origin_path, &self, err);
 
 	if (r)
-		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
-				 "to open its origin '%s': %s", (unsigned int)p->owner_uid,
-				 o->origin_path, strerror(-r));
+		return r;
 	r = image_open(o->origin_path, out);
 	fsid_restore(&self);
-	if (r == -EACCES && self.switched)
-		return pool_fail(err, r, "its origin '%s' cannot be read by the pool's owner "
-				 "(uid %u), as whom it is read", o->origin_path,
-				 (unsigned int)p->owner_uid);
-	if (r == -ENOTBLK)
-		return pool_fail(err, r, "its origin '%s' is neither a regular file nor a block "
-				 "device", o->origin_path);
+	if (owner_refusal(p, "its origin", o->origin_path, r, &self, err))
+		return r;
 	if (r == -ETXTBSY)
 		return pool_fail(err, r, "its origin '%s' is open for writing by another program "
 				 "(its writes would show through): close it first", o->origin_path);
@@ -1050,19 +1068,13 @@ static int raw_image(struct pool *p, const char *path, struct pool_error *err)
 	char what[128];
 	int fd, r;
 
-	r = fsid_take(p->owner_uid, p->owner_gid, &self);
+	r = as_owner(p, "origin", path, &self, err);
 	if (r)
-		return pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
-				 "to open origin '%s': %s", (unsigned int)p->owner_uid, path,
-				 strerror(-r));
+		return r;
 	fd = device_open_path(path, O_RDONLY);
 	fsid_restore(&self);
-	if (fd == -EACCES && self.switched)
-		return pool_fail(err, fd, "origin '%s' cannot be read by the pool's owner (uid %u), "
-				 "as whom it is read", path, (unsigned int)p->owner_uid);
-	if (fd == -ENOTBLK)
-		return pool_fail(err, fd, "origin '%s' is neither a regular file nor a block device",
-				 path);
+	if (owner_refusal(p, "origin", path, fd, &self, err))
+		return fd;
 	if (fd < 0)
 		return pool_fail(err, fd, "cannot open origin '%s': %s", path, strerror(-fd));
 	r = pool_check_not_own(p, fd, path, "origin", err);
