@@ -134,13 +134,32 @@ static uint64_t image_mapped_bytes(struct target *t, uint64_t size)
 	return n < size ? n : size;
 }
 
+/*
+ * Takes a read lease on the file, breaks told by SIGURG (above): 0,
+ * -ETXTBSY while someone has it open for writing, or -errno.
+ */
+static int lease_take(struct image *im)
+{
+	if (fcntl(im->dev->fd, F_SETSIG, SIGURG) || fcntl(im->dev->fd, F_SETLEASE, F_RDLCK))
+		return errno == EAGAIN ? -ETXTBSY : -errno;
+	im->leased = true;
+	return 0;
+}
+
+/* Lets go of the lease: a writer that broke it goes on. */
+static void lease_drop(struct image *im)
+{
+	fcntl(im->dev->fd, F_SETLEASE, F_UNLCK);
+	im->leased = false;
+}
+
 static void image_destroy(struct target *t)
 {
 	struct image *im = to_image(t);
 
 	/* The claim may keep the file open after us: the lease must not stay. */
 	if (im->leased)
-		fcntl(im->dev->fd, F_SETLEASE, F_UNLCK);
+		lease_drop(im);
 	device_close(im->dev);
 	free(im);
 }
@@ -161,7 +180,7 @@ static const struct target_ops image_ops = {
 static int image_guard(struct image *im)
 {
 	struct stat st;
-	int ro = 0;
+	int ro = 0, r;
 
 	if (fstat(im->dev->fd, &st))
 		return -errno;
@@ -170,14 +189,10 @@ static int image_guard(struct image *im)
 			im->unguarded = -EROFS;
 		return 0;
 	}
-	if (fcntl(im->dev->fd, F_SETSIG, SIGURG) == 0 &&
-	    fcntl(im->dev->fd, F_SETLEASE, F_RDLCK) == 0) {
-		im->leased = true;
-		return 0;
-	}
-	if (errno == EAGAIN)
-		return -ETXTBSY;	/* open for writing now */
-	im->unguarded = -errno;
+	r = lease_take(im);
+	if (r == -ETXTBSY)
+		return r;		/* open for writing now */
+	im->unguarded = r;
 	return 0;
 }
 
@@ -259,8 +274,7 @@ bool image_watch(struct target *t)
 		return false;
 	atomic_store_explicit(&im->fenced, true, memory_order_release);
 	rcu_wait_readers();		/* reads past the fence are done */
-	fcntl(im->dev->fd, F_SETLEASE, F_UNLCK);
-	im->leased = false;
+	lease_drop(im);
 	return true;
 }
 
@@ -278,15 +292,14 @@ int image_unfence(struct target *t, uint64_t size, int64_t mtime_ns)
 
 	if (!image_fenced(t))
 		return 0;
-	if (fcntl(im->dev->fd, F_SETSIG, SIGURG) || fcntl(im->dev->fd, F_SETLEASE, F_RDLCK))
-		return errno == EAGAIN ? -ETXTBSY : -errno;
-	im->leased = true;
+	r = lease_take(im);
+	if (r)
+		return r;
 	r = image_identity(t, &now_size, &now_mtime);
 	if (!r && ((size && now_size != size) || (mtime_ns && now_mtime != mtime_ns)))
 		r = -ESTALE;
 	if (r) {
-		fcntl(im->dev->fd, F_SETLEASE, F_UNLCK);
-		im->leased = false;
+		lease_drop(im);
 		return r;
 	}
 	atomic_store_explicit(&im->fenced, false, memory_order_release);
