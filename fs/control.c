@@ -46,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -580,19 +579,6 @@ static void *control_main(void *arg)
 /* ---- starting and stopping --------------------------------------------- */
 
 /*
- * Whether this thread now creates files in @gid (setfsgid: this thread
- * only, unlike setegid), leaving @old to put back.  Needs CAP_SETGID.
- */
-static bool create_in_group(gid_t gid, gid_t *old)
-{
-	*old = (gid_t)setfsgid(gid);
-	if ((gid_t)setfsgid((gid_t)-1) == gid)	/* -1 fails, and tells the current one */
-		return true;
-	setfsgid(*old);
-	return false;
-}
-
-/*
  * The socket is root's or ours, as mapperctl demands (wire.c), and only
  * who may use the daemon may connect: mode 0600.  But a root daemon
  * serving another user's pool must let that user in too, without giving
@@ -607,8 +593,8 @@ static int bind_socket(struct control *c)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	bool shared = geteuid() == 0 && c->owner != 0;
+	struct fsid_saved self;
 	mode_t old_umask;
-	gid_t old_gid;
 	int r;
 
 	memcpy(addr.sun_path, c->path, sizeof(c->path));
@@ -617,7 +603,8 @@ static int bind_socket(struct control *c)
 		return -errno;
 	/* We hold the pool lock, so a socket file left here is stale. */
 	unlink(c->path);
-	if (shared && !create_in_group(c->group, &old_gid)) {
+	/* The group from this thread's fsgid (fsid.h: this thread only). */
+	if (shared && fsid_take_group(c->group, &self)) {
 		log_warn("control: cannot make '%s' in group %u of the pool's owner (uid %u): "
 			 "only root can use the daemon", c->path, (unsigned int)c->group,
 			 (unsigned int)c->owner);
@@ -627,7 +614,7 @@ static int bind_socket(struct control *c)
 	r = bind(c->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
 	umask(old_umask);
 	if (shared)
-		setfsgid(old_gid);
+		fsid_restore(&self);
 	if (!r && listen(c->listen_fd, CONTROL_BACKLOG))
 		r = -errno;
 	if (r) {

@@ -16,16 +16,40 @@ static bool set_fsid(uid_t uid, gid_t gid)
 	return (uid_t)syscall(SYS_setfsuid, -1) == uid && (gid_t)syscall(SYS_setfsgid, -1) == gid;
 }
 
-int fsid_take(uid_t uid, gid_t gid, struct fsid_saved *saved)
+/* Notes in @saved what this thread's identity is now.  0 or -errno. */
+static int save(struct fsid_saved *saved)
 {
 	saved->switched = false;
-	if (geteuid() != 0 || uid == 0)
-		return 0;
 	saved->fsuid = (uid_t)syscall(SYS_setfsuid, -1);
 	saved->fsgid = (gid_t)syscall(SYS_setfsgid, -1);
 	saved->nr_groups = getgroups(64, saved->groups);
-	if (saved->nr_groups < 0)
-		return -errno;
+	return saved->nr_groups < 0 ? -errno : 0;
+}
+
+int fsid_take_group(gid_t gid, struct fsid_saved *saved)
+{
+	int r = save(saved);
+
+	if (r)
+		return r;
+	if (!set_fsid(saved->fsuid, gid)) {
+		set_fsid(saved->fsuid, saved->fsgid);
+		return -EPERM;
+	}
+	saved->switched = true;
+	return 0;
+}
+
+int fsid_take(uid_t uid, gid_t gid, struct fsid_saved *saved)
+{
+	int r;
+
+	saved->switched = false;
+	if (geteuid() != 0 || uid == 0)
+		return 0;
+	r = save(saved);
+	if (r)
+		return r;
 	if (syscall(SYS_setgroups, 1, &gid) < 0)
 		return -errno;
 	if (!set_fsid(uid, gid)) {

@@ -33,7 +33,13 @@ struct fsid_saved {
  * -errno (then nothing changed).
  */
 int fsid_take(uid_t uid, gid_t gid, struct fsid_saved *saved);
-/* Puts back what fsid_take() found.  Never blocks. */
+/*
+ * Makes @gid this thread's fsgid alone, its fsuid and groups as they are:
+ * what it creates then belongs to that group.  Needs CAP_SETGID.  Put
+ * back with fsid_restore().  0, or -errno (then nothing changed).
+ */
+int fsid_take_group(gid_t gid, struct fsid_saved *saved);
+/* Puts back what fsid_take() or fsid_take_group() found.  Never blocks. */
 void fsid_restore(const struct fsid_saved *saved);
 
 #endif
