@@ -60,11 +60,6 @@ static const char *const pool_files[] = {
 	"mapperfs.log", "mapperfs.pid", "lock", "control.sock",
 };
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 /* A last component the pool directory keeps, now or in a later version. */
 static bool pool_file_name(const char *base)
 {
@@ -85,11 +80,11 @@ static bool pool_own(const char *pool_dir, const char *dir, const char *base,
 
 	if (!pool_dir || stat(pool_dir, &pd))
 		return false;
-	if (dir && pool_file_name(base) && !stat(dir, &d) && same_file(&d, &pd))
+	if (dir && pool_file_name(base) && !stat(dir, &d) && device_same_file(&d, &pd))
 		return true;
 	for (size_t i = 0; st && i < sizeof(pool_files) / sizeof(pool_files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", pool_dir, pool_files[i]);
-		if (!lstat(path, &own) && same_file(&own, st))
+		if (!lstat(path, &own) && device_same_file(&own, st))
 			return true;
 	}
 	return false;

@@ -68,6 +68,16 @@ static void claim_identity(const struct stat *st, dev_t *dev, ino_t *ino)
 	*ino = S_ISBLK(st->st_mode) ? 0 : st->st_ino;
 }
 
+bool device_same_file(const struct stat *a, const struct stat *b)
+{
+	dev_t da, db;
+	ino_t ia, ib;
+
+	claim_identity(a, &da, &ia);
+	claim_identity(b, &db, &ib);
+	return da == db && ia == ib && S_ISBLK(a->st_mode) == S_ISBLK(b->st_mode);
+}
+
 static int flock_nb(int fd, bool exclusive)
 {
 	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)

@@ -54,6 +54,7 @@
 
 struct claim;
 struct rangelock;
+struct stat;
 
 struct device {
 	int64_t id;			/* the pool's id for it; 0 if none */
@@ -85,6 +86,11 @@ int device_open(const char *path, int64_t id, struct device **out);
  * device); a block device is not claimed.
  */
 int device_open_shared(const char *path, struct device **out);
+/*
+ * Whether @a and @b are one file, or one block device (through any of its
+ * nodes): the identity under which devices are claimed.
+ */
+bool device_same_file(const struct stat *a, const struct stat *b);
 /*
  * open(2) of @path with @flags, but only if it is a regular file or a
  * block device: it is first opened O_PATH, which has no side effect on

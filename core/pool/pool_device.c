@@ -149,7 +149,7 @@ static bool pool_file(const struct pool *p, const char *path)
 	if (slash && (!strncmp(slash + 1, "pool.db", 7) || !strncmp(slash + 1, "mapperfs.", 9))) {
 		*slash = '\0';
 		own = !stat(real[0] ? real : "/", &d) && !stat(p->dir, &pd) &&
-		      d.st_dev == pd.st_dev && d.st_ino == pd.st_ino;
+		      device_same_file(&d, &pd);
 	}
 	free(real);
 	return own;
@@ -345,14 +345,6 @@ static int publish_device(struct pool *p, struct device *dev, struct device_rec 
 	return r;
 }
 
-/* Whether @a and @b are one file, or one block device. */
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	if (S_ISBLK(a->st_mode) || S_ISBLK(b->st_mode))
-		return S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) && a->st_rdev == b->st_rdev;
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 /*
  * An external origin image of this pool is never a raw device: its label
  * and every volume's data would land in the image under the thin volumes
@@ -370,7 +362,7 @@ static int check_not_image(struct pool *p, const char *abs, struct pool_error *e
 		struct pool_volume *v = p->vols[i];
 		const char *path = v->type->image(v);
 
-		if (path && !stat(path, &im) && same_file(&st, &im))
+		if (path && !stat(path, &im) && device_same_file(&st, &im))
 			r = pool_fail(err, -EBUSY, "'%s' is the external origin of %s volume '%s'",
 				      abs, v->type->words, v->rec.name);
 	}
