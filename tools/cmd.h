@@ -143,6 +143,14 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
  */
 int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err);
+/*
+ * The file mapperctl opened for the command (@fd: ctx->input or
+ * ctx->output), as a stdio stream of the command's own, @mode "r" or "w";
+ * NULL after one line naming it @name ("cannot read 'F': mapperctl did
+ * not open it").  The command closes the stream; @fd stays open.
+ */
+FILE *cmd_stream(struct cmd_ctx *ctx, const char *what, int fd, const char *mode,
+		 const char *name);
 
 /*
  * Where a command's output goes, as mapperctl opened it (cmd_open_output,

@@ -6,10 +6,8 @@
  * tools/cmd_output.c).  thin_restore turns it into dm-thin metadata.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 
@@ -22,31 +20,6 @@ static const struct option options[] = {
 };
 
 static const char *const path_options[] = { "--output", NULL };
-
-/*
- * The file mapperctl opened for the dump (cmd.h, output_option), as a
- * stream of its own, or NULL after a message naming @name.
- */
-static FILE *open_output(struct cmd_ctx *ctx, const char *name)
-{
-	int fd = ctx->output < 0 ? -1 : fcntl(ctx->output, F_DUPFD_CLOEXEC, 0);
-	FILE *f;
-
-	if (ctx->output < 0) {
-		cmd_error(ctx, WHAT, "cannot write '%s': mapperctl did not open it", name);
-		return NULL;
-	}
-	if (fd < 0) {
-		cmd_error(ctx, WHAT, "cannot write '%s': %s", name, strerror(errno));
-		return NULL;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		cmd_error(ctx, WHAT, "out of memory");
-	}
-	return f;
-}
 
 static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -75,7 +48,7 @@ static int dump_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return r;
 	if (!output || !strcmp(output, "-"))
 		output = "standard output";
-	f = open_output(ctx, output);
+	f = cmd_stream(ctx, WHAT, ctx->output, "w", output);
 	if (!f)
 		return CMD_FAIL;
 	r = pool_thin_dump(ctx->pool, argv[ctx->optind], format, f, &what, &err);

@@ -5,10 +5,8 @@
  * block numbers are the pool's blocks.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
@@ -41,31 +39,6 @@ static void print_line(void *arg, const char *line)
 		json_string(rep->j, NULL, line);
 	else
 		fprintf(rep->ctx->out, "%s\n", line);
-}
-
-/*
- * The XML mapperctl opened for --from (cmd.h, input_option), as a stream
- * of its own, or NULL after a message naming @from.
- */
-static FILE *open_input(struct cmd_ctx *ctx, const char *from)
-{
-	int fd = ctx->input < 0 ? -1 : fcntl(ctx->input, F_DUPFD_CLOEXEC, 0);
-	FILE *f;
-
-	if (ctx->input < 0) {
-		cmd_error(ctx, WHAT, "cannot read '%s': mapperctl did not open it", from);
-		return NULL;
-	}
-	if (fd < 0) {
-		cmd_error(ctx, WHAT, "cannot read '%s': %s", from, strerror(errno));
-		return NULL;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		cmd_error(ctx, WHAT, "out of memory");
-	}
-	return f;
 }
 
 /* "DEV_ID:NAME[:SIZE]" into @v (name pointing into @arg, cut). */
@@ -174,7 +147,7 @@ static int restore_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_usage_error(ctx, WHAT, "missing --from FILE (see 'mapperctl %s --help')", WHAT);
 	if (r)
 		goto out;
-	s.xml = open_input(ctx, from);
+	s.xml = cmd_stream(ctx, WHAT, ctx->input, "r", from);
 	if (!s.xml) {
 		r = CMD_FAIL;
 		goto out;
