@@ -356,29 +356,6 @@ static int read_whole(int src, const char *name, int *out, struct pool_error *er
 	return 0;
 }
 
-FILE *cmd_stream(struct cmd_ctx *ctx, const char *what, int fd, const char *mode,
-		 const char *name)
-{
-	const char *verb = mode[0] == 'r' ? "read" : "write";
-	int own = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	FILE *f;
-
-	if (fd < 0) {
-		cmd_error(ctx, what, "cannot %s '%s': mapperctl did not open it", verb, name);
-		return NULL;
-	}
-	if (own < 0) {
-		cmd_error(ctx, what, "cannot %s '%s': %s", verb, name, strerror(errno));
-		return NULL;
-	}
-	f = fdopen(own, mode);
-	if (!f) {
-		close(own);
-		cmd_error(ctx, what, "out of memory");
-	}
-	return f;
-}
-
 int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err)
 {

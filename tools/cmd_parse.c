@@ -1,6 +1,7 @@
 /*
- * tools/cmd_parse.c: what every command calls to read its arguments and
- * to say what went wrong, in one line.
+ * tools/cmd_parse.c: what every command calls to read its arguments, to
+ * take the file mapperctl opened for it, and to say what went wrong, in
+ * one line.
  *
  * The daemon runs commands on several threads at once, so that a report
  * never waits behind a change that waits on a device; the pool service
@@ -14,11 +15,15 @@
 #include "cmd.h"
 #include "cmd_parse.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The short options of the command that holds parse_lock. */
@@ -159,4 +164,27 @@ int cmd_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 		*as_json = 1;
 	}
 	return cmd_args(ctx, what, argc, argv, min, max, missing);
+}
+
+FILE *cmd_stream(struct cmd_ctx *ctx, const char *what, int fd, const char *mode,
+		 const char *name)
+{
+	const char *verb = mode[0] == 'r' ? "read" : "write";
+	int own = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	FILE *f;
+
+	if (fd < 0) {
+		cmd_error(ctx, what, "cannot %s '%s': mapperctl did not open it", verb, name);
+		return NULL;
+	}
+	if (own < 0) {
+		cmd_error(ctx, what, "cannot %s '%s': %s", verb, name, strerror(errno));
+		return NULL;
+	}
+	f = fdopen(own, mode);
+	if (!f) {
+		close(own);
+		cmd_error(ctx, what, "out of memory");
+	}
+	return f;
 }
