@@ -73,22 +73,6 @@ static void publish(struct volset *s, struct volset_array *next)
 	free(old);
 }
 
-int volset_add(struct volset *s, struct volume *v)
-{
-	struct volset_array *a = atomic_load(&s->cur);
-	struct volset_array *next = array_alloc(a->nr + 1);
-	size_t i = 0;
-
-	if (!next)
-		return -ENOMEM;
-	for (; i < a->nr && a->v[i]->id < v->id; i++)
-		next->v[i] = a->v[i];
-	next->v[i] = v;
-	memcpy(&next->v[i + 1], &a->v[i], (a->nr - i) * sizeof(a->v[0]));
-	publish(s, next);
-	return 0;
-}
-
 int volset_remove(struct volset *s, struct volume *v)
 {
 	struct volset_array *a = atomic_load(&s->cur);

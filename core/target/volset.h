@@ -32,16 +32,17 @@ struct volset_array *volset_read(struct volset *s);
 struct volume *volset_find_id(struct volset_array *a, int64_t id);
 struct volume *volset_find_name(struct volset_array *a, const char *name);
 
-/* Writer (control thread).  Blocks for a grace period.  0 or -ENOMEM. */
-int volset_add(struct volset *s, struct volume *v);
-/* Unpublishes @v; once this returns no reader can find it. */
+/*
+ * Writer (control thread).  Blocks for a grace period.  0 or -ENOMEM.
+ * Unpublishes @v; once this returns no reader can find it.
+ */
 int volset_remove(struct volset *s, struct volume *v);
 /*
- * The same for @n volumes at once (@v in any order, none published
- * already / each published): one new array, one grace period, so that a
- * thin pool of many volumes starts and stops in O((N + n) log n), not
- * in n copies of the set and n grace periods.  0 or -ENOMEM (nothing
- * changed).
+ * Publishes, or unpublishes, @n volumes at once (@v in any order, none
+ * published already / each published): one new array, one grace period,
+ * so that a thin pool of many volumes starts and stops in O((N + n) log
+ * n), not in n copies of the set and n grace periods.  0 or -ENOMEM
+ * (nothing changed).
  */
 int volset_add_many(struct volset *s, struct volume *const *v, size_t n);
 int volset_remove_many(struct volset *s, struct volume *const *v, size_t n);

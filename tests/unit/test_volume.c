@@ -343,7 +343,7 @@ START_TEST(many_volumes_go_in_and_out_of_the_served_set_at_once_kept_by_id)
 	for (int i = 0; i < 8; i++)
 		v[i].id = 10 * i;
 	ck_assert_int_eq(volset_init(&s), 0);
-	ck_assert_int_eq(volset_add(&s, &v[2]), 0);
+	ck_assert_int_eq(volset_add_many(&s, (struct volume *[]){ &v[2] }, 1), 0);
 	ck_assert_int_eq(volset_add_many(&s, in, 3), 0);
 	ck_served(&s, (const int64_t[]){ 10, 20, 40, 60, -1 });
 	ck_assert_int_eq(volset_add_many(&s, more, 3), 0);
