@@ -39,7 +39,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -193,7 +192,8 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
  * Runs a command line received whole from client @cred (with the file
  * that mapperctl opened for it, @file, or -1: what it reads or writes, as
  * the command says), and answers.  A root daemon runs the pool owner's
- * command with the owner's file-system identity (fsid.h): the paths it
+ * command (a client that is not root is the owner: peer_allowed) with the
+ * owner's file-system identity and groups (fsid.h): the paths it
  * names (`device add PATH [--create]`) are opened and created as the
  * owner could, never with root's rights.
  */
@@ -201,7 +201,7 @@ static void serve(struct worker_slot *w, int fd, const struct ucred *cred, int a
 		  char **argv, int file)
 {
 	pid_t peer = cred->pid;
-	struct fsid_saved self;
+	struct fsid_saved self = { .switched = false };
 	struct control *c = w->c;
 	struct pool_host host = { .pid = getpid(), .transport = transport_name() };
 	int words;
@@ -234,7 +234,7 @@ static void serve(struct worker_slot *w, int fd, const struct ucred *cred, int a
 		status = CMD_FAIL;
 	} else if (!slot_begin(w, fd, peer, cmd, argc ? argv[0] : "", reads)) {
 		status = refuse_change(c, &ctx, cmd->name);
-	} else if ((r = fsid_take(cred->uid, cred->gid, &self))) {
+	} else if ((r = cred->uid ? fsid_take(pool_owner(ctx.pool), &self) : 0)) {
 		fprintf(ctx.err, "mapperctl: the daemon cannot act as uid %u: %s\n",
 			(unsigned int)cred->uid, strerror(-r));
 		status = CMD_FAIL;
@@ -625,18 +625,6 @@ static int bind_socket(struct control *c)
 	return r;
 }
 
-/*
- * @uid's primary group, from the user database; a uid with no entry
- * there gets @dir_gid, the pool directory's group (as its hooks do).
- */
-static gid_t owner_group(uid_t uid, gid_t dir_gid)
-{
-	struct passwd pw, *found = NULL;
-	char buf[4096];
-
-	return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found ? dir_gid : pw.pw_gid;
-}
-
 /* Ends the threads: the workers once the queue is empty. */
 static void join_threads(struct control *c)
 {
@@ -663,16 +651,13 @@ static void control_free(struct control *c)
 int control_start(struct daemon *d, struct control **out)
 {
 	struct control *c = calloc(1, sizeof(*c));
-	struct stat st;
 	int r;
 
 	if (!c)
 		return -ENOMEM;
 	c->d = d;
-	if (stat(pool_dir(daemon_pool(d)), &st) == 0) {
-		c->owner = st.st_uid;
-		c->group = owner_group(st.st_uid, st.st_gid);
-	}
+	c->owner = pool_owner(daemon_pool(d))->uid;
+	c->group = pool_owner(daemon_pool(d))->gid;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->work, NULL);
 	pthread_cond_init(&c->changed, NULL);

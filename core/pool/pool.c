@@ -43,6 +43,11 @@ const char *pool_dir(const struct pool *p)
 	return p->dir;
 }
 
+const struct fsid_user *pool_owner(const struct pool *p)
+{
+	return &p->owner;
+}
+
 /* ---- the admin lock --------------------------------------------------- */
 
 void pool_admin_lock(struct pool *p)

@@ -110,6 +110,12 @@ void pool_set_mount(struct pool *p, dev_t mount_dev);
  */
 void pool_close(struct pool *p);
 const char *pool_dir(const struct pool *p);
+struct fsid_user;
+/*
+ * The owner of the pool directory as the user database knows them (read
+ * at open): whom a root process acts as for the pool (fsid.h).
+ */
+const struct fsid_user *pool_owner(const struct pool *p);
 
 /*
  * Tries again what failed to load (raw devices, thin pools, volumes), as

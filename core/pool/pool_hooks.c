@@ -24,10 +24,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -43,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsid.h"
 #include "log.h"
 
 /* An event waiting for its command to run, or running it. */
@@ -66,10 +65,7 @@ struct hook_queue {
 
 /* Whom the commands run as: the pool's owner. */
 struct hook_user {
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups;			/* supplementary, malloc'ed */
-	int nr_groups;
+	const struct fsid_user *id;	/* the pool's, which outlives us */
 	bool become;			/* not this process's uid: switch to it */
 };
 
@@ -197,7 +193,7 @@ static bool hook_dir(const char *cmd)
 /* Only @u or root could have put @st there or changed it. */
 static bool trusted(const struct stat *st, const struct hook_user *u)
 {
-	return (st->st_uid == u->uid || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+	return (st->st_uid == u->id->uid || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 /*
@@ -272,9 +268,9 @@ static int child_main(void *arg)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setpgid(0, 0) < 0 || close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
 		goto fail;
-	if (u->become && (syscall(SYS_setgroups, (size_t)u->nr_groups, u->groups) < 0 ||
-			  syscall(SYS_setresgid, u->gid, u->gid, u->gid) < 0 ||
-			  syscall(SYS_setresuid, u->uid, u->uid, u->uid) < 0))
+	if (u->become && (syscall(SYS_setgroups, (size_t)u->id->nr_groups, u->id->groups) < 0 ||
+			  syscall(SYS_setresgid, u->id->gid, u->id->gid, u->id->gid) < 0 ||
+			  syscall(SYS_setresuid, u->id->uid, u->id->uid, u->id->uid) < 0))
 		goto fail;
 	if (c->dir)
 		execvpe("run-parts", (char *[]){ "run-parts", c->r->cmd, NULL }, c->r->envp);
@@ -320,7 +316,7 @@ static void start_next(struct pool_hooks *h, struct hook_queue *q)
 	e = dir ? check_hook_dir(r->cmd, &h->as, why, sizeof(why)) : 0;
 	if (e == -EPERM) {
 		log_warn("thin pool '%s': not running its hook directory for %s: %s (its hooks run as uid %u: they and their directory must be that user's or root's, writable by their owner only, and no links)",
-			 r->name, r->event, why, (unsigned int)h->as.uid);
+			 r->name, r->event, why, (unsigned int)h->as.id->uid);
 		run_free(r);
 		return;
 	}
@@ -328,7 +324,7 @@ static void start_next(struct pool_hooks *h, struct hook_queue *q)
 		e = spawn(&h->as, r, dir, &q->pid);
 	if (e) {
 		log_warn("thin pool '%s': cannot run its event command for %s as uid %u: %s", r->name,
-			 r->event, (unsigned int)h->as.uid, strerror(-e));
+			 r->event, (unsigned int)h->as.id->uid, strerror(-e));
 		run_free(r);
 		return;
 	}
@@ -474,45 +470,8 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-/*
- * @uid's groups, from the user database: its primary group and the
- * others it is a member of.  A uid with no entry keeps @gid, the pool
- * directory's group, and no other.  0 or -ENOMEM.
- */
-static int user_init(struct hook_user *u, uid_t uid, gid_t gid)
-{
-	struct passwd pw, *found = NULL;
-	char buf[4096];
-	int n = 16;
-
-	*u = (struct hook_user){ .uid = uid, .gid = gid, .become = uid != geteuid() };
-	if (!u->become)
-		return 0;
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found) {
-		u->groups = malloc(sizeof(*u->groups));
-		if (!u->groups)
-			return -ENOMEM;
-		u->groups[0] = gid;
-		u->nr_groups = 1;
-		return 0;
-	}
-	u->gid = pw.pw_gid;
-	for (;;) {
-		gid_t *g = realloc(u->groups, (size_t)n * sizeof(*g));
-		int want = n;
-
-		if (!g)
-			return -ENOMEM;
-		u->groups = g;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &want) >= 0) {
-			u->nr_groups = want;
-			return 0;
-		}
-		n = want > n ? want : 2 * n;
-	}
-}
-
-int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks **out)
+int pool_hooks_start(uint32_t timeout_s, const struct fsid_user *owner,
+		     struct pool_hooks **out)
 {
 	struct pool_hooks *h = calloc(1, sizeof(*h));
 	int r;
@@ -520,9 +479,7 @@ int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks
 	if (!h)
 		return -ENOMEM;
 	h->timeout_s = timeout_s;
-	r = user_init(&h->as, uid, gid);
-	if (r)
-		goto err_free;
+	h->as = (struct hook_user){ .id = owner, .become = owner->uid != geteuid() };
 	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h->wake < 0) {
 		r = -errno;
@@ -539,7 +496,6 @@ int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks
 	return 0;
 
 err_free:
-	free(h->as.groups);
 	free(h);
 	return r;
 }
@@ -554,7 +510,6 @@ void pool_hooks_stop(struct pool_hooks *h)
 	wake(h);
 	pthread_mutex_unlock(&h->lock);
 	pthread_join(h->thread, NULL);
-	free(h->as.groups);
 	free(h->q);
 	pthread_mutex_destroy(&h->lock);
 	close(h->wake);

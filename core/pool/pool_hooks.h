@@ -32,12 +32,14 @@
 
 struct pool_hooks;
 
+struct fsid_user;
 /*
- * Starts the runner; commands run as @uid (the pool directory's owner;
- * @gid its group, for a uid the user database does not know) and are
- * killed after @timeout_s.  Reads the user database.  0 or -errno.
+ * Starts the runner; commands run as @owner (the pool directory's owner,
+ * with its groups: fsid.h; it must outlive the runner) and are killed
+ * after @timeout_s.  0 or -errno.
  */
-int pool_hooks_start(uint32_t timeout_s, uid_t uid, gid_t gid, struct pool_hooks **out);
+int pool_hooks_start(uint32_t timeout_s, const struct fsid_user *owner,
+		     struct pool_hooks **out);
 /*
  * Queues @cmd for thin pool @key (@name and @event for messages): run by
  * /bin/sh -c, or by run-parts when it is the absolute path of a

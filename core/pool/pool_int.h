@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fsid.h"
 #include "pool.h"
 #include "target_type.h"
 #include "thin_pool.h"
@@ -123,8 +124,8 @@ struct pool {
 
 	struct pool_monitor *monitor;	/* autoextend and events */
 	dev_t mount_dev;		/* st_dev of the daemon's mount, or 0 */
-	uid_t owner_uid;		/* the pool directory's owner, and its group */
-	gid_t owner_gid;
+	/* The pool directory's owner: whom hooks, origins and its commands act as. */
+	struct fsid_user owner;
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;

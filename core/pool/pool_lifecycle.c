@@ -394,10 +394,12 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
-	p->owner_uid = st.st_uid;
-	p->owner_gid = st.st_gid;
 	pthread_mutex_init(&p->admin, NULL);
 	pthread_mutex_init(&p->dev_lock, NULL);
+	if (fsid_user_init(&p->owner, st.st_uid, st.st_gid)) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto err_free;
+	}
 	r = open_meta(db, false, &p->meta);
 	if (r) {
 		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));
@@ -484,6 +486,7 @@ void pool_close(struct pool *p)
 	free(p->devs);
 	free(p->vols);
 	free(p->ext);
+	fsid_user_release(&p->owner);
 	free(p->dir);
 	free(p);
 }

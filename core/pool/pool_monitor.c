@@ -158,14 +158,11 @@ static void *monitor_main(void *arg)
 int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
 {
 	struct pool_monitor *m = calloc(1, sizeof(*m));
-	struct stat st;
 	int r;
 
 	if (!m)
 		return -ENOMEM;
-	r = lstat(p->dir, &st) ? -errno : 0;
-	if (!r)
-		r = pool_hooks_start(event_timeout_s, st.st_uid, st.st_gid, &m->hooks);
+	r = pool_hooks_start(event_timeout_s, &p->owner, &m->hooks);
 	if (r) {
 		free(m);
 		return r;

@@ -306,10 +306,10 @@ static int record_identity(struct target *im, struct thin_origin_rec *o,
 static int as_owner(struct pool *p, const char *what, const char *path,
 		    struct fsid_saved *self, struct pool_error *err)
 {
-	int r = fsid_take(p->owner_uid, p->owner_gid, self);
+	int r = fsid_take(&p->owner, self);
 
 	return r ? pool_fail(err, r, "cannot take the identity of the pool's owner (uid %u) "
-			     "to open %s '%s': %s", (unsigned int)p->owner_uid, what, path,
+			     "to open %s '%s': %s", (unsigned int)p->owner.uid, what, path,
 			     strerror(-r)) : 0;
 }
 
@@ -318,7 +318,7 @@ static int owner_refusal(const struct pool *p, const char *what, const char *pat
 {
 	if (r == -EACCES && self->switched)
 		return pool_fail(err, r, "%s '%s' cannot be read by the pool's owner (uid %u), "
-				 "as whom it is read", what, path, (unsigned int)p->owner_uid);
+				 "as whom it is read", what, path, (unsigned int)p->owner.uid);
 	if (r == -ENOTBLK)
 		return pool_fail(err, r, "%s '%s' is neither a regular file nor a block device",
 				 what, path);

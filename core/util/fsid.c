@@ -5,8 +5,51 @@
 #include "fsid.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+int fsid_user_init(struct fsid_user *u, uid_t uid, gid_t gid)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int n = 16;
+
+	*u = (struct fsid_user){ .uid = uid, .gid = gid };
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) || !found) {
+		u->groups = malloc(sizeof(*u->groups));
+		if (!u->groups)
+			return -ENOMEM;
+		u->groups[0] = gid;
+		u->nr_groups = 1;
+		return 0;
+	}
+	u->gid = pw.pw_gid;
+	for (;;) {
+		gid_t *g = realloc(u->groups, (size_t)n * sizeof(*g));
+		int want = n;
+
+		if (!g) {
+			fsid_user_release(u);
+			return -ENOMEM;
+		}
+		u->groups = g;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &want) >= 0) {
+			u->nr_groups = want;
+			return 0;
+		}
+		n = want > n ? want : 2 * n;
+	}
+}
+
+void fsid_user_release(struct fsid_user *u)
+{
+	free(u->groups);
+	u->groups = NULL;
+	u->nr_groups = 0;
+}
 
 /* setfsuid and setfsgid answer the old id whatever happened: ask again. */
 static bool set_fsid(uid_t uid, gid_t gid)
@@ -40,19 +83,19 @@ int fsid_take_group(gid_t gid, struct fsid_saved *saved)
 	return 0;
 }
 
-int fsid_take(uid_t uid, gid_t gid, struct fsid_saved *saved)
+int fsid_take(const struct fsid_user *u, struct fsid_saved *saved)
 {
 	int r;
 
 	saved->switched = false;
-	if (geteuid() != 0 || uid == 0)
+	if (geteuid() != 0 || u->uid == 0)
 		return 0;
 	r = save(saved);
 	if (r)
 		return r;
-	if (syscall(SYS_setgroups, 1, &gid) < 0)
+	if (syscall(SYS_setgroups, (size_t)u->nr_groups, u->groups) < 0)
 		return -errno;
-	if (!set_fsid(uid, gid)) {
+	if (!set_fsid(u->uid, u->gid)) {
 		set_fsid(saved->fsuid, saved->fsgid);
 		syscall(SYS_setgroups, saved->nr_groups, saved->groups);
 		return -EPERM;

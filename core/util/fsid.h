@@ -17,6 +17,22 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* A user as the user database knows them. */
+struct fsid_user {
+	uid_t uid;
+	gid_t gid;		/* primary group */
+	gid_t *groups;		/* every group it is in, malloc'ed */
+	int nr_groups;
+};
+
+/*
+ * @uid as the user database knows it: its primary group and every group
+ * it is a member of; a uid with no entry gets @gid and no other group.
+ * Blocks on the user database.  0 or -ENOMEM; fsid_user_release frees.
+ */
+int fsid_user_init(struct fsid_user *u, uid_t uid, gid_t gid);
+void fsid_user_release(struct fsid_user *u);
+
 struct fsid_saved {
 	bool switched;
 	uid_t fsuid;		/* as it was */
@@ -26,13 +42,13 @@ struct fsid_saved {
 };
 
 /*
- * Makes @uid and @gid this thread's file-system identity, with @gid its
- * only group, if the process is root and @uid is not 0 (nothing
- * otherwise: a process of the user's own already checks as the user).
- * Nests: fsid_restore() puts back what was before.  Never blocks.  0, or
- * -errno (then nothing changed).
+ * Makes user @u this thread's file-system identity (fsuid, fsgid and its
+ * groups) if the process is root and @u is not (nothing otherwise: a
+ * process of the user's own already checks as the user).  Nests:
+ * fsid_restore() puts back what was before.  Never blocks.  0, or -errno
+ * (then nothing changed).
  */
-int fsid_take(uid_t uid, gid_t gid, struct fsid_saved *saved);
+int fsid_take(const struct fsid_user *u, struct fsid_saved *saved);
 /*
  * Makes @gid this thread's fsgid alone, its fsuid and groups as they are:
  * what it creates then belongs to that group.  Needs CAP_SETGID.  Put

@@ -28,7 +28,7 @@
 # T534_CASES="name ..." runs only those (to see each fail on another build).
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
-requires useradd userdel setpriv timeout sqlite3 jq blockdev
+requires useradd userdel groupadd groupdel usermod setpriv timeout sqlite3 jq blockdev
 PY=/usr/bin/python3		# one the attacker can run (root's may be in /root)
 [ -x "$PY" ] || skip "no $PY for the listener"
 
@@ -316,10 +316,24 @@ case_origin_as_owner()
 		! grep -q TOPSECRET "$T_DIR/devices/d0.img" || fail "the secret reached the owner's raw device"
 		log "ok, origin $secret -> $(grep -o "volume 'ov' is not served.*" "$POOL/mapperfs.log" | tail -n 1)"
 	done
-	# One the owner may read is served.
+	# One the owner may read is served: its own, and one it reads through
+	# a group it is a member of (as a disk group reads a block device).
 	set_origin ov "$OWN/base.img"
 	start_daemon "$POOL" "$MNT"
 	cmp <(head -c $MiB /dev/zero) "$MNT/ov" || fail "the owner's own origin does not read back"
+	stop_daemon "$MNT" "$POOL"
+	groupadd "$ATT-r"
+	cleanup_fn groupdel "$ATT-r"
+	usermod -a -G "$ATT-r" "$ATT"
+	# (a copy: the loop device above holds the first open for writing)
+	cp "$T_DIR/root-only/secret.img" "$T_DIR/root-only/group.img"
+	chgrp "$ATT-r" "$T_DIR/root-only" "$T_DIR/root-only/group.img"
+	chmod 0750 "$T_DIR/root-only"
+	chmod 0640 "$T_DIR/root-only/group.img"
+	set_origin ov "$T_DIR/root-only/group.img"
+	start_daemon "$POOL" "$MNT"
+	cmp "$T_DIR/root-only/group.img" "$MNT/ov" ||
+		fail "an origin the owner reads through its group $ATT-r is not served: $(mapperctl status ov --json)"
 	stop_daemon "$MNT" "$POOL"
 }
 
