@@ -80,21 +80,26 @@ struct pool_volume *pool_volume_by_name(struct pool *p, const char *name)
 }
 
 /* p->vols is kept by id: a binary search, since a thin pool's start looks up its pool once per volume. */
+static int cmp_volume_id(const void *a, const void *b)
+{
+	int64_t x = (*(struct pool_volume *const *)a)->rec.id;
+	int64_t y = (*(struct pool_volume *const *)b)->rec.id;
+
+	return (x > y) - (x < y);
+}
+
+/* The volume of id @id in @sorted (by id, as p->vols is), or NULL.  O(log n). */
+static struct pool_volume *find_by_id(struct pool_volume *const *sorted, size_t n, int64_t id)
+{
+	struct pool_volume key = { .rec.id = id }, *k = &key, *const *found;
+
+	found = n ? bsearch(&k, sorted, n, sizeof(*sorted), cmp_volume_id) : NULL;
+	return found ? *found : NULL;
+}
+
 struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id)
 {
-	size_t lo = 0, hi = p->nr_vols;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->vols[mid]->rec.id == id)
-			return p->vols[mid];
-		if (p->vols[mid]->rec.id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_by_id(p->vols, p->nr_vols, id);
 }
 
 struct pool_device *pool_device_by_name(struct pool *p, const char *name)
@@ -427,20 +432,10 @@ void pool_volume_forget(struct pool *p, struct pool_volume *v)
 	pool_space_update(p);
 }
 
-static int cmp_volume_id(const void *a, const void *b)
-{
-	int64_t x = (*(struct pool_volume *const *)a)->rec.id;
-	int64_t y = (*(struct pool_volume *const *)b)->rec.id;
-
-	return (x > y) - (x < y);
-}
-
 /* Is @id the id of one of @sorted (by id)? */
 static bool among(struct pool_volume *const *sorted, size_t n, int64_t id)
 {
-	struct pool_volume key = { .rec.id = id }, *k = &key;
-
-	return bsearch(&k, sorted, n, sizeof(*sorted), cmp_volume_id) != NULL;
+	return find_by_id(sorted, n, id) != NULL;
 }
 
 void pool_volumes_forget(struct pool *p, struct pool_volume *const *v, size_t n)

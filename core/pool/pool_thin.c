@@ -174,22 +174,16 @@ int pool_thin_check_blocks(const char *name, uint32_t bs, uint64_t size,
  * with its volume id, sorted by it (pool_meta_image's order), or NULL.
  * O(log nr): attaching each of 100,000 thin volumes must not scan them all.
  */
+static int cmp_row_volume(const void *key, const void *row)
+{
+	int64_t x = *(const int64_t *)key, y = *(const int64_t *)row;
+
+	return (x > y) - (x < y);
+}
+
 static const void *row_of(const void *rows, size_t nr, size_t size, int64_t volume)
 {
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int64_t id = *(const int64_t *)((const char *)rows + mid * size);
-
-		if (id == volume)
-			return (const char *)rows + mid * size;
-		if (id < volume)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return nr ? bsearch(&volume, rows, nr, size, cmp_row_volume) : NULL;
 }
 
 _Static_assert(offsetof(struct thin_pool_rec, volume) == 0, "row_of reads the volume first");
