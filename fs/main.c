@@ -718,7 +718,7 @@ static int prepare_ring(struct fuse_session *se, const struct options *o, struct
 	if (s->why[0])
 		return 0;
 	/* As many requests in flight per CPU as threads would serve. */
-	r = uring_transport_prepare(se, per_queue, &s->ring);
+	r = uring_transport_prepare(se, &mapperfs_io, per_queue, &s->ring);
 	if (r) {
 		snprintf(s->why, sizeof(s->why), "cannot set up its rings: %s", strerror(-r));
 		if (o->transport == CHOOSE_IO_URING) {

@@ -30,9 +30,15 @@ static struct daemon *daemon_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* The volume of an open file: its handle is the volume (mfs_open). */
+static struct volume *volume_of(uint64_t fh)
+{
+	return (struct volume *)(uintptr_t)fh;
+}
+
 static struct volume *fh_volume(struct fuse_file_info *fi)
 {
-	return (struct volume *)(uintptr_t)fi->fh;
+	return volume_of(fi->fh);
 }
 
 static void fill_root_attr(struct daemon *d, struct stat *st)
@@ -367,6 +373,10 @@ static void mfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * Over /dev/fuse a read reply may point into a memory-backed device's
+ * mapping (volume_read_iov): the kernel copies it from there, one copy.
+ */
 static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -388,24 +398,48 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
+ * A transport that parses requests itself reads into its own buffer,
+ * whatever the device: the daemon copying from a mapping pays a page
+ * fault per page on first touch (measured on a VM: 2.5 GB/s on the first
+ * pass over a tmpfs device's mapping, 19 GB/s on the next; pread 15 GB/s
+ * on both), while the kernel that copies a /dev/fuse reply from the
+ * mapping takes the pages whole.
+ */
+static ssize_t io_read(uint64_t fh, uint64_t off, uint32_t size, void *buf)
+{
+	if (size > WORKER_MAX_IO)
+		size = WORKER_MAX_IO;
+	return volume_read(volume_of(fh), &worker_self()->engine, buf, off, size);
+}
+
+/*
  * A write with O_DSYNC (also set by O_SYNC and RWF_DSYNC) is durable
  * before its reply.  The files are direct_io, and for those the kernel
  * sends no FSYNC after such a write: it only passes the flag with it.
  */
-static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
-		      off_t off, struct fuse_file_info *fi)
+static ssize_t io_write(uint64_t fh, uint64_t off, const void *buf, uint32_t size,
+			uint32_t open_flags)
 {
+	struct volume *v = volume_of(fh);
 	struct engine *e = &worker_self()->engine;
 	ssize_t n;
 
-	(void)ino;
-	n = volume_write(fh_volume(fi), e, buf, (uint64_t)off, (uint32_t)size);
-	if (n > 0 && (fi->flags & O_DSYNC)) {
-		int r = volume_flush(fh_volume(fi), e);
+	n = volume_write(v, e, buf, off, size);
+	if (n > 0 && (open_flags & O_DSYNC)) {
+		int r = volume_flush(v, e);
 
 		if (r)
 			n = r;
 	}
+	return n;
+}
+
+static void mfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+		      off_t off, struct fuse_file_info *fi)
+{
+	ssize_t n = io_write(fi->fh, (uint64_t)off, buf, (uint32_t)size, (uint32_t)fi->flags);
+
+	(void)ino;
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -418,11 +452,16 @@ static void mfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+static int io_fsync(uint64_t fh)
+{
+	return volume_flush(volume_of(fh), &worker_self()->engine);
+}
+
 static void mfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
 	(void)ino, (void)datasync;
-	fuse_reply_err(req, -volume_flush(fh_volume(fi), &worker_self()->engine));
+	fuse_reply_err(req, -io_fsync(fi->fh));
 }
 
 /*
@@ -599,4 +638,10 @@ const struct fuse_lowlevel_ops mapperfs_ops = {
 	.mknod = mfs_refuse_mknod,
 	.symlink = mfs_refuse_symlink,
 	.link = mfs_refuse_link,
+};
+
+const struct ops_io mapperfs_io = {
+	.read = io_read,
+	.write = io_write,
+	.fsync = io_fsync,
 };

@@ -13,10 +13,34 @@
 #define MAPPERFS_OPS_H
 
 #include <fuse_lowlevel.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #define ROOT_INO		FUSE_ROOT_ID
 #define OPS_MAX_BACKGROUND	128	/* async requests in flight per mount */
 
 extern const struct fuse_lowlevel_ops mapperfs_ops;
+
+/*
+ * The data path without libfuse: a transport that parses requests itself
+ * (the io_uring rings, uring_transport.h) serves READ, WRITE and FSYNC of
+ * an open file (@fh as the open answered it) through these, on a worker
+ * thread (worker.h), with the same volume calls as the libfuse handlers.
+ * Each blocks on the backing I/O as the handlers do.
+ *
+ * read: up to @size bytes (at most WORKER_MAX_IO) at @off into @buf: the
+ * bytes read (0 at or past the end), or -errno.
+ * write: @size bytes from @buf at @off; @open_flags are the opener's
+ * (O_DSYNC: durable before it returns): the bytes written, or -errno.
+ * fsync: 0 or -errno.
+ */
+struct ops_io {
+	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf);
+	ssize_t (*write)(uint64_t fh, uint64_t off, const void *buf, uint32_t size,
+			 uint32_t open_flags);
+	int (*fsync)(uint64_t fh);
+};
+
+extern const struct ops_io mapperfs_io;
 
 #endif

@@ -5,8 +5,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -19,6 +17,7 @@
 
 #include "fuse_abi.h"
 #include "log.h"
+#include "ops.h"
 #include "worker.h"
 
 #define PAGE			4096
@@ -53,7 +52,7 @@ struct ring_thread {
 	unsigned int qid;
 	pthread_t thread;
 	bool thread_ok;
-	struct worker w;		/* read_buf: the served entry's payload; reply: ring_reply */
+	struct worker w;		/* reply: ring_reply; no read_buf (serve_io) */
 	struct io_uring ring;
 	bool ring_ok;
 	int result;			/* of the last step reported */
@@ -70,6 +69,7 @@ enum phase {
 
 struct uring_transport {
 	struct fuse_session *se;
+	const struct ops_io *io;	/* READ, WRITE, FSYNC without libfuse */
 	int fd;				/* /dev/fuse */
 	int cancel_fd;			/* eventfd: uring_transport_cancel */
 	unsigned int nr_queues, per_queue, nr;
@@ -80,13 +80,6 @@ struct uring_transport {
 	unsigned int reported;		/* threads done with the phase's step */
 	struct ring_thread th[];
 };
-
-/*
- * Set while the thread copies a reply: where a SIGBUS returns to.
- * Volatile: the compiler knows memmove does not read it, and would
- * otherwise drop the store before the copy.
- */
-static __thread sigjmp_buf *volatile copy_fault;
 
 /* Counts the CPUs in a list such as "0-3,8,10-11". */
 static unsigned int count_cpu_list(const char *s)
@@ -345,13 +338,84 @@ static void commit_error(struct ring_entry *e, int err)
 	e->replied = true;
 }
 
-/* Rebuilds the request as libfuse reads it, in front of the payload, and serves it. */
+/* Commits @len bytes the handler left at the start of the payload. */
+static void commit_payload(struct ring_entry *e, uint32_t len)
+{
+	struct fuse_out_header oh = {
+		.len = (uint32_t)sizeof(oh) + len, .unique = e->unique,
+	};
+
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	e->hdr->ring_ent_in_out.payload_sz = len;
+	e->replied = true;
+}
+
+/*
+ * The data path, parsed here and served by the ops_io calls: no request
+ * allocated, no session lock, no reply assembled and copied.  A read
+ * lands in the payload buffer, which is the reply; a write's data is
+ * where the kernel put it.  False for every other request, which libfuse
+ * serves: so no read reply on a ring thread points into a device's
+ * mapping (fs/ops.c), and the thread never touches one.
+ */
+static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_sz,
+		     uint32_t payload_sz)
+{
+	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
+	const void *op = e->hdr->op_in;
+	const struct ops_io *io = rt->t->io;
+	ssize_t n = -EIO;	/* an op struct too short, a size that lies */
+
+	switch (in->opcode) {
+	case FUSE_READ: {
+		const struct fuse_read_in *a = op;
+
+		if (op_sz >= sizeof(*a))
+			n = io->read(a->fh, a->offset, a->size, e->payload);
+		if (n >= 0)
+			commit_payload(e, (uint32_t)n);
+		break;
+	}
+	case FUSE_WRITE: {
+		const struct fuse_write_in *a = op;
+		struct fuse_write_out out = { 0 };
+
+		if (op_sz >= sizeof(*a) && a->size == payload_sz)
+			n = io->write(a->fh, a->offset, e->payload, a->size, a->flags);
+		if (n >= 0) {
+			out.size = (uint32_t)n;
+			memcpy(e->payload, &out, sizeof(out));
+			commit_payload(e, sizeof(out));
+		}
+		break;
+	}
+	case FUSE_FSYNC: {
+		const struct fuse_fsync_in *a = op;
+
+		if (op_sz >= sizeof(*a))
+			n = io->fsync(a->fh);
+		if (n >= 0)
+			commit_payload(e, 0);
+		break;
+	}
+	default:
+		return false;
+	}
+	if (n < 0)
+		commit_error(e, (int)-n);
+	return true;
+}
+
+/*
+ * Serves the request in @e: the data path itself (serve_io), anything
+ * else rebuilt as libfuse reads it, in front of the payload.
+ */
 static void serve_request(struct ring_thread *rt, struct ring_entry *e)
 {
 	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
 	uint32_t payload_sz = e->hdr->ring_ent_in_out.payload_sz;
 	struct fuse_buf fbuf = { .flags = 0 };
-	size_t op_sz;
+	uint32_t op_sz;
 	char *msg;
 
 	e->unique = e->hdr->ring_ent_in_out.commit_id;
@@ -364,60 +428,19 @@ static void serve_request(struct ring_thread *rt, struct ring_entry *e)
 		commit_error(e, EIO);
 		return;
 	}
-	op_sz = in->len - sizeof(*in) - payload_sz;
+	op_sz = in->len - (uint32_t)sizeof(*in) - payload_sz;
+	if (serve_io(rt, e, op_sz, payload_sz))
+		return;
 	msg = e->payload - op_sz - sizeof(*in);
 	memcpy(msg, in, sizeof(*in));
 	memcpy(msg + sizeof(*in), e->hdr->op_in, op_sz);
 	fbuf.mem = msg;
 	fbuf.size = in->len;
-	rt->w.read_buf = e->payload;	/* a read lands where the reply goes */
 	rt->serving = e;
 	fuse_session_process_buf(rt->t->se, &fbuf);
 	rt->serving = NULL;
 	if (!e->replied)	/* the kernel waits for every fetched request */
 		commit_error(e, EIO);
-}
-
-/*
- * A read reply may point into a raw device's mapping (fs/ops.c serves
- * memory-backed devices from it).  Over /dev/fuse the kernel copies it
- * and a device that shrank meanwhile is an EFAULT; here we copy it, and it
- * would be a SIGBUS.  So the copy runs under a handler that jumps back and
- * the reply becomes EIO.  A SIGBUS anywhere else is not ours: the default
- * action (a core dump) follows.
- */
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	(void)si, (void)uc;
-	if (copy_fault)
-		siglongjmp(*copy_fault, 1);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int catch_sigbus(void)
-{
-	struct sigaction sa = { .sa_sigaction = on_sigbus };
-
-	/* SA_NODEFER: the jump out leaves the signal mask as it was. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
-}
-
-/* memmove that returns false instead of crashing on a vanished mapping. */
-static bool copy_guarded(char *to, const void *from, size_t len)
-{
-	sigjmp_buf jb;
-
-	if (sigsetjmp(jb, 0)) {
-		copy_fault = NULL;
-		return false;
-	}
-	copy_fault = &jb;
-	memmove(to, from, len);
-	copy_fault = NULL;
-	return true;
 }
 
 static struct ring_thread *ring_thread_of(struct worker *w)
@@ -450,17 +473,7 @@ static bool ring_reply(struct worker *w, const struct iovec *iov, int count, ssi
 			errno = EINVAL;
 			return true;
 		}
-		/* A read served into the payload buffer is already in place. */
-		if (iov[i].iov_base != to && !copy_guarded(to, iov[i].iov_base, iov[i].iov_len)) {
-			static struct log_limit limit;
-
-			log_error_limited(&limit, "a read reply's data vanished while copied "
-					  "(a raw device shrank?); answering EIO");
-			commit_error(e, EIO);
-			*res = -1;
-			errno = EFAULT;
-			return true;
-		}
+		memcpy(to, iov[i].iov_base, iov[i].iov_len);
 		used += iov[i].iov_len;
 	}
 	memcpy(e->hdr->in_out, oh, sizeof(*oh));
@@ -570,8 +583,8 @@ static unsigned int running(const struct uring_transport *t)
 	return n;
 }
 
-int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
-			    struct uring_transport **out)
+int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
+			    unsigned int entries, struct uring_transport **out)
 {
 	unsigned int nr_queues = uring_transport_nr_queues();
 	unsigned int per_thread = entries < URING_ENTRIES_PER_THREAD ? entries :
@@ -584,17 +597,14 @@ int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	r = catch_sigbus();
 	t->cancel_fd = eventfd(0, EFD_CLOEXEC);
-	if (!r && t->cancel_fd < 0)
+	if (t->cancel_fd < 0) {
 		r = -errno;
-	if (r) {
-		if (t->cancel_fd >= 0)
-			close(t->cancel_fd);
 		free(t);
 		return r;
 	}
 	t->se = se;
+	t->io = io;
 	t->fd = fuse_session_fd(se);
 	t->nr_queues = nr_queues;
 	t->per_queue = per_queue;

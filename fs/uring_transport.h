@@ -8,8 +8,7 @@
  * entries (an entry: a header buffer and a 1 MiB page-aligned payload
  * buffer handed to the kernel).  A thread waits in io_uring_enter until
  * the kernel copies requests into its entries, serves them one after the
- * other with the same handlers as /dev/fuse (fs/ops.c, through libfuse),
- * and answers them all with one submission in which each entry's command
+ * other, and answers them all with one submission in which each entry's command
  * commits its reply and fetches the next request: one system call per
  * batch, and no thread of another CPU to wake on the way in or out.  A
  * request's backing I/O goes through the serving thread's own io engine,
@@ -25,17 +24,23 @@
  * entries; the kernel hands new requests to the entries made available
  * last, so they go to the queue's other threads meanwhile.
  *
- * How libfuse's buffers meet the ring's: libfuse parses a request from one
- * contiguous buffer (in-header, op struct, payload), but the kernel writes
- * the in-header and op struct into the entry's header buffer and the rest
+ * The data path, READ, WRITE and FSYNC, is served here without libfuse:
+ * the thread reads the op struct the kernel wrote into the entry's header
+ * buffer and calls the volume through ops_io (ops.h); a read lands in the
+ * payload buffer, which is the reply, and a write's data is taken from
+ * where the kernel put it, page aligned for O_DIRECT backings.  libfuse's
+ * generic handling (a request allocated and listed under the session's
+ * lock, the reply assembled and copied) is left out of the hot path.
+ *
+ * Every other request is handed to libfuse, which parses a request from
+ * one contiguous buffer (in-header, op struct, payload), while the kernel
+ * writes the in-header and op struct into the header buffer and the rest
  * into the payload buffer.  The payload buffer is preceded by one page of
  * our own, so we copy the 40-byte in-header and the op struct (at most 128
- * bytes) just in front of the payload and hand libfuse that: a WRITE's data
- * stays where the kernel put it, page aligned for O_DIRECT backings.
- * Replies come back through the session's writev (transport.c), which
- * offers each to the serving thread's reply hook (worker.h); ours copies
- * the reply to the request being served into its entry (a read served
- * into the payload buffer itself is not copied), and the thread commits.
+ * bytes) just in front of the payload and hand libfuse that.  Replies come
+ * back through the session's writev (transport.c), which offers each to
+ * the serving thread's reply hook (worker.h); ours copies the reply to the
+ * request being served into its entry, and the thread commits.
  *
  * Notifications (daemon to kernel), FORGET and INTERRUPT still travel over
  * /dev/fuse: at least one /dev/fuse worker keeps running.
@@ -45,6 +50,7 @@
 
 #include <fuse_lowlevel.h>
 
+struct ops_io;
 struct uring_transport;
 
 /* The ring queues the kernel expects: one per possible CPU. */
@@ -64,11 +70,12 @@ int uring_transport_check_kernel(const char **why);
  * Starts threads for at least @entries ring entries per queue (so that
  * many requests per CPU at once) on a mounted @se; each thread pins
  * itself to its CPU, makes its io_uring and buffers (1 MiB per entry),
- * and waits.  Returns once all are ready: 0, or -errno (then nothing is
- * left running).
+ * and waits.  READ, WRITE and FSYNC go to @io, everything else to the
+ * session's handlers.  Returns once all are ready: 0, or -errno (then
+ * nothing is left running).
  */
-int uring_transport_prepare(struct fuse_session *se, unsigned int entries,
-			    struct uring_transport **out);
+int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
+			    unsigned int entries, struct uring_transport **out);
 
 /*
  * After the kernel granted FUSE_OVER_IO_URING at INIT: every thread hands

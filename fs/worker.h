@@ -37,7 +37,11 @@
 struct worker {
 	struct engine engine;		/* made by the worker's own thread */
 	int engine_ok;
-	void *read_buf;			/* WORKER_MAX_IO bytes, page aligned */
+	/*
+	 * WORKER_MAX_IO bytes, page aligned, that a libfuse READ handler
+	 * reads into; NULL on a transport that serves reads itself (ops.h).
+	 */
+	void *read_buf;
 	/*
 	 * Where replies written on this thread go, set by the transport
 	 * before worker_enter (NULL: all to /dev/fuse).  Takes a reply
@@ -56,7 +60,7 @@ struct worker *worker_self(void);
 /*
  * Makes @w the calling thread's worker: registers the thread with liburcu
  * and makes its engine (which binds the ring to this thread).  The caller
- * sets w->read_buf.  0 or -errno; worker_leave undoes it, on this thread.
+ * sets w->read_buf if READ reaches libfuse on this thread.  0 or -errno; worker_leave undoes it, on this thread.
  */
 int worker_enter(struct worker *w);
 void worker_leave(struct worker *w);
