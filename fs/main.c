@@ -59,6 +59,7 @@
 
 #define DEFAULT_POOL	"/var/lib/mapperfs"
 #define DEFAULT_WORKERS	32
+#define DEFAULT_SPIN_US	50
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -79,6 +80,7 @@ struct options {
 	int nonempty;			/* -o nonempty: mount over files */
 	unsigned int workers;		/* requests served at once */
 	unsigned int event_timeout_s;	/* a thin pool's event command is killed after */
+	unsigned int spin_us;		/* a ring thread polls through quiet spells this long */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -99,6 +101,10 @@ static const char usage_text[] =
 	"                 threads, or io_uring entries (N / CPUs per CPU)\n"
 	"  -o transport=T how requests reach the daemon: auto (default: io_uring\n"
 	"                 where the kernel offers it), io_uring, or dev-fuse\n"
+	"  -o spin=US     io_uring: while requests keep coming, a ring thread\n"
+	"                 whose CPU has nothing else to run polls for the next one\n"
+	"                 until US microseconds pass without any (0..1000,\n"
+	"                 default 50; 0: never)\n"
 	"  -o log=LEVEL   error, warning, info (default) or debug\n"
 	"  -o syslog      log to syslog (facility daemon) as well\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
@@ -182,9 +188,26 @@ static char *next_option(char **cursor, bool *unbalanced)
 	return opt;
 }
 
+/* A decimal number in [@min, @max] and nothing else: 0 or -EINVAL. */
+static int parse_count(const char *s, unsigned long min, unsigned long max,
+		       unsigned int *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (*end || errno || n < min || n > max)
+		return -EINVAL;
+	*out = (unsigned int)n;
+	return 0;
+}
+
 /*
- * Splits -o lists: ours (threads=N, transport=T, log=L, syslog, nonempty,
- * event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
+ * Splits -o lists: ours (threads=N, transport=T, spin=US, log=L, syslog,
+ * nonempty, event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
  * which splits at every comma: only fstab's own options may hold one.
  */
 static int parse_o(struct options *o, char *list)
@@ -216,23 +239,20 @@ static int parse_o(struct options *o, char *list)
 		} else if (!strcmp(opt, "nonempty")) {
 			o->nonempty = 1;
 		} else if (!strncmp(opt, "threads=", 8)) {
-			char *end;
-			unsigned long n = strtoul(opt + 8, &end, 10);
-
-			if (*end || n < 1 || n > 1024) {
+			if (parse_count(opt + 8, 1, 1024, &o->workers)) {
 				log_error("invalid -o %s: use threads=1..1024", opt);
 				return -EINVAL;
 			}
-			o->workers = (unsigned int)n;
 		} else if (!strncmp(opt, "event_timeout=", 14)) {
-			char *end;
-			unsigned long n = strtoul(opt + 14, &end, 10);
-
-			if (opt[14] < '0' || opt[14] > '9' || *end || n < 1 || n > 86400) {
+			if (parse_count(opt + 14, 1, 86400, &o->event_timeout_s)) {
 				log_error("invalid -o %s: use event_timeout=1..86400 (seconds)", opt);
 				return -EINVAL;
 			}
-			o->event_timeout_s = (unsigned int)n;
+		} else if (!strncmp(opt, "spin=", 5)) {
+			if (parse_count(opt + 5, 0, 1000, &o->spin_us)) {
+				log_error("invalid -o %s: use spin=0..1000 (microseconds)", opt);
+				return -EINVAL;
+			}
 		} else if (strchr(opt, ',')) {
 			log_error("invalid -o %s: only fstab's own options (comment=, x-*) may "
 				  "hold a comma", opt);
@@ -271,6 +291,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
 	o->workers = DEFAULT_WORKERS;
 	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
+	o->spin_us = DEFAULT_SPIN_US;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
 	while ((c = getopt_long(argc, argv, helper ? "fhVnsvo:t:" : "fhVnsvo:", longopts,
@@ -718,7 +739,7 @@ static int prepare_ring(struct fuse_session *se, const struct options *o, struct
 	if (s->why[0])
 		return 0;
 	/* As many requests in flight per CPU as threads would serve. */
-	r = uring_transport_prepare(se, &mapperfs_io, per_queue, &s->ring);
+	r = uring_transport_prepare(se, &mapperfs_io, per_queue, o->spin_us, &s->ring);
 	if (r) {
 		snprintf(s->why, sizeof(s->why), "cannot set up its rings: %s", strerror(-r));
 		if (o->transport == CHOOSE_IO_URING) {
@@ -788,8 +809,9 @@ static void log_serving(const struct options *o, const struct serving *s)
 	threads = uring_transport_threads_per_queue(s->ring);
 	entries = uring_transport_entries_per_thread(s->ring);
 	log_info("serving pool '%s' on '%s' over io_uring: %u queue%s (one per CPU) "
-		 "x %u thread%s x %u entr%s", o->pool_dir, o->mountpoint, queues, plural(queues),
-		 threads, plural(threads), entries, entries == 1 ? "y" : "ies");
+		 "x %u thread%s x %u entr%s, spin %u us", o->pool_dir, o->mountpoint, queues,
+		 plural(queues), threads, plural(threads), entries, entries == 1 ? "y" : "ies",
+		 o->spin_us);
 }
 
 /* Starts serving a mounted @se: the transport, then its threads. */

@@ -5,14 +5,18 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuse_abi.h"
@@ -57,6 +61,7 @@ struct ring_thread {
 	bool ring_ok;
 	int result;			/* of the last step reported */
 	struct ring_entry *serving;	/* the entry whose request runs */
+	uint64_t no_spin_until;		/* ns: spin() backs off until then */
 	struct ring_entry *e;		/* t->per_thread of them */
 	char *region;			/* their memory */
 };
@@ -78,6 +83,9 @@ struct uring_transport {
 	pthread_cond_t cond;
 	enum phase phase;
 	unsigned int reported;		/* threads done with the phase's step */
+	uint64_t spin_ns;		/* how long a quiet spell may be spun through */
+	_Atomic uint64_t last_served;	/* ns (CLOCK_MONOTONIC): the last batch, any queue */
+	_Atomic bool *spinning;		/* per queue: one of its threads spins */
 	struct ring_thread th[];
 };
 
@@ -506,11 +514,64 @@ static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int re
 	return false;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Times this thread was switched out while runnable (a yield that let another run). */
+static long switched_out(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
+}
+
+/*
+ * Polls the ring for the next request while requests keep arriving
+ * (some queue served one within spin_ns) and nothing else wants this
+ * CPU: the first yield that lets another task run ends the spin, and
+ * the thread does not spin again for SPIN_BACKOFF_NS.  One thread per
+ * queue spins.
+ */
+#define SPIN_BACKOFF_NS	10000000u
+static void spin(struct ring_thread *rt)
+{
+	struct uring_transport *t = rt->t;
+	_Atomic bool *flag = &t->spinning[rt->qid];
+	uint64_t now = now_ns();
+	long before;
+
+	if (now < rt->no_spin_until)
+		return;
+	if (atomic_exchange_explicit(flag, true, memory_order_acquire))
+		return;
+	before = switched_out();
+	while (!io_uring_cq_ready(&rt->ring)) {
+		uint64_t last = atomic_load_explicit(&t->last_served, memory_order_relaxed);
+
+		if (now - last > t->spin_ns)
+			break;
+		sched_yield();
+		if (switched_out() != before) {
+			rt->no_spin_until = now + SPIN_BACKOFF_NS;
+			break;
+		}
+		io_uring_get_events(&rt->ring);
+		now = now_ns();
+	}
+	atomic_store_explicit(flag, false, memory_order_release);
+}
+
 /*
  * Serves until every entry is gone or the transport is cancelled.  Each
  * pass takes all completions at hand, serves their requests one after the
  * other, and commits them all (each commit also fetching) with one
- * io_uring_enter, which then sleeps until the next request arrives.  A
+ * io_uring_enter, which then sleeps until the next request arrives; with
+ * spin on, the commits go first and the thread polls a while (spin()).  A
  * cancel ends the thread after the pass that saw it: what it took is
  * answered.
  */
@@ -547,6 +608,11 @@ static void serve(struct ring_thread *rt)
 		}
 		if (!live)
 			break;
+		if (nr && rt->t->spin_ns) {
+			atomic_store_explicit(&rt->t->last_served, now_ns(), memory_order_relaxed);
+			io_uring_submit(&rt->ring);
+			spin(rt);
+		}
 		r = io_uring_submit_and_wait(&rt->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
@@ -584,7 +650,8 @@ static unsigned int running(const struct uring_transport *t)
 }
 
 int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
-			    unsigned int entries, struct uring_transport **out)
+			    unsigned int entries, unsigned int spin_us,
+			    struct uring_transport **out)
 {
 	unsigned int nr_queues = uring_transport_nr_queues();
 	unsigned int per_thread = entries < URING_ENTRIES_PER_THREAD ? entries :
@@ -597,14 +664,19 @@ int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
+	t->spinning = calloc(nr_queues, sizeof(t->spinning[0]));
 	t->cancel_fd = eventfd(0, EFD_CLOEXEC);
-	if (t->cancel_fd < 0) {
-		r = -errno;
+	if (!t->spinning || t->cancel_fd < 0) {
+		r = t->spinning ? -errno : -ENOMEM;
+		if (t->cancel_fd >= 0)
+			close(t->cancel_fd);
+		free(t->spinning);
 		free(t);
 		return r;
 	}
 	t->se = se;
 	t->io = io;
+	t->spin_ns = (uint64_t)spin_us * 1000;
 	t->fd = fuse_session_fd(se);
 	t->nr_queues = nr_queues;
 	t->per_queue = per_queue;
@@ -693,5 +765,6 @@ void uring_transport_join(struct uring_transport *t)
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
 	close(t->cancel_fd);
+	free(t->spinning);
 	free(t);
 }

@@ -3,7 +3,9 @@
 # io_uring switched on, the daemon's default transport is io_uring, says so
 # in its log, and its per-CPU ring threads (not the /dev/fuse worker) serve
 # the requests; -o transport=dev-fuse serves over /dev/fuse with no ring
-# thread at all; a bad transport name is refused in one line.
+# thread at all; a bad transport name is refused in one line.  With spin
+# on (the default), the ring threads poll while requests come and stop
+# using the CPU as soon as they stop coming.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires dd jq
@@ -45,8 +47,9 @@ stop_daemon
 [ "$(cat "$param" 2>/dev/null)" = Y ] ||
 	skip "FUSE over io_uring is off here ($param; tests/run.sh switches it on as root)"
 : >"$POOL/mapperfs.log"
-MAPPERFS_TRANSPORT='' start_daemon
-grep -Eq "over io_uring: [0-9]+ queues? \(one per CPU\) x [0-9]+ threads? x [0-9]+ entr(y|ies)$" \
+# spin=0: every request wakes a ring thread, which the switches count.
+MAPPERFS_TRANSPORT='' start_daemon "$POOL" "$T_DIR/mnt" -o spin=0
+grep -Eq "over io_uring: [0-9]+ queues? \(one per CPU\) x [0-9]+ threads? x [0-9]+ entr(y|ies), spin 0 us$" \
 	"$POOL/mapperfs.log" ||
 	fail "the log does not say io_uring serves: $(grep serving "$POOL/mapperfs.log")"
 ! grep -Eq "serving .*[^0-9]1 (queues|threads|entries)" "$POOL/mapperfs.log" ||
@@ -67,3 +70,36 @@ ring_after=$(switches uring-) dev_after=$(switches fuse-dev)
 log "200 reads: ring threads woke $((ring_after - ring_before)) times, the /dev/fuse worker $((dev_after - dev_before))"
 [ "$(mapperctl status --json | json_get .pool.transport)" = io_uring ] ||
 	fail "status does not say io_uring serves the mount"
+
+stop_daemon
+
+# ring_ticks: CPU time (clock ticks) the daemon's ring threads used so far.
+ring_ticks()
+{
+	local pid t sum=0
+
+	pid=$(daemon_pid)
+	for t in /proc/"$pid"/task/*; do
+		case $(cat "$t/comm") in uring-*) ;; *) continue ;; esac
+		# utime and stime: fields 14 and 15, after the "(comm)" field
+		sum=$((sum + $(sed 's/.*) //' "$t/stat" | awk '{ print $12 + $13 }')))
+	done
+	echo "$sum"
+}
+
+# The default spin: reads are still served by the rings, and once they
+# stop, the threads go to sleep: over a quiet second they use (next to)
+# no CPU.  This second is a measurement, not a wait for anything.
+: >"$POOL/mapperfs.log"
+MAPPERFS_TRANSPORT='' start_daemon
+grep -q "over io_uring: .*, spin 50 us$" "$POOL/mapperfs.log" ||
+	fail "the log does not give the default spin: $(grep serving "$POOL/mapperfs.log")"
+dev_before=$(switches fuse-dev)
+dd if="$MNT/v" of=/dev/null bs=4k count=2000 iflag=direct status=none
+[ $(($(switches fuse-dev) - dev_before)) -lt 10 ] ||
+	fail "with spin, reads reached the /dev/fuse worker"
+quiet_before=$(ring_ticks)
+sleep 1
+quiet=$(($(ring_ticks) - quiet_before))
+[ "$quiet" -le 5 ] || fail "the ring threads used $quiet ticks of CPU in a quiet second"
+log "spin: 2000 reads served by the rings; $quiet ticks of ring-thread CPU in the quiet second after"
