@@ -224,6 +224,24 @@ else
 	server_stop u
 fi
 
+# wait_closed VOLUME: returns once the warm daemon counts no open file on
+# VOLUME of pool u, or fails after 30 s.  close(2) returns before the
+# daemon hears of it (the kernel sends FUSE's RELEASE in the background),
+# so a `remove` right after a case may find the volume still open; the
+# daemon's own count is the only signal, so this asks it every 10 ms.
+wait_closed()
+{
+	local i
+
+	for ((i = 0; i < 3000; i++)); do
+		[ "$(MAPPERFS_POOL=$dir/u.pool "$bin/mapperctl" status "$1" --json | jq .open)" = 0 ] &&
+			return 0
+		sleep 0.01
+	done
+	echo "bench/fresh.sh: volume $1 is still open 30 s after its case" >&2
+	return 1
+}
+
 # run_case WORKLOAD TARGET: one sample; sets $value (and $p99 for lat4K),
 # "null" if fio failed.
 run_case()
@@ -248,7 +266,10 @@ run_case()
 	j=$(fio_json "$w" "$f" "$off" "$d" $(workload_args "$fw"))
 	[ -z "$loop" ] || detach "$loop"
 	[ "$mode" = warm ] || [ -z "$s" ] || server_stop "$s"
-	[ "$t" = snap ] && ctl u remove snap
+	if [ "$t" = snap ]; then
+		[ "$mode" = fresh ] || wait_closed snap
+		ctl u remove snap
+	fi
 	p99=
 	case $fw in
 	seq1M | rand64K) value=$(jq '.jobs[0].read.bw / 1024' <<<"$j") ;;
