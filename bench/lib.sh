@@ -154,11 +154,14 @@ fio_json()
 		--ramp_time=1 --group_reporting "$@" 2>"$dir/fio.err" || echo null
 }
 
-# workload_args WORKLOAD: fio's arguments for one of the four workloads.
+# workload_args WORKLOAD: fio's arguments for one of the workloads.
+# first1M is one pass over the file, neither timed nor ramped (its
+# arguments override fio_json's).
 workload_args()
 {
 	case $1 in
 	seq1M) echo --rw=read --bs=1M --ioengine=psync --iodepth=1 ;;
+	first1M) echo --rw=read --bs=1M --ioengine=psync --iodepth=1 --time_based=0 --runtime=0 --ramp_time=0 ;;
 	rand64K) echo --rw=randread --bs=64K --ioengine=libaio --iodepth=32 --numjobs=4 ;;
 	rw512) echo --rw=randrw --bs=512 --ioengine=psync --numjobs=8 ;;
 	lat4K) echo --rw=randread --bs=4K --ioengine=psync --iodepth=1 ;;
