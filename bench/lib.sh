@@ -1,27 +1,52 @@
-# bench/lib.sh: what bench/run.sh and bench/profile.sh share, sourced.
+# bench/lib.sh: what the scripts of bench/ share, sourced.
+# shellcheck shell=bash disable=SC2034,SC2154 # sourced: the script sets $src, $bin, $size, $secs; uses $vol
 #
 # bench_setup installs what is missing (and gnuplot), switches FUSE over
-# io_uring on, builds if needed, makes the scratch directory ($dir, in
-# /dev/shm unless BENCH_DIR) and the EXIT trap that undoes everything.
+# io_uring on, builds if needed, makes the scratch directory ($dir: in
+# /dev/shm, or in /var/tmp with BENCH_BACKING=disk, unless BENCH_DIR) and
+# the traps that undo everything on any exit, Ctrl-C included.
 # serve NAME TRANSPORT makes a pool with one raw file and a linear volume
 # of $size filling it, mounts it over TRANSPORT and sets $vol; attach
-# FILE [LOSETUP_ARGS] makes a direct-I/O loop device and sets $dev.
+# FILE [LOSETUP_ARGS] makes a direct-I/O loop device and sets $dev,
+# detach DEV undoes it; wait_gone PID waits for a daemon to exit.
 # Expects $src, $bin and $size.
 
 MiB=$((1024 * 1024))
+# What is live, for bench_cleanup: loop devices, mount points, daemons
+# (pids, or pid files read at cleanup: a daemon whose file is gone has
+# exited), and qemu-storage-daemon, which stops when killed (its pid, or
+# its pid file).
 loops=()
 pids=()
+pidfiles=()
 mnts=()
 qsd_pid=
+qsd_pidfile=
 notes=()
+
+# wait_gone PID: returns once process PID (not our child: a daemon that
+# detached) has exited, or after 30 s.  Sleeps on a pidfd
+# (tests/powercut/waitpid.c) where that helper is built; tail --pid
+# looks once a second.
+wait_gone()
+{
+	if [ -x "$bin/powercut-waitpid" ]; then
+		timeout 30 "$bin/powercut-waitpid" "$1"
+	else
+		timeout 30 tail --pid="$1" -f /dev/null
+	fi
+}
 
 bench_cleanup()
 {
-	local dev mnt pid
+	local dev mnt pid pf
 
 	set +e
 	for dev in "${loops[@]}"; do
 		losetup -d "$dev"
+	done
+	for pf in "${pidfiles[@]}"; do	# before the unmount, which ends them
+		[ -s "$pf" ] && pids+=("$(cat "$pf")")
 	done
 	for mnt in "${mnts[@]}"; do
 		if mountpoint -q "$mnt" 2>/dev/null; then
@@ -29,17 +54,20 @@ bench_cleanup()
 		fi
 	done
 	for pid in "${pids[@]}"; do
-		timeout 30 tail --pid="$pid" -f /dev/null
+		wait_gone "$pid"
 	done
+	[ -z "$qsd_pid" ] && [ -s "$qsd_pidfile" ] && qsd_pid=$(cat "$qsd_pidfile")
 	if [ -n "$qsd_pid" ]; then
 		kill "$qsd_pid" 2>/dev/null
-		timeout 30 tail --pid="$qsd_pid" -f /dev/null
+		wait_gone "$qsd_pid"
 	fi
 	[ -z "${BENCH_DIR:-}" ] && rm -rf --one-file-system "$dir"
 }
 
 bench_setup()
 {
+	local base
+
 	. "$src/tests/lib/deps.sh"
 	deps_install "${MAPPERFS_BENCH_PACKAGES[@]}"
 	deps_kernel
@@ -51,9 +79,20 @@ bench_setup()
 		echo "bench: FUSE over io_uring is not available here; cannot compare the transports" >&2
 		exit 1
 	fi
-	dir=${BENCH_DIR:-$(mktemp -d /dev/shm/mapperfs-bench.XXXXXX)}
+	case ${BENCH_BACKING:-shm} in
+	shm) base=/dev/shm ;;
+	disk) base=/var/tmp ;;
+	*) echo "bench: BENCH_BACKING is shm (a ramdisk) or disk (/var/tmp), not '$BENCH_BACKING'" >&2; exit 2 ;;
+	esac
+	dir=${BENCH_DIR:-$(mktemp -d "$base/mapperfs-bench.XXXXXX")}
 	mkdir -p "$dir"
 	trap bench_cleanup EXIT
+	# A signal ends the script through exit, so the EXIT trap undoes
+	# everything (bash runs it after the command under way, fio or a
+	# daemon's start, has returned).
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
 	bytes=$(numfmt --from=iec "$size")
 }
 
@@ -89,6 +128,19 @@ attach()
 		notes+=("$dev on $1 fell back to buffered I/O")
 }
 
+# detach DEV: detaches a loop device made by attach, and forgets it (its
+# number may go to someone else's next loop device).
+detach()
+{
+	local i
+
+	losetup -d "$1"
+	for i in "${!loops[@]}"; do
+		[ "${loops[i]}" = "$1" ] && unset 'loops[i]'
+	done
+	return 0
+}
+
 
 # fio_json NAME FILE OFFSET DIRECT ARGS...: runs a workload, JSON on stdout
 # ("null" if fio failed).
@@ -102,11 +154,14 @@ fio_json()
 		--ramp_time=1 --group_reporting "$@" 2>"$dir/fio.err" || echo null
 }
 
-# workload_args WORKLOAD: fio's arguments for one of the four workloads.
+# workload_args WORKLOAD: fio's arguments for one of the workloads.
+# first1M is one pass over the file, neither timed nor ramped (its
+# arguments override fio_json's).
 workload_args()
 {
 	case $1 in
 	seq1M) echo --rw=read --bs=1M --ioengine=psync --iodepth=1 ;;
+	first1M) echo --rw=read --bs=1M --ioengine=psync --iodepth=1 --time_based=0 --runtime=0 --ramp_time=0 ;;
 	rand64K) echo --rw=randread --bs=64K --ioengine=libaio --iodepth=32 --numjobs=4 ;;
 	rw512) echo --rw=randrw --bs=512 --ioengine=psync --numjobs=8 ;;
 	lat4K) echo --rw=randread --bs=4K --ioengine=psync --iodepth=1 ;;

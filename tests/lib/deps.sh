@@ -19,8 +19,11 @@ MAPPERFS_PACKAGES=(
 	clang libclang-rt-14-dev llvm
 )
 
-# What bench/run.sh needs besides: gnuplot draws its chart.
-MAPPERFS_BENCH_PACKAGES=(gnuplot-nox)
+# What the benches need besides: gnuplot draws their charts;
+# qemu-system-common carries qemu-storage-daemon, whose FUSE export
+# bench/run.sh and bench/fresh.sh measure for reference (2 MiB, no QEMU
+# system emulator).
+MAPPERFS_BENCH_PACKAGES=(gnuplot-nox qemu-system-common)
 
 # deps_install [MORE_PACKAGES...]: installs whatever of MAPPERFS_PACKAGES
 # (and MORE_PACKAGES) is missing; runs `apt-get update` once, and only when
