@@ -399,16 +399,23 @@ legend()
 	printf 'just before each case, so rw512 and loop512 on it are first writes (copy-on-write).\n'
 }
 
+# report_body: the tables, their legend and the notes, as stdout and the
+# .txt file both show them under their own headers.
+report_body()
+{
+	cat "$table"
+	printf '\n'
+	legend
+	for n in "${notes[@]}"; do
+		printf 'note: %s\n' "$n"
+	done
+}
+
 printf '\nmapperfs fresh bench: %s mode, %s backing; %s per sample, %s reps, %s on %s,\n' \
 	"$mode" "$backing" "${secs}s" "$reps" "$size" "$dir"
 printf 'kernel %s, %s CPUs; %d s in all, %d s measuring\n' "$(uname -r)" "$(nproc)" "$elapsed" "$measured"
 printf 'load average before: %s, after: %s\n\n' "$load_before" "$load_after"
-cat "$table"
-printf '\n'
-legend
-for n in "${notes[@]}"; do
-	printf 'note: %s\n' "$n"
-done
+report_body
 
 [ -n "$out" ] || exit 0
 mkdir -p "$out"
@@ -419,12 +426,7 @@ cp "$tsv" "$out/$name.tsv"
 	printf 'kernel %s, %s CPUs, %s; %d s in all\n' "$(uname -r)" "$(nproc)" \
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$elapsed"
 	printf 'load average before: %s, after: %s\n\n' "$load_before" "$load_after"
-	cat "$table"
-	printf '\n'
-	legend
-	for n in "${notes[@]}"; do
-		printf 'note: %s\n' "$n"
-	done
+	report_body
 } >"$out/$name.txt"
 # The chart: per workload, each target's median speed relative to raw.
 python3 - "$tsv" "$reps" >"$dir/chart.dat" <<'PY'
