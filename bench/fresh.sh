@@ -71,7 +71,9 @@
 # Environment: BENCH_MODE (fresh or warm, default fresh), BENCH_BACKING
 # (shm or disk, default shm), BENCH_SECONDS (default 5) per sample,
 # BENCH_REPS (default 3), BENCH_SIZE (default 1G, a multiple of 1 MiB),
-# BENCH_OUT.  BENCH_SECONDS=2 BENCH_REPS=1 runs in a few minutes.
+# BENCH_OUT, and BENCH_WORKLOADS and BENCH_TARGETS (space-separated
+# subsets of the lists above; raw is the base of every ratio).
+# BENCH_SECONDS=2 BENCH_REPS=1 runs in a few minutes.
 # Needs root (FUSE, loop devices).  Not run by CI.  Everything it made
 # (loop devices, mounts, daemons, scratch files) is undone on any exit,
 # Ctrl-C included.
@@ -100,10 +102,24 @@ if ((bytes % MiB)); then
 	exit 2
 fi
 started=$SECONDS
-workloads=(seq1M first1M rand64K rw512 lat4K loop64K loop512)
-targets=(raw naive lin lin-d thin snap switch)
-command -v qemu-storage-daemon >/dev/null && targets+=(qsd) ||
+read -ra workloads <<<"${BENCH_WORKLOADS:-seq1M first1M rand64K rw512 lat4K loop64K loop512}"
+read -ra targets <<<"${BENCH_TARGETS:-raw naive lin lin-d thin snap switch qsd}"
+for t in "${targets[@]}"; do
+	case $t in
+	raw | naive | lin | lin-d | thin | snap | switch | qsd) ;;
+	*) echo "bench/fresh.sh: BENCH_TARGETS: no target '$t'" >&2; exit 2 ;;
+	esac
+done
+for w in "${workloads[@]}"; do
+	case $w in
+	seq1M | first1M | rand64K | rw512 | lat4K | loop64K | loop512) ;;
+	*) echo "bench/fresh.sh: BENCH_WORKLOADS: no workload '$w'" >&2; exit 2 ;;
+	esac
+done
+if [[ " ${targets[*]} " == *" qsd "* ]] && ! command -v qemu-storage-daemon >/dev/null; then
+	read -ra targets <<<"${targets[*]/qsd/}"
 	notes+=("qemu-storage-daemon is not installed (qemu-system-common): no qsd column")
+fi
 cases=$((reps * ${#workloads[@]} * ${#targets[@]}))
 # Per case, besides the sample and its ramp: fio's start and, in fresh
 # mode, a daemon's start and stop: about a second in all on the 2-CPU VM.
@@ -313,9 +329,9 @@ measured=$((SECONDS - measuring))
 # each mapperfs volume's speed relative to naive and to linear; then the
 # range of the per-rep ratios to raw.
 table=$dir/bench.txt
-python3 - "$tsv" "$reps" "${targets[*]}" >"$table" <<'PY'
+python3 - "$tsv" "$reps" "${targets[*]}" "${workloads[*]}" >"$table" <<'PY'
 import statistics, sys
-tsv, reps, present = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+tsv, reps, present, measured = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 val, p99 = {}, {}
 for line in open(tsv).read().splitlines()[1:]:
     rep, w, t, v, q = line.split("\t")[:5]
@@ -328,6 +344,7 @@ works = [("seq1M", "seq 1 MiB read, MiB/s"), ("first1M", "first pass, seq 1 MiB 
          ("rw512", "8 x 512 B randrw, kIOPS"), ("lat4K", "4 KiB QD1 read p50 / p99, us"),
          ("loop64K", "loop: 4 x QD32 64 KiB randread, MiB/s"),
          ("loop512", "loop: 8 x 512 B randrw, kIOPS")]
+works = [(w, label) for w, label in works if w in measured]
 cols = [("raw", "raw"), ("naive", "naive"), ("lin", "linear io_uring"),
         ("lin-d", "linear /dev/fuse"), ("thin", "thin"), ("snap", "snapshot"),
         ("switch", "switch"), ("qsd", "qsd")]
