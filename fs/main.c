@@ -81,6 +81,7 @@ struct options {
 	unsigned int workers;		/* requests served at once */
 	unsigned int event_timeout_s;	/* a thin pool's event command is killed after */
 	unsigned int spin_us;		/* a ring thread polls through quiet spells this long */
+	unsigned int batch;		/* ring entries per thread; 0: by the devices */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -105,6 +106,9 @@ static const char usage_text[] =
 	"                 whose CPU has nothing else to run polls for the next one\n"
 	"                 until US microseconds pass without any (0..1000,\n"
 	"                 default 50; 0: never)\n"
+	"  -o batch=N     io_uring: ring entries per thread, requests one thread\n"
+	"                 serves per wake-up (1..8; default 8 when every raw\n"
+	"                 device is memory, as tmpfs, else 1)\n"
 	"  -o log=LEVEL   error, warning, info (default) or debug\n"
 	"  -o syslog      log to syslog (facility daemon) as well\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
@@ -206,8 +210,8 @@ static int parse_count(const char *s, unsigned long min, unsigned long max,
 }
 
 /*
- * Splits -o lists: ours (threads=N, transport=T, spin=US, log=L, syslog,
- * nonempty, event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
+ * Splits -o lists: ours (threads=N, transport=T, spin=US, batch=N, log=L,
+ * syslog, nonempty, event_timeout=S) are kept, fstab's dropped, the rest go to libfuse,
  * which splits at every comma: only fstab's own options may hold one.
  */
 static int parse_o(struct options *o, char *list)
@@ -251,6 +255,12 @@ static int parse_o(struct options *o, char *list)
 		} else if (!strncmp(opt, "spin=", 5)) {
 			if (parse_count(opt + 5, 0, 1000, &o->spin_us)) {
 				log_error("invalid -o %s: use spin=0..1000 (microseconds)", opt);
+				return -EINVAL;
+			}
+		} else if (!strncmp(opt, "batch=", 6)) {
+			if (parse_count(opt + 6, 1, URING_ENTRIES_PER_THREAD, &o->batch)) {
+				log_error("invalid -o %s: use batch=1..%u (ring entries per thread)",
+					  opt, URING_ENTRIES_PER_THREAD);
 				return -EINVAL;
 			}
 		} else if (strchr(opt, ',')) {
@@ -697,6 +707,7 @@ static void log_force_stop(struct daemon *d, const char *mnt, int sig, int detac
 
 /* How the mount is served, and why not over io_uring when it is not. */
 struct serving {
+	unsigned int batch;		/* ring entries per thread */
 	struct workers *workers;	/* /dev/fuse */
 	struct uring_transport *ring;	/* NULL: none was made */
 	bool ring_serves;
@@ -739,7 +750,8 @@ static int prepare_ring(struct fuse_session *se, const struct options *o, struct
 	if (s->why[0])
 		return 0;
 	/* As many requests in flight per CPU as threads would serve. */
-	r = uring_transport_prepare(se, &mapperfs_io, per_queue, o->spin_us, &s->ring);
+	r = uring_transport_prepare(se, &mapperfs_io, per_queue, s->batch, o->spin_us,
+				    &s->ring);
 	if (r) {
 		snprintf(s->why, sizeof(s->why), "cannot set up its rings: %s", strerror(-r));
 		if (o->transport == CHOOSE_IO_URING) {
@@ -814,6 +826,18 @@ static void log_serving(const struct options *o, const struct serving *s)
 		 o->spin_us);
 }
 
+/*
+ * Ring entries per thread: -o batch, else by the devices as the pool
+ * opened them (uring_transport.h tells why).  A device added later does
+ * not change it.
+ */
+static unsigned int choose_batch(const struct options *o, struct pool *pool)
+{
+	if (o->batch)
+		return o->batch;
+	return pool_io_waits(pool) ? 1 : URING_ENTRIES_PER_THREAD;
+}
+
 /* Starts serving a mounted @se: the transport, then its threads. */
 static int start_serving(struct fuse_session *se, const struct options *o,
 			 struct serving *s)
@@ -876,6 +900,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	if (r)
 		return r;
 	daemon_set_session(d, se);
+	s.batch = choose_batch(o, daemon_pool(d));
 	r = start_serving(se, o, &s);
 	if (!r)				/* served by the workers: they run */
 		r = stat(o->mountpoint, &st) ? -errno : 0;

@@ -650,12 +650,11 @@ static unsigned int running(const struct uring_transport *t)
 }
 
 int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
-			    unsigned int entries, unsigned int spin_us,
+			    unsigned int entries, unsigned int batch, unsigned int spin_us,
 			    struct uring_transport **out)
 {
 	unsigned int nr_queues = uring_transport_nr_queues();
-	unsigned int per_thread = entries < URING_ENTRIES_PER_THREAD ? entries :
-				  URING_ENTRIES_PER_THREAD;
+	unsigned int per_thread = entries < batch ? entries : batch;
 	unsigned int per_queue = (entries + per_thread - 1) / per_thread;
 	unsigned int nr = nr_queues * per_queue;
 	struct uring_transport *t = calloc(1, sizeof(*t) + nr * sizeof(t->th[0]));

@@ -160,6 +160,14 @@ int pool_commit_all(struct pool *p);
 
 /* ---- raw devices ----------------------------------------------------- */
 
+/*
+ * Whether a request's backing I/O can wait on a device: some open device
+ * is read and written with O_DIRECT (a disk file system, a block device),
+ * rather than every one being memory (tmpfs), whose I/O is a copy that
+ * never sleeps.  Takes the admin lock; O(devices).
+ */
+bool pool_io_waits(struct pool *p);
+
 struct pool_device_spec {
 	const char *path;		/* absolute */
 	const char *name;		/* NULL: the file name of path */

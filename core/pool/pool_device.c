@@ -532,3 +532,14 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	dev_unlock(p);
 	return r;
 }
+
+bool pool_io_waits(struct pool *p)
+{
+	bool waits = false;
+
+	pool_admin_lock(p);
+	for (size_t i = 0; i < p->nr_devs && !waits; i++)
+		waits = p->devs[i]->dev && p->devs[i]->dev->fd_direct >= 0;
+	pool_admin_unlock(p);
+	return waits;
+}

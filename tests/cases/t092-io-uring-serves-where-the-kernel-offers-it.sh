@@ -5,7 +5,9 @@
 # the requests; -o transport=dev-fuse serves over /dev/fuse with no ring
 # thread at all; a bad transport name is refused in one line.  With spin
 # on (the default), the ring threads poll while requests come and stop
-# using the CPU as soon as they stop coming.
+# using the CPU as soon as they stop coming.  A ring thread takes eight
+# entries when the raw devices are memory (tmpfs), one when they are on a
+# disk file system, or -o batch=N.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires dd jq
@@ -58,6 +60,14 @@ queues=$(sed -n 's/.* over io_uring: \([0-9]*\) queues\{0,1\} .*/\1/p' "$POOL/ma
 [ "$queues" -eq "$(grep -c ^processor /proc/cpuinfo)" ] ||
 	log "note: $queues queues for $(grep -c ^processor /proc/cpuinfo) online CPUs (queues follow the possible CPUs)"
 [ "$(nr_threads uring-)" -ge "$queues" ] || fail "fewer ring threads than queues"
+fs=$(stat -f -c %T "$POOL")
+case $fs in
+tmpfs) want='x 8 entries' ;;
+ext2/ext3 | xfs | btrfs) want='x 1 entry' ;;
+*) want='' log "note: raw devices on $fs: the batch it gets is not checked" ;;
+esac
+[ -z "$want" ] || grep -q "over io_uring: .* $want, spin" "$POOL/mapperfs.log" ||
+	fail "raw devices on $fs, but not '$want': $(grep serving "$POOL/mapperfs.log")"
 
 # At queue depth 1 every request wakes a ring thread; none reaches /dev/fuse.
 ring_before=$(switches uring-) dev_before=$(switches fuse-dev)
@@ -103,3 +113,13 @@ sleep 1
 quiet=$(($(ring_ticks) - quiet_before))
 [ "$quiet" -le 5 ] || fail "the ring threads used $quiet ticks of CPU in a quiet second"
 log "spin: 2000 reads served by the rings; $quiet ticks of ring-thread CPU in the quiet second after"
+stop_daemon
+
+: >"$POOL/mapperfs.log"
+MAPPERFS_TRANSPORT='' start_daemon "$POOL" "$T_DIR/mnt" -o batch=3,threads=12
+grep -q "over io_uring: [0-9]* queues\{0,1\} (one per CPU) x 2 threads x 3 entries, spin" \
+	"$POOL/mapperfs.log" ||
+	fail "-o batch=3,threads=12 (6 per CPU) is not 2 threads of 3: $(grep serving "$POOL/mapperfs.log")"
+head -c 8M /dev/urandom >"$T_DIR/data"
+dd if="$T_DIR/data" of="$MNT/v" bs=64k oflag=direct conv=notrunc status=none
+cmp "$T_DIR/data" "$MNT/v" || fail "8 MiB written through 3-entry ring threads read back wrong"

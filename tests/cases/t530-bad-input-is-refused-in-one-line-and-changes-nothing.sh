@@ -231,10 +231,11 @@ mounts "is inside the pool directory" "$POOL"
 mounts "mount point 'nosuch': No such file or directory" nosuch
 expect_fail -s 1 -m "^mapperfs: .*invalid -o log=loud" mapperfs --pool "$POOL" mnt -o log=loud
 expect_fail -s 1 -m "^mapperfs: .*invalid -o transport=bogus" mapperfs --pool "$POOL" mnt -o transport=bogus
-for bad in spin=-1 spin=1001 spin=5us spin= threads=0 "threads= 4" event_timeout=0x10; do
+for bad in spin=-1 spin=1001 spin=5us spin= threads=0 "threads= 4" event_timeout=0x10 \
+	batch=0 batch=9 batch=8x; do
 	expect_fail -s 1 -m "^mapperfs: .*invalid -o ${bad%%=*}=" mapperfs --pool "$POOL" mnt -o "$bad"
 done
-n=$((n + 7))
+n=$((n + 10))
 expect_fail -s 1 -m "^mapperfs: .*invalid -o comment=\"a,b: a double quote is not closed" \
 	mapperfs --pool "$POOL" mnt -o 'comment="a,b'
 expect_fail -s 1 -m "^mapperfs: .*invalid -o fsname=\"a,b\": only fstab's own options \(comment=, x-\*\) may hold a comma" \
