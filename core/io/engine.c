@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@ int engine_init(struct engine *e, unsigned int depth)
 
 	e->depth = depth;
 	e->broken = false;
+	e->scratch = NULL;
+	e->scratch_size = 0;
 	r = io_uring_queue_init(depth, &e->ring,
 				IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
 	if (r == -EINVAL)
@@ -27,6 +30,22 @@ int engine_init(struct engine *e, unsigned int depth)
 void engine_exit(struct engine *e)
 {
 	io_uring_queue_exit(&e->ring);
+	free(e->scratch);
+	e->scratch = NULL;
+}
+
+void *engine_scratch(struct engine *e, size_t size)
+{
+	void *p;
+
+	if (size <= e->scratch_size)
+		return e->scratch;
+	if (posix_memalign(&p, 4096, size))
+		return NULL;
+	free(e->scratch);
+	e->scratch = p;
+	e->scratch_size = size;
+	return p;
 }
 
 /* The descriptor that has @g's data (device.h). */

@@ -36,10 +36,20 @@ struct engine {
 	struct io_uring ring;
 	unsigned int depth;		/* SQEs in flight at most */
 	bool broken;			/* a ring failure: every call is -EIO */
+	void *scratch;			/* engine_scratch's, or NULL */
+	size_t scratch_size;
 };
 
 int engine_init(struct engine *e, unsigned int depth);	/* 0 or -errno */
 void engine_exit(struct engine *e);
+
+/*
+ * A page-aligned buffer of at least @size bytes for the calling thread's
+ * copies (a thin block copied on write), kept with the engine until the
+ * next call asks for more, or engine_exit: a copy does not pay for
+ * fresh pages each time.  NULL if out of memory.  Never blocks on I/O.
+ */
+void *engine_scratch(struct engine *e, size_t size);
 
 /*
  * Reads every segment of @s into @buf + seg.buf_off; holes are zeroed.

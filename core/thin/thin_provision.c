@@ -27,7 +27,7 @@
  * thin_provision_write, which puts the three together.  The functions a
  * first write to a hole crosses, in order (after a snapshot
  * thin_pool_own_leaf copies pages instead of making a leaf, and
- * fill_range copies the old block instead of zeroing):
+ * fill_chunk copies the old block instead of zeroing):
  *
  *   volume_write (volume.c)  thin_map (thin.c): not owned alone: MAP_DEFER
  *   thin_write_deferred (thin.c): one block at a time
@@ -37,10 +37,13 @@
  *                   thin_pool_new_block (thin_pool.c): may drop the lock,
  *                     so claim_block looks at the entry once more
  *     entry |= THIN_PROVISIONING, lock dropped
- *     fill_block    block_io: the data
- *                   fill_range, before it and after: device_zero, or
- *                     block_io from the old block, or copy_origin
- *                     through thin_push_unmapped (thin_origin.c)
+ *     fill_block    fill_chunk, per chunk of up to 1 MiB (a whole block
+ *                   of the usual sizes): block_io of the data alone if
+ *                   it covers the chunk, device_zero if the chunk read as
+ *                   zeros and has none; else load_range (block_io from
+ *                   the old block, the origin through thin_push_unmapped
+ *                   (thin_origin.c), or zeros) into the engine's scratch
+ *                   buffer, the data laid over it, one block_io
  *     pool lock taken
  *     settle        the entry published (release store)
  *                   thin_pool_mark_leaf (thin_pool.c): the next commit
@@ -51,6 +54,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device.h"
 #include "engine.h"
@@ -131,95 +135,108 @@ static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 	return r;
 }
 
-/* Copies [off, off + n) of the origin to [in, in + n) of block @nb. */
-static int copy_origin(struct thin *th, struct engine *e, uint32_t nb, uint64_t off,
-		       uint32_t in, uint32_t n)
+/* Zeroes [in, in + n) of data block @b on its device. */
+static int zero_range(struct thin_pool *p, uint32_t b, uint32_t in, uint32_t n)
 {
-	struct segs segs;
-	void *buf;
-	int r = 0;
-
-	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
-		return -ENOMEM;
-	segs_init(&segs);
-	while (n && !r) {
-		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
-
-		segs_reset(&segs);
-		rcu_read_begin();
-		r = thin_push_unmapped(th, off, c, 0, &segs);
-		rcu_read_end();
-		if (!r)
-			r = engine_read(e, &segs, buf);
-		if (!r)
-			r = block_io(th->pool, e, nb, in, c, buf, true);
-		off += c;
-		in += c;
-		n -= c;
-	}
-	segs_release(&segs);
-	free(buf);
-	return r;
-}
-
-/*
- * Makes [in, in + n) of new block @nb, which stands for volume offset
- * @vol_off, read as @old's (or the origin's, or zeros).
- */
-static int fill_range(struct thin *th, struct engine *e, uint32_t nb, uint64_t vol_off,
-		      uint32_t old, uint32_t in, uint32_t n)
-{
-	struct thin_pool *p = th->pool;
 	struct thin_areas *areas;
 	struct device *dev;
 	uint64_t dev_off;
-	void *buf;
-	int r = 0;
 
-	if (!n)
+	rcu_read_begin();
+	areas = rcu_load(p->areas);
+	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
+	rcu_read_end();
+	return device_zero(dev, dev_off + in, n, 0);
+}
+
+/*
+ * Reads into @buf what [in, in + n) of the block that stands for volume
+ * offset @vol_off reads as before the write: @old's bytes, or the
+ * origin's, or zeros.  @n <= COPY_CHUNK.
+ */
+static int load_range(struct thin *th, struct engine *e, uint64_t vol_off, uint32_t old,
+		      uint32_t in, uint32_t n, void *buf)
+{
+	struct segs segs;
+	int r;
+
+	if (old)
+		return block_io(th->pool, e, old - 1, in, n, buf, false);
+	if (!th->origin || vol_off + in >= th->origin_size) {
+		memset(buf, 0, n);
 		return 0;
-	if (!old && th->origin && vol_off + in < th->origin_size)
-		return copy_origin(th, e, nb, vol_off + in, in, n);
-	if (!old) {
-		if (!p->params.zero)
-			return 0;
-		rcu_read_begin();
-		areas = rcu_load(p->areas);
-		dev = thin_areas_locate(areas, nb, p->block_shift, &dev_off);
-		rcu_read_end();
-		return device_zero(dev, dev_off + in, n, 0);
 	}
-	if (posix_memalign(&buf, 4096, n < COPY_CHUNK ? n : COPY_CHUNK))
-		return -ENOMEM;
-	while (n && !r) {
-		uint32_t c = n < COPY_CHUNK ? n : COPY_CHUNK;
-
-		r = block_io(p, e, old - 1, in, c, buf, false);
-		if (!r)
-			r = block_io(p, e, nb, in, c, buf, true);
-		in += c;
-		n -= c;
-	}
-	free(buf);
+	segs_init(&segs);
+	rcu_read_begin();
+	r = thin_push_unmapped(th, vol_off + in, n, 0, &segs);
+	rcu_read_end();
+	if (!r)
+		r = engine_read(e, &segs, buf);
+	segs_release(&segs);
 	return r;
 }
 
 /*
- * Step 2, lock not held: writes @n bytes at @in of new block @nb, and
- * makes the rest of it read as the old entry @old did.
+ * Makes chunk [at, at + c) of new block @nb read as it did before (@old,
+ * the origin or zeros), with [from, to) of it taken from @data (the
+ * write's bytes for [from, to); from == to: none).
+ * What the chunk read as is loaded into the engine's scratch buffer, the
+ * data laid over it, and the chunk written once.  Short cuts: a chunk the
+ * data covers is written from it; one that read as zeros is zeroed on the
+ * device when no data falls in it, and left out but for the data when the
+ * pool does not zero new blocks.
+ */
+static int fill_chunk(struct thin *th, struct engine *e, uint32_t nb, uint64_t vol_off,
+		      uint32_t old, uint32_t at, uint32_t c, uint32_t from, uint32_t to,
+		      const char *data)
+{
+	struct thin_pool *p = th->pool;
+	bool zeros = !old && (!th->origin || vol_off + at >= th->origin_size);
+	char *buf;
+	int r;
+
+	if (from == at && to == at + c)
+		return block_io(p, e, nb, at, c, (void *)data, true);
+	if (zeros && from == to)
+		return p->params.zero ? zero_range(p, nb, at, c) : 0;
+	if (zeros && !p->params.zero)
+		return block_io(p, e, nb, from, to - from, (void *)data, true);
+	buf = engine_scratch(e, c);
+	if (!buf)
+		return -ENOMEM;
+	r = load_range(th, e, vol_off, old, at, c, buf);
+	if (r)
+		return r;
+	memcpy(buf + (from - at), data, to - from);
+	return block_io(p, e, nb, at, c, buf, true);
+}
+
+/*
+ * Step 2, lock not held: makes new block @nb, which stands for volume
+ * block @vb, read as @old did (or the origin, or zeros) with @n bytes of
+ * @src at @in; chunk by chunk of at most COPY_CHUNK, a whole block of the
+ * usual sizes, so that a small first write into a shared block costs one
+ * read and one write.
  */
 static int fill_block(struct thin *th, struct engine *e, uint32_t nb, uint64_t vb,
 		      uint32_t old, uint32_t in, uint32_t n, const void *src)
 {
-	struct thin_pool *p = th->pool;
-	uint64_t vol_off = vb << p->block_shift;
-	int r;
+	uint32_t size = th->pool->params.block_size, c;
+	uint64_t vol_off = vb << th->pool->block_shift;
+	int r = 0;
 
-	r = block_io(p, e, nb, in, n, (void *)src, true);
-	if (!r)
-		r = fill_range(th, e, nb, vol_off, old, 0, in);
-	if (!r)
-		r = fill_range(th, e, nb, vol_off, old, in + n, p->params.block_size - in - n);
+	for (uint32_t at = 0; at < size && !r; at += c) {
+		uint32_t from, to;
+
+		c = size - at < COPY_CHUNK ? size - at : COPY_CHUNK;
+		from = in > at ? in : at;
+		to = in + n < at + c ? in + n : at + c;
+		if (from < to)
+			r = fill_chunk(th, e, nb, vol_off, old, at, c, from, to,
+				       (const char *)src + (from - in));
+		else
+			r = fill_chunk(th, e, nb, vol_off, old, at, c, at, at, NULL);
+	}
 	return r;
 }
 

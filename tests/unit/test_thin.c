@@ -429,6 +429,44 @@ START_TEST(snapshot_shares_every_block_and_write_copies_one)
 }
 END_TEST
 
+/*
+ * Blocks larger than the 1 MiB a first write copies at a time: a write
+ * across the boundary of two chunks of a shared block, and one into a
+ * hole, are laid over what the block read as, chunk by chunk.
+ */
+START_TEST(first_writes_into_blocks_of_several_chunks_keep_the_rest)
+{
+	const uint32_t big = 2u << 20, mib = 1u << 20;
+	struct thin_pool_params pp = { .id = 1, .name = "tp", .block_size = big,
+				       .zero = true, .when_full = THIN_FULL_ERROR, .wait_s = 60 };
+	struct thin_area area = { dev, 0, 3ull * big };	/* two and a copy */
+	struct volume *v, *s;
+	int64_t dir;
+	struct target *t;
+
+	ck_assert_int_eq(truncate(path, 3 * big), 0);
+	thin_pool_close(pool);
+	ck_assert_int_eq(thin_pool_open(&pp, &area, 1, &fake_ops, NULL, &pool), 0);
+	dir = thin_pool_reserve_page_id(pool);
+	record_volume(10, dir, thin_dir_slots(2));
+	ck_assert_int_eq(thin_create(pool, 10, 2ull * big, dir, &t), 0);
+	ck_assert_int_eq(volume_create(10, "v", 2ull * big, t, &v), 0);
+	fill(v, 0, big, 0x11);			/* the whole block: both chunks */
+	s = snapshot(v, 11);
+	fill(v, mib - 50, 100, 0x22);		/* across the chunks of a shared block */
+	expect(v, 0, mib - 50, 0x11);
+	expect(v, mib - 50, 100, 0x22);
+	expect(v, mib + 50, big - mib - 50, 0x11);
+	expect(s, 0, big, 0x11);
+	fill(v, big + mib + mib / 2, 10, 0x33);	/* into a hole, in its second chunk */
+	expect(v, big, mib + mib / 2, 0);
+	expect(v, big + mib + mib / 2, 10, 0x33);
+	expect(v, big + mib + mib / 2 + 10, mib / 2 - 10, 0);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(snapshot_of_snapshot_keeps_each_generation)
 {
 	struct volume *v = new_volume(10, 2 * BS), *s1, *s2;
@@ -945,6 +983,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, first_write_provisions_one_block_and_zeroes_the_rest);
 	tcase_add_test(tc, write_to_an_owned_block_takes_the_fast_path);
 	tcase_add_test(tc, snapshot_shares_every_block_and_write_copies_one);
+	tcase_add_test(tc, first_writes_into_blocks_of_several_chunks_keep_the_rest);
 	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
 	tcase_add_test(tc, removing_a_snapshot_frees_only_its_own_blocks_after_commit);
 	tcase_add_test(tc, a_map_a_removal_unshared_is_not_written_in_place_before_its_commit);
