@@ -134,12 +134,17 @@ mb=$((bytes / MiB))
 # The raw file: the data area is [0, size) random (raw, naive, qsd and
 # lin), then the switch's extent [size, 2 size), a copy of it, then the
 # thin pool's data area: room for thin's blocks and for as many again
-# that the snapshot's first writes copy.
+# that the snapshot's first writes copy.  All of it is written (the thin
+# pool's area with zeros), as a disk's or a partition's blocks all exist,
+# and the thin pool passes no discard down, so that it stays so when
+# snap is removed: a sparse raw file would add the host file system's
+# cost of filling a hole (tmpfs: a page allocated and cleared) to every
+# first write of thin and snap, a cost mapperfs does not add.
 ctl u init
 ctl u device add "$raw" --create $((MiB + 4 * bytes + 64 * MiB)) --name raw
 ctl u create linear lin --segment "raw:0:$bytes"
 ctl u create switch sw --size "$bytes" --region-size 64K --path "raw:$bytes" --path "raw:$bytes"
-ctl u create thin-pool tp --size $((2 * bytes + 64 * MiB)) --on raw
+ctl u create thin-pool tp --size $((2 * bytes + 64 * MiB)) --on raw --no-discard-passdown
 ctl u create thin th --pool tp --size "$bytes"
 # The copies go direct, so that on disk no dirty page cache is left to
 # flush under the first cases.
@@ -158,6 +163,8 @@ copy() { dd if="$raw" of="$1" bs=1M skip=1 seek="$2" count="$mb" conv=notrunc \
 dd if=/dev/urandom of="$raw" bs=1M seek=1 count="$mb" iflag=fullblock conv=notrunc \
 	"${oflag[@]}" status=none
 copy "$raw" $((1 + mb))
+dd if=/dev/zero of="$raw" bs=1M seek=$((1 + 2 * mb)) count=$((2 * mb + 64)) conv=notrunc \
+	"${oflag[@]}" status=none
 ctl d init
 ctl d device add "$dir/raw-d.img" --create $((MiB + bytes)) --name raw
 ctl d create linear lin --segment "raw:0:$bytes"
