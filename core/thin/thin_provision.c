@@ -113,20 +113,26 @@ static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
 	return r;
 }
 
+/* The device of data block @b, and where the block starts on it. */
+static struct device *block_device(struct thin_pool *p, uint32_t b, uint64_t *dev_off)
+{
+	struct device *dev;
+
+	rcu_read_begin();
+	dev = thin_areas_locate(rcu_load(p->areas), b, p->block_shift, dev_off);
+	rcu_read_end();	/* devices outlive every table */
+	return dev;
+}
+
 /* Transfers [in, in + n) of data block @b from or to @buf. */
 static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 		    uint32_t in, uint32_t n, void *buf, bool write)
 {
-	struct thin_areas *areas;
-	struct device *dev;
-	struct segs segs;
 	uint64_t dev_off;
+	struct device *dev = block_device(p, b, &dev_off);
+	struct segs segs;
 	int r;
 
-	rcu_read_begin();
-	areas = rcu_load(p->areas);
-	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
-	rcu_read_end();	/* devices outlive every table */
 	segs_init(&segs);
 	r = segs_push(&segs, dev, dev_off + in, n, 0);
 	if (!r)
@@ -138,14 +144,9 @@ static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 /* Zeroes [in, in + n) of data block @b on its device. */
 static int zero_range(struct thin_pool *p, uint32_t b, uint32_t in, uint32_t n)
 {
-	struct thin_areas *areas;
-	struct device *dev;
 	uint64_t dev_off;
+	struct device *dev = block_device(p, b, &dev_off);
 
-	rcu_read_begin();
-	areas = rcu_load(p->areas);
-	dev = thin_areas_locate(areas, b, p->block_shift, &dev_off);
-	rcu_read_end();
 	return device_zero(dev, dev_off + in, n, 0);
 }
 
