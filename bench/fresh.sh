@@ -23,7 +23,11 @@
 #            libfuse's high-level API, its default multi-threaded loop,
 #            one buffered pread/pwrite per request, direct_io opens.  On
 #            disk its reads and writes go through the page cache, as a
-#            naive author's do, so there it is not a like-for-like floor
+#            naive author's do, so there it is not a like-for-like floor;
+#            in fresh mode the raw files' cached pages are dropped before
+#            every case, so that it starts each cold, as a new daemon on
+#            a host that has not read the disk yet would (within a case
+#            it gains from what it cached)
 #   lin      a mapperfs linear volume that is exactly that area, over
 #            io_uring (pool u, which holds thin, snap and switch too)
 #   lin-d    a linear volume over /dev/fuse: pool d, its own raw file
@@ -277,6 +281,10 @@ run_case()
 	local loop='' fw=$1 j
 
 	[ "$t" = snap ] && ctl u snapshot th snap --active
+	if [ "$backing" = disk ] && [ "$mode" = fresh ]; then
+		dd if="$raw" iflag=nocache count=0 status=none
+		dd if="$dir/raw-d.img" iflag=nocache count=0 status=none
+	fi
 	[ -z "$s" ] || [ -n "${up[$s]:-}" ] || server_start "$s"
 	case $w in
 	loop64K | loop512)
