@@ -131,7 +131,7 @@ static int check_policy(const struct thin_pool_rec *tp, struct pool_error *err)
 {
 	uint32_t bs = tp->block_size;
 
-	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+	if (!thin_block_size_ok(bs))
 		return pool_fail(err, -EINVAL, "block size %u must be a power of two from 64K to 1G",
 				 bs);
 	if (tp->low_water > 100)

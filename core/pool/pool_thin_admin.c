@@ -565,8 +565,7 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err)
 {
-	if (block_size < THIN_BLOCK_MIN || block_size > THIN_BLOCK_MAX ||
-	    (block_size & (block_size - 1)))
+	if (!thin_block_size_ok(block_size))
 		return pool_fail(err, -EINVAL, "the block size must be a power of two from 64K to 1G");
 	if (pool_size < block_size)
 		return pool_fail(err, -EINVAL, "the pool is smaller than one block");

@@ -109,7 +109,7 @@ static int read_image(struct restore *rs, struct pool_error *err)
 	if (r)
 		return pool_fail(err, r, "cannot read the dump: %s", r == -ENOMEM ? "out of memory" : why);
 	bs = rs->img.block_size;
-	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+	if (!thin_block_size_ok(bs))
 		return pool_fail(err, -EINVAL, "the dump has blocks of %u bytes: a thin pool's are a power of two from 64K to 1G",
 				 bs);
 	r = thin_image_check(&rs->img, why, sizeof(why));

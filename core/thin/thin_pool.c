@@ -129,9 +129,7 @@ static struct thin_areas *areas_build(const struct thin_area *a, unsigned int nr
 
 static int check_params(const struct thin_pool_params *pp)
 {
-	uint32_t bs = pp->block_size;
-
-	if (bs < THIN_BLOCK_MIN || bs > THIN_BLOCK_MAX || (bs & (bs - 1)))
+	if (!thin_block_size_ok(pp->block_size))
 		return -EINVAL;
 	if (pp->low_water_pct > 100)
 		return -EINVAL;

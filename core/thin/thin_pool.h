@@ -22,6 +22,12 @@ struct thin_pool;
 
 #define THIN_BLOCK_MIN		(64u << 10)	/* bytes */
 #define THIN_BLOCK_MAX		(1u << 30)	/* bytes */
+
+/* A thin pool's block size: a power of two from THIN_BLOCK_MIN to _MAX. */
+static inline bool thin_block_size_ok(uint64_t bytes)
+{
+	return bytes >= THIN_BLOCK_MIN && bytes <= THIN_BLOCK_MAX && !(bytes & (bytes - 1));
+}
 #define THIN_COMMIT_PERIOD_MS	1000
 #define THIN_COMMIT_PATIENCE_MS	10000	/* failing commits: how long fsync waits */
 
