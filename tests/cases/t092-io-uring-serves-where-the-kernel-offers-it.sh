@@ -64,7 +64,10 @@ fs=$(stat -f -c %T "$POOL")
 case $fs in
 tmpfs) want='x 8 entries' ;;
 ext2/ext3 | xfs | btrfs) want='x 1 entry' ;;
-*) want='' log "note: raw devices on $fs: the batch it gets is not checked" ;;
+*)
+	want=''
+	log "note: raw devices on $fs: the batch it gets is not checked"
+	;;
 esac
 [ -z "$want" ] || grep -q "over io_uring: .* $want, spin" "$POOL/mapperfs.log" ||
 	fail "raw devices on $fs, but not '$want': $(grep serving "$POOL/mapperfs.log")"
