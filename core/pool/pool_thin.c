@@ -1945,7 +1945,11 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 		return 0;	/* its failure says it */
 	r = walk_vols(p, tp, &vols, &nr);
 	if (!r) {
-		r = thin_walk_load(ops, arg, 0, vols, nr, &w);	/* pages, not blocks */
+		r = ops->read_begin(arg);	/* one read of the store, as at start */
+		if (!r) {
+			r = thin_walk_load(ops, arg, 0, vols, nr, &w);	/* pages, not blocks */
+			ops->read_end(arg);
+		}
 		free(vols);
 	}
 	if (!r) {
