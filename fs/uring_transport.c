@@ -553,7 +553,7 @@ static void spin(struct ring_thread *rt)
 	while (!io_uring_cq_ready(&rt->ring)) {
 		uint64_t last = atomic_load_explicit(&t->last_served, memory_order_relaxed);
 
-		if (now - last > t->spin_ns)
+		if (last < now && now - last > t->spin_ns)	/* later than now: just served */
 			break;
 		sched_yield();
 		if (switched_out() != before) {
