@@ -90,6 +90,21 @@ static int port_device_insert(struct pool_meta *m, struct device_rec *d)
 	return store_device_insert(st(m), d);
 }
 
+static int port_device_restore(struct pool_meta *m, const struct device_rec *d)
+{
+	return store_device_restore(st(m), d);
+}
+
+static int port_volume_restore(struct pool_meta *m, const struct volume_rec *v)
+{
+	return store_volume_restore(st(m), v);
+}
+
+static int port_uuid_set(struct pool_meta *m, const struct uuid *u)
+{
+	return store_pool_uuid_set(st(m), u);
+}
+
 static int port_device_delete(struct pool_meta *m, int64_t id)
 {
 	return store_device_delete(st(m), id);
@@ -205,6 +220,9 @@ static const struct pool_meta_ops pool_port_ops = {
 	.commit = port_commit,
 	.rollback = port_rollback,
 	.device_insert = port_device_insert,
+	.device_restore = port_device_restore,
+	.volume_restore = port_volume_restore,
+	.uuid_set = port_uuid_set,
 	.device_delete = port_device_delete,
 	.volume_insert = port_volume_insert,
 	.volume_set_size = port_volume_set_size,

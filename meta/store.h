@@ -56,6 +56,8 @@ int store_read_begin(struct store *s);
 void store_read_end(struct store *s);
 
 int store_pool_uuid(struct store *s, struct uuid *out);
+/* Gives the pool the uuid @u (a pool rebuilt from its devices). */
+int store_pool_uuid_set(struct store *s, const struct uuid *u);
 /*
  * PRAGMA quick_check: calls @report with each problem SQLite finds in the
  * file's pages, one line each ("Page 8: btreeInitPage() returns error
@@ -69,6 +71,8 @@ int store_schema_version(struct store *s, int *out);
 
 /* Sets d->id.  -EEXIST if the name or the path is registered already. */
 int store_device_insert(struct store *s, struct device_rec *d);
+/* Inserts @d with its id (a layout brought back).  -EEXIST as above. */
+int store_device_restore(struct store *s, const struct device_rec *d);
 /* All devices by id; *out is malloc'ed (NULL if none). */
 int store_device_list(struct store *s, struct device_rec **out, size_t *nr);
 /* -EBUSY if an extent or a path still uses it. */
@@ -76,6 +80,8 @@ int store_device_delete(struct store *s, int64_t id);
 
 /* Sets v->id.  -EEXIST if the name is taken. */
 int store_volume_insert(struct store *s, struct volume_rec *v);
+/* Inserts @v with its id, created and modified (a layout brought back). */
+int store_volume_restore(struct store *s, const struct volume_rec *v);
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr);
 int store_volume_set_size(struct store *s, int64_t id, uint64_t size);
 /* Name, read_only, active, modified. -ENOENT, -EEXIST (name taken). */

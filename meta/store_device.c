@@ -51,6 +51,28 @@ int store_device_insert(struct store *s, struct device_rec *d)
 	return r;
 }
 
+int store_device_restore(struct store *s, const struct device_rec *d)
+{
+	char uuid[UUID_STR_LEN];
+	sqlite3_stmt *st;
+	int r;
+
+	if (strnlen(d->name, sizeof(d->name)) == sizeof(d->name) ||
+	    strnlen(d->path, sizeof(d->path)) == sizeof(d->path))
+		return -ENAMETOOLONG;
+	r = store_stmt(s, "INSERT INTO device (id, name, path, uuid, size)"
+			  " VALUES (?, ?, ?, ?, ?)", &st);
+	if (r)
+		return r;
+	uuid_format(&d->uuid, uuid);
+	sqlite3_bind_int64(st, 1, d->id);
+	sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, uuid, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)d->size);
+	return store_step_done(s, st);
+}
+
 int store_device_list(struct store *s, struct device_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;

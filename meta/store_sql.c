@@ -200,6 +200,20 @@ int store_pool_uuid(struct store *s, struct uuid *out)
 	return r;
 }
 
+int store_pool_uuid_set(struct store *s, const struct uuid *u)
+{
+	char text[UUID_STR_LEN];
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE pool SET uuid = ? WHERE id = 1", &st);
+	if (r)
+		return r;
+	uuid_format(u, text);
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	return store_step_done(s, st);
+}
+
 /*
  * One problem of quick_check's may be several lines, headed by "*** in
  * database main ***": each other line is a problem of its own.

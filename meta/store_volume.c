@@ -64,6 +64,33 @@ int store_volume_insert(struct store *s, struct volume_rec *v)
 	return r;
 }
 
+int store_volume_restore(struct store *s, const struct volume_rec *v)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
+		return -ENAMETOOLONG;
+	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
+		return -EINVAL;
+	r = store_stmt(s, "INSERT INTO volume (id, name, kind, size, created, read_only, active,"
+			  " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, v->id);
+	sqlite3_bind_text(st, 2, v->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, v->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)v->size);
+	sqlite3_bind_int64(st, 5, v->created);
+	sqlite3_bind_int(st, 6, v->read_only);
+	sqlite3_bind_int(st, 7, !v->inactive);
+	if (v->modified)
+		sqlite3_bind_int64(st, 8, v->modified);
+	else
+		sqlite3_bind_null(st, 8);
+	return store_step_done(s, st);
+}
+
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;

@@ -25,7 +25,8 @@ extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
 	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
 	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload,
 	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change,
-	cmd_rename, cmd_set, cmd_activate, cmd_deactivate, cmd_clone;
+	cmd_rename, cmd_set, cmd_activate, cmd_deactivate, cmd_clone, cmd_backup,
+	cmd_restore_layout, cmd_recover;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -47,6 +48,9 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_check,
 	&cmd_change,
 	&cmd_dump,
+	&cmd_backup,
+	&cmd_restore_layout,
+	&cmd_recover,
 	&cmd_restore,
 	&cmd_repair,
 	&cmd_trim,
@@ -158,6 +162,18 @@ static int dispatch_group(struct cmd_ctx *ctx, int argc, char **argv)
 			       argv[1], argv[0]);
 }
 
+/* "mapperctl remove lv1" for the layout archive: what made a change. */
+static void name_command(int argc, char **argv)
+{
+	char line[512] = "mapperctl";
+	size_t n = strlen(line);
+
+	for (int i = 0; i < argc && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+				      strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+	pool_set_command(line);
+}
+
 int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	const struct cmd *c;
@@ -183,9 +199,11 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 	if (c->needs_pool && !ctx->pool)
 		return cmd_error(ctx, c->name, "no pool is open");
 	/* argv[0] of the command is its last name word, as getopt expects */
+	name_command(argc, argv);
 	cmd_parse_begin(ctx, c);
 	r = c->run(ctx, argc - words + 1, argv + words - 1);
 	cmd_parse_end(ctx);
+	pool_set_command(NULL);
 	return r;
 }
 

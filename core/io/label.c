@@ -15,8 +15,9 @@ struct label_disk {
 	uint32_t crc_le;		/* crc32 of the bytes before it */
 } __attribute__((packed));
 
-static uint32_t crc32(const uint8_t *p, size_t n)
+uint32_t label_crc32(const void *buf, size_t n)
 {
+	const uint8_t *p = buf;
 	uint32_t crc = ~0u;
 
 	while (n--) {
@@ -36,7 +37,7 @@ void label_encode(const struct device_label *l, void *buf)
 	memcpy(d->pool, l->pool.b, 16);
 	memcpy(d->device, l->device.b, 16);
 	d->size_le = htole64(l->size);
-	d->crc_le = htole32(crc32(buf, offsetof(struct label_disk, crc_le)));
+	d->crc_le = htole32(label_crc32(buf, offsetof(struct label_disk, crc_le)));
 }
 
 int label_decode(const void *buf, struct device_label *l)
@@ -45,7 +46,7 @@ int label_decode(const void *buf, struct device_label *l)
 
 	if (memcmp(d->magic, label_magic, sizeof(d->magic)))
 		return -ENODATA;
-	if (le32toh(d->crc_le) != crc32(buf, offsetof(struct label_disk, crc_le)))
+	if (le32toh(d->crc_le) != label_crc32(buf, offsetof(struct label_disk, crc_le)))
 		return -EBADMSG;
 	memcpy(l->pool.b, d->pool, 16);
 	memcpy(l->device.b, d->device, 16);

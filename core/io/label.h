@@ -11,6 +11,7 @@
 #ifndef MAPPERFS_LABEL_H
 #define MAPPERFS_LABEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "uuid.h"
@@ -23,6 +24,9 @@ struct device_label {
 	struct uuid device;
 	uint64_t size;			/* bytes, when the device was added */
 };
+
+/* The CRC-32 (IEEE, zlib's) of @n bytes at @buf. */
+uint32_t label_crc32(const void *buf, size_t n);
 
 /* Encodes @l into @buf (LABEL_SIZE bytes, zero padded, checksummed). */
 void label_encode(const struct device_label *l, void *buf);

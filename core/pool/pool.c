@@ -58,8 +58,15 @@ void pool_admin_lock(struct pool *p)
 
 void pool_admin_unlock(struct pool *p)
 {
+	char *layout = p->layout_unwritten;
+	size_t len = p->layout_unwritten_len;
+	uint64_t seq = p->layout_seq;
+
+	p->layout_unwritten = NULL;
 	atomic_store(&p->admin_tid, 0);
 	pthread_mutex_unlock(&p->admin);
+	if (layout)
+		pool_layout_flush(p, layout, len, seq);
 }
 
 pid_t pool_busy_thread(struct pool *p)
@@ -252,6 +259,19 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing)
 int pool_record(struct pool *p, const char *doing,
 		int (*record)(struct pool *p, void *arg), void *arg,
 		struct pool_error *err)
+{
+	int r;
+
+	pool_layout_before(p);
+	r = pool_record_unarchived(p, doing, record, arg, err);
+	if (!r)
+		pool_layout_after(p);
+	return r;
+}
+
+int pool_record_unarchived(struct pool *p, const char *doing,
+			   int (*record)(struct pool *p, void *arg), void *arg,
+			   struct pool_error *err)
 {
 	const struct pool_meta_ops *m = p->meta->ops;
 	int r;

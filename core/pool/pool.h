@@ -74,6 +74,49 @@ int pool_lock(const char *dir, const char *who);
  */
 pid_t pool_lock_holder(const char *dir, char *buf, size_t len);
 
+/*
+ * Names the command this thread is about to run ("mapperctl remove lv1"),
+ * for the layout archive's entries (pool_layout.c); "" or NULL: none.
+ */
+void pool_set_command(const char *line);
+
+/*
+ * recover: rebuilds DIR/pool.db from the layout copies on the raw devices
+ * at @paths (pool_recover.c says how); a readable pool.db is refused unless
+ * @force.  Prints what it found and did to @out.  Takes the pool's lock.
+ */
+struct pool_recover_spec {
+	const char *dir;
+	char *const *paths;
+	size_t nr_paths;
+	bool force;			/* a readable pool.db, missing devices */
+};
+int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,
+		 FILE *out, struct pool_error *err);
+
+/*
+ * restore-layout: puts the linear and switch volumes of a layout (@len
+ * bytes of @text, read from @file) back into the pool at @dir, which no
+ * daemon serves; thin pools and volumes stay.  Prints the plan to @out;
+ * @dry_run stops there.  Takes the pool's lock.
+ */
+struct pool_restore_layout_spec {
+	const char *dir;
+	const char *file;		/* for messages */
+	const char *text;
+	size_t len;
+	bool dry_run;
+	bool force;			/* thin volumes of the layout that are gone */
+};
+int pool_restore_layout(const struct pool_restore_layout_spec *s,
+			pool_meta_open_fn *open_meta, FILE *out, struct pool_error *err);
+
+/*
+ * backup: writes the pool's current layout (layout.h) to @f.  Reads the
+ * store under the admin lock.
+ */
+int pool_backup(struct pool *p, FILE *f, struct pool_error *err);
+
 /* Makes a new pool in @dir (created, mode 0700, if missing): init. */
 int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 		struct pool_error *err);

@@ -126,6 +126,11 @@ struct pool {
 	dev_t mount_dev;		/* st_dev of the daemon's mount, or 0 */
 	/* The pool directory's owner: whom hooks, origins and its commands act as. */
 	struct fsid_user owner;
+	/* The layout's number, copies and archive (pool_layout.c). */
+	uint64_t layout_seq;		/* of the store's layout; admin */
+	char *layout_unwritten;		/* its text, not yet on the devices; admin */
+	size_t layout_unwritten_len;
+	uint64_t layout_written;	/* newest copy written; dev_lock */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -191,8 +196,40 @@ int pool_devices_named(struct pool *p, char *const *names, size_t nr_names,
 int pool_record(struct pool *p, const char *doing,
 		int (*record)(struct pool *p, void *arg), void *arg,
 		struct pool_error *err);
+/*
+ * pool_record without the layout's archive entry and device copies: for
+ * the volumes' last-write times, which change no layout worth keeping.
+ */
+int pool_record_unarchived(struct pool *p, const char *doing,
+			   int (*record)(struct pool *p, void *arg), void *arg,
+			   struct pool_error *err);
 /* "cannot <doing>: the pool database is locked by another process" ... */
 int pool_store_fail(struct pool_error *err, int r, const char *doing);
+
+/* ---- the layout: archive and device copies (pool_layout.c) ---------- */
+
+struct layout;
+/* The store's layout: records and switch tables.  0 or -errno. */
+int pool_layout_load(struct pool_meta *m, struct layout *out);
+/* @l as text (malloc'ed).  0 or -ENOMEM. */
+int pool_layout_text(const struct layout *l, char **text, size_t *len);
+/*
+ * Writes @len bytes of @text as archive entry @seq of the pool in
+ * @pool_dir (POOL/archive/SEQ.layout, whole or not at all), then prunes
+ * old entries.  0 or -errno.
+ */
+int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len);
+/* pool_record's: archive the layout before a change; number the new one after. */
+void pool_layout_before(struct pool *p);
+void pool_layout_after(struct pool *p);
+/*
+ * Writes layout @seq (@len bytes of @text, freed) on every open device,
+ * under the device lock, unless a newer one was written.  Blocks on the
+ * devices; never under the admin lock.
+ */
+void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq);
+/* At open: numbers the layouts from the devices' copies, rewrites stale ones. */
+void pool_layout_open(struct pool *p);
 
 /* ---- publishing (cannot fail once reserved) ------------------------------- */
 

@@ -430,6 +430,7 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		pool_fail(err, r, "out of memory");
 		goto err_free;
 	}
+	pool_layout_open(p);
 	*out = p;
 	return 0;
 
@@ -476,6 +477,7 @@ void pool_close(struct pool *p)
 	}
 	free(atomic_load(&p->thins));
 	free(p->damage);
+	free(p->layout_unwritten);
 	if (atomic_load(&p->served.cur))
 		volset_release(&p->served);
 	if (p->meta)

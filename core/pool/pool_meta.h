@@ -85,6 +85,14 @@ struct pool_meta_ops {
 	void (*rollback)(struct pool_meta *m);	/* no-op outside one */
 
 	int (*device_insert)(struct pool_meta *m, struct device_rec *d);	/* sets id */
+	/*
+	 * A layout brought back (restore-layout, recover): the row as given,
+	 * its id included; a volume's created and modified too.
+	 */
+	int (*device_restore)(struct pool_meta *m, const struct device_rec *d);
+	int (*volume_restore)(struct pool_meta *m, const struct volume_rec *v);
+	/* Gives the pool the uuid @u: a pool rebuilt from its devices. */
+	int (*uuid_set)(struct pool_meta *m, const struct uuid *u);
 	int (*device_delete)(struct pool_meta *m, int64_t id);
 	int (*volume_insert)(struct pool_meta *m, struct volume_rec *v);	/* sets id */
 	int (*volume_set_size)(struct pool_meta *m, int64_t id, uint64_t size);

@@ -210,7 +210,8 @@ void pool_record_times(struct pool *p)
 		pool_admin_unlock(p);
 		return;
 	}
-	if (pool_record(p, "record when volumes were last written", record_modified, NULL, &err))
+	if (pool_record_unarchived(p, "record when volumes were last written", record_modified,
+				   NULL, &err))
 		log_warn("%s", err.msg);
 	else
 		for (size_t i = 0; i < p->nr_vols; i++)

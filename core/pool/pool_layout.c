@@ -1,0 +1,366 @@
+/*
+ * core/pool/pool_layout.c: the pool's layout kept safe, as LVM keeps its
+ * metadata: an archive of the layout before every change, and a copy of
+ * the current one on every raw device.
+ *
+ * The layout (layout.h) is read from the store, never from memory: it is
+ * what is durable.  The pool numbers its layouts (p->layout_seq): every
+ * change that pool_record commits makes the next one.  Around that commit,
+ * under the admin lock:
+ *
+ *   before: POOL/archive/<seq>.layout gets the layout as it is, with the
+ *           command about to change it and the time (lvm's archive);
+ *           old entries go by count and age (ARCHIVE_RETAIN_*)
+ *   after:  the new layout is read back from the store and numbered
+ *
+ * and once the admin lock is let go (pool_admin_unlock), the new layout is
+ * written to slot seq % 2 of every open device (layout_area.h), under the
+ * device lock: device I/O, which may hang, never holds the admin lock, and
+ * a device add or remove cannot close a device being written.  Opening a
+ * pool reads every device's copies: where a device lacks the store's
+ * layout (a pool from before, one rebuilt by recover or restore-layout, a
+ * device whose copy is stale), all are written anew under the next number.
+ *
+ * Archiving and copying are best effort: a failure is logged at warning
+ * and the change stands, as a full disk must not stop an administrator
+ * from freeing space.
+ */
+#include "pool_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "layout.h"
+#include "layout_area.h"
+#include "log.h"
+#include "regfile.h"
+
+#define ARCHIVE_RETAIN_MIN	10	/* entries kept whatever their age (lvm.conf retain_min) */
+#define ARCHIVE_RETAIN_DAYS	30	/* older ones beyond those go (retain_days) */
+
+static _Thread_local char command_line[512];
+
+void pool_set_command(const char *line)
+{
+	snprintf(command_line, sizeof(command_line), "%s", line ? line : "");
+}
+
+int pool_layout_load(struct pool_meta *m, struct layout *out)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = m->ops->load(m, &out->img);
+	if (r)
+		return r;
+	out->tables = calloc(out->img.nr_switches + 1, sizeof(*out->tables));
+	out->table_lens = calloc(out->img.nr_switches + 1, sizeof(*out->table_lens));
+	if (!out->tables || !out->table_lens) {
+		layout_release(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out->img.nr_switches; i++) {
+		void *blob;
+
+		r = m->ops->switch_table(m, out->img.switches[i].volume, &blob,
+					 &out->table_lens[i]);
+		if (r) {
+			layout_release(out);
+			return r;
+		}
+		out->tables[i] = blob;
+	}
+	return 0;
+}
+
+int pool_layout_text(const struct layout *l, char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = layout_write(l, f);
+	if (fclose(f) && !r)
+		r = -ENOMEM;
+	if (r) {
+		free(*text);
+		*text = NULL;
+	}
+	return r;
+}
+
+/* The records of @text: what follows its "layout" line. */
+static const char *records_of(const char *text)
+{
+	const char *s = strstr(text, "\nlayout ");
+
+	s = s ? strchr(s + 1, '\n') : NULL;
+	return s ? s + 1 : "";
+}
+
+/* The store's layout as text, numbered @seq, with @command; or NULL. */
+static char *current_text(struct pool *p, uint64_t seq, const char *command, size_t *len)
+{
+	struct layout l;
+	char *text = NULL;
+	int r = pool_layout_load(p->meta, &l);
+
+	if (!r) {
+		l.seq = seq;
+		l.time = (int64_t)time(NULL);
+		l.command = command && *command ? strdup(command) : NULL;
+		r = pool_layout_text(&l, &text, len);
+		layout_release(&l);
+	}
+	if (r)
+		log_warn("cannot read the layout of pool '%s' back: %s", p->dir, strerror(-r));
+	return text;
+}
+
+int pool_backup(struct pool *p, FILE *f, struct pool_error *err)
+{
+	struct layout l;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_layout_load(p->meta, &l);
+	if (!r) {
+		l.seq = p->layout_seq;
+		l.time = (int64_t)time(NULL);
+		r = layout_write(&l, f);
+		layout_release(&l);
+	}
+	pool_admin_unlock(p);
+	return r ? pool_fail(err, r, "cannot write the layout: %s", strerror(-r)) : 0;
+}
+
+/* ---- the archive ------------------------------------------------------ */
+
+/* @text into @path whole or not at all: a temporary, synced, renamed. */
+static int write_atomic(const char *dir, const char *path, const char *text, size_t len)
+{
+	char tmp[PATH_MAX + 40];
+	int fd, dfd, r;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	r = regfile_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600, &fd);
+	if (r)
+		return r;
+	for (size_t done = 0; done < len && !r;) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno != EINTR)
+			r = -errno;
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	if (!r && fsync(fd))
+		r = -errno;
+	close(fd);
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r) {
+		unlink(tmp);
+		return r;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+static int entry_seq(const char *name, uint64_t *seq)
+{
+	char *end;
+
+	*seq = strtoull(name, &end, 10);
+	return end != name && !strcmp(end, ".layout") ? 0 : -EINVAL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps the newest ARCHIVE_RETAIN_MIN entries, and those younger than the age. */
+static void archive_prune(const char *dir)
+{
+	time_t oldest = time(NULL) - (time_t)ARCHIVE_RETAIN_DAYS * 86400;
+	uint64_t *seqs = NULL;
+	size_t nr = 0, cap = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		uint64_t seq;
+
+		if (entry_seq(e->d_name, &seq))
+			continue;
+		if (nr == cap) {
+			uint64_t *g = realloc(seqs, (cap = cap ? cap * 2 : 64) * sizeof(*seqs));
+
+			if (!g)
+				break;
+			seqs = g;
+		}
+		seqs[nr++] = seq;
+	}
+	closedir(d);
+	qsort(seqs, nr, sizeof(*seqs), cmp_u64);
+	for (size_t i = 0; i + ARCHIVE_RETAIN_MIN < nr; i++) {
+		char path[PATH_MAX + 32];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seqs[i]);
+		if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_mtime < oldest)
+			unlink(path);
+	}
+	free(seqs);
+}
+
+int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int r;
+
+	if (snprintf(dir, sizeof(dir), "%s/archive", pool_dir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seq);
+	r = write_atomic(dir, path, text, len);
+	if (!r)
+		archive_prune(dir);
+	return r;
+}
+
+void pool_layout_before(struct pool *p)
+{
+	size_t len;
+	char *text = current_text(p, p->layout_seq, command_line, &len);
+	int r;
+
+	if (!text)
+		return;
+	r = pool_archive_write(p->dir, p->layout_seq, text, len);
+	if (r)
+		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-r));
+	free(text);
+}
+
+void pool_layout_after(struct pool *p)
+{
+	size_t len;
+	char *text = current_text(p, p->layout_seq + 1, command_line, &len);
+
+	if (!text)
+		return;
+	p->layout_seq++;
+	free(p->layout_unwritten);
+	p->layout_unwritten = text;
+	p->layout_unwritten_len = len;
+}
+
+/* ---- the copies on the devices ---------------------------------------- */
+
+static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t len)
+{
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		struct pool_device *d = p->devs[i];
+		int r;
+
+		if (!d->dev)
+			continue;
+		r = layout_area_write(d->dev, &p->uuid, seq, text, len);
+		if (r == -EFBIG) {
+			log_warn("the layout of pool '%s' (%zu bytes) does not fit a device's "
+				 "metadata area (%u bytes): the devices keep copy %" PRIu64,
+				 p->dir, len, (unsigned int)LAYOUT_TEXT_MAX, seq - 1);
+			return;
+		}
+		if (r)
+			log_warn("cannot write the layout copy on '%s': %s", d->rec.path,
+				 strerror(-r));
+	}
+}
+
+void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
+{
+	bool mine = atomic_load(&p->dev_lock_tid) == gettid();
+
+	if (!mine) {
+		pthread_mutex_lock(&p->dev_lock);
+		atomic_store(&p->dev_lock_tid, gettid());
+	}
+	/* A later change may have been written first by another thread. */
+	if (seq > p->layout_written) {
+		write_copies(p, seq, text, len);
+		p->layout_written = seq;
+	}
+	if (!mine) {
+		atomic_store(&p->dev_lock_tid, 0);
+		pthread_mutex_unlock(&p->dev_lock);
+	}
+	free(text);
+}
+
+/*
+ * At open: the newest copy on the devices numbers the layouts; a device
+ * without the store's layout as its newest copy makes them all written.
+ */
+void pool_layout_open(struct pool *p)
+{
+	bool stale = false;
+	size_t len;
+	char *text;
+
+	for (size_t i = 0; i < p->nr_devs; i++) {
+		const struct layout_slot *s;
+		struct layout_area a;
+
+		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &a))
+			continue;
+		s = layout_area_newest(&a);
+		if (s && uuid_equal(&s->pool, &p->uuid) && s->seq > p->layout_seq)
+			p->layout_seq = s->seq;
+		layout_area_release(&a);
+	}
+	p->layout_written = p->layout_seq;
+	text = current_text(p, p->layout_seq, NULL, &len);
+	if (!text)
+		return;
+	for (size_t i = 0; i < p->nr_devs && !stale; i++) {
+		const struct layout_slot *s;
+		struct layout_area a;
+
+		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &a))
+			continue;
+		s = layout_area_newest(&a);
+		stale = !s || !uuid_equal(&s->pool, &p->uuid) || s->seq != p->layout_seq ||
+			strcmp(records_of(s->text), records_of(text));
+		layout_area_release(&a);
+	}
+	free(text);
+	if (!stale)
+		return;
+	text = current_text(p, p->layout_seq + 1, NULL, &len);
+	if (!text)
+		return;
+	p->layout_seq++;
+	pool_layout_flush(p, text, len, p->layout_seq);
+}

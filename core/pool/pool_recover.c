@@ -1,0 +1,602 @@
+/*
+ * core/pool/pool_recover.c: a pool's database rebuilt from its devices
+ * (`recover`), and a pool's layout put back from the archive or a backup
+ * (`restore-layout`, vgcfgrestore).
+ *
+ * Both work on the store of a pool nobody serves (they take the pool's
+ * lock; the daemon holds it while it runs), without opening the pool:
+ * they write rows, and the next open builds everything from them and
+ * writes the devices' layout copies anew (pool_layout.c).
+ *
+ * recover: each device named is opened (claimed) and its label and layout
+ * copies read.  All must carry the label of one pool; the newest good
+ * copy among them is the layout, and every device whose own copy is
+ * older, damaged or missing is named.  A layout device not among those
+ * named is refused unless --force (then it keeps its recorded path and
+ * fails at open, as a missing device does).  The damaged database is
+ * moved aside, a new one made with the pool's uuid, and the layout
+ * recorded in one transaction, but for thin volumes: their maps were in
+ * the database, so they are reported lost, never invented; `restore`
+ * brings them back from a dump.
+ *
+ * restore-layout: the layout in the file must be this pool's, with the
+ * same devices.  Linear and switch volumes are replaced by the file's;
+ * thin pools and thin volumes stay as they are (their maps are only in
+ * the database): a thin pool the file lacks or places differently is
+ * refused, and a thin volume the file has but the pool lost is named and
+ * needs --force, as LVM asks for it with thin pools.  The layout before
+ * is archived first, so a restore can itself be undone.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "layout.h"
+#include "layout_area.h"
+
+static bool is_thin(const struct volume_rec *v)
+{
+	return !strcmp(v->kind, "thin");
+}
+
+static bool is_thin_pool(const struct volume_rec *v)
+{
+	return !strcmp(v->kind, "thin-pool");
+}
+
+static const struct volume_rec *volume_in(const struct pool_meta_image *m, int64_t id)
+{
+	for (size_t i = 0; i < m->nr_volumes; i++)
+		if (m->volumes[i].id == id)
+			return &m->volumes[i];
+	return NULL;
+}
+
+/*
+ * Records @l's volumes for which @take says yes: rows, extents, switch
+ * tables and paths, thin pool rows, thin rows and origins.
+ */
+static int record_volumes(struct pool_meta *m, const struct layout *l,
+			  bool (*take)(const struct volume_rec *v))
+{
+	const struct pool_meta_image *img = &l->img;
+	const struct pool_meta_ops *o = m->ops;
+	int r = 0;
+
+	for (size_t i = 0; i < img->nr_volumes && !r; i++)
+		if (take(&img->volumes[i]))
+			r = o->volume_restore(m, &img->volumes[i]);
+	for (size_t i = 0; i < img->nr_extents && !r; i++)
+		if (take(volume_in(img, img->extents[i].volume)))
+			r = o->extent_insert(m, &img->extents[i]);
+	for (size_t i = 0; i < img->nr_switches && !r; i++) {
+		const struct switch_rec *sw = &img->switches[i];
+		size_t first = 0;
+
+		if (!take(volume_in(img, sw->volume)))
+			continue;
+		while (first < img->nr_switch_paths && img->switch_paths[first].volume != sw->volume)
+			first++;
+		if (img->nr_switch_paths - first < sw->nr_paths)
+			return -EINVAL;
+		r = o->switch_insert(m, sw, &img->switch_paths[first], l->tables[i],
+				     l->table_lens[i]);
+	}
+	for (size_t i = 0; i < img->nr_thin_pools && !r; i++)
+		if (take(volume_in(img, img->thin_pools[i].volume)))
+			r = o->thin_pool_insert(m, &img->thin_pools[i]);
+	for (size_t i = 0; i < img->nr_thins && !r; i++)
+		if (take(volume_in(img, img->thins[i].volume)))
+			r = o->thin_put(m, &img->thins[i]);
+	for (size_t i = 0; i < img->nr_origins && !r; i++)
+		if (take(volume_in(img, img->origins[i].volume)))
+			r = o->thin_origin_put(m, &img->origins[i]);
+	return r;
+}
+
+static int lock_pool(const char *dir, const char *who, struct pool_error *err)
+{
+	char holder[80];
+	int fd = pool_lock(dir, who);
+
+	if (fd == -EBUSY) {
+		pool_lock_holder(dir, holder, sizeof(holder));
+		return pool_fail(err, -EBUSY, "pool '%s' is in use by %s: stop it first", dir,
+				 holder);
+	}
+	if (fd < 0)
+		return pool_fail(err, fd, "cannot lock pool '%s': %s", dir, strerror(-fd));
+	return fd;
+}
+
+/* ---- recover ---------------------------------------------------------- */
+
+struct found {
+	const char *path;
+	struct device *dev;
+	struct device_label label;
+	struct layout_area area;
+};
+
+static bool take_all_but_thin(const struct volume_rec *v)
+{
+	return v && !is_thin(v);
+}
+
+/* Moves DIR/pool.db (and its -wal, -shm) aside as pool.db.damaged-TIME. */
+static int move_aside(const char *db, FILE *out, struct pool_error *err)
+{
+	static const char *const tails[] = { "", "-wal", "-shm" };
+	long now = (long)time(NULL);
+
+	for (size_t i = 0; i < 3; i++) {
+		char from[PATH_MAX + 8], to[PATH_MAX + 40];
+
+		snprintf(from, sizeof(from), "%s%s", db, tails[i]);
+		snprintf(to, sizeof(to), "%s.damaged-%ld%s", db, now, tails[i]);
+		if (rename(from, to) && errno != ENOENT)
+			return pool_fail(err, -errno, "cannot move '%s' aside: %s", from,
+					 strerror(errno));
+		if (!i)
+			fprintf(out, "moved the damaged database aside to '%s'\n", to);
+	}
+	return 0;
+}
+
+/* 0 if @db holds a pool that loads, else why not. */
+static int db_loads(const char *db, pool_meta_open_fn *open_meta)
+{
+	struct pool_meta_image img;
+	struct pool_meta *m;
+	int r = open_meta(db, false, &m);
+
+	if (r)
+		return r;
+	r = m->ops->load(m, &img);
+	if (!r)
+		pool_meta_image_release(&img);
+	m->ops->close(m);
+	return r;
+}
+
+static int read_devices(const struct pool_recover_spec *s, struct found *f,
+			struct pool_error *err)
+{
+	for (size_t i = 0; i < s->nr_paths; i++) {
+		char why[128];
+		int r;
+
+		f[i].path = s->paths[i];
+		r = device_open(s->paths[i], 0, &f[i].dev);
+		if (r)
+			return pool_fail(err, r, "cannot open '%s': %s", s->paths[i],
+					 device_strerror(s->paths[i], r, why, sizeof(why)));
+		r = device_label_read(f[i].dev, &f[i].label);
+		if (r)
+			return pool_fail(err, -EINVAL, "'%s' %s", s->paths[i],
+					 r == -ENODATA ? "carries no mapperfs label" :
+					 "has a damaged mapperfs label");
+		if (i && !uuid_equal(&f[i].label.pool, &f[0].label.pool))
+			return pool_fail(err, -EINVAL, "'%s' belongs to another pool than '%s'",
+					 s->paths[i], s->paths[0]);
+		r = layout_area_read(f[i].dev->fd, &f[i].area);
+		if (r)
+			return pool_fail(err, r, "cannot read the layout copies of '%s': %s",
+					 s->paths[i], strerror(-r));
+	}
+	return 0;
+}
+
+/* The newest good copy of the pool's layout among @f, or NULL. */
+static const struct layout_slot *newest_copy(const struct found *f, size_t nr)
+{
+	const struct layout_slot *best = NULL;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct layout_slot *s = layout_area_newest(&f[i].area);
+
+		if (s && uuid_equal(&s->pool, &f[i].label.pool) && (!best || s->seq > best->seq))
+			best = s;
+	}
+	return best;
+}
+
+/* Names each device whose copy is not the newest: stale, damaged or missing. */
+static void report_copies(const struct found *f, size_t nr, uint64_t newest, FILE *out)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const struct layout_slot *s = layout_area_newest(&f[i].area);
+		bool damaged = f[i].area.slot[0].state == LAYOUT_SLOT_DAMAGED ||
+			       f[i].area.slot[1].state == LAYOUT_SLOT_DAMAGED;
+
+		if (!s)
+			fprintf(out, "'%s': %s\n", f[i].path,
+				damaged ? "its layout copies are damaged" : "holds no layout copy");
+		else if (s->seq < newest)
+			fprintf(out, "'%s': its layout copy %" PRIu64 " is stale (the newest is %"
+				PRIu64 ")%s\n", f[i].path, s->seq, newest,
+				damaged ? ", and a newer one is damaged" : "");
+		else if (damaged)
+			fprintf(out, "'%s': one of its layout copies is damaged\n", f[i].path);
+	}
+}
+
+/* Points each device of @l at the path that carries its label. */
+static int place_devices(struct layout *l, const struct found *f, size_t nr, bool force,
+			 FILE *out, struct pool_error *err)
+{
+	for (size_t i = 0; i < l->img.nr_devices; i++) {
+		struct device_rec *d = &l->img.devices[i];
+		size_t k = 0;
+
+		while (k < nr && !uuid_equal(&f[k].label.device, &d->uuid))
+			k++;
+		if (k < nr) {
+			snprintf(d->path, sizeof(d->path), "%s", f[k].path);
+			continue;
+		}
+		if (!force)
+			return pool_fail(err, -ENODEV, "device '%s' (last at '%s') is not among "
+					 "those given: name it, or use --force to recover without it",
+					 d->name, d->path);
+		fprintf(out, "device '%s' is missing: kept at '%s', it fails until it is back\n",
+			d->name, d->path);
+	}
+	for (size_t k = 0; k < nr; k++) {
+		size_t i = 0;
+
+		while (i < l->img.nr_devices && !uuid_equal(&f[k].label.device,
+							     &l->img.devices[i].uuid))
+			i++;
+		if (i == l->img.nr_devices)
+			fprintf(out, "'%s': not a device of the layout, left alone\n", f[k].path);
+	}
+	return 0;
+}
+
+static int record_recovered(const char *db, pool_meta_open_fn *open_meta,
+			    const struct layout *l, struct pool_error *err)
+{
+	struct pool_meta *m;
+	int r = open_meta(db, true, &m);
+
+	if (r)
+		return pool_fail(err, r, "cannot create '%s': %s", db, strerror(-r));
+	r = m->ops->begin(m);
+	if (!r)
+		r = m->ops->uuid_set(m, &l->img.uuid);
+	for (size_t i = 0; i < l->img.nr_devices && !r; i++)
+		r = m->ops->device_restore(m, &l->img.devices[i]);
+	if (!r)
+		r = record_volumes(m, l, take_all_but_thin);
+	if (!r)
+		r = m->ops->commit(m);
+	if (r)
+		m->ops->rollback(m);
+	m->ops->close(m);
+	if (r) {
+		unlink(db);
+		return pool_store_fail(err, r, "record the recovered layout");
+	}
+	return 0;
+}
+
+static void report_recovered(const struct layout *l, FILE *out)
+{
+	const struct pool_meta_image *m = &l->img;
+	size_t lost = 0;
+
+	for (size_t i = 0; i < m->nr_volumes; i++)
+		if (!is_thin(&m->volumes[i]))
+			fprintf(out, "recovered %s '%s'\n", m->volumes[i].kind, m->volumes[i].name);
+	for (size_t i = 0; i < m->nr_volumes; i++) {
+		if (!is_thin(&m->volumes[i]))
+			continue;
+		fprintf(out, "lost thin volume '%s': its map was in the database\n",
+			m->volumes[i].name);
+		lost++;
+	}
+	if (lost)
+		fprintf(out, "bring the thin volumes back from a dump: mapperctl restore POOL "
+			"--from DUMP\n");
+}
+
+int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,
+		 FILE *out, struct pool_error *err)
+{
+	const struct layout_slot *best;
+	struct found *f = NULL;
+	struct layout l = { 0 };
+	char db[PATH_MAX], why[256];
+	struct stat st;
+	int lock, r;
+
+	if (snprintf(db, sizeof(db), "%s/pool.db", s->dir) >= (int)sizeof(db))
+		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", s->dir);
+	if (!s->nr_paths)
+		return pool_fail(err, -EINVAL, "no devices given");
+	lock = lock_pool(s->dir, "'recover'", err);
+	if (lock < 0)
+		return lock;
+	f = calloc(s->nr_paths, sizeof(*f));
+	r = f ? read_devices(s, f, err) : pool_fail(err, -ENOMEM, "out of memory");
+	if (r)
+		goto out;
+	best = newest_copy(f, s->nr_paths);
+	if (!best) {
+		r = pool_fail(err, -ENODATA, "no device given holds a good copy of the layout");
+		goto out;
+	}
+	report_copies(f, s->nr_paths, best->seq, out);
+	r = layout_parse(best->text, best->len, &l, why, sizeof(why));
+	if (r) {
+		pool_fail(err, r, "layout copy %" PRIu64 " cannot be read: %s", best->seq, why);
+		goto out;
+	}
+	fprintf(out, "using layout copy %" PRIu64 " of pool ", best->seq);
+	{
+		char uuid[UUID_STR_LEN];
+
+		uuid_format(&l.img.uuid, uuid);
+		fprintf(out, "%s\n", uuid);
+	}
+	r = place_devices(&l, f, s->nr_paths, s->force, out, err);
+	if (r)
+		goto out;
+	if (!stat(db, &st)) {
+		if (!db_loads(db, open_meta) && !s->force) {
+			r = pool_fail(err, -EEXIST, "'%s' is readable: nothing to recover "
+				      "(restore-layout puts back an older layout; --force rebuilds it "
+				      "all the same)", db);
+			goto out;
+		}
+		r = move_aside(db, out, err);
+		if (r)
+			goto out;
+	}
+	r = record_recovered(db, open_meta, &l, err);
+	if (!r)
+		report_recovered(&l, out);
+out:
+	layout_release(&l);
+	for (size_t i = 0; f && i < s->nr_paths; i++) {
+		layout_area_release(&f[i].area);
+		device_close(f[i].dev);
+	}
+	free(f);
+	close(lock);
+	return r;
+}
+
+/* ---- restore-layout --------------------------------------------------- */
+
+static bool take_linear_switch(const struct volume_rec *v)
+{
+	return v && (!strcmp(v->kind, "linear") || !strcmp(v->kind, "switch"));
+}
+
+static bool same_extents(const struct pool_meta_image *a, const struct pool_meta_image *b,
+			 int64_t volume)
+{
+	size_t ia = 0, ib = 0;
+
+	for (;;) {
+		while (ia < a->nr_extents && a->extents[ia].volume != volume)
+			ia++;
+		while (ib < b->nr_extents && b->extents[ib].volume != volume)
+			ib++;
+		if (ia == a->nr_extents || ib == b->nr_extents)
+			return ia == a->nr_extents && ib == b->nr_extents;
+		if (a->extents[ia].device != b->extents[ib].device ||
+		    a->extents[ia].dev_offset != b->extents[ib].dev_offset ||
+		    a->extents[ia].length != b->extents[ib].length)
+			return false;
+		ia++;
+		ib++;
+	}
+}
+
+/* The file's layout @want against the pool's @now: what cannot be restored. */
+static int restore_check(const struct layout *want, const struct layout *now, bool force,
+			 FILE *out, struct pool_error *err)
+{
+	const struct pool_meta_image *w = &want->img, *n = &now->img;
+	size_t lost = 0;
+
+	if (!uuid_equal(&w->uuid, &n->uuid))
+		return pool_fail(err, -EINVAL, "the layout is of another pool");
+	for (size_t i = 0; i < w->nr_devices; i++) {
+		size_t k = 0;
+
+		while (k < n->nr_devices && (n->devices[k].id != w->devices[i].id ||
+					     !uuid_equal(&n->devices[k].uuid, &w->devices[i].uuid)))
+			k++;
+		if (k == n->nr_devices)
+			return pool_fail(err, -ENODEV, "device '%s' of the layout is not in the "
+					 "pool: add it back first", w->devices[i].name);
+	}
+	if (n->nr_devices != w->nr_devices)
+		for (size_t k = 0; k < n->nr_devices; k++) {
+			size_t i = 0;
+
+			while (i < w->nr_devices && w->devices[i].id != n->devices[k].id)
+				i++;
+			if (i == w->nr_devices)
+				return pool_fail(err, -EINVAL, "device '%s' is not in the layout: "
+						 "remove it first", n->devices[k].name);
+		}
+	for (size_t i = 0; i < n->nr_volumes; i++) {
+		const struct volume_rec *v = &n->volumes[i], *wv = volume_in(w, v->id);
+
+		if (is_thin_pool(v) && (!wv || !same_extents(w, n, v->id)))
+			return pool_fail(err, -EINVAL, "thin pool '%s' is %s the layout: its maps "
+					 "are only in the pool database", v->name,
+					 wv ? "placed otherwise in" : "not in");
+		if (is_thin(v) && wv && !is_thin(wv))
+			return pool_fail(err, -EINVAL, "volume id %" PRId64 " is thin volume '%s' "
+					 "now, a %s in the layout", v->id, v->name, wv->kind);
+	}
+	for (size_t i = 0; i < w->nr_volumes; i++) {
+		const struct volume_rec *v = &w->volumes[i], *nv = volume_in(n, v->id);
+
+		if (is_thin_pool(v) && !nv)
+			return pool_fail(err, -EINVAL, "thin pool '%s' of the layout is gone: its "
+					 "maps cannot be restored from a layout", v->name);
+		if (is_thin(v) && !nv) {
+			fprintf(out, "thin volume '%s' cannot be restored: its map is gone\n",
+				v->name);
+			lost++;
+		}
+		/* a name the restore frees is fine; one a kept thin volume holds is not */
+		for (size_t k = 0; k < n->nr_volumes && take_linear_switch(v); k++)
+			if (!strcmp(n->volumes[k].name, v->name) && is_thin(&n->volumes[k]) &&
+			    n->volumes[k].id != v->id)
+				return pool_fail(err, -EEXIST, "volume '%s' of the layout: thin volume "
+						 "'%s' has the name now: rename it first", v->name,
+						 v->name);
+	}
+	if (lost && !force)
+		return pool_fail(err, -EINVAL, "%zu thin volume%s of the layout cannot be restored "
+				 "(use --force to restore the rest)", lost, lost == 1 ? "" : "s");
+	return 0;
+}
+
+/* What the restore changes: volumes that come back, go, or change. */
+static void restore_report(const struct layout *want, const struct layout *now, FILE *out)
+{
+	const struct pool_meta_image *w = &want->img, *n = &now->img;
+
+	for (size_t i = 0; i < w->nr_volumes; i++) {
+		const struct volume_rec *v = &w->volumes[i], *nv = volume_in(n, v->id);
+
+		if (!take_linear_switch(v))
+			continue;
+		if (!nv)
+			fprintf(out, "restores %s '%s'\n", v->kind, v->name);
+		else if (strcmp(nv->name, v->name) || nv->size != v->size ||
+			 !same_extents(w, n, v->id))
+			fprintf(out, "puts back %s '%s' as it was\n", v->kind, v->name);
+	}
+	for (size_t i = 0; i < n->nr_volumes; i++)
+		if (take_linear_switch(&n->volumes[i]) && !volume_in(w, n->volumes[i].id))
+			fprintf(out, "removes %s '%s' (not in the layout)\n", n->volumes[i].kind,
+				n->volumes[i].name);
+}
+
+/* The number of the newest layout copy on @l's devices (0: none), read only. */
+static uint64_t current_seq(const struct layout *l)
+{
+	uint64_t seq = 0;
+
+	for (size_t i = 0; i < l->img.nr_devices; i++) {
+		int fd = device_open_path(l->img.devices[i].path, O_RDONLY | O_CLOEXEC);
+		const struct layout_slot *s;
+		struct layout_area a;
+
+		if (fd < 0)
+			continue;
+		if (!layout_area_read(fd, &a)) {
+			s = layout_area_newest(&a);
+			if (s && uuid_equal(&s->pool, &l->img.uuid) && s->seq > seq)
+				seq = s->seq;
+			layout_area_release(&a);
+		}
+		close(fd);
+	}
+	return seq;
+}
+
+/* Replaces the store's linear and switch volumes with @want's. */
+static int record_restore(struct pool_meta *m, const struct layout *want,
+			  const struct layout *now)
+{
+	int r = m->ops->begin(m);
+
+	for (size_t i = 0; i < now->img.nr_volumes && !r; i++)
+		if (take_linear_switch(&now->img.volumes[i]))
+			r = m->ops->volume_delete(m, now->img.volumes[i].id);
+	if (!r)
+		r = record_volumes(m, want, take_linear_switch);
+	if (!r)
+		r = m->ops->commit(m);
+	if (r)
+		m->ops->rollback(m);
+	return r;
+}
+
+int pool_restore_layout(const struct pool_restore_layout_spec *s,
+			pool_meta_open_fn *open_meta, FILE *out, struct pool_error *err)
+{
+	struct layout want = { 0 }, now = { 0 };
+	struct pool_meta *m = NULL;
+	char db[PATH_MAX], why[256];
+	int lock, r;
+
+	r = layout_parse(s->text, s->len, &want, why, sizeof(why));
+	if (r)
+		return pool_fail(err, r, "'%s' is not a layout: %s", s->file, why);
+	if (snprintf(db, sizeof(db), "%s/pool.db", s->dir) >= (int)sizeof(db)) {
+		layout_release(&want);
+		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", s->dir);
+	}
+	lock = lock_pool(s->dir, "'restore-layout'", err);
+	if (lock < 0) {
+		layout_release(&want);
+		return lock;
+	}
+	r = open_meta(db, false, &m);
+	if (r) {
+		pool_fail(err, r, "cannot open '%s': %s (recover rebuilds it from the devices)",
+			  db, strerror(-r));
+		m = NULL;
+		goto out;
+	}
+	r = pool_layout_load(m, &now);
+	if (r) {
+		pool_fail(err, r, "cannot read '%s': %s", db, strerror(-r));
+		goto out;
+	}
+	r = restore_check(&want, &now, s->force, out, err);
+	if (r)
+		goto out;
+	restore_report(&want, &now, out);
+	if (s->dry_run)
+		goto out;
+	{
+		char *text;
+		size_t len;
+
+		now.seq = current_seq(&now);
+		now.time = (int64_t)time(NULL);
+		now.command = strdup("mapperctl restore-layout");
+		r = pool_layout_text(&now, &text, &len);
+		if (!r) {
+			r = pool_archive_write(s->dir, now.seq, text, len);
+			free(text);
+		}
+		if (r) {
+			pool_fail(err, r, "cannot archive the layout before the restore: %s",
+				  strerror(-r));
+			goto out;
+		}
+	}
+	r = record_restore(m, &want, &now);
+	if (r)
+		pool_store_fail(err, r, "record the restored layout");
+out:
+	if (m)
+		m->ops->close(m);
+	layout_release(&want);
+	layout_release(&now);
+	close(lock);
+	return r;
+}

@@ -1,0 +1,87 @@
+/*
+ * recover: the pool database rebuilt from the layout copies its raw
+ * devices carry (pool_recover), when pool.db is lost or damaged.  Runs in
+ * mapperctl only, like init: there is no pool for a daemon to serve.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define WHAT "recover"
+
+static const struct option options[] = {
+	{ "devices", no_argument, NULL, 'd' },
+	{ "force", no_argument, NULL, 'f' },
+	{ 0 }
+};
+
+static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct pool_recover_spec s = { .dir = ctx->pool_dir };
+	struct pool_error err;
+	char **paths, cwd[PATH_MAX];
+	bool devices = false;
+	int c, r;
+
+	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
+	     first = 0) {
+		if (c == 'd')
+			devices = true;
+		else if (c == 'f')
+			s.force = true;
+		else
+			return CMD_USAGE;
+	}
+	if (!devices || ctx->optind == argc)
+		return cmd_usage_error(ctx, WHAT, "name the raw devices: --devices PATH...");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cmd_error(ctx, WHAT, "cannot find the current directory: %s",
+				 strerror(errno));
+	s.nr_paths = (size_t)(argc - ctx->optind);
+	paths = calloc(s.nr_paths, sizeof(*paths));
+	if (!paths)
+		return cmd_error(ctx, WHAT, "out of memory");
+	for (size_t i = 0; i < s.nr_paths; i++) {
+		const char *path = argv[ctx->optind + (int)i];
+
+		if (path[0] == '/' ? !(paths[i] = strdup(path)) :
+		    asprintf(&paths[i], "%s/%s", cwd, path) < 0) {
+			paths[i] = NULL;
+			r = cmd_error(ctx, WHAT, "out of memory");
+			goto out;
+		}
+	}
+	s.paths = paths;
+	r = pool_recover(&s, ctx->open_meta, ctx->out, &err) ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
+	if (r == CMD_OK)
+		fprintf(ctx->out, "recovered pool '%s': start mapperfs to serve it\n", s.dir);
+out:
+	for (size_t i = 0; i < s.nr_paths; i++)
+		free(paths[i]);
+	free(paths);
+	return r;
+}
+
+const struct cmd cmd_recover = {
+	.name = "recover",
+	.usage =
+		"recover --devices PATH... [--force]\n"
+		"\n"
+		"Rebuilds the pool database from the copies of the layout that every\n"
+		"raw device carries, when POOL/pool.db is lost or damaged (a damaged\n"
+		"one is moved aside to pool.db.damaged-TIME).  Reads each PATH's label\n"
+		"and copies; the newest good copy wins, and a device whose copy is\n"
+		"stale, damaged or missing is named.  Linear and switch volumes and\n"
+		"thin pools come back as they were; thin volumes are reported lost\n"
+		"(their maps were in the database): 'mapperctl restore POOL --from\n"
+		"DUMP' brings them back from a dump.  No daemon may serve the pool.\n"
+		"\n"
+		"  --force  rebuild although pool.db is readable, or a device of the\n"
+		"           layout is not among PATHs (it stays failed until back)\n",
+	.run = recover_run,
+	.options = options,
+};
