@@ -78,8 +78,6 @@ static int restore_layout_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the layout FILE");
 	if (r)
 		return r;
-	if (ctx->host)
-		return cmd_error(ctx, WHAT, "the daemon serves the pool: stop it first");
 	s.file = argv[ctx->optind];
 	text = read_whole(ctx, s.file, &s.len);
 	if (!text)

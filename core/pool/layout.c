@@ -685,6 +685,8 @@ static int parse_line(struct parser *ps, char *line)
 		return 0;
 	if (ps->end)
 		return bad(ps, "a record after 'end'");
+	if (!ps->header && strncmp(line, "layout ", 7))
+		return bad(ps, "not a mapperfs layout (it starts with a 'layout' line)");
 	r = split(ps, line, &keyword);
 	if (r)
 		return r;
@@ -695,8 +697,6 @@ static int parse_line(struct parser *ps, char *line)
 	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++) {
 		if (strcmp(keyword, records[i].keyword))
 			continue;
-		if (!ps->header && i)
-			return bad(ps, "'%s' before the layout line", keyword);
 		r = records[i].parse(ps);
 		if (r)
 			return r;
