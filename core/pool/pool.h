@@ -90,6 +90,9 @@ struct pool_recover_spec {
 	char *const *paths;
 	size_t nr_paths;
 	bool force;			/* a readable pool.db, missing devices */
+	/* Thin pools whose maps the caller restores from dumps after: not lost. */
+	const char *const *dump_pools;
+	size_t nr_dumps;
 };
 int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,
 		 FILE *out, struct pool_error *err);

@@ -290,7 +290,38 @@ static int record_recovered(const char *db, pool_meta_open_fn *open_meta,
 	return 0;
 }
 
-static void report_recovered(const struct layout *l, FILE *out)
+/* Whether thin volume @v's pool is one the caller restores from a dump. */
+static bool dumped(const struct pool_recover_spec *s, const struct layout *l, int64_t v)
+{
+	const struct volume_rec *pool = NULL;
+
+	for (size_t i = 0; i < l->img.nr_thins && !pool; i++)
+		if (l->img.thins[i].volume == v)
+			pool = volume_in(&l->img, l->img.thins[i].pool);
+	for (size_t i = 0; pool && i < s->nr_dumps; i++)
+		if (!strcmp(s->dump_pools[i], pool->name))
+			return true;
+	return false;
+}
+
+static int check_dumps(const struct pool_recover_spec *s, const struct layout *l,
+		       struct pool_error *err)
+{
+	for (size_t k = 0; k < s->nr_dumps; k++) {
+		size_t i = 0;
+
+		while (i < l->img.nr_volumes && (strcmp(l->img.volumes[i].name, s->dump_pools[k]) ||
+						 !is_thin_pool(&l->img.volumes[i])))
+			i++;
+		if (i == l->img.nr_volumes)
+			return pool_fail(err, -ENOENT, "--dump: the layout has no thin pool '%s'",
+					 s->dump_pools[k]);
+	}
+	return 0;
+}
+
+static void report_recovered(const struct pool_recover_spec *s, const struct layout *l,
+			     FILE *out)
 {
 	const struct pool_meta_image *m = &l->img;
 	size_t lost = 0;
@@ -299,7 +330,7 @@ static void report_recovered(const struct layout *l, FILE *out)
 		if (!is_thin(&m->volumes[i]))
 			fprintf(out, "recovered %s '%s'\n", m->volumes[i].kind, m->volumes[i].name);
 	for (size_t i = 0; i < m->nr_volumes; i++) {
-		if (!is_thin(&m->volumes[i]))
+		if (!is_thin(&m->volumes[i]) || dumped(s, l, m->volumes[i].id))
 			continue;
 		fprintf(out, "lost thin volume '%s': its map was in the database\n",
 			m->volumes[i].name);
@@ -349,7 +380,9 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 		uuid_format(&l.img.uuid, uuid);
 		fprintf(out, "%s\n", uuid);
 	}
-	r = place_devices(&l, f, s->nr_paths, s->force, out, err);
+	r = check_dumps(s, &l, err);
+	if (!r)
+		r = place_devices(&l, f, s->nr_paths, s->force, out, err);
 	if (r)
 		goto out;
 	if (!stat(db, &st)) {
@@ -365,7 +398,7 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 	}
 	r = record_recovered(db, open_meta, &l, err);
 	if (!r)
-		report_recovered(&l, out);
+		report_recovered(s, &l, out);
 out:
 	layout_release(&l);
 	for (size_t i = 0; f && i < s->nr_paths; i++) {

@@ -5,7 +5,7 @@
 # it: linear (over two devices) and switch volumes read back byte for
 # byte, with their extents and region table; the thin pool comes back,
 # its thin volumes are named lost, and `restore` from a dump taken before
-# gives them back byte for byte.  recover refuses a readable pool.db, a
+# gives them back byte for byte, as `recover --dump tp=FILE` does at once.  recover refuses a readable pool.db, a
 # served pool, a device left out, and a file of another pool, in one line.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -61,12 +61,20 @@ mapperctl activate snap >/dev/null 2>&1 || true
 mapperctl create linear after --size 4M >/dev/null
 stop_daemon
 
-# Garbage over pool.db: moved aside, rebuilt.
+# Garbage over pool.db: moved aside, rebuilt, the thin volumes restored
+# from the dump in the same command.
 head -c 64K /dev/urandom >"$POOL/pool.db"
-mapperctl recover --devices "$d0" "$d1" >"$T_DIR/out" || fail "recover over a damaged pool.db failed"
+expect_fail -s 1 -m "the layout has no thin pool 'nope'" \
+	mapperctl recover --devices "$d0" "$d1" --dump nope="$T_DIR/tp.xml"
+expect_fail -s 1 -m "takes THIN-POOL=FILE" mapperctl recover --devices "$d0" --dump "$T_DIR/tp.xml"
+mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/tp.xml" >"$T_DIR/out" ||
+	fail "recover over a damaged pool.db failed: $(cat "$T_DIR/out")"
+cat "$T_DIR/out" >&2
+grep -q "lost thin volume" "$T_DIR/out" && fail "recover --dump still reports thin volumes lost"
 grep -q "moved the damaged database aside" "$T_DIR/out" || fail "recover did not move pool.db aside: $(cat "$T_DIR/out")"
 ls "$POOL"/pool.db.damaged-* >/dev/null || fail "no pool.db.damaged-* left"
 mapperctl list --json | jq -e 'map(.name) | index("after") != null' >/dev/null ||
 	fail "the volume made after the first recovery is missing"
 start_daemon
 [ "$(sha "$MNT/lin")" = "$sum_lin" ] || fail "lin differs after the second recover"
+[ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recover --dump"
