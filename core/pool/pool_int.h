@@ -131,6 +131,7 @@ struct pool {
 	char *layout_unwritten;		/* its text, not yet on the devices; admin */
 	size_t layout_unwritten_len;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
+	bool layout_too_big;		/* said so once; dev_lock */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;

@@ -45,6 +45,12 @@
 
 #define ARCHIVE_RETAIN_MIN	10	/* entries kept whatever their age (lvm.conf retain_min) */
 #define ARCHIVE_RETAIN_DAYS	30	/* older ones beyond those go (retain_days) */
+/*
+ * And beyond those, no more than this many bytes: LVM has no such bound,
+ * but a pool of 10,000 thin volumes has a layout of 2 MB, and as many
+ * snapshots in a day would otherwise keep 20 GB.
+ */
+#define ARCHIVE_RETAIN_BYTES	(128ull << 20)
 
 static _Thread_local char command_line[512];
 
@@ -195,11 +201,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Keeps the newest ARCHIVE_RETAIN_MIN entries, and those younger than the age. */
+/*
+ * Keeps the newest ARCHIVE_RETAIN_MIN entries, and, newest first, those
+ * younger than the age while they fit in ARCHIVE_RETAIN_BYTES.
+ */
 static void archive_prune(const char *dir)
 {
 	time_t oldest = time(NULL) - (time_t)ARCHIVE_RETAIN_DAYS * 86400;
-	uint64_t *seqs = NULL;
+	uint64_t *seqs = NULL, kept = 0;
 	size_t nr = 0, cap = 0;
 	struct dirent *e;
 	DIR *d = opendir(dir);
@@ -222,12 +231,16 @@ static void archive_prune(const char *dir)
 	}
 	closedir(d);
 	qsort(seqs, nr, sizeof(*seqs), cmp_u64);
-	for (size_t i = 0; i + ARCHIVE_RETAIN_MIN < nr; i++) {
+	for (size_t i = nr; i-- > 0;) {
 		char path[PATH_MAX + 32];
 		struct stat st;
 
 		snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seqs[i]);
-		if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_mtime < oldest)
+		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		kept += (uint64_t)st.st_size;
+		if (nr - i > ARCHIVE_RETAIN_MIN &&
+		    (st.st_mtime < oldest || kept > ARCHIVE_RETAIN_BYTES))
 			unlink(path);
 	}
 	free(seqs);
@@ -288,11 +301,16 @@ static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t 
 			continue;
 		r = layout_area_write(d->dev, &p->uuid, seq, text, len);
 		if (r == -EFBIG) {
+			if (p->layout_too_big)
+				return;
+			p->layout_too_big = true;
 			log_warn("the layout of pool '%s' (%zu bytes) does not fit a device's "
-				 "metadata area (%u bytes): the devices keep copy %" PRIu64,
-				 p->dir, len, (unsigned int)LAYOUT_TEXT_MAX, seq - 1);
+				 "metadata area (%u bytes): the devices keep the last copy that "
+				 "fitted, the archive keeps every one", p->dir, len,
+				 (unsigned int)LAYOUT_TEXT_MAX);
 			return;
 		}
+		p->layout_too_big = false;
 		if (r)
 			log_warn("cannot write the layout copy on '%s': %s", d->rec.path,
 				 strerror(-r));
@@ -322,39 +340,38 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 /*
  * At open: the newest copy on the devices numbers the layouts; a device
  * without the store's layout as its newest copy makes them all written.
+ * Each device's area is read once.
  */
 void pool_layout_open(struct pool *p)
 {
+	struct layout_area *areas = calloc(p->nr_devs + 1, sizeof(*areas));
 	bool stale = false;
 	size_t len;
 	char *text;
 
+	if (!areas)
+		return;
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		const struct layout_slot *s;
-		struct layout_area a;
 
-		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &a))
+		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &areas[i]))
 			continue;
-		s = layout_area_newest(&a);
+		s = layout_area_newest(&areas[i]);
 		if (s && uuid_equal(&s->pool, &p->uuid) && s->seq > p->layout_seq)
 			p->layout_seq = s->seq;
-		layout_area_release(&a);
 	}
 	p->layout_written = p->layout_seq;
 	text = current_text(p, p->layout_seq, NULL, &len);
-	if (!text)
-		return;
-	for (size_t i = 0; i < p->nr_devs && !stale; i++) {
-		const struct layout_slot *s;
-		struct layout_area a;
+	for (size_t i = 0; text && i < p->nr_devs && !stale; i++) {
+		const struct layout_slot *s = layout_area_newest(&areas[i]);
 
-		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &a))
-			continue;
-		s = layout_area_newest(&a);
-		stale = !s || !uuid_equal(&s->pool, &p->uuid) || s->seq != p->layout_seq ||
-			strcmp(records_of(s->text), records_of(text));
-		layout_area_release(&a);
+		stale = p->devs[i]->dev &&
+			(!s || !uuid_equal(&s->pool, &p->uuid) || s->seq != p->layout_seq ||
+			 strcmp(records_of(s->text), records_of(text)));
 	}
+	for (size_t i = 0; i < p->nr_devs; i++)
+		layout_area_release(&areas[i]);
+	free(areas);
 	free(text);
 	if (!stale)
 		return;
