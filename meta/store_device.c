@@ -27,31 +27,8 @@ static int device_row(sqlite3_stmt *st, void *rec)
 }
 
 /* Steps a bound single-row query into @out and resets it. */
-int store_device_insert(struct store *s, struct device_rec *d)
-{
-	char uuid[UUID_STR_LEN];
-	sqlite3_stmt *st;
-	int r;
-
-	if (strnlen(d->name, sizeof(d->name)) == sizeof(d->name) ||
-	    strnlen(d->path, sizeof(d->path)) == sizeof(d->path))
-		return -ENAMETOOLONG;
-	r = store_stmt(s, "INSERT INTO device (name, path, uuid, size)"
-			  " VALUES (?, ?, ?, ?)", &st);
-	if (r)
-		return r;
-	uuid_format(&d->uuid, uuid);
-	sqlite3_bind_text(st, 1, d->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, d->path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, uuid, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)d->size);
-	r = store_step_done(s, st);
-	if (!r)
-		d->id = sqlite3_last_insert_rowid(s->db);
-	return r;
-}
-
-int store_device_restore(struct store *s, const struct device_rec *d)
+/* Inserts @d with its id, or with a new one when @id is NULL. */
+static int insert_device(struct store *s, const struct device_rec *d, const int64_t *id)
 {
 	char uuid[UUID_STR_LEN];
 	sqlite3_stmt *st;
@@ -65,12 +42,29 @@ int store_device_restore(struct store *s, const struct device_rec *d)
 	if (r)
 		return r;
 	uuid_format(&d->uuid, uuid);
-	sqlite3_bind_int64(st, 1, d->id);
+	if (id)
+		sqlite3_bind_int64(st, 1, *id);
+	else
+		sqlite3_bind_null(st, 1);	/* AUTOINCREMENT picks it */
 	sqlite3_bind_text(st, 2, d->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, d->path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, uuid, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)d->size);
 	return store_step_done(s, st);
+}
+
+int store_device_insert(struct store *s, struct device_rec *d)
+{
+	int r = insert_device(s, d, NULL);
+
+	if (!r)
+		d->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int store_device_restore(struct store *s, const struct device_rec *d)
+{
+	return insert_device(s, d, &d->id);
 }
 
 int store_device_list(struct store *s, struct device_rec **out, size_t *nr)

@@ -38,33 +38,8 @@ static int volume_change(struct store *s, sqlite3_stmt *st)
 	return r;
 }
 
-int store_volume_insert(struct store *s, struct volume_rec *v)
-{
-	sqlite3_stmt *st;
-	int r;
-
-	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
-		return -ENAMETOOLONG;
-	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
-		return -EINVAL;
-	r = store_stmt(s, "INSERT INTO volume (name, kind, size, created, read_only, active)"
-			  " VALUES (?, ?, ?, ?, ?, ?)", &st);
-	if (r)
-		return r;
-	v->created = (int64_t)time(NULL);
-	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, v->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)v->size);
-	sqlite3_bind_int64(st, 4, v->created);
-	sqlite3_bind_int(st, 5, v->read_only);
-	sqlite3_bind_int(st, 6, !v->inactive);
-	r = store_step_done(s, st);
-	if (!r)
-		v->id = sqlite3_last_insert_rowid(s->db);
-	return r;
-}
-
-int store_volume_restore(struct store *s, const struct volume_rec *v)
+/* Inserts @v with its id, or with a new one when @id is NULL. */
+static int insert_volume(struct store *s, const struct volume_rec *v, const int64_t *id)
 {
 	sqlite3_stmt *st;
 	int r;
@@ -77,7 +52,10 @@ int store_volume_restore(struct store *s, const struct volume_rec *v)
 			  " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st);
 	if (r)
 		return r;
-	sqlite3_bind_int64(st, 1, v->id);
+	if (id)
+		sqlite3_bind_int64(st, 1, *id);
+	else
+		sqlite3_bind_null(st, 1);	/* AUTOINCREMENT picks it */
 	sqlite3_bind_text(st, 2, v->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, v->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)v->size);
@@ -89,6 +67,23 @@ int store_volume_restore(struct store *s, const struct volume_rec *v)
 	else
 		sqlite3_bind_null(st, 8);
 	return store_step_done(s, st);
+}
+
+int store_volume_insert(struct store *s, struct volume_rec *v)
+{
+	int r;
+
+	v->created = (int64_t)time(NULL);
+	v->modified = 0;
+	r = insert_volume(s, v, NULL);
+	if (!r)
+		v->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int store_volume_restore(struct store *s, const struct volume_rec *v)
+{
+	return insert_volume(s, v, &v->id);
 }
 
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr)
