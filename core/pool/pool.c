@@ -630,19 +630,6 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 	return 0;
 }
 
-void pool_meta_image_release(struct pool_meta_image *img)
-{
-	free(img->devices);
-	free(img->volumes);
-	free(img->extents);
-	free(img->switches);
-	free(img->switch_paths);
-	free(img->thin_pools);
-	free(img->thins);
-	free(img->origins);
-	memset(img, 0, sizeof(*img));
-}
-
 void pool_set_mount(struct pool *p, dev_t mount_dev)
 {
 	p->mount_dev = mount_dev;

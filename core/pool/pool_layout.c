@@ -132,23 +132,6 @@ static char *current_text(struct pool *p, uint64_t seq, const char *command, siz
 	return text;
 }
 
-int pool_backup(struct pool *p, FILE *f, struct pool_error *err)
-{
-	struct layout l;
-	int r;
-
-	pool_admin_lock(p);
-	r = pool_layout_load(p->meta, &l);
-	if (!r) {
-		l.seq = p->layout_seq;
-		l.time = (int64_t)time(NULL);
-		r = layout_write(&l, f);
-		layout_release(&l);
-	}
-	pool_admin_unlock(p);
-	return r ? pool_fail(err, r, "cannot write the layout: %s", strerror(-r)) : 0;
-}
-
 /* ---- the archive ------------------------------------------------------ */
 
 /* @text into @path whole or not at all: a temporary, synced, renamed. */

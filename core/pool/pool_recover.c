@@ -1,12 +1,13 @@
 /*
- * core/pool/pool_recover.c: a pool's database rebuilt from its devices
- * (`recover`), and a pool's layout put back from the archive or a backup
- * (`restore-layout`, vgcfgrestore).
+ * core/pool/pool_recover.c: a pool's layout written out (`backup`,
+ * vgcfgbackup), put back from the archive or a backup (`restore-layout`,
+ * vgcfgrestore), and the pool's database rebuilt from its devices
+ * (`recover`).
  *
- * Both work on the store of a pool nobody serves (they take the pool's
- * lock; the daemon holds it while it runs), without opening the pool:
- * they write rows, and the next open builds everything from them and
- * writes the devices' layout copies anew (pool_layout.c).
+ * The last two work on the store of a pool nobody serves (they take the
+ * pool's lock; the daemon holds it while it runs), without opening the
+ * pool: they write rows, and the next open builds everything from them
+ * and writes the devices' layout copies anew (pool_layout.c).
  *
  * recover: each device named is opened (claimed) and its label and layout
  * copies read.  All must carry the label of one pool; the newest good
@@ -116,6 +117,25 @@ static int lock_pool(const char *dir, const char *who, struct pool_error *err)
 	if (fd < 0)
 		return pool_fail(err, fd, "cannot lock pool '%s': %s", dir, strerror(-fd));
 	return fd;
+}
+
+/* ---- backup ----------------------------------------------------------- */
+
+int pool_backup(struct pool *p, FILE *f, struct pool_error *err)
+{
+	struct layout l;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_layout_load(p->meta, &l);
+	if (!r) {
+		l.seq = p->layout_seq;
+		l.time = (int64_t)time(NULL);
+		r = layout_write(&l, f);
+		layout_release(&l);
+	}
+	pool_admin_unlock(p);
+	return r ? pool_fail(err, r, "cannot write the layout: %s", strerror(-r)) : 0;
 }
 
 /* ---- recover ---------------------------------------------------------- */
