@@ -288,15 +288,22 @@ static void fill(struct volume *v, uint64_t off, uint32_t len, int byte)
 	free(buf);
 }
 
-/* Every byte of [off, off + len) of @v is @byte. */
+/*
+ * Every byte of [off, off + len) of @v is @byte.  Check marks every passing
+ * assertion with a write: the bytes are compared first, one assertion
+ * says where the first one differs (megabytes of them took minutes under
+ * TSan).
+ */
 static void expect(struct volume *v, uint64_t off, uint32_t len, int byte)
 {
 	char *buf = malloc(len);
+	uint32_t i = 0;
 
 	ck_assert_int_eq(volume_read(v, &eng, buf, off, len), (ssize_t)len);
-	for (uint32_t i = 0; i < len; i++)
-		ck_assert_msg(buf[i] == (char)byte, "byte %llu is %d, not %d",
-			      (unsigned long long)(off + i), buf[i], byte);
+	while (i < len && buf[i] == (char)byte)
+		i++;
+	ck_assert_msg(i == len, "byte %llu is %d, not %d", (unsigned long long)(off + i),
+		      i < len ? buf[i] : 0, byte);
 	free(buf);
 }
 
