@@ -207,6 +207,12 @@ int pool_record_unarchived(struct pool *p, const char *doing,
 /* "cannot <doing>: the pool database is locked by another process" ... */
 int pool_store_fail(struct pool_error *err, int r, const char *doing);
 
+/*
+ * The pool directory @dir, made (mkdir -p, 0700) if missing: it must be
+ * this user's and writable by nobody else.  init and recover.
+ */
+int pool_dir_make(const char *dir, struct pool_error *err);
+
 /* ---- the layout: archive and device copies (pool_layout.c) ---------- */
 
 struct layout;

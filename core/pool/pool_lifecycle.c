@@ -175,6 +175,13 @@ static int make_dirs(const char *dir, struct pool_error *err)
 	}
 }
 
+int pool_dir_make(const char *dir, struct pool_error *err)
+{
+	int r = make_dirs(dir, err);
+
+	return r ? r : check_dir(dir, true, NULL, err);
+}
+
 int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 		struct pool_error *err)
 {
@@ -182,9 +189,7 @@ int pool_create(const char *dir, pool_meta_open_fn *open_meta,
 	char db[PATH_MAX];
 	int r;
 
-	r = make_dirs(dir, err);
-	if (!r)
-		r = check_dir(dir, true, NULL, err);
+	r = pool_dir_make(dir, err);
 	if (r)
 		return r;
 	r = db_path(dir, db, sizeof(db), err);

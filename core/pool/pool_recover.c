@@ -375,6 +375,9 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 		return pool_fail(err, -ENAMETOOLONG, "pool path '%s' is too long", s->dir);
 	if (!s->nr_paths)
 		return pool_fail(err, -EINVAL, "no devices given");
+	r = pool_dir_make(s->dir, err);		/* the whole directory may be lost */
+	if (r)
+		return r;
 	lock = lock_pool(s->dir, "'recover'", err);
 	if (lock < 0)
 		return lock;

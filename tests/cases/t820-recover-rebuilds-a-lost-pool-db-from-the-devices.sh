@@ -5,8 +5,10 @@
 # it: linear (over two devices) and switch volumes read back byte for
 # byte, with their extents and region table; the thin pool comes back,
 # its thin volumes are named lost, and `restore` from a dump taken before
-# gives them back byte for byte, as `recover --dump tp=FILE` does at once.  recover refuses a readable pool.db, a
-# served pool, a device left out, and a file of another pool, in one line.
+# gives them back byte for byte, as `recover --dump tp=FILE` does at once,
+# also into a pool directory that is gone too.  recover refuses a
+# readable pool.db, a served pool, a device left out, and a file of
+# another pool, in one line.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -78,3 +80,13 @@ mapperctl list --json | jq -e 'map(.name) | index("after") != null' >/dev/null |
 start_daemon
 [ "$(sha "$MNT/lin")" = "$sum_lin" ] || fail "lin differs after the second recover"
 [ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recover --dump"
+stop_daemon
+
+# The whole pool directory lost: recover makes it again.
+rm -rf "$POOL"
+mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/tp.xml" >/dev/null ||
+	fail "recover into a lost pool directory failed"
+[ "$(stat -c %a "$POOL")" = 700 ] || fail "the pool directory was made $(stat -c %a "$POOL")"
+start_daemon
+[ "$(sha "$MNT/lin")" = "$sum_lin" ] || fail "lin differs after recovering the directory"
+[ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recovering the directory"
