@@ -169,6 +169,7 @@ int thin_pool_open(const struct thin_pool_params *params,
 		goto err_alloc;
 	p->next_page_id++;
 	p->txn = 1;
+	atomic_init(&p->zero, params->zero);
 	atomic_init(&p->committed_txn, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->commit_lock, NULL);
@@ -723,7 +724,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 		log_warn("thin pool '%s' is full: a write waits up to %u s for it to grow",
 			 p->params.name, p->params.wait_s);
 		deadline_in(&deadline, p->params.wait_s * 1000);
-		while (!waited && p->alloc.nr_free == 0)
+		while (!waited && p->alloc.nr_free == 0 && p->params.when_full == THIN_FULL_WAIT)
 			if (pthread_cond_timedwait(&p->grown, &p->lock, &deadline) == ETIMEDOUT)
 				waited = true;
 		waited = true;
@@ -1367,6 +1368,29 @@ void thin_pool_set_discard_passdown(struct thin_pool *p, bool on)
 	pthread_mutex_lock(&p->lock);
 	p->params.discard_passdown = on;
 	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_when_full(struct thin_pool *p, enum thin_full_policy when_full,
+			     uint32_t wait_s)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.when_full = when_full;
+	p->params.wait_s = wait_s;
+	pthread_cond_broadcast(&p->grown);	/* waiters look at the policy again */
+	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_low_water(struct thin_pool *p, uint32_t pct)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.low_water_pct = pct;
+	check_space(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_zero(struct thin_pool *p, bool on)
+{
+	atomic_store(&p->zero, on);
 }
 
 static bool has_changes(const struct thin_pool *p)
