@@ -945,6 +945,14 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		n.metadata_limit = policy->metadata_limit;
 	if (fields & POOL_TP_ON_EVENT)
 		memcpy(n.on_event, policy->on_event, sizeof(n.on_event));
+	if (fields & POOL_TP_WHEN_FULL) {
+		n.wait = policy->wait;
+		n.wait_seconds = policy->wait ? policy->wait_seconds : 0;
+	}
+	if (fields & POOL_TP_LOW_WATER)
+		n.low_water = policy->low_water;
+	if (fields & POOL_TP_ZERO)
+		n.zero = policy->zero;
 	r = check_policy(&n, err);
 	if (!r && running(tp) && n.metadata_limit) {
 		thin_pool_usage(running(tp), &u);
@@ -961,6 +969,10 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 	if (running(tp)) {
 		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 		thin_pool_set_discard_passdown(running(tp), n.discard_passdown);
+		thin_pool_set_when_full(running(tp), n.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
+					n.wait_seconds);
+		thin_pool_set_low_water(running(tp), n.low_water);
+		thin_pool_set_zero(running(tp), n.zero);
 	}
 	pool_monitor_kick(p);		/* a lower threshold may apply at once */
 	if (out)
