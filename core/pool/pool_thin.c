@@ -1814,8 +1814,15 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	json_bool(j, "zero", r->zero);
 	json_u64(j, "low_water_percent", r->low_water);
 	json_bool(j, "discard_passdown", r->discard_passdown);
-	json_u64(j, "autoextend_threshold", r->autoextend_threshold);
-	json_u64(j, "autoextend_percent", r->autoextend_percent);
+	/*
+	 * A threshold of 100 never grows the pool: people read "autoextend:
+	 * no", scripts keep the numbers as they were set.
+	 */
+	json_bool(j, "autoextend", r->autoextend_threshold < 100);
+	if (r->autoextend_threshold < 100 || j->style != JSON_TEXT) {
+		json_u64(j, "autoextend_threshold", r->autoextend_threshold);
+		json_u64(j, "autoextend_percent", r->autoextend_percent);
+	}
 	if (r->on_event[0])
 		json_string(j, "on_event", r->on_event);
 	pool_report_segments(p, tp, j);
