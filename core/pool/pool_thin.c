@@ -1570,7 +1570,7 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
 	/* Autoextend or `extend`: a hook that tracks the pool's size hears of both. */
-	pool_monitor_event(p, tp, "extended");
+	pool_monitor_event(p, tp, "extended", LOG_LEVEL_INFO);
 	return 0;
 }
 
@@ -2171,10 +2171,10 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
  * before this pass: the pool counts them.
  */
 static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_t raised,
-		 const char *event)
+		 const char *event, enum log_level level)
 {
 	if (raised != *seen)
-		pool_monitor_event(p, tp, event);
+		pool_monitor_event(p, tp, event, level);
 	*seen = raised;
 }
 
@@ -2186,10 +2186,11 @@ static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
 	if (!tp->tp.pool)
 		return;
 	thin_pool_usage(tp->tp.pool, &u);
-	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water");
-	edge(p, tp, &seen->full, u.raised.full, "full");
-	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full");
-	edge(p, tp, &seen->failed, u.raised.failed, "failed");
+	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water", LOG_LEVEL_WARN);
+	edge(p, tp, &seen->full, u.raised.full, "full", LOG_LEVEL_WARN);
+	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full",
+	     LOG_LEVEL_WARN);
+	edge(p, tp, &seen->failed, u.raised.failed, "failed", LOG_LEVEL_ERROR);
 	if (!u.failed)
 		autoextend(p, tp);
 }
