@@ -168,7 +168,9 @@ int64_t thin_pool_reserve_page_id(struct thin_pool *p);
 /*
  * Discards every free block on the raw devices (thin_trim), in chunks,
  * each held unallocatable while it is discarded.  Commits first, so that
- * freed blocks count.  *bytes gets what was discarded.  Blocks.
+ * freed blocks count.  A block discarded since it was last used (by a
+ * trim, or passed down when it was freed) is left out: *bytes gets what
+ * this call discarded, 0 for a trim after a trim.  Blocks.
  * 0, -EOPNOTSUPP (no device can discard), -EIO.
  */
 int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
