@@ -74,6 +74,11 @@ static int is_pending(const struct thin_alloc *a, uint32_t b)
 	return (a->pending_bits[b / 64] >> (b % 64)) & 1;
 }
 
+static int is_discarded(const struct thin_alloc *a, uint32_t b)
+{
+	return (a->discarded_bits[b / 64] >> (b % 64)) & 1;
+}
+
 void thin_alloc_loaded(struct thin_alloc *a)
 {
 	a->nr_free = 0;
@@ -289,7 +294,7 @@ size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
 	}
 	for (b = *next; b < a->nr_blocks && n < max; b++) {
 		if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) ||
-		    is_pending(a, (uint32_t)b) || (a->discarded_bits[b / 64] >> (b % 64)) & 1)
+		    is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
 		a->pending_bits[b / 64] |= 1ull << (b % 64);
 		a->nr_free--;
