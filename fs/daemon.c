@@ -23,6 +23,7 @@ struct daemon {
 	struct fuse_session *_Atomic se;
 	uid_t uid;
 	gid_t gid;
+	struct timespec started;	/* CLOCK_REALTIME */
 };
 
 struct daemon *daemon_new(struct pool *p)
@@ -34,6 +35,7 @@ struct daemon *daemon_new(struct pool *p)
 	d->pool = p;
 	d->uid = geteuid();
 	d->gid = getegid();
+	clock_gettime(CLOCK_REALTIME, &d->started);
 	return d;
 }
 
@@ -58,6 +60,11 @@ uid_t daemon_uid(const struct daemon *d)
 gid_t daemon_gid(const struct daemon *d)
 {
 	return d->gid;
+}
+
+struct timespec daemon_started(const struct daemon *d)
+{
+	return d->started;
 }
 
 void daemon_set_session(struct daemon *d, struct fuse_session *se)

@@ -8,6 +8,7 @@
 #define MAPPERFS_DAEMON_H
 
 #include <sys/types.h>
+#include <time.h>
 
 struct daemon;
 struct fuse_session;
@@ -21,6 +22,13 @@ struct pool *daemon_pool(struct daemon *d);
 /* The owner and group of every file in the mount. */
 uid_t daemon_uid(const struct daemon *d);
 gid_t daemon_gid(const struct daemon *d);
+
+/*
+ * When the daemon started serving (CLOCK_REALTIME): the mount root's
+ * mtime and ctime, which a directory nobody writes would otherwise show
+ * as 1970.
+ */
+struct timespec daemon_started(const struct daemon *d);
 
 /* The mounted session, once mounted; NULL before and after. */
 void daemon_set_session(struct daemon *d, struct fuse_session *se);

@@ -41,9 +41,13 @@ static struct volume *fh_volume(struct fuse_file_info *fi)
 	return volume_of(fi->fh);
 }
 
+/* The root's times are the daemon's start: its volume set is the pool's, served since. */
 static void fill_root_attr(struct daemon *d, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->st_mtim = daemon_started(d);
+	st->st_ctim = st->st_mtim;
+	st->st_atim = st->st_mtim;
 	st->st_ino = ROOT_INO;
 	st->st_mode = S_IFDIR | 0755;
 	st->st_nlink = 2;

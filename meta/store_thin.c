@@ -44,7 +44,8 @@ int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p)
 	int r;
 
 	r = store_stmt(s, "UPDATE thin_pool SET discard_passdown = ?, autoextend_threshold = ?,"
-			  " autoextend_percent = ?, metadata_limit = ?, on_event = ?"
+			  " autoextend_percent = ?, metadata_limit = ?, on_event = ?, zero = ?,"
+			  " when_full = ?, wait_seconds = ?, low_water = ?"
 			  " WHERE volume = ?", &st);
 	if (r)
 		return r;
@@ -54,7 +55,11 @@ int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p)
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)p->metadata_limit);
 	if (p->on_event[0])
 		sqlite3_bind_text(st, 5, p->on_event, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 6, p->volume);
+	sqlite3_bind_int(st, 6, p->zero);
+	sqlite3_bind_text(st, 7, p->wait ? "wait" : "error", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, p->wait_seconds);
+	sqlite3_bind_int64(st, 9, p->low_water);
+	sqlite3_bind_int64(st, 10, p->volume);
 	return store_step_done(s, st);
 }
 

@@ -18,7 +18,7 @@
 
 int store_thin_pool_insert(struct store *s, const struct thin_pool_rec *p);
 int store_thin_pool_list(struct store *s, struct thin_pool_rec **out, size_t *nr);
-/* Writes the policies that can change (schema version 4's). */
+/* Writes every policy but the block size: all that change can set. */
 int store_thin_pool_update(struct store *s, const struct thin_pool_rec *p);
 
 /*

@@ -40,8 +40,9 @@ static int print_text(struct cmd_ctx *ctx, const struct pool_device_info *d, siz
 				d[i].rec.size - DEVICE_DATA_OFFSET : 0;
 
 		format_size(d[i].rec.size, rows[i].size);
-		format_size(area > d[i].free ? area - d[i].free : 0, rows[i].used);
-		format_size(d[i].free, rows[i].free);
+		/* Free never reads as the whole area, nor used as none, when they are not. */
+		format_size_rounded(area > d[i].free ? area - d[i].free : 0, SIZE_UP, rows[i].used);
+		format_size_rounded(d[i].free, SIZE_DOWN, rows[i].free);
 		rows[i].state = d[i].reason[0] ? "failed" : "ok";
 		wn = width(wn, d[i].rec.name);
 		wp = width(wp, d[i].rec.path);

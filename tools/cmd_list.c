@@ -120,7 +120,7 @@ const struct cmd cmd_list = {
 		"          \"metadata_percent\", \"metadata_pages\", \"discarded_bytes\",\n"
 		"          \"low_water_crossed\", \"full\", \"metadata_full\", \"thin_volumes\",\n"
 		"          \"when_full\", \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
-		"          \"discard_passdown\", \"autoextend_threshold\",\n"
+		"          \"discard_passdown\", \"autoextend\", \"autoextend_threshold\",\n"
 		"          \"autoextend_percent\", \"on_event\", and while its metadata\n"
 		"          commits fail \"commit_error\", \"commit_failing_ms\"\n",
 	.run = list_run,

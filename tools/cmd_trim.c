@@ -42,9 +42,12 @@ const struct cmd cmd_trim = {
 		"Discards every free block of thin pool POOL on its raw devices (a hole\n"
 		"punched in a file, BLKDISCARD on a block device), as thin_trim does,\n"
 		"online.  Each chunk of blocks is kept from allocation while it is\n"
-		"discarded.\n"
+		"discarded.  Blocks discarded since they were last used (by a trim, or\n"
+		"by discard passdown) are left out, and what this run discarded is\n"
+		"printed: a second trim discards 0 B.  The daemon remembers this while\n"
+		"it runs: the first trim after a start discards every free block.\n"
 		"\n"
-		"  --json  print {\"pool\", \"discarded_bytes\"}\n",
+		"  --json  print {\"pool\", \"discarded_bytes\"}: this run's\n",
 	.run = trim_run,
 	.needs_pool = 1,
 };

@@ -421,12 +421,18 @@ enum pool_thin_pool_fields {
 	POOL_TP_AUTOEXTEND_PERCENT	= (1 << 2),
 	POOL_TP_METADATA_LIMIT		= (1 << 3),	/* 0: the estimate */
 	POOL_TP_ON_EVENT		= (1 << 4),	/* "": none */
+	POOL_TP_WHEN_FULL		= (1 << 5),	/* wait and wait_seconds */
+	POOL_TP_LOW_WATER		= (1 << 6),
+	POOL_TP_ZERO			= (1 << 7),
 };
 
 /*
  * Sets the @fields of thin pool @name from @policy, online (lvchange's
- * job).  A metadata limit below what its maps take is refused.  Fills
- * @out with the policies as they are now.
+ * job), each taking effect at once on the running pool: a writer waiting
+ * for space fails when the pool turns to error, the low-water flag
+ * follows a new mark, zeroing applies to the next block filled.  A
+ * metadata limit below what its maps take is refused.  Fills @out with
+ * the policies as they are now.
  */
 int pool_change_thin_pool(struct pool *p, const char *name,
 			  const struct thin_pool_rec *policy, unsigned int fields,

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "fsid.h"
+#include "log.h"
 #include "pool.h"
 #include "target_type.h"
 #include "thin_pool.h"
@@ -451,13 +452,15 @@ void pool_monitor_free(struct pool *p);
 /* Wakes the monitor (a thin pool's notify).  Never blocks for long. */
 void pool_monitor_kick(void *pool);
 /*
- * Raises thin pool @tp's @event: logged, and its event command queued
- * (pool_hooks.h) with the figures now.  Nothing when no monitor runs
- * (offline: events are the daemon's), the log line only when @tp has no
- * command.
+ * Raises thin pool @tp's @event: logged at @level (what an operator
+ * should make of it: a full pool is a warning), and its event command
+ * queued (pool_hooks.h) with the figures now.  Nothing when no monitor
+ * runs (offline: events are the daemon's), the log line only when @tp
+ * has no command.
  * Admin lock held; never waits for the command.
  */
-void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event);
+void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event,
+			enum log_level level);
 
 /* ---- faults (pool_fault.c) ---------------------------------------------- */
 

@@ -107,7 +107,7 @@ struct pool_meta_ops {
 	int (*switch_table_set)(struct pool_meta *m, int64_t volume,
 				const void *table, size_t len);
 	int (*thin_pool_insert)(struct pool_meta *m, const struct thin_pool_rec *p);
-	/* Writes its passdown, autoextend, metadata limit and event command. */
+	/* Writes every policy but the block size: all that change can set. */
 	int (*thin_pool_update)(struct pool_meta *m, const struct thin_pool_rec *p);
 	/* Inserts or replaces a thin volume's row. */
 	int (*thin_put)(struct pool_meta *m, const struct thin_rec *t);

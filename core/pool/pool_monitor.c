@@ -14,6 +14,8 @@
  * (validate, record, publish), so it never races another change.  The
  * monitor knows no kind; the kinds raise events through it.
  *
+ * Each event is logged at the level its kind gives it (a thin pool:
+ * full, metadata-full and low-water at warning, failed at error).
  * Events run the pool's command (--on-event CMD) with /bin/sh, its
  * environment telling which pool, which event (low-water, full,
  * metadata-full, failed, extended) and the figures as they were when it
@@ -90,12 +92,13 @@ static void event_env_build(struct event_env *e, struct pool *p, struct pool_vol
 }
 
 /* Queues @tp's event command for @event, with the figures now.  Admin lock held. */
-static void raise_event(struct pool *p, struct pool_volume *tp, const char *event)
+static void raise_event(struct pool *p, struct pool_volume *tp, const char *event,
+			enum log_level level)
 {
 	struct thin_pool_usage u;
 	struct event_env *e;
 
-	log_info("thin pool '%s': event %s", tp->rec.name, event);
+	log_at(level, "thin pool '%s': event %s", tp->rec.name, event);
 	if (!tp->tp.rec->on_event[0] || !tp->tp.pool || !p->monitor->hooks)
 		return;
 	e = malloc(sizeof(*e));
@@ -111,10 +114,11 @@ static void raise_event(struct pool *p, struct pool_volume *tp, const char *even
 	free(e);
 }
 
-void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event)
+void pool_monitor_event(struct pool *p, struct pool_volume *tp, const char *event,
+			enum log_level level)
 {
 	if (p->monitor)
-		raise_event(p, tp, event);
+		raise_event(p, tp, event, level);
 }
 
 static void pass(struct pool *p)

@@ -945,6 +945,14 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 		n.metadata_limit = policy->metadata_limit;
 	if (fields & POOL_TP_ON_EVENT)
 		memcpy(n.on_event, policy->on_event, sizeof(n.on_event));
+	if (fields & POOL_TP_WHEN_FULL) {
+		n.wait = policy->wait;
+		n.wait_seconds = policy->wait ? policy->wait_seconds : 0;
+	}
+	if (fields & POOL_TP_LOW_WATER)
+		n.low_water = policy->low_water;
+	if (fields & POOL_TP_ZERO)
+		n.zero = policy->zero;
 	r = check_policy(&n, err);
 	if (!r && running(tp) && n.metadata_limit) {
 		thin_pool_usage(running(tp), &u);
@@ -961,6 +969,10 @@ int pool_change_thin_pool(struct pool *p, const char *name,
 	if (running(tp)) {
 		thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 		thin_pool_set_discard_passdown(running(tp), n.discard_passdown);
+		thin_pool_set_when_full(running(tp), n.wait ? THIN_FULL_WAIT : THIN_FULL_ERROR,
+					n.wait_seconds);
+		thin_pool_set_low_water(running(tp), n.low_water);
+		thin_pool_set_zero(running(tp), n.zero);
 	}
 	pool_monitor_kick(p);		/* a lower threshold may apply at once */
 	if (out)
@@ -1558,7 +1570,7 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
 	free(plan.ext);
 	/* Autoextend or `extend`: a hook that tracks the pool's size hears of both. */
-	pool_monitor_event(p, tp, "extended");
+	pool_monitor_event(p, tp, "extended", LOG_LEVEL_INFO);
 	return 0;
 }
 
@@ -1802,8 +1814,15 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	json_bool(j, "zero", r->zero);
 	json_u64(j, "low_water_percent", r->low_water);
 	json_bool(j, "discard_passdown", r->discard_passdown);
-	json_u64(j, "autoextend_threshold", r->autoextend_threshold);
-	json_u64(j, "autoextend_percent", r->autoextend_percent);
+	/*
+	 * A threshold of 100 never grows the pool: people read "autoextend:
+	 * no", scripts keep the numbers as they were set.
+	 */
+	json_bool(j, "autoextend", r->autoextend_threshold < 100);
+	if (r->autoextend_threshold < 100 || j->style != JSON_TEXT) {
+		json_u64(j, "autoextend_threshold", r->autoextend_threshold);
+		json_u64(j, "autoextend_percent", r->autoextend_percent);
+	}
 	if (r->on_event[0])
 		json_string(j, "on_event", r->on_event);
 	pool_report_segments(p, tp, j);
@@ -2152,10 +2171,10 @@ static void autoextend(struct pool *p, struct pool_volume *tp)
  * before this pass: the pool counts them.
  */
 static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_t raised,
-		 const char *event)
+		 const char *event, enum log_level level)
 {
 	if (raised != *seen)
-		pool_monitor_event(p, tp, event);
+		pool_monitor_event(p, tp, event, level);
 	*seen = raised;
 }
 
@@ -2167,10 +2186,11 @@ static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
 	if (!tp->tp.pool)
 		return;
 	thin_pool_usage(tp->tp.pool, &u);
-	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water");
-	edge(p, tp, &seen->full, u.raised.full, "full");
-	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full");
-	edge(p, tp, &seen->failed, u.raised.failed, "failed");
+	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water", LOG_LEVEL_WARN);
+	edge(p, tp, &seen->full, u.raised.full, "full", LOG_LEVEL_WARN);
+	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full",
+	     LOG_LEVEL_WARN);
+	edge(p, tp, &seen->failed, u.raised.failed, "failed", LOG_LEVEL_ERROR);
 	if (!u.failed)
 		autoextend(p, tp);
 }

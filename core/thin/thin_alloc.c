@@ -27,7 +27,9 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 	a->pending_bits = reserve(BITS_BYTES);
 	a->unshared_bits = reserve(BITS_BYTES);
 	a->unsharing_bits = reserve(BITS_BYTES);
-	if (!a->refs || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits) {
+	a->discarded_bits = reserve(BITS_BYTES);
+	if (!a->refs || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits ||
+	    !a->discarded_bits) {
 		thin_alloc_exit(a);
 		return -ENOMEM;
 	}
@@ -46,6 +48,8 @@ void thin_alloc_exit(struct thin_alloc *a)
 		munmap((void *)a->unshared_bits, BITS_BYTES);
 	if (a->unsharing_bits)
 		munmap((void *)a->unsharing_bits, BITS_BYTES);
+	if (a->discarded_bits)
+		munmap(a->discarded_bits, BITS_BYTES);
 	free(a->pending);
 	free(a->committing);
 	free(a->held);
@@ -70,6 +74,11 @@ static int is_pending(const struct thin_alloc *a, uint32_t b)
 	return (a->pending_bits[b / 64] >> (b % 64)) & 1;
 }
 
+static int is_discarded(const struct thin_alloc *a, uint32_t b)
+{
+	return (a->discarded_bits[b / 64] >> (b % 64)) & 1;
+}
+
 void thin_alloc_loaded(struct thin_alloc *a)
 {
 	a->nr_free = 0;
@@ -92,6 +101,7 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 		    is_pending(a, c))
 			continue;
 		atomic_store_explicit(&a->refs[c], 1, memory_order_release);
+		a->discarded_bits[c / 64] &= ~(1ull << (c % 64));
 		a->nr_free--;
 		*b = c;
 		return 0;
@@ -284,7 +294,7 @@ size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
 	}
 	for (b = *next; b < a->nr_blocks && n < max; b++) {
 		if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) ||
-		    is_pending(a, (uint32_t)b))
+		    is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
 		a->pending_bits[b / 64] |= 1ull << (b % 64);
 		a->nr_free--;
@@ -298,12 +308,14 @@ size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
 	return n;
 }
 
-void thin_alloc_release(struct thin_alloc *a)
+void thin_alloc_release(struct thin_alloc *a, bool discarded)
 {
 	for (size_t i = 0; i < a->nr_held; i++) {
 		uint32_t b = a->held[i];
 
 		a->pending_bits[b / 64] &= ~(1ull << (b % 64));
+		if (discarded)
+			a->discarded_bits[b / 64] |= 1ull << (b % 64);
 		a->nr_free++;
 	}
 	free(a->held);

@@ -37,6 +37,7 @@ struct thin_alloc {
 	uint64_t *pending_bits;		/* freed in the open transaction */
 	_Atomic uint64_t *unshared_bits;	/* count dropped in the open transaction */
 	_Atomic uint64_t *unsharing_bits;	/* ... in the committing one */
+	uint64_t *discarded_bits;	/* free, and discarded since it was last used */
 	uint32_t *unshared;		/* blocks with their unshared bit set */
 	size_t nr_unshared, cap_unshared;
 	uint32_t *unsharing;		/* gathered: blocks with their unsharing bit set */
@@ -124,12 +125,17 @@ int thin_alloc_abandoned(struct thin_alloc *a);
 size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out);
 /*
  * Holds up to @max free blocks from block *next on, moving *next past
- * the last one looked at (nr_blocks when done).  Returns how many; *out
- * as above.  0 and *out NULL with -ENOMEM in *err.
+ * the last one looked at (nr_blocks when done), leaving out those
+ * discarded since they were last used (a trim after a trim discards
+ * nothing).  Returns how many; *out as above.  0 and *out NULL with
+ * -ENOMEM in *err.
  */
 size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
 			    const uint32_t **out, int *err);
-/* The held blocks become free. */
-void thin_alloc_release(struct thin_alloc *a);
+/*
+ * The held blocks become free; @discarded: every one of them was
+ * discarded, so trim leaves them out until they are used again.
+ */
+void thin_alloc_release(struct thin_alloc *a, bool discarded);
 
 #endif

@@ -57,7 +57,8 @@ struct thin_vec {
 };
 
 struct thin_pool {
-	struct thin_pool_params params;
+	struct thin_pool_params params;	/* when_full, wait_s, low_water_pct: lock */
+	_Atomic bool zero;		/* params.zero as it is now: read unlocked */
 	char *name;
 	uint8_t block_shift;		/* log2(block_size) */
 	const struct thin_meta_ops *meta;
@@ -66,7 +67,7 @@ struct thin_pool {
 
 	pthread_mutex_t lock;
 	pthread_cond_t changed;		/* an entry settled, a volume resumed */
-	pthread_cond_t grown;		/* the data area grew */
+	pthread_cond_t grown;		/* the data area grew, or the full policy changed */
 	struct thin_alloc alloc;
 	struct thin *vols;
 	int64_t next_page_id;

@@ -169,6 +169,7 @@ int thin_pool_open(const struct thin_pool_params *params,
 		goto err_alloc;
 	p->next_page_id++;
 	p->txn = 1;
+	atomic_init(&p->zero, params->zero);
 	atomic_init(&p->committed_txn, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->commit_lock, NULL);
@@ -723,7 +724,7 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 		log_warn("thin pool '%s' is full: a write waits up to %u s for it to grow",
 			 p->params.name, p->params.wait_s);
 		deadline_in(&deadline, p->params.wait_s * 1000);
-		while (!waited && p->alloc.nr_free == 0)
+		while (!waited && p->alloc.nr_free == 0 && p->params.when_full == THIN_FULL_WAIT)
 			if (pthread_cond_timedwait(&p->grown, &p->lock, &deadline) == ETIMEDOUT)
 				waited = true;
 		waited = true;
@@ -1086,11 +1087,12 @@ static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
 }
 
 /*
- * Discards the blocks the allocator holds (@v, @nr) and lets them go.
- * Called with p->commit_lock held and p->lock not.  A failure loses only
- * the discard: the blocks are free either way.
+ * Discards the blocks the allocator holds (@v, @nr) and lets them go,
+ * adding the bytes discarded to *done.  Called with p->commit_lock held
+ * and p->lock not.  A failure loses only the discard: the blocks are
+ * free either way.
  */
-static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
+static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint64_t *done)
 {
 	struct discard_range *d = NULL;
 	size_t n = 0;
@@ -1107,6 +1109,7 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 		pthread_mutex_lock(&p->lock);
 		p->discarded_bytes += d[i].len;
 		pthread_mutex_unlock(&p->lock);
+		*done += d[i].len;
 	}
 	pthread_mutex_lock(&p->lock);
 	if (r && !p->discard_failed) {
@@ -1114,7 +1117,7 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr)
 		log_warn("thin pool '%s': cannot discard freed blocks on the raw device: %s",
 			 p->name, strerror(-r));
 	}
-	thin_alloc_release(&p->alloc);
+	thin_alloc_release(&p->alloc, !r);
 	pthread_mutex_unlock(&p->lock);
 	free(d);
 	return r;
@@ -1126,6 +1129,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	const uint32_t *held = NULL;
 	struct batch b = { 0 };
 	size_t nr_held = 0;
+	uint64_t discarded = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&p->lock);
@@ -1153,7 +1157,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	if (!r && p->params.discard_passdown) {
 		nr_held = thin_alloc_hold_committed(&p->alloc, &held);
 		if (!nr_held)
-			thin_alloc_release(&p->alloc);
+			thin_alloc_release(&p->alloc, false);
 	} else if (!r) {
 		thin_alloc_committed(&p->alloc);
 	} else {
@@ -1162,7 +1166,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	note_outcome(p, r);
 	pthread_mutex_unlock(&p->lock);
 	if (nr_held)
-		discard_held(p, held, nr_held);
+		discard_held(p, held, nr_held, &discarded);
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
 		free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
@@ -1316,15 +1320,13 @@ int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *n
 
 int thin_pool_trim(struct thin_pool *p, uint64_t *bytes)
 {
-	uint64_t next = 0, before;
+	uint64_t next = 0;
 	int r;
 
+	*bytes = 0;
 	r = thin_pool_commit(p);
 	if (r)
 		return r;
-	pthread_mutex_lock(&p->lock);
-	before = p->discarded_bytes;
-	pthread_mutex_unlock(&p->lock);
 	for (;;) {
 		const uint32_t *held;
 		size_t n;
@@ -1335,16 +1337,13 @@ int thin_pool_trim(struct thin_pool *p, uint64_t *bytes)
 		n = next < p->alloc.nr_blocks ?
 		    thin_alloc_hold_free(&p->alloc, &next, TRIM_CHUNK, &held, &e) : 0;
 		if (!n)
-			thin_alloc_release(&p->alloc);
+			thin_alloc_release(&p->alloc, false);
 		pthread_mutex_unlock(&p->lock);
-		r = n ? discard_held(p, held, n) : e;
+		r = n ? discard_held(p, held, n, bytes) : e;
 		pthread_mutex_unlock(&p->commit_lock);
 		if (r || !n)
 			break;
 	}
-	pthread_mutex_lock(&p->lock);
-	*bytes = p->discarded_bytes - before;
-	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 
@@ -1367,6 +1366,29 @@ void thin_pool_set_discard_passdown(struct thin_pool *p, bool on)
 	pthread_mutex_lock(&p->lock);
 	p->params.discard_passdown = on;
 	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_when_full(struct thin_pool *p, enum thin_full_policy when_full,
+			     uint32_t wait_s)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.when_full = when_full;
+	p->params.wait_s = wait_s;
+	pthread_cond_broadcast(&p->grown);	/* waiters look at the policy again */
+	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_low_water(struct thin_pool *p, uint32_t pct)
+{
+	pthread_mutex_lock(&p->lock);
+	p->params.low_water_pct = pct;
+	check_space(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void thin_pool_set_zero(struct thin_pool *p, bool on)
+{
+	atomic_store(&p->zero, on);
 }
 
 static bool has_changes(const struct thin_pool *p)

@@ -47,7 +47,7 @@ struct thin_pool_params {
 	int64_t id;			/* the pool's volume id */
 	const char *name;		/* for messages */
 	uint32_t block_size;		/* bytes, power of two in [MIN, MAX] */
-	bool zero;			/* zero new blocks' uncovered parts */
+	bool zero;			/* zero new blocks' uncovered parts (at open) */
 	enum thin_full_policy when_full;
 	uint32_t wait_s;		/* seconds, THIN_FULL_WAIT */
 	uint32_t low_water_pct;		/* warn when free falls below; 0: never */
@@ -168,7 +168,9 @@ int64_t thin_pool_reserve_page_id(struct thin_pool *p);
 /*
  * Discards every free block on the raw devices (thin_trim), in chunks,
  * each held unallocatable while it is discarded.  Commits first, so that
- * freed blocks count.  *bytes gets what was discarded.  Blocks.
+ * freed blocks count.  A block discarded since it was last used (by a
+ * trim, or passed down when it was freed) is left out: *bytes gets what
+ * this call discarded, 0 for a trim after a trim.  Blocks.
  * 0, -EOPNOTSUPP (no device can discard), -EIO.
  */
 int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
@@ -191,6 +193,24 @@ int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *n
 void thin_pool_set_metadata_limit(struct thin_pool *p, uint64_t bytes);
 /* Turns discard passdown on or off, from the next commit on. */
 void thin_pool_set_discard_passdown(struct thin_pool *p, bool on);
+/*
+ * The full policy, at once: a write that waits for space stops waiting
+ * when it becomes THIN_FULL_ERROR (and fails with ENOSPC); the next write
+ * that finds the pool full waits @wait_s seconds when it is THIN_FULL_WAIT.
+ */
+void thin_pool_set_when_full(struct thin_pool *p, enum thin_full_policy when_full,
+			     uint32_t wait_s);
+/*
+ * The low-water mark, percent free (0: none): the low-water flag follows
+ * the new mark at once, a crossing downwards logged and counted in
+ * raised.low_water, and the watcher kicked if the flag changed.
+ */
+void thin_pool_set_low_water(struct thin_pool *p, uint32_t pct);
+/*
+ * Zero new blocks' uncovered parts, or not, from the next chunk filled
+ * on (a block of 1 MiB or less is one chunk).
+ */
+void thin_pool_set_zero(struct thin_pool *p, bool on);
 
 /*
  * What a map page takes in the store: a leaf row fills a 4 KiB SQLite

@@ -193,14 +193,15 @@ static int fill_chunk(struct thin *th, struct engine *e, uint32_t nb, uint64_t v
 {
 	struct thin_pool *p = th->pool;
 	bool zeros = !old && (!th->origin || vol_off + at >= th->origin_size);
+	bool zero = atomic_load_explicit(&p->zero, memory_order_relaxed);
 	char *buf;
 	int r;
 
 	if (from == at && to == at + c)
 		return block_io(p, e, nb, at, c, (void *)data, true);
 	if (zeros && from == to)
-		return p->params.zero ? zero_range(p, nb, at, c) : 0;
-	if (zeros && !p->params.zero)
+		return zero ? zero_range(p, nb, at, c) : 0;
+	if (zeros && !zero)
 		return block_io(p, e, nb, from, to - from, (void *)data, true);
 	buf = engine_scratch(e, c);
 	if (!buf)

@@ -136,6 +136,8 @@ static void log_line(enum log_level lv, const char *fmt, va_list ap)
 	const char *level = prefix[lv];
 	char line[1024], now[32];
 
+	if (lv > log_max)
+		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	if (log_stream) {
 		format_time(now, sizeof(now));
@@ -155,8 +157,6 @@ static void log_line(enum log_level lv, const char *fmt, va_list ap)
 	void fn(const char *fmt, ...)			\
 	{						\
 		va_list ap;				\
-		if (level > log_max)			\
-			return;				\
 		va_start(ap, fmt);			\
 		log_line(level, fmt, ap);		\
 		va_end(ap);				\
@@ -166,6 +166,15 @@ LOG_FN(log_error, LOG_LEVEL_ERROR)
 LOG_FN(log_warn, LOG_LEVEL_WARN)
 LOG_FN(log_info, LOG_LEVEL_INFO)
 LOG_FN(log_debug, LOG_LEVEL_DEBUG)
+
+void log_at(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(level, fmt, ap);
+	va_end(ap);
+}
 
 static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -55,6 +55,8 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At a level the caller chooses (an event's, say). */
+void log_at(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * A call site's budget: LOG_LIMIT_BURST lines per LOG_LIMIT_PERIOD_S, a

@@ -76,18 +76,43 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-char *format_size(uint64_t bytes, char buf[SIZE_STR_LEN])
+/* log2 of the unit @bytes (at least 1 KiB) is shown in: 10 (KiB) to 60 (EiB). */
+static unsigned int unit_shift(uint64_t bytes)
 {
 	unsigned int i = 0;
+
+	while (i + 1 < sizeof(size_units) - 1 && bytes >> (10 * (i + 2)))
+		i++;
+	return 10 * (i + 1);
+}
+
+char *format_size(uint64_t bytes, char buf[SIZE_STR_LEN])
+{
+	unsigned int shift;
 
 	if (bytes < 1024) {
 		snprintf(buf, SIZE_STR_LEN, "%" PRIu64 " B", bytes);
 		return buf;
 	}
-	while (i + 1 < sizeof(size_units) - 1 && bytes >> (10 * (i + 2)))
-		i++;
-	snprintf(buf, SIZE_STR_LEN, "%.2f %ciB",
-		 (double)bytes / (double)(UINT64_C(1) << (10 * (i + 1))),
-		 size_units[i]);
+	shift = unit_shift(bytes);
+	snprintf(buf, SIZE_STR_LEN, "%.2f %ciB", (double)bytes / (double)(UINT64_C(1) << shift),
+		 size_units[shift / 10 - 1]);
+	return buf;
+}
+
+char *format_size_rounded(uint64_t bytes, enum size_rounding how, char buf[SIZE_STR_LEN])
+{
+	unsigned int shift;
+	unsigned __int128 hundredths;
+
+	if (how == SIZE_NEAREST || bytes < 1024)
+		return format_size(bytes, buf);
+	shift = unit_shift(bytes);
+	hundredths = (unsigned __int128)bytes * 100;
+	if (how == SIZE_UP)
+		hundredths += (UINT64_C(1) << shift) - 1;
+	hundredths >>= shift;
+	snprintf(buf, SIZE_STR_LEN, "%" PRIu64 ".%02u %ciB", (uint64_t)(hundredths / 100),
+		 (unsigned int)(hundredths % 100), size_units[shift / 10 - 1]);
 	return buf;
 }

@@ -27,4 +27,17 @@ int parse_size(const char *s, uint64_t *out);
 /* Writes @bytes for people into @buf and returns @buf, for printf. */
 char *format_size(uint64_t bytes, char buf[SIZE_STR_LEN]);
 
+enum size_rounding {
+	SIZE_NEAREST,			/* what format_size() does */
+	SIZE_DOWN,			/* never more than @bytes: free space */
+	SIZE_UP,			/* never less than @bytes: space used */
+};
+
+/*
+ * format_size(), the last decimal rounded as @how says, so that a figure
+ * shown beside a total it is not quite ("63.99 MiB" free of 64 MiB) does
+ * not read as the total.
+ */
+char *format_size_rounded(uint64_t bytes, enum size_rounding how, char buf[SIZE_STR_LEN]);
+
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t604-thin-pool-policies-change-online.sh: a thin pool's metadata limit
 # holds (a write that needs one more map page fails with ENOSPC and raises
-# the event metadata-full, what is mapped stays writable, META% shows
+# the event metadata-full, logged at warning, what is mapped stays writable, META% shows
 # 100), `change` raises it online and
 # refuses to set it below what the maps take; autoextend turned on online
 # grows the pool once it is past the new threshold.
@@ -25,6 +25,7 @@ done
 	status=none 2>err || fail "a write needing a 17th page succeeded"
 grep -q "No space left on device" err || fail "the write failed otherwise: $(cat err)"
 wait_line "$T_DIR/events" '^metadata-full 100$'
+wait_log "^$LOG_TIME warning: thin pool 'tp': event metadata-full$"
 mapperctl status tp --json | jq -e '.metadata_full and (.full | not)' >/dev/null ||
 	fail "status does not say the metadata is full: $(mapperctl status tp --json)"
 dd if=/dev/urandom of="$MNT/v" bs=64K count=1 seek=1 conv=notrunc,fsync status=none ||

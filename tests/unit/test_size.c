@@ -136,6 +136,30 @@ START_TEST(format_picks_the_largest_unit_with_two_decimals)
 }
 END_TEST
 
+START_TEST(format_rounded_down_stays_below_a_total_it_is_short_of)
+{
+	char buf[SIZE_STR_LEN];
+
+	ck_assert_str_eq(format_size((10ull << 30) - 1, buf), "10.00 GiB");
+	ck_assert_str_eq(format_size_rounded((10ull << 30) - 1, SIZE_DOWN, buf), "9.99 GiB");
+	ck_assert_str_eq(format_size_rounded(10ull << 30, SIZE_DOWN, buf), "10.00 GiB");
+	ck_assert_str_eq(format_size_rounded(1023, SIZE_DOWN, buf), "1023 B");
+	ck_assert_str_eq(format_size_rounded(UINT64_MAX, SIZE_DOWN, buf), "15.99 EiB");
+}
+END_TEST
+
+START_TEST(format_rounded_up_shows_any_use)
+{
+	char buf[SIZE_STR_LEN];
+
+	ck_assert_str_eq(format_size((1ull << 30) + 1, buf), "1.00 GiB");
+	ck_assert_str_eq(format_size_rounded((1ull << 30) + 1, SIZE_UP, buf), "1.01 GiB");
+	ck_assert_str_eq(format_size_rounded(1ull << 30, SIZE_UP, buf), "1.00 GiB");
+	ck_assert_str_eq(format_size_rounded(3ull << 29, SIZE_UP, buf), "1.50 GiB");
+	ck_assert_str_eq(format_size_rounded(1025, SIZE_NEAREST, buf), format_size(1025, buf));
+}
+END_TEST
+
 static Suite *size_suite(void)
 {
 	Suite *suite = suite_create("size");
@@ -151,6 +175,8 @@ static Suite *size_suite(void)
 	tcase_add_test(tc, sizes_from_2_to_the_63_are_too_large);
 	tcase_add_test(tc, format_prints_bytes_below_1k);
 	tcase_add_test(tc, format_picks_the_largest_unit_with_two_decimals);
+	tcase_add_test(tc, format_rounded_down_stays_below_a_total_it_is_short_of);
+	tcase_add_test(tc, format_rounded_up_shows_any_use);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -600,12 +600,20 @@ START_TEST(thin_pool_policies_read_back_and_change)
 	rec.discard_passdown = false;
 	rec.autoextend_threshold = 100;
 	rec.on_event[0] = '\0';
+	rec.zero = false;
+	rec.wait = true;
+	rec.wait_seconds = 30;
+	rec.low_water = 25;
 	ck_assert_int_eq(store_thin_pool_update(s, &rec), 0);
 	reopen();
 	got = thin_pool_row_of(id);
 	ck_assert(!got.discard_passdown);
 	ck_assert_uint_eq(got.autoextend_threshold, 100);
 	ck_assert_str_eq(got.on_event, "");
+	ck_assert(!got.zero);
+	ck_assert(got.wait);
+	ck_assert_uint_eq(got.wait_seconds, 30);
+	ck_assert_uint_eq(got.low_water, 25);
 }
 END_TEST
 

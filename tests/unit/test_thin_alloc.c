@@ -192,7 +192,7 @@ START_TEST(held_block_is_not_handed_out_until_released)
 	ck_assert_uint_eq(held[0], b[2]);
 	/* Being discarded: not free yet. */
 	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
-	thin_alloc_release(&a);
+	thin_alloc_release(&a, false);
 	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
 	ck_assert_uint_eq(x, b[2]);
 }
@@ -213,11 +213,38 @@ START_TEST(trim_holds_only_free_blocks_and_gives_them_back)
 	ck_assert_uint_eq(a.nr_free, 1);
 	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);	/* the one not held */
 	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
-	thin_alloc_release(&a);
+	thin_alloc_release(&a, false);
 	ck_assert_uint_eq(a.nr_free, 2);
 	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 2, &held, &err), 0);
 	ck_assert_uint_eq(next, 4);
-	thin_alloc_release(&a);
+	thin_alloc_release(&a, false);
+}
+END_TEST
+
+START_TEST(trim_leaves_out_blocks_discarded_until_they_are_used_again)
+{
+	const uint32_t *held;
+	uint64_t next = 0;
+	uint32_t b, x;
+	int err;
+
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 4, &held, &err), 4);
+	thin_alloc_release(&a, true);
+	next = 0;
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 4, &held, &err), 0);
+	thin_alloc_release(&a, false);
+	ck_assert_int_eq(thin_alloc_new(&a, &b), 0);	/* used again... */
+	ck_assert_int_eq(thin_alloc_put(&a, b), 0);
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);			/* ... and freed, not passed down */
+	next = 0;
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 4, &held, &err), 1);
+	ck_assert_uint_eq(held[0], b);
+	thin_alloc_release(&a, false);
+	next = 0;
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, 4, &held, &err), 1);	/* not discarded */
+	thin_alloc_release(&a, false);
+	ck_assert_int_eq(thin_alloc_new(&a, &x), 0);
 }
 END_TEST
 
@@ -239,6 +266,7 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, loaded_counts_give_the_free_count);
 	tcase_add_test(tc, held_block_is_not_handed_out_until_released);
 	tcase_add_test(tc, trim_holds_only_free_blocks_and_gives_them_back);
+	tcase_add_test(tc, trim_leaves_out_blocks_discarded_until_they_are_used_again);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
