@@ -77,7 +77,7 @@ static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (pool_device_infos(ctx->pool, &d, &nr))
 		return cmd_error(ctx, WHAT, "out of memory");
 	r = print_text(ctx, d, nr);
-	free(d);
+	pool_device_infos_release(d, nr);
 	return r;
 }
 

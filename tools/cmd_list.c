@@ -90,7 +90,7 @@ static int list_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (pool_volume_infos(ctx->pool, &v, &nr))
 		return cmd_error(ctx, WHAT, "out of memory");
 	print_text(ctx, v, nr);
-	free(v);
+	pool_volume_infos_release(v, nr);
 	return CMD_OK;
 }
 
