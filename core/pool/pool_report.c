@@ -200,6 +200,9 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		const char *failure = volume_failure(p->vols[i], v[i].reason, sizeof(v[i].reason));
 
 		v[i].rec = p->vols[i]->rec;
+		v[i].file = p->vols[i]->type->served;
+		if (p->vols[i]->served && p->vols[i]->type->served)
+			v[i].rec.modified = atomic_load(&p->vols[i]->served->modified);
 		if (failure != v[i].reason)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
 		v[i].data_pct = v[i].meta_pct = -1;
