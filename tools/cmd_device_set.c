@@ -18,11 +18,9 @@ static int device_set_run(struct cmd_ctx *ctx, int argc, char **argv)
 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
-		r = tag_opts_take(&tags, c, optarg, &err);
-		if (r <= 0) {
-			r = r ? cmd_fail(ctx, WHAT, &err) : CMD_USAGE;
+		r = tag_opts_parse(ctx, WHAT, &tags, c, optarg);
+		if (r)
 			goto out;
-		}
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device NAME");
 	if (!r && !tag_opts_any(&tags))

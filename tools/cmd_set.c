@@ -35,16 +35,12 @@ static int set_run(struct cmd_ctx *ctx, int argc, char **argv)
 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
-		r = tag_opts_take(&tags, c, optarg, &err);
-		if (r < 0) {
-			r = cmd_fail(ctx, WHAT, &err);
-			goto out;
-		}
-		if (r)
+		if (c != 'r' && c != 'w') {
+			r = tag_opts_parse(ctx, WHAT, &tags, c, optarg);
+			if (r)
+				goto out;
 			continue;
-		r = CMD_USAGE;
-		if (c != 'r' && c != 'w')
-			goto out;
+		}
 		if (ro != -1 && ro != (c == 'r')) {
 			r = cmd_usage_error(ctx, WHAT, "--read-only and --read-write exclude each other");
 			goto out;

@@ -2,6 +2,7 @@
 #include "tag_opts.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 static int push(char ***v, size_t *nr, char *arg)
@@ -15,15 +16,16 @@ static int push(char ***v, size_t *nr, char *arg)
 	return 0;
 }
 
-int tag_opts_take(struct tag_opts *t, int c, char *arg, struct pool_error *err)
+int tag_opts_parse(struct cmd_ctx *ctx, const char *what, struct tag_opts *t, int c,
+		   char *arg)
 {
 	if (c != TAG_OPT_ADD && c != TAG_OPT_DEL)
-		return 0;
+		return CMD_USAGE;
 	if (!tag_valid(arg))
-		return pool_fail(err, -EINVAL, "invalid tag '%s': %s", arg, TAG_RULES);
+		return cmd_error(ctx, what, "invalid tag '%s': %s", arg, TAG_RULES);
 	if (c == TAG_OPT_ADD ? push(&t->add, &t->nr_add, arg) : push(&t->del, &t->nr_del, arg))
-		return pool_fail(err, -ENOMEM, "out of memory");
-	return 1;
+		return cmd_error(ctx, what, "out of memory");
+	return 0;
 }
 
 int tag_opts_any(const struct tag_opts *t)
@@ -37,6 +39,16 @@ int tag_opts_apply(const struct tag_opts *t, struct pool *p, enum tag_owner on,
 	if (!tag_opts_any(t))
 		return 0;
 	return pool_tag(p, on, name, t->add, t->nr_add, t->del, t->nr_del, err);
+}
+
+int tag_opts_tag_new(const struct tag_opts *t, struct cmd_ctx *ctx, const char *what,
+		     enum tag_owner on, const char *name)
+{
+	struct pool_error err;
+
+	if (!t->nr_add || !pool_tag(ctx->pool, on, name, t->add, t->nr_add, NULL, 0, &err))
+		return CMD_OK;
+	return cmd_error(ctx, what, "'%s' was made but not tagged: %s", name, err.msg);
 }
 
 void tag_opts_print(const struct tag_opts *t, FILE *f)
