@@ -33,9 +33,17 @@ int store_tag_list(struct store *s, struct tag_rec **out, size_t *nr)
 /* Binds @t to the owner (1) and the tag (2) of @st and runs it. */
 static int tag_change(struct store *s, sqlite3_stmt *st, const struct tag_rec *t)
 {
+	int rc, r;
+
 	sqlite3_bind_int64(st, 1, t->owner);
 	sqlite3_bind_text(st, 2, t->tag, -1, SQLITE_STATIC);
-	return store_step_done(s, st);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		r = -ENOENT;		/* no such volume or device */
+	else
+		r = rc == SQLITE_DONE ? 0 : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
 }
 
 int store_tag_add(struct store *s, const struct tag_rec *t)
