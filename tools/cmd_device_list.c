@@ -77,17 +77,18 @@ static void get_tags(const void *r, struct field_value *out)
 }
 
 static const struct report_field fields[] = {
-	{ "name", "NAME", "the device's name", FIELD_STRING, 0, get_name },
-	{ "path", "PATH", "its block device or file", FIELD_STRING, 0, get_path },
-	{ "size", "SIZE", "its size when it was added", FIELD_SIZE, 0, get_size },
-	{ "used", "USED", "bytes of its data area that volumes use", FIELD_SIZE, 0, get_used },
+	{ "name", "NAME", "the device's name", FIELD_STRING, 0, get_name, NULL },
+	{ "path", "PATH", "its block device or file", FIELD_STRING, 0, get_path, "pv_name" },
+	{ "size", "SIZE", "its size when it was added", FIELD_SIZE, 0, get_size, "pv_size" },
+	{ "used", "USED", "bytes of its data area that volumes use", FIELD_SIZE, 0, get_used,
+	  "pv_used" },
 	{ "free", "FREE", "bytes of its data area that create and extend can take",
-	  FIELD_SIZE, 0, get_free },
-	{ "uuid", "UUID", "the uuid in its label", FIELD_STRING, 0, get_uuid },
-	{ "state", "STATE", "ok (open) or failed", FIELD_STRING, 0, get_state },
-	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason },
-	{ "id", "ID", "its id in the pool", FIELD_NUMBER, 0, get_id },
-	{ "tags", "TAGS", "its tags (device set --addtag)", FIELD_TAGS, 0, get_tags },
+	  FIELD_SIZE, 0, get_free, "pv_free" },
+	{ "uuid", "UUID", "the uuid in its label", FIELD_STRING, 0, get_uuid, "pv_uuid" },
+	{ "state", "STATE", "ok (open) or failed", FIELD_STRING, 0, get_state, NULL },
+	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason, NULL },
+	{ "id", "ID", "its id in the pool", FIELD_NUMBER, 0, get_id, NULL },
+	{ "tags", "TAGS", "its tags (device set --addtag)", FIELD_TAGS, 0, get_tags, "pv_tags" },
 };
 
 static const struct option options[] = {

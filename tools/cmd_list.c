@@ -13,7 +13,8 @@
 #define WHAT "list"
 
 /* list's columns with no -o, as they always were. */
-#define DEFAULT_COLUMNS "name,kind,size,pool,origin,data_percent,metadata_percent,attr,created,state"
+#define DEFAULT_COLUMNS \
+	"name,kind,size,pool,origin,data_percent,metadata_percent,attr,created,state"
 
 static const struct pool_volume_info *row(const void *r)
 {
@@ -175,39 +176,44 @@ static void get_tags(const void *r, struct field_value *out)
 }
 
 static const struct report_field fields[] = {
-	{ "name", "NAME", "the volume's or thin pool's name", FIELD_STRING, 0, get_name },
-	{ "kind", "KIND", "linear, switch, thin or thin-pool", FIELD_STRING, 0, get_kind },
-	{ "size", "SIZE", "its size (a thin volume's virtual size)", FIELD_SIZE, 10, get_size },
-	{ "pool", "POOL", "a thin volume's thin pool", FIELD_STRING, 0, get_pool },
-	{ "origin", "ORIGIN", "the volume a snapshot was taken of", FIELD_STRING, 0, get_origin },
+	{ "name", "NAME", "the volume's or thin pool's name", FIELD_STRING, 0, get_name,
+	  "lv_name" },
+	{ "kind", "KIND", "linear, switch, thin or thin-pool", FIELD_STRING, 0, get_kind,
+	  "segtype" },
+	{ "size", "SIZE", "its size (a thin volume's virtual size)", FIELD_SIZE, 10, get_size,
+	  "lv_size" },
+	{ "pool", "POOL", "a thin volume's thin pool", FIELD_STRING, 0, get_pool, "pool_lv" },
+	{ "origin", "ORIGIN", "the volume a snapshot was taken of", FIELD_STRING, 0, get_origin, NULL },
 	{ "data_percent", "DATA%", "a thin volume's mapped, a thin pool's used, % of its size",
-	  FIELD_PERCENT, 6, get_data_percent },
+	  FIELD_PERCENT, 6, get_data_percent, NULL },
 	{ "metadata_percent", "META%", "a thin pool's map pages, % of its metadata limit",
-	  FIELD_PERCENT, 6, get_metadata_percent },
+	  FIELD_PERCENT, 6, get_metadata_percent, NULL },
 	{ "attr", "ATTR", "rw or ro, then a (active) or - (inactive)", FIELD_STRING, 4,
-	  get_attr },
+	  get_attr, "lv_attr" },
 	{ "active", "ACTIVE", "a file in the mount (activate, deactivate)", FIELD_BOOL, 0,
-	  get_active },
+	  get_active, "lv_active" },
 	{ "read_only", "RO", "writes fail with EROFS (set --read-only)", FIELD_BOOL, 0,
-	  get_read_only },
-	{ "created", "CREATED", "when it was created", FIELD_TIME, 16, get_created },
-	{ "modified", "MODIFIED", "when it was last written", FIELD_TIME, 16, get_modified },
+	  get_read_only, NULL },
+	{ "created", "CREATED", "when it was created", FIELD_TIME, 16, get_created,
+	  "lv_time" },
+	{ "modified", "MODIFIED", "when it was last written", FIELD_TIME, 16, get_modified, NULL },
 	{ "state", "STATE", "ok, full or low-water (a thin pool), or failed", FIELD_STRING, 0,
-	  get_state },
-	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason },
+	  get_state, NULL },
+	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason, NULL },
 	{ "id", "ID", "its id in the pool (its file's inode number - 1)", FIELD_NUMBER, 0,
-	  get_id },
+	  get_id, NULL },
 	{ "thin_id", "THIN_ID", "a thin volume's device id, dump's dev_id (thin_delta, thin_ls)",
-	  FIELD_NUMBER, 0, get_thin_id },
-	{ "mapped", "MAPPED", "a thin volume's mapped bytes", FIELD_SIZE, 0, get_mapped },
+	  FIELD_NUMBER, 0, get_thin_id, NULL },
+	{ "mapped", "MAPPED", "a thin volume's mapped bytes", FIELD_SIZE, 0, get_mapped, NULL },
 	{ "exclusive", "EXCLUSIVE", "a thin volume's bytes no other volume maps", FIELD_SIZE, 0,
-	  get_exclusive },
+	  get_exclusive, NULL },
 	{ "shared", "SHARED", "a thin volume's bytes other volumes map too", FIELD_SIZE, 0,
-	  get_shared },
-	{ "block_size", "BLOCK", "a thin pool's block size", FIELD_SIZE, 0, get_block_size },
+	  get_shared, NULL },
+	{ "block_size", "BLOCK", "a thin pool's block size", FIELD_SIZE, 0, get_block_size,
+	  "chunk_size" },
 	{ "when_full", "WHEN_FULL", "a thin pool's error or wait:SECONDS", FIELD_STRING, 0,
-	  get_when_full },
-	{ "tags", "TAGS", "its tags (set --addtag)", FIELD_TAGS, 0, get_tags },
+	  get_when_full, "lv_when_full" },
+	{ "tags", "TAGS", "its tags (set --addtag)", FIELD_TAGS, 0, get_tags, "lv_tags" },
 };
 
 static const struct option options[] = {

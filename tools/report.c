@@ -201,8 +201,14 @@ void report_help(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nr_fields; i++)
 		if ((int)strlen(r->fields[i].name) > w)
 			w = (int)strlen(r->fields[i].name);
-	for (size_t i = 0; i < r->nr_fields; i++)
-		fprintf(f, "%-*s  %s\n", w, r->fields[i].name, r->fields[i].help);
+	for (size_t i = 0; i < r->nr_fields; i++) {
+		const struct report_field *fi = &r->fields[i];
+
+		fprintf(f, "%-*s  %s", w, fi->name, fi->help);
+		if (fi->lvm_name)
+			fprintf(f, " (lvs: %s)", fi->lvm_name);
+		fputc('\n', f);
+	}
 }
 
 /* ---- order ------------------------------------------------------------ */

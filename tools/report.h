@@ -23,7 +23,7 @@
 #include "report_field.h"
 #include "select.h"
 
-/* The report options, for a command's long options; vals 'j' and below. */
+/* The report options, for a command's long options (vals j o S O u N H s). */
 #define REPORT_OPTIONS							\
 	{ "json", no_argument, NULL, 'j' },				\
 	{ "options", required_argument, NULL, 'o' },			\

@@ -47,9 +47,11 @@ struct report_field {
 	unsigned int min_width;		/* of its column in a table */
 	/* Fills @out (zeroed, s = "") from @row. */
 	void (*get)(const void *row, struct field_value *out);
+	/* lvs's or pvs's name for it ("lv_size"), taken as well; NULL: none. */
+	const char *lvm_name;
 };
 
-/* The field named @name in @fields[0..nr), or NULL. */
+/* The field named @name (or, by lvs, lvm_name) in @fields[0..nr), or NULL. */
 const struct report_field *report_field_find(const struct report_field *fields, size_t nr,
 					     const char *name, size_t len);
 

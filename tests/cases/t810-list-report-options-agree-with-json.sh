@@ -6,7 +6,8 @@
 # --json's bytes in the unit asked; --noheadings and --separator shape
 # the table; -o +FIELD adds a column to the default ones; --json -o prints
 # only the fields asked; thin_id is dump's dev_id; exclusive and shared
-# are --json's bytes.  device list takes the same options.
+# are --json's bytes; lvs's and pvs's field names are taken.  device list
+# takes the same options.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -58,6 +59,13 @@ for u in k m g; do
 done
 mapperctl list -o size --units h --noheadings --select 'name == big' | grep -qx ' *2.00g' ||
 	fail "--units h does not print big as 2.00g"
+
+# lvs's names for the fields pick the same columns.
+diff <(mapperctl list -o lv_name,lv_size,lv_tags --sort -lv_size --select 'lv_size > 1G') \
+	<(mapperctl list -o name,size,tags --sort -size --select 'size > 1G') ||
+	fail "lvs's field names do not pick what ours do"
+diff <(mapperctl device list -o pv_name,pv_free) <(mapperctl device list -o path,free) ||
+	fail "pvs's field names do not pick what ours do"
 
 # -o +FIELD: the default columns, then the one added.
 mapperctl list >default

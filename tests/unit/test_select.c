@@ -51,12 +51,12 @@ static void get_tags(const void *r, struct field_value *out)
 }
 
 static const struct report_field fields[] = {
-	{ "name", "NAME", "", FIELD_STRING, 0, get_name },
-	{ "size", "SIZE", "", FIELD_SIZE, 0, get_size },
-	{ "data_percent", "DATA%", "", FIELD_PERCENT, 0, get_pct },
-	{ "read_only", "RO", "", FIELD_BOOL, 0, get_ro },
-	{ "created", "CREATED", "", FIELD_TIME, 0, get_created },
-	{ "tags", "TAGS", "", FIELD_TAGS, 0, get_tags },
+	{ "name", "NAME", "", FIELD_STRING, 0, get_name, NULL },
+	{ "size", "SIZE", "", FIELD_SIZE, 0, get_size, NULL },
+	{ "data_percent", "DATA%", "", FIELD_PERCENT, 0, get_pct, NULL },
+	{ "read_only", "RO", "", FIELD_BOOL, 0, get_ro, NULL },
+	{ "created", "CREATED", "", FIELD_TIME, 0, get_created, NULL },
+	{ "tags", "TAGS", "", FIELD_TAGS, 0, get_tags, NULL },
 };
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
