@@ -94,13 +94,19 @@ static int fail(char why[REPORT_ERROR_LEN], const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Adds the fields of the list @list ("name,size") to r->cols. */
+/*
+ * Adds the fields of the list @list ("name,size") to r->cols; a '+'
+ * before one is the mark of a later -o +FIELD, whose field it adds.
+ */
 static int add_cols(struct report *r, const char *list, char why[REPORT_ERROR_LEN])
 {
 	for (const char *p = list; *p; p += *p == ',') {
-		size_t len = strcspn(p, ",");
-		const struct report_field *f = report_field_find(r->fields, r->nr_fields, p, len);
-		const struct report_field **cols;
+		const struct report_field *f, **cols;
+		size_t len;
+
+		p += *p == '+';
+		len = strcspn(p, ",");
+		f = report_field_find(r->fields, r->nr_fields, p, len);
 
 		if (!f)
 			return fail(why, "unknown field '%.*s' in -o (-o help lists them)",
