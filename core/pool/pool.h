@@ -519,7 +519,7 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
 
 /* A volume or device and whether it is failed, for tables. */
 struct pool_volume_info {
-	struct volume_rec rec;		/* .modified: the last write, live */
+	struct volume_rec rec;		/* .modified: the last write while served, else 0 */
 	bool file;			/* a kind that is a file when active (not a thin pool) */
 	char reason[POOL_ERROR_LEN];	/* "" when it is served */
 	char pool[POOL_NAME_MAX + 1];	/* a thin volume's pool, or "" */

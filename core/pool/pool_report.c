@@ -201,8 +201,8 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 
 		v[i].rec = p->vols[i]->rec;
 		v[i].file = p->vols[i]->type->served;
-		if (p->vols[i]->served && p->vols[i]->type->served)
-			v[i].rec.modified = atomic_load(&p->vols[i]->served->modified);
+		v[i].rec.modified = p->vols[i]->served && p->vols[i]->type->served ?
+				    atomic_load(&p->vols[i]->served->modified) : 0;
 		if (failure != v[i].reason)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
 		v[i].data_pct = v[i].meta_pct = -1;
