@@ -200,6 +200,24 @@ static int step6_origin_identity(struct store *s)
 		"ALTER TABLE thin_origin ADD COLUMN origin_mtime_ns INTEGER;");
 }
 
+/*
+ * Version 7: tags (LVM's --addtag), on volumes and thin pools, and on raw
+ * devices: a table per owner, so that a foreign key takes an owner's
+ * tags with it when it is deleted.
+ */
+static int step7_tags(struct store *s)
+{
+	return store_exec(s,
+		"CREATE TABLE volume_tag ("
+		" volume INTEGER NOT NULL REFERENCES volume(id) ON DELETE CASCADE,"
+		" tag TEXT NOT NULL,"
+		" PRIMARY KEY (volume, tag)) WITHOUT ROWID;"
+		"CREATE TABLE device_tag ("
+		" device INTEGER NOT NULL REFERENCES device(id) ON DELETE CASCADE,"
+		" tag TEXT NOT NULL,"
+		" PRIMARY KEY (device, tag)) WITHOUT ROWID;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -208,6 +226,7 @@ static int (*const steps[])(struct store *s) = {
 	step4_thin_admin,
 	step5_volume_life_cycle,
 	step6_origin_identity,
+	step7_tags,
 };
 
 int migrate_latest(void)

@@ -53,6 +53,8 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 		r = store_thin_list(s, &out->thins, &out->nr_thins);
 	if (!r)
 		r = store_thin_origin_list(s, &out->origins, &out->nr_origins);
+	if (!r)
+		r = store_tag_list(s, &out->tags, &out->nr_tags);
 	if (r)
 		pool_meta_image_release(out);
 	return r;
@@ -168,6 +170,16 @@ static int port_thin_origin_put(struct pool_meta *m, const struct thin_origin_re
 	return store_thin_origin_put(st(m), o);
 }
 
+static int port_tag_add(struct pool_meta *m, const struct tag_rec *t)
+{
+	return store_tag_add(st(m), t);
+}
+
+static int port_tag_delete(struct pool_meta *m, const struct tag_rec *t)
+{
+	return store_tag_delete(st(m), t);
+}
+
 static int port_thin_dir_put(struct pool_meta *m, int64_t pool,
 			     const struct thin_dir_rec *d)
 {
@@ -235,6 +247,8 @@ static const struct pool_meta_ops pool_port_ops = {
 	.thin_pool_update = port_thin_pool_update,
 	.thin_put = port_thin_put,
 	.thin_origin_put = port_thin_origin_put,
+	.tag_add = port_tag_add,
+	.tag_delete = port_tag_delete,
 	.thin_dir_put = port_thin_dir_put,
 	.thin_leaf_put = port_thin_leaf_put,
 	.thin_pages_delete = port_thin_pages_delete,

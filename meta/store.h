@@ -93,4 +93,11 @@ int store_extent_insert(struct store *s, const struct extent_rec *e);
 /* Every extent, by volume and seq. */
 int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr);
 
+/* Every tag: volumes' first, then devices', each by owner id and tag. */
+int store_tag_list(struct store *s, struct tag_rec **out, size_t *nr);
+/* Adds @t; one its owner carries already is left as it is.  -ENOENT: no such owner. */
+int store_tag_add(struct store *s, const struct tag_rec *t);
+/* Removes @t; one its owner does not carry is no error. */
+int store_tag_delete(struct store *s, const struct tag_rec *t);
+
 #endif

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const struct cmd cmd_init, cmd_device_add, cmd_device_list,
+extern const struct cmd cmd_init, cmd_device_add, cmd_device_list, cmd_device_set,
 	cmd_device_remove, cmd_create_linear, cmd_create_switch, cmd_extend,
 	cmd_remove, cmd_list, cmd_status, cmd_switch_map, cmd_create_thin_pool,
 	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload,
@@ -32,6 +32,7 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_init,
 	&cmd_device_add,
 	&cmd_device_list,
+	&cmd_device_set,
 	&cmd_device_remove,
 	&cmd_create_linear,
 	&cmd_create_switch,

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "opts.h"
+#include "tag_opts.h"
 #include "size.h"
 
 #define WHAT "create linear"
@@ -16,6 +17,7 @@ static const struct option options[] = {
 	{ "on", required_argument, NULL, 'o' },
 	{ "segment", required_argument, NULL, 'g' },
 	{ "read-only", no_argument, NULL, 'R' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
@@ -26,6 +28,7 @@ struct create_args {
 	size_t nr_on;
 	char **segs;			/* --segment arguments */
 	size_t nr_segs;
+	struct tag_opts tags;		/* --addtag */
 };
 
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args *a)
@@ -44,7 +47,10 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 		case 's': a->size = optarg; break;
 		case 'o': a->on[a->nr_on++] = optarg; break;
 		case 'g': a->segs[a->nr_segs++] = optarg; break;
-		default: return CMD_USAGE;
+		default:
+			r = tag_opts_parse(ctx, WHAT, &a->tags, c, optarg);
+			if (r)
+				return r;
 		}
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
@@ -96,6 +102,7 @@ static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	fprintf(ctx->out, "created linear volume '%s' (%s)\n", v.name,
 		format_size(v.size, size));
+	r = tag_opts_tag_new(&a.tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
 out:
 	for (size_t i = 0; copies && i < a.nr_segs; i++)
 		free(copies[i]);
@@ -103,6 +110,7 @@ out:
 	free(segs);
 	free(a.on);
 	free(a.segs);
+	tag_opts_release(&a.tags);
 	return r;
 }
 
@@ -110,7 +118,8 @@ const struct cmd cmd_create_linear = {
 	.name = "create linear",
 	.usage =
 		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]... [--read-only]\n"
-		"create linear NAME --segment DEVICE:OFFSET:LENGTH...\n"
+		"              [--addtag TAG]...\n"
+		"create linear NAME --segment DEVICE:OFFSET:LENGTH... [--addtag TAG]...\n"
 		"\n"
 		"Creates the linear volume NAME: SIZE bytes from the free space of the\n"
 		"devices (the --on ones, or all), or the segments given, in order.\n"
@@ -119,7 +128,8 @@ const struct cmd cmd_create_linear = {
 		"  --on DEVICES    allocate on these devices only, in this order\n"
 		"  --segment D:O:L LENGTH bytes at OFFSET of device D's data area (after\n"
 		"                  its 1 MiB label); both multiples of 4 KiB; repeatable\n"
-		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n",
+		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n"
+		"  --addtag TAG    tags it (see 'mapperctl set'); repeatable\n",
 	.run = create_linear_run,
 	.options = options,
 	.needs_pool = 1,

@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "opts.h"
+#include "tag_opts.h"
 #include "size.h"
 #include "switch_table.h"
 
@@ -16,6 +17,7 @@ static const struct option options[] = {
 	{ "region-size", required_argument, NULL, 'r' },
 	{ "path", required_argument, NULL, 'p' },
 	{ "read-only", no_argument, NULL, 'R' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
@@ -25,6 +27,7 @@ struct create_args {
 	const char *region_size;
 	char **paths;			/* --path arguments */
 	size_t nr_paths;
+	struct tag_opts tags;		/* --addtag */
 };
 
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args *a)
@@ -41,7 +44,10 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 		case 's': a->size = optarg; break;
 		case 'r': a->region_size = optarg; break;
 		case 'p': a->paths[a->nr_paths++] = optarg; break;
-		default: return CMD_USAGE;
+		default:
+			r = tag_opts_parse(ctx, WHAT, &a->tags, c, optarg);
+			if (r)
+				return r;
 		}
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
@@ -94,12 +100,14 @@ static int create_switch_run(struct cmd_ctx *ctx, int argc, char **argv)
 		v.name, format_size(v.size, size), a.nr_paths,
 		(unsigned long long)((s.size + s.region_size - 1) / s.region_size),
 		format_size(s.region_size, region));
+	r = tag_opts_tag_new(&a.tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
 out:
 	for (size_t i = 0; copies && i < a.nr_paths; i++)
 		free(copies[i]);
 	free(copies);
 	free(paths);
 	free(a.paths);
+	tag_opts_release(&a.tags);
 	return r;
 }
 
@@ -107,7 +115,7 @@ const struct cmd cmd_create_switch = {
 	.name = "create switch",
 	.usage =
 		"create switch NAME --size SIZE --region-size SIZE --path DEVICE[:OFFSET]...\n"
-		"              [--read-only]\n"
+		"              [--read-only] [--addtag TAG]...\n"
 		"\n"
 		"Creates the switch volume NAME: SIZE bytes cut into regions of\n"
 		"--region-size, each served by one of 2 to 256 paths as its region\n"
@@ -123,7 +131,8 @@ const struct cmd cmd_create_switch = {
 		"                      OFFSET bytes into DEVICE's data area (after its\n"
 		"                      1 MiB label); owns nothing, may be shared with\n"
 		"                      other paths and volumes (multipath)\n"
-		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n",
+		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n"
+		"  --addtag TAG    tags it (see 'mapperctl set'); repeatable\n",
 	.run = create_switch_run,
 	.options = options,
 	.needs_pool = 1,

@@ -7,6 +7,7 @@
  */
 #include "cmd.h"
 #include "opts.h"
+#include "tag_opts.h"
 #include "size.h"
 
 #define WHAT "create thin"
@@ -16,6 +17,7 @@ static const struct option options[] = {
 	{ "size", required_argument, NULL, 's' },
 	{ "origin", required_argument, NULL, 'o' },
 	{ "read-only", no_argument, NULL, 'R' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
@@ -23,6 +25,7 @@ static const char *const path_options[] = { "--origin", NULL };
 
 static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct tag_opts tags = TAG_OPTS_INIT;
 	struct pool_thin_spec s = { 0 };
 	const char *size_arg = NULL;
 	char size[SIZE_STR_LEN];
@@ -40,28 +43,34 @@ static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 			s.origin = optarg;
 		else if (c == 'R')
 			s.read_only = true;
-		else
-			return CMD_USAGE;
+		else if ((r = tag_opts_parse(ctx, WHAT, &tags, c, optarg)))
+			goto out;
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the volume NAME");
+	if (!r && (!s.pool || !size_arg))
+		r = cmd_usage_error(ctx, WHAT, "need --pool and --size (see 'mapperctl %s --help')",
+				    WHAT);
 	if (r)
-		return r;
-	if (!s.pool || !size_arg)
-		return cmd_usage_error(ctx, WHAT, "need --pool and --size (see 'mapperctl %s --help')",
-				       WHAT);
+		goto out;
 	s.name = argv[ctx->optind];
 	if (opts_block_size(size_arg, &s.size, &err) ||
-	    pool_create_thin(ctx->pool, &s, &v, &err))
-		return cmd_fail(ctx, WHAT, &err);
+	    pool_create_thin(ctx->pool, &s, &v, &err)) {
+		r = cmd_fail(ctx, WHAT, &err);
+		goto out;
+	}
 	fprintf(ctx->out, "created thin volume '%s' of %s in pool '%s'\n", v.name,
 		format_size(v.size, size), s.pool);
-	return CMD_OK;
+	r = tag_opts_tag_new(&tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
+out:
+	tag_opts_release(&tags);
+	return r;
 }
 
 const struct cmd cmd_create_thin = {
 	.name = "create thin",
 	.usage =
 		"create thin NAME --pool POOL --size SIZE [--origin VOLUME-OR-PATH] [--read-only]\n"
+		"            [--addtag TAG]...\n"
 		"\n"
 		"Creates a thin volume of SIZE bytes (may exceed the pool) in thin pool\n"
 		"POOL.  Unwritten blocks read as zeros and take no space.\n"
@@ -72,7 +81,8 @@ const struct cmd cmd_create_thin = {
 		"              for writing, a block device must be read-only (blockdev\n"
 		"              --setro); a program that writes it later fails the volume\n"
 		"              rather than show through\n"
-		"  --read-only writes fail with EROFS (see 'mapperctl set')\n",
+		"  --read-only writes fail with EROFS (see 'mapperctl set')\n"
+		"  --addtag TAG  tags it (see 'mapperctl set'); repeatable\n",
 	.run = create_thin_run,
 	.options = options,
 	.needs_pool = 1,

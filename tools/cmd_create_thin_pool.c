@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "size.h"
+#include "tag_opts.h"
 
 #define WHAT "create thin-pool"
 #define THIN_DEFAULT_BLOCK	(64u << 10)	/* bytes */
@@ -29,6 +30,7 @@ static const struct option options[] = {
 	{ "autoextend-percent", required_argument, NULL, 'P' },
 	{ "metadata-limit", required_argument, NULL, 'M' },
 	{ "on-event", required_argument, NULL, 'E' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
@@ -38,6 +40,7 @@ struct pool_args {
 	char **on;
 	size_t nr_on;
 	int no_zero, no_passdown;
+	struct tag_opts tags;		/* --addtag */
 };
 
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct pool_args *a)
@@ -61,7 +64,10 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct pool_args *a
 		case 'P': a->percent = optarg; break;
 		case 'M': a->metadata_limit = optarg; break;
 		case 'E': a->on_event = optarg; break;
-		default: return CMD_USAGE;
+		default:
+			c = tag_opts_parse(ctx, WHAT, &a->tags, c, optarg);
+			if (c)
+				return c;
 		}
 	}
 	c = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the pool NAME");
@@ -141,8 +147,10 @@ static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, " (%s rounded down to whole %s blocks)",
 			format_size(s.size, requested), format_size(s.policy.block_size, block));
 	fputc('\n', ctx->out);
+	r = tag_opts_tag_new(&a.tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
 out:
 	free(a.on);
+	tag_opts_release(&a.tags);
 	return r;
 }
 
@@ -153,7 +161,7 @@ const struct cmd cmd_create_thin_pool = {
 		"                 [--when-full error|wait:SECONDS] [--low-water PERCENT]\n"
 		"                 [--on DEVICE[,DEVICE...]]... [--no-discard-passdown]\n"
 		"                 [--autoextend-threshold PCT] [--autoextend-percent PCT]\n"
-		"                 [--metadata-limit SIZE] [--on-event CMD]\n"
+		"                 [--metadata-limit SIZE] [--on-event CMD] [--addtag TAG]...\n"
 		"\n"
 		"Creates a thin pool: a data area of SIZE bytes (rounded down to whole\n"
 		"blocks) from which thin volumes take blocks on first write.\n"
@@ -184,7 +192,8 @@ const struct cmd cmd_create_thin_pool = {
 		"                     MAPPERFS_THIN_POOL, MAPPERFS_DATA_PERCENT ... set),\n"
 		"                     one at a time in order (see mapperfs -o event_timeout);\n"
 		"                     an absolute path of a directory runs every hook in\n"
-		"                     it (run-parts)\n",
+		"                     it (run-parts)\n"
+		"  --addtag TAG       tags it (see 'mapperctl set'); repeatable\n",
 	.run = create_thin_pool_run,
 	.options = options,
 	.needs_pool = 1,

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "opts.h"
 #include "size.h"
+#include "tag_opts.h"
 
 #define WHAT "device add"
 
@@ -15,11 +16,13 @@ static const struct option options[] = {
 	{ "create", required_argument, NULL, 'c' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "force", no_argument, NULL, 'f' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
 static int device_add_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct tag_opts tags = TAG_OPTS_INIT;
 	struct pool_device_spec s = { 0 };
 	char size[SIZE_STR_LEN];
 	struct pool_error err;
@@ -33,35 +36,44 @@ static int device_add_run(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'c': create = optarg; break;
 		case 'n': s.name = optarg; break;
 		case 'f': s.force = true; break;
-		default: return CMD_USAGE;
+		default:
+			r = tag_opts_parse(ctx, WHAT, &tags, c, optarg);
+			if (r)
+				goto out;
 		}
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device or file PATH");
 	if (r)
-		return r;
+		goto out;
 	s.path = argv[ctx->optind];
 	if (create && opts_size(create, &s.create_size, &err))
-		return cmd_fail(ctx, WHAT, &err);
-	if (create && !s.create_size)
-		return cmd_error(ctx, WHAT, "--create needs a size larger than zero");
-	if (pool_device_add(ctx->pool, &s, &d, &err))
-		return cmd_fail(ctx, WHAT, &err);
+		r = cmd_fail(ctx, WHAT, &err);
+	else if (create && !s.create_size)
+		r = cmd_error(ctx, WHAT, "--create needs a size larger than zero");
+	else if (pool_device_add(ctx->pool, &s, &d, &err))
+		r = cmd_fail(ctx, WHAT, &err);
+	if (r)
+		goto out;
 	fprintf(ctx->out, "added device '%s' ('%s', %s)\n", d.name, d.path,
 		format_size(d.size, size));
-	return CMD_OK;
+	r = tag_opts_tag_new(&tags, ctx, WHAT, TAG_ON_DEVICE, d.name);
+out:
+	tag_opts_release(&tags);
+	return r;
 }
 
 const struct cmd cmd_device_add = {
 	.name = "device add",
 	.usage =
-		"device add PATH [--create SIZE] [--name NAME] [--force]\n"
+		"device add PATH [--create SIZE] [--name NAME] [--force] [--addtag TAG]...\n"
 		"\n"
 		"Registers the block device or file PATH in the pool and writes the\n"
 		"pool's label at its start; volumes use it from 1 MiB on.\n"
 		"\n"
 		"  --create SIZE  create the file PATH with SIZE bytes first (K, M, G, T)\n"
 		"  --name NAME    the device's name (default: the file name of PATH)\n"
-		"  --force        take over a device that carries a mapperfs label\n",
+		"  --force        take over a device that carries a mapperfs label\n"
+		"  --addtag TAG   tags it (see 'mapperctl device set'); repeatable\n",
 	.run = device_add_run,
 	.options = options,
 	.needs_pool = 1,

@@ -1,5 +1,6 @@
 /*
- * device list: the registered devices with their space.  "used" counts the
+ * device list: the registered devices with their space, with lvs's (pvs's)
+ * report options (report.h) over the fields below.  "used" counts the
  * data area only: size - DEVICE_DATA_OFFSET = used + free.
  */
 #include <stdlib.h>
@@ -8,92 +9,154 @@
 #include "cmd.h"
 #include "json.h"
 #include "label.h"
-#include "size.h"
+#include "report.h"
 
 #define WHAT "device list"
 
-struct device_row {
-	char size[SIZE_STR_LEN], used[SIZE_STR_LEN], free[SIZE_STR_LEN];
-	const char *state;
+/* device list's columns with no -o, as they always were. */
+#define DEFAULT_COLUMNS "name,path,size,used,free,state"
+
+static const struct pool_device_info *row(const void *r)
+{
+	return r;
+}
+
+static void get_name(const void *r, struct field_value *out)
+{
+	out->s = row(r)->rec.name;
+}
+
+static void get_path(const void *r, struct field_value *out)
+{
+	out->s = row(r)->rec.path;
+}
+
+static void get_uuid(const void *r, struct field_value *out)
+{
+	uuid_format(&row(r)->rec.uuid, out->buf);
+	out->s = out->buf;
+}
+
+static void get_size(const void *r, struct field_value *out)
+{
+	out->n = (int64_t)row(r)->rec.size;
+}
+
+static void get_used(const void *r, struct field_value *out)
+{
+	const struct pool_device_info *d = row(r);
+	uint64_t area = d->rec.size > DEVICE_DATA_OFFSET ? d->rec.size - DEVICE_DATA_OFFSET : 0;
+
+	out->n = (int64_t)(area > d->free ? area - d->free : 0);
+	out->rounding = SIZE_UP;
+}
+
+static void get_free(const void *r, struct field_value *out)
+{
+	out->n = (int64_t)row(r)->free;
+	out->rounding = SIZE_DOWN;
+}
+
+static void get_state(const void *r, struct field_value *out)
+{
+	out->s = row(r)->reason[0] ? "failed" : "ok";
+}
+
+static void get_reason(const void *r, struct field_value *out)
+{
+	out->s = row(r)->reason;
+	out->none = !row(r)->reason[0];
+}
+
+static void get_id(const void *r, struct field_value *out)
+{
+	out->n = row(r)->rec.id;
+}
+
+static void get_tags(const void *r, struct field_value *out)
+{
+	out->tags = &row(r)->tags;
+}
+
+static const struct report_field fields[] = {
+	{ "name", "NAME", "the device's name", FIELD_STRING, 0, get_name, NULL },
+	{ "path", "PATH", "its block device or file", FIELD_STRING, 0, get_path, "pv_name" },
+	{ "size", "SIZE", "its size when it was added", FIELD_SIZE, 0, get_size, "pv_size" },
+	{ "used", "USED", "bytes of its data area that volumes use", FIELD_SIZE, 0, get_used,
+	  "pv_used" },
+	{ "free", "FREE", "bytes of its data area that create and extend can take",
+	  FIELD_SIZE, 0, get_free, "pv_free" },
+	{ "uuid", "UUID", "the uuid in its label", FIELD_STRING, 0, get_uuid, "pv_uuid" },
+	{ "state", "STATE", "ok (open) or failed", FIELD_STRING, 0, get_state, NULL },
+	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason, NULL },
+	{ "id", "ID", "its id in the pool", FIELD_NUMBER, 0, get_id, NULL },
+	{ "tags", "TAGS", "its tags (device set --addtag)", FIELD_TAGS, 0, get_tags, "pv_tags" },
 };
 
-static int width(int w, const char *s)
-{
-	int n = (int)strlen(s);
-
-	return n > w ? n : w;
-}
-
-/* A table with a header, columns as wide as their widest cell. */
-static int print_text(struct cmd_ctx *ctx, const struct pool_device_info *d, size_t nr)
-{
-	int wn = 4, wp = 4, ws = 4, wu = 4, wf = 4;
-	struct device_row *rows;
-
-	if (!nr)
-		return CMD_OK;
-	rows = calloc(nr, sizeof(*rows));
-	if (!rows)
-		return cmd_error(ctx, WHAT, "out of memory");
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t area = d[i].rec.size > DEVICE_DATA_OFFSET ?
-				d[i].rec.size - DEVICE_DATA_OFFSET : 0;
-
-		format_size(d[i].rec.size, rows[i].size);
-		/* Free never reads as the whole area, nor used as none, when they are not. */
-		format_size_rounded(area > d[i].free ? area - d[i].free : 0, SIZE_UP, rows[i].used);
-		format_size_rounded(d[i].free, SIZE_DOWN, rows[i].free);
-		rows[i].state = d[i].reason[0] ? "failed" : "ok";
-		wn = width(wn, d[i].rec.name);
-		wp = width(wp, d[i].rec.path);
-		ws = width(ws, rows[i].size);
-		wu = width(wu, rows[i].used);
-		wf = width(wf, rows[i].free);
-	}
-	fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s  %s\n", wn, "NAME", wp, "PATH",
-		ws, "SIZE", wu, "USED", wf, "FREE", "STATE");
-	for (size_t i = 0; i < nr; i++)
-		fprintf(ctx->out, "%-*s  %-*s  %*s  %*s  %*s  %s\n", wn, d[i].rec.name,
-			wp, d[i].rec.path, ws, rows[i].size, wu, rows[i].used,
-			wf, rows[i].free, rows[i].state);
-	free(rows);
-	return CMD_OK;
-}
+static const struct option options[] = {
+	REPORT_OPTIONS,
+	{ 0 }
+};
 
 static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	char why[REPORT_ERROR_LEN];
 	struct pool_device_info *d;
 	struct pool_error err;
-	int as_json, r;
+	struct report rep;
 	struct json j;
 	size_t nr;
+	int c, r;
 
-	r = cmd_json_args(ctx, WHAT, argc, argv, &as_json, 0, 0, "");
-	if (r)
-		return r;
-	if (as_json) {
-		json_init(&j, ctx->out, JSON_PRETTY);
-		return pool_devices(ctx->pool, &j, &err) ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
+	report_init(&rep, fields, sizeof(fields) / sizeof(fields[0]), DEFAULT_COLUMNS);
+	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
+	     first = 0) {
+		r = report_option(&rep, c, optarg);
+		if (r <= 0) {
+			report_release(&rep);
+			return r ? cmd_error(ctx, WHAT, "out of memory") : CMD_USAGE;
+		}
 	}
-	if (pool_device_infos(ctx->pool, &d, &nr))
-		return cmd_error(ctx, WHAT, "out of memory");
-	r = print_text(ctx, d, nr);
-	free(d);
+	r = cmd_args(ctx, WHAT, argc, argv, 0, 0, "");
+	if (!r && report_prepare(&rep, why))
+		r = cmd_error(ctx, WHAT, "%s", why);
+	if (r)
+		goto out;
+	if (rep.help) {
+		report_help(&rep, ctx->out);
+	} else if (rep.own_json) {
+		json_init(&j, ctx->out, JSON_PRETTY);
+		r = pool_devices(ctx->pool, &j, &err) ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
+	} else if (pool_device_infos(ctx->pool, &d, &nr)) {
+		r = cmd_error(ctx, WHAT, "out of memory");
+	} else {
+		if (report_print(&rep, ctx->out, d, nr, sizeof(*d)))
+			r = cmd_error(ctx, WHAT, "out of memory");
+		pool_device_infos_release(d, nr);
+	}
+out:
+	report_release(&rep);
 	return r;
 }
 
 const struct cmd cmd_device_list = {
 	.name = "device list",
 	.usage =
-		"device list [--json]\n"
+		"device list [--json] [-o [+]FIELD[,FIELD...]] [-S|--select EXPR]\n"
+		"            [-O|--sort [-]FIELD[,...]] [--units b|k|m|g|t|h] [--nosuffix]\n"
+		"            [--noheadings] [--separator STR]\n"
 		"\n"
 		"Lists the pool's devices: name, path, size, the space of their data\n"
 		"area that volumes use and that is free, and whether they are open\n"
-		"(ok) or failed.\n"
+		"(ok) or failed.  The report options are list's (mapperctl list\n"
+		"--help), over the fields -o help lists.\n"
 		"\n"
 		"  --json  print a JSON array of {\"name\", \"path\", \"uuid\", \"size\",\n"
-		"          \"used\", \"free\", \"state\", \"reason\"}, sizes in bytes\n",
+		"          \"used\", \"free\", \"state\", \"reason\", \"tags\"}, sizes in bytes;\n"
+		"          with -o, --select or --sort the columns instead\n",
 	.run = device_list_run,
+	.options = options,
+	.short_options = REPORT_SHORT_OPTIONS,
 	.needs_pool = 1,
 	.reads_only = 1,
 };

@@ -35,7 +35,7 @@ static int current_size(struct pool *p, const char *name, uint64_t *size,
 			r = 0;
 		}
 	}
-	free(v);
+	pool_volume_infos_release(v, nr);
 	return r ? pool_fail(err, r, "no volume '%s'", name) : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "tag_opts.h"
 
 #define WHAT "snapshot"
 
@@ -15,6 +16,7 @@ static const struct option options[] = {
 	{ "group", no_argument, NULL, 'g' },
 	{ "active", no_argument, NULL, 'a' },
 	{ "read-only", no_argument, NULL, 'r' },
+	TAG_ADD_OPTION,
 	{ 0 }
 };
 
@@ -35,9 +37,10 @@ static int parse_group(struct cmd_ctx *ctx, int argc, char **argv,
 
 static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	struct tag_opts tags = TAG_OPTS_INIT;
 	struct pool_snapshot_spec s = { 0 };
-	struct pool_snapshot_pair *pairs;
-	struct volume_rec *v;
+	struct pool_snapshot_pair *pairs = NULL;
+	struct volume_rec *v = NULL;
 	struct pool_error err;
 	int c, r, group = 0;
 
@@ -49,13 +52,13 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 			s.active = true;
 		else if (c == 'r')
 			s.read_only = true;
-		else
-			return CMD_USAGE;
+		else if ((r = tag_opts_parse(ctx, WHAT, &tags, c, optarg)))
+			goto out;
 	}
 	r = group ? cmd_args(ctx, WHAT, argc, argv, 1, argc, "ORIGIN=NAME") :
 		    cmd_args(ctx, WHAT, argc, argv, 2, 2, "the ORIGIN and the snapshot NAME");
 	if (r)
-		return r;
+		goto out;
 	s.nr = group ? (size_t)(argc - ctx->optind) : 1;
 	pairs = calloc(s.nr, sizeof(*pairs));
 	v = calloc(s.nr, sizeof(*v));
@@ -78,17 +81,20 @@ static int snapshot_run(struct cmd_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->out, "created snapshot '%s' of '%s'%s%s\n", v[i].name, pairs[i].origin,
 			s.read_only ? ", read-only" : "", s.active ? "" : ", inactive");
 	r = CMD_OK;
+	for (size_t i = 0; !r && i < s.nr; i++)
+		r = tag_opts_tag_new(&tags, ctx, WHAT, TAG_ON_VOLUME, v[i].name);
 out:
 	free(pairs);
 	free(v);
+	tag_opts_release(&tags);
 	return r;
 }
 
 const struct cmd cmd_snapshot = {
 	.name = "snapshot",
 	.usage =
-		"snapshot ORIGIN NAME [--active] [--read-only]\n"
-		"snapshot --group ORIGIN=NAME... [--active] [--read-only]\n"
+		"snapshot ORIGIN NAME [--active] [--read-only] [--addtag TAG]...\n"
+		"snapshot --group ORIGIN=NAME... [--active] [--read-only] [--addtag TAG]...\n"
 		"\n"
 		"Creates thin volume NAME with the content of thin volume ORIGIN, sharing\n"
 		"its blocks until either is written.  Works while ORIGIN is in use.\n"
@@ -99,7 +105,9 @@ const struct cmd cmd_snapshot = {
 		"               all of them wait while all are taken, so the snapshots\n"
 		"               agree with each other (a VM's disks); all or nothing\n"
 		"  --active     put the snapshots in the mount at once\n"
-		"  --read-only  writes to the snapshots fail with EROFS (see 'set')\n",
+		"  --read-only  writes to the snapshots fail with EROFS (see 'set')\n"
+		"  --addtag TAG tags each snapshot (see 'set'); repeatable; a snapshot\n"
+		"               does not take its origin's tags\n",
 	.run = snapshot_run,
 	.options = options,
 	.needs_pool = 1,

@@ -576,6 +576,7 @@ void pool_volume_free(struct pool *p, struct pool_volume *v)
 		volume_destroy(v->served);
 	v->type->release(p, v);
 	free(v->failure);
+	tags_release(&v->tags);
 	free(v);
 }
 

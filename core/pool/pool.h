@@ -41,6 +41,7 @@
 #include <sys/types.h>
 
 #include "pool_meta.h"
+#include "tags.h"
 
 struct json;
 struct pool;
@@ -345,6 +346,17 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 		       struct pool_error *err);
 int pool_activate(struct pool *p, const char *name, bool active, struct pool_error *err);
+/*
+ * Adds tags @add and removes tags @del (LVM's --addtag, --deltag) of the
+ * volume or thin pool (@on TAG_ON_VOLUME), or the device (TAG_ON_DEVICE),
+ * @name, failed or not, in one transaction, online; removals first, so a
+ * tag both removed and added stays.  Adding a tag it carries or removing
+ * one it does not is no error.  -EINVAL naming a tag that breaks the rule
+ * (tags.h), before anything is looked at; -ENOENT for no such owner.
+ */
+int pool_tag(struct pool *p, enum tag_owner on, const char *name,
+	     char *const *add, size_t nr_add, char *const *del, size_t nr_del,
+	     struct pool_error *err);
 
 /*
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
@@ -559,7 +571,8 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err);
 
 /* A volume or device and whether it is failed, for tables. */
 struct pool_volume_info {
-	struct volume_rec rec;
+	struct volume_rec rec;		/* .modified: the last write while served, else 0 */
+	bool file;			/* a kind that is a file when active (not a thin pool) */
 	char reason[POOL_ERROR_LEN];	/* "" when it is served */
 	char pool[POOL_NAME_MAX + 1];	/* a thin volume's pool, or "" */
 	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
@@ -567,20 +580,35 @@ struct pool_volume_info {
 	int32_t data_pct, meta_pct;
 	/* a thin pool's "full" or "low-water" (status's data flags), or NULL */
 	const char *condition;
+	/*
+	 * A thin volume's device id, as dump numbers it (dev_id: what
+	 * thin_delta and thin_ls take), or 0.
+	 */
+	int64_t thin_id;
+	/* A served thin volume's blocks in bytes: mapped, its own, shared. */
+	bool has_usage;
+	uint64_t mapped_bytes, exclusive_bytes, shared_bytes;
+	uint32_t block_size;		/* a thin pool's, bytes; 0 for other kinds */
+	char when_full[24];		/* a thin pool's "error" or "wait:SECONDS", or "" */
+	struct tags tags;		/* a copy, freed by pool_volume_infos_release() */
 };
 
 struct pool_device_info {
 	struct device_rec rec;
 	uint64_t free;			/* bytes of its data area no extent uses */
 	char reason[POOL_ERROR_LEN];	/* "" when it is open */
+	struct tags tags;		/* a copy, freed by pool_device_infos_release() */
 };
 
 /*
- * Every volume / device by id; *out malloc'ed.  0 or -ENOMEM.  Thin
- * figures cost a walk of each thin volume's map.
+ * Every volume / device by id; *out malloc'ed, freed with the release
+ * below.  0 or -ENOMEM.  Thin figures cost a walk of each thin volume's
+ * map.
  */
 int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr);
 int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr);
+void pool_volume_infos_release(struct pool_volume_info *v, size_t nr);
+void pool_device_infos_release(struct pool_device_info *d, size_t nr);
 
 /* ---- the daemon's view ----------------------------------------------- */
 

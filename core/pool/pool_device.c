@@ -527,6 +527,7 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 		log_info("removed raw device '%s'", d->rec.name);
 		device_close(d->dev);
 		free(d->failure);
+		tags_release(&d->tags);
 		free(d);
 	}
 	dev_unlock(p);

@@ -21,6 +21,7 @@
 
 #include "fsid.h"
 #include "log.h"
+#include "tags.h"
 #include "pool.h"
 #include "target_type.h"
 #include "thin_pool.h"
@@ -34,6 +35,7 @@ struct pool_device {
 	struct device_rec rec;
 	struct device *dev;		/* open, or NULL: failed */
 	char *failure;			/* why it is not open, or NULL */
+	struct tags tags;		/* as recorded (pool_tag.c) */
 };
 
 /* What the monitor saw of a thin pool last time (its watch hook, pool_thin.c). */
@@ -49,6 +51,7 @@ struct pool_volume {
 	bool published;			/* served is in the served set */
 	char *failure;			/* why it is not served, or NULL */
 	bool broken;			/* its records are: reloading cannot help */
+	struct tags tags;		/* as recorded (pool_tag.c) */
 	union {
 		struct {		/* switch */
 			struct switch_rec rec;
@@ -356,6 +359,10 @@ int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,
 
 /* Adds "segments": [{device, offset, length}] for @v's extents. */
 void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j);
+
+/* Opening: gives the devices and volumes loaded their tags (pool_tag.c). */
+int pool_tags_attach(struct pool *p, const struct pool_meta_image *img,
+		     struct pool_error *err);
 
 /* Opening (pool_lifecycle.c): the devices first. */
 int pool_devices_open(struct pool *p, const struct pool_meta_image *img,

@@ -424,6 +424,8 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		r = load_volumes(p, &img, err);
 	if (!r)
 		r = kinds_attach(p, &img, err);
+	if (!r)
+		r = pool_tags_attach(p, &img, err);
 	pool_meta_image_release(&img);
 	if (r)
 		goto err_free;
@@ -478,6 +480,7 @@ void pool_close(struct pool *p)
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		device_close(p->devs[i]->dev);
 		free(p->devs[i]->failure);
+		tags_release(&p->devs[i]->tags);
 		free(p->devs[i]);
 	}
 	free(atomic_load(&p->thins));

@@ -18,5 +18,6 @@ void pool_meta_image_release(struct pool_meta_image *img)
 	free(img->thin_pools);
 	free(img->thins);
 	free(img->origins);
+	free(img->tags);
 	memset(img, 0, sizeof(*img));
 }

@@ -61,6 +61,8 @@ struct pool_meta_image {
 	size_t nr_thins;
 	struct thin_origin_rec *origins;
 	size_t nr_origins;
+	struct tag_rec *tags;		/* volumes' then devices', by owner and tag */
+	size_t nr_tags;
 };
 
 void pool_meta_image_release(struct pool_meta_image *img);
@@ -112,6 +114,13 @@ struct pool_meta_ops {
 	/* Inserts or replaces a thin volume's row. */
 	int (*thin_put)(struct pool_meta *m, const struct thin_rec *t);
 	int (*thin_origin_put)(struct pool_meta *m, const struct thin_origin_rec *o);
+	/*
+	 * Adds a tag to its owner, or takes it away; adding one it carries,
+	 * or deleting one it does not, changes nothing.  -ENOENT: no such
+	 * owner (add).
+	 */
+	int (*tag_add)(struct pool_meta *m, const struct tag_rec *t);
+	int (*tag_delete)(struct pool_meta *m, const struct tag_rec *t);
 	/* Writes a directory page of thin pool @pool. */
 	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
 			    const struct thin_dir_rec *d);

@@ -29,6 +29,17 @@ static uint64_t device_free(struct pool *p, const struct pool_device *d)
 	return free_bytes;
 }
 
+/* "tags": [...], for an object that carries any. */
+static void report_tags(struct json *j, const struct tags *t)
+{
+	if (!t->nr)
+		return;
+	json_array_begin(j, "tags");
+	for (size_t i = 0; i < t->nr; i++)
+		json_string(j, NULL, t->v[i]);
+	json_array_end(j);
+}
+
 static void report_device(struct pool *p, struct json *j, const struct pool_device *d)
 {
 	uint64_t free_bytes = device_free(p, d);
@@ -45,6 +56,7 @@ static void report_device(struct pool *p, struct json *j, const struct pool_devi
 	json_string(j, "state", d->dev ? "ok" : "failed");
 	if (d->failure)
 		json_string(j, "reason", d->failure);
+	report_tags(j, &d->tags);
 }
 
 static void report_live(struct json *j, struct volume *v)
@@ -89,6 +101,7 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 		json_time(j, "created", v->rec.created);
 	if (v->served && v->type->served)
 		json_time(j, "modified", atomic_load(&v->served->modified));
+	report_tags(j, &v->tags);
 	v->type->status(p, v, j);
 	if (live && v->published)
 		report_live(j, v->served);
@@ -177,20 +190,31 @@ int pool_devices(struct pool *p, struct json *j, struct pool_error *err)
 int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 {
 	struct pool_volume_info *v;
+	size_t n;
+	int r = 0;
 
 	pool_admin_lock(p);
-	v = calloc(p->nr_vols + 1, sizeof(*v));
-	for (size_t i = 0; v && i < p->nr_vols; i++) {
+	n = p->nr_vols;
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && !r && i < n; i++) {
 		const char *failure = volume_failure(p->vols[i], v[i].reason, sizeof(v[i].reason));
 
 		v[i].rec = p->vols[i]->rec;
+		v[i].file = p->vols[i]->type->served;
+		v[i].rec.modified = p->vols[i]->served && p->vols[i]->type->served ?
+				    atomic_load(&p->vols[i]->served->modified) : 0;
 		if (failure != v[i].reason)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
 		v[i].data_pct = v[i].meta_pct = -1;
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
+		r = tags_copy(&v[i].tags, &p->vols[i]->tags);
 	}
-	*nr = v ? p->nr_vols : 0;
 	pool_admin_unlock(p);
+	if (v && r) {
+		pool_volume_infos_release(v, n);
+		v = NULL;
+	}
+	*nr = v ? n : 0;
 	*out = v;
 	return v ? 0 : -ENOMEM;
 }
@@ -198,17 +222,39 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 {
 	struct pool_device_info *v;
+	size_t n;
+	int r = 0;
 
 	pool_admin_lock(p);
-	v = calloc(p->nr_devs + 1, sizeof(*v));
-	for (size_t i = 0; v && i < p->nr_devs; i++) {
+	n = p->nr_devs;
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && !r && i < n; i++) {
 		v[i].rec = p->devs[i]->rec;
 		v[i].free = device_free(p, p->devs[i]);
 		if (p->devs[i]->failure)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
+		r = tags_copy(&v[i].tags, &p->devs[i]->tags);
 	}
-	*nr = v ? p->nr_devs : 0;
 	pool_admin_unlock(p);
+	if (v && r) {
+		pool_device_infos_release(v, n);
+		v = NULL;
+	}
+	*nr = v ? n : 0;
 	*out = v;
 	return v ? 0 : -ENOMEM;
+}
+
+void pool_volume_infos_release(struct pool_volume_info *v, size_t nr)
+{
+	for (size_t i = 0; v && i < nr; i++)
+		tags_release(&v[i].tags);
+	free(v);
+}
+
+void pool_device_infos_release(struct pool_device_info *d, size_t nr)
+{
+	for (size_t i = 0; d && i < nr; i++)
+		tags_release(&d[i].tags);
+	free(d);
 }

@@ -1743,17 +1743,28 @@ static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_
 		snprintf(out->pool, sizeof(out->pool), "%s", tp->rec.name);
 	if (sv)
 		snprintf(out->origin, sizeof(out->origin), "%s", sv->rec.name);
+	out->thin_id = v->rec.id;	/* dump's dev_id (pool_thin_admin.c) */
 	if (!v->served || !tp)
 		return;
 	thin_usage(v->served->target, &u);
 	out->data_pct = hundredths(u.mapped * tp->tp.rec->block_size, v->rec.size);
+	out->has_usage = true;
+	out->mapped_bytes = u.mapped * tp->tp.rec->block_size;
+	out->exclusive_bytes = u.exclusive * tp->tp.rec->block_size;
+	out->shared_bytes = u.shared * tp->tp.rec->block_size;
 }
 
 static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_volume_info *out)
 {
+	const struct thin_pool_rec *r = tp->tp.rec;
 	struct thin_pool_usage u;
 
 	(void)p;
+	out->block_size = r->block_size;
+	if (r->wait)
+		snprintf(out->when_full, sizeof(out->when_full), "wait:%u", r->wait_seconds);
+	else
+		snprintf(out->when_full, sizeof(out->when_full), "error");
 	if (!running(tp))
 		return;
 	thin_pool_usage(running(tp), &u);

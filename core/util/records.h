@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tags.h"
 #include "uuid.h"
 
 #define POOL_NAME_MAX	64		/* bytes of a device or volume name */
@@ -97,6 +98,19 @@ struct thin_origin_rec {
 	uint64_t origin_size;		/* bytes of the image; 0: not recorded */
 	int64_t origin_mtime_ns;	/* its mtime, ns since the epoch; 0: not
 					 * recorded, or a block device */
+};
+
+/* What a tag is on: a volume (a thin pool too) or a raw device. */
+enum tag_owner {
+	TAG_ON_VOLUME,
+	TAG_ON_DEVICE,
+};
+
+/* One tag (tags.h) of one volume or device. */
+struct tag_rec {
+	enum tag_owner on;
+	int64_t owner;			/* the volume's or device's id */
+	char tag[TAG_MAX + 1];
 };
 
 #endif

@@ -77,7 +77,7 @@ static void use_volumes(struct pool *p)
 				check_failure(r, &err);
 		}
 	}
-	free(v);
+	pool_volume_infos_release(v, nr);
 }
 
 static void report(struct pool *p)
@@ -98,7 +98,7 @@ static void report(struct pool *p)
 	if ((r = pool_devices(p, &j, &err)))
 		check_failure(r, &err);
 	FUZZ_CHECK(pool_device_infos(p, &d, &nr) == 0);
-	free(d);
+	pool_device_infos_release(d, nr);
 	use_volumes(p);
 	if ((r = pool_check(p, NULL, ignore, ignore, NULL, &breaches, &err)))
 		check_failure(r, &err);

@@ -156,7 +156,7 @@ static size_t nr_volumes(void)
 	size_t nr;
 
 	ck_assert_int_eq(pool_volume_infos(pool, &v, &nr), 0);
-	free(v);
+	pool_volume_infos_release(v, nr);
 	return nr;
 }
 

@@ -489,6 +489,55 @@ START_TEST(deleting_a_volume_deletes_its_extents)
 }
 END_TEST
 
+static struct tag_rec tag(enum tag_owner on, int64_t owner, const char *name)
+{
+	struct tag_rec t = { .on = on, .owner = owner };
+
+	snprintf(t.tag, sizeof(t.tag), "%s", name);
+	return t;
+}
+
+START_TEST(tags_are_listed_by_owner_and_go_with_it)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", MiB), w = volume("w", "linear", MiB);
+	struct tag_rec t, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(store_volume_insert(s, &w), 0);
+	t = tag(TAG_ON_VOLUME, w.id, "vm");
+	ck_assert_int_eq(store_tag_add(s, &t), 0);
+	ck_assert_int_eq(store_tag_add(s, &t), 0);		/* twice: one row */
+	t = tag(TAG_ON_VOLUME, v.id, "web");
+	ck_assert_int_eq(store_tag_add(s, &t), 0);
+	t = tag(TAG_ON_VOLUME, v.id, "db");
+	ck_assert_int_eq(store_tag_add(s, &t), 0);
+	t = tag(TAG_ON_DEVICE, d.id, "ssd");
+	ck_assert_int_eq(store_tag_add(s, &t), 0);
+	t = tag(TAG_ON_DEVICE, d.id + 1, "ssd");
+	ck_assert_int_eq(store_tag_add(s, &t), -ENOENT);
+	t = tag(TAG_ON_VOLUME, v.id, "never");
+	ck_assert_int_eq(store_tag_delete(s, &t), 0);
+	reopen();
+	ck_assert_int_eq(store_tag_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 4);
+	ck_assert(list[0].on == TAG_ON_VOLUME && list[0].owner == v.id);
+	ck_assert_str_eq(list[0].tag, "db");
+	ck_assert_str_eq(list[1].tag, "web");
+	ck_assert(list[2].owner == w.id && !strcmp(list[2].tag, "vm"));
+	ck_assert(list[3].on == TAG_ON_DEVICE && list[3].owner == d.id);
+	free(list);
+	ck_assert_int_eq(store_volume_delete(s, v.id), 0);
+	ck_assert_int_eq(store_device_delete(s, d.id), 0);
+	ck_assert_int_eq(store_tag_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert_str_eq(list[0].tag, "vm");
+	free(list);
+}
+END_TEST
+
 /* Transactions */
 
 START_TEST(rolled_back_transaction_leaves_nothing)
@@ -713,6 +762,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, duplicate_extent_seq_is_refused);
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
 	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);
+	tcase_add_test(rows, tags_are_listed_by_owner_and_go_with_it);
 	tcase_add_test(rows, rolled_back_transaction_leaves_nothing);
 	tcase_add_test(rows, interrupted_statement_is_ecanceled);
 	tcase_add_test(rows, read_cut_off_by_a_rollback_is_ecanceled);
