@@ -180,6 +180,15 @@ int layout_write(const struct layout *l, FILE *f)
 		put_u64(f, "mtime_ns", (uint64_t)o->origin_mtime_ns);
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < m->nr_tags; i++) {
+		const struct tag_rec *t = &m->tags[i];
+
+		fprintf(f, "tag");
+		put_string(f, "on", t->on == TAG_ON_DEVICE ? "device" : "volume");
+		put_u64(f, "owner", (uint64_t)t->owner);
+		put_string(f, "tag", t->tag);
+		fputc('\n', f);
+	}
 	fprintf(f, "end\n");
 	return ferror(f) ? -EIO : 0;
 }
@@ -204,7 +213,7 @@ struct parser {
 	bool header, end;
 	/* capacities of the image's arrays */
 	size_t cap_devices, cap_volumes, cap_extents, cap_switches, cap_paths,
-	       cap_thin_pools, cap_thins, cap_origins;
+	       cap_thin_pools, cap_thins, cap_origins, cap_tags;
 };
 
 static int bad(struct parser *ps, const char *fmt, ...)
@@ -661,6 +670,27 @@ static int parse_origin(struct parser *ps)
 	return r;
 }
 
+static int parse_tag(struct parser *ps)
+{
+	struct tag_rec *t = ADD(ps, tags, nr_tags, cap_tags);
+	char on[8];
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	r = get_string(ps, "on", on, sizeof(on));
+	if (!r && strcmp(on, "volume") && strcmp(on, "device"))
+		r = bad(ps, "bad on='%s'", on);
+	t->on = !strcmp(on, "device") ? TAG_ON_DEVICE : TAG_ON_VOLUME;
+	if (!r)
+		r = get_id(ps, "owner", &t->owner);
+	if (!r)
+		r = get_string(ps, "tag", t->tag, sizeof(t->tag));
+	if (!r && !tag_valid(t->tag))
+		r = bad(ps, "bad tag='%s'", t->tag);
+	return r;
+}
+
 static const struct {
 	const char *keyword;
 	int (*parse)(struct parser *ps);
@@ -674,6 +704,7 @@ static const struct {
 	{ "thin_pool", parse_thin_pool },
 	{ "thin", parse_thin },
 	{ "origin", parse_origin },
+	{ "tag", parse_tag },
 };
 
 static int parse_line(struct parser *ps, char *line)
@@ -785,6 +816,13 @@ static int check_refs(struct parser *ps)
 	}
 	for (size_t i = 0; i < m->nr_origins && !r; i++)
 		r = check_kind(ps, "an origin", m->origins[i].volume, "thin");
+	for (size_t i = 0; i < m->nr_tags && !r; i++) {
+		if (m->tags[i].on == TAG_ON_VOLUME)
+			r = check_kind(ps, "a tag", m->tags[i].owner, NULL);
+		else if (!device_of(m, m->tags[i].owner))
+			r = bad(ps, "a tag names device %" PRId64 ", which the layout lacks",
+				m->tags[i].owner);
+	}
 	return r;
 }
 

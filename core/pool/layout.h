@@ -7,7 +7,7 @@
  * The layout is every record of the pool but the thin maps: the pool's
  * uuid, devices, volumes and their extents, switch volumes with their
  * paths and region tables, thin pools with their policies, thin volumes
- * (pool, snapshot origin, external origin).  A thin volume's map is not in
+ * (pool, snapshot origin, external origin), and the tags of all of them.  A thin volume's map is not in
  * it (it may be millions of pages, and changes on every commit): `dump`
  * keeps maps, and a layout alone brings a thin volume back only where its
  * map still exists.
@@ -27,6 +27,7 @@
  *   thin_pool volume=4 block_size=65536 zero=1 when_full=error wait_seconds=0 ...
  *   thin volume=5 pool=4 snapshot_of=0
  *   origin volume=5 origin_volume=0 path=/srv/base.img size=... mtime_ns=...
+ *   tag on=volume owner=5 tag=vm
  *
  * Pure: no I/O but the FILE handed in.
  */

@@ -101,6 +101,9 @@ static int record_volumes(struct pool_meta *m, const struct layout *l,
 	for (size_t i = 0; i < img->nr_origins && !r; i++)
 		if (take(volume_in(img, img->origins[i].volume)))
 			r = o->thin_origin_put(m, &img->origins[i]);
+	for (size_t i = 0; i < img->nr_tags && !r; i++)
+		if (img->tags[i].on == TAG_ON_VOLUME && take(volume_in(img, img->tags[i].owner)))
+			r = o->tag_add(m, &img->tags[i]);
 	return r;
 }
 
@@ -296,6 +299,9 @@ static int record_recovered(const char *db, pool_meta_open_fn *open_meta,
 		r = m->ops->uuid_set(m, &l->img.uuid);
 	for (size_t i = 0; i < l->img.nr_devices && !r; i++)
 		r = m->ops->device_restore(m, &l->img.devices[i]);
+	for (size_t i = 0; i < l->img.nr_tags && !r; i++)
+		if (l->img.tags[i].on == TAG_ON_DEVICE)
+			r = m->ops->tag_add(m, &l->img.tags[i]);
 	if (!r)
 		r = record_volumes(m, l, take_all_but_thin);
 	if (!r)

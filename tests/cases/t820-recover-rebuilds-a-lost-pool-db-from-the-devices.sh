@@ -3,7 +3,7 @@
 # device carries a copy of the pool's layout.  With pool.db removed (and,
 # a second time, overwritten with garbage), `recover --devices` rebuilds
 # it: linear (over two devices) and switch volumes read back byte for
-# byte, with their extents and region table; the thin pool comes back,
+# byte, with their extents, region table and tags; the thin pool comes back,
 # its thin volumes are named lost, and `restore` from a dump taken before
 # gives them back byte for byte, as `recover --dump tp=FILE` does at once,
 # also into a pool directory that is gone too.  recover refuses a
@@ -33,6 +33,8 @@ sum_tv=$(sha "$MNT/tv")
 mapperctl status lin --json | jq -c .segments >"$T_DIR/lin.segs"
 [ "$(jq length "$T_DIR/lin.segs")" -ge 2 ] || fail "lin should span both devices: $(cat "$T_DIR/lin.segs")"
 mapperctl switch-map sw --dump >"$T_DIR/sw.map"
+mapperctl set lin --addtag db >/dev/null
+mapperctl device set d1 --addtag ssd >/dev/null
 mapperctl dump tp -o "$T_DIR/tp.xml" >/dev/null
 expect_fail -s 1 -m "in use by mapperfs" mapperctl recover --devices "$d0" "$d1"
 stop_daemon
@@ -56,6 +58,10 @@ start_daemon
 mapperctl status lin --json | jq -c .segments | cmp -s - "$T_DIR/lin.segs" ||
 	fail "lin's extents differ: $(mapperctl status lin --json | jq -c .segments)"
 mapperctl switch-map sw --dump | cmp -s - "$T_DIR/sw.map" || fail "sw's region table differs"
+mapperctl list --json | jq -e '.[] | select(.name == "lin") | .tags == ["db"]' >/dev/null ||
+	fail "lin's tag did not come back"
+mapperctl device list --json | jq -e '.[] | select(.name == "d1") | .tags == ["ssd"]' >/dev/null ||
+	fail "d1's tag did not come back"
 mapperctl activate snap >/dev/null 2>&1 || true
 [ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recover and restore"
 [ "$(sha "$MNT/snap")" = "$sum_tv" ] || fail "snap differs after recover and restore"

@@ -2,8 +2,8 @@
 # t822-restore-layout-brings-back-a-removed-volume.sh: before every change
 # the pool archives its layout (POOL/archive/SEQ.layout, naming the
 # command that followed); `restore-layout` of the entry written before a
-# `remove` brings the linear volume back with its extents exactly and its
-# bytes intact, removes what the entry lacks, keeps thin pools and thin
+# `remove` brings the linear volume back with its extents exactly, its
+# tag, and its bytes intact, removes what the entry lacks, keeps thin pools and thin
 # volumes, and is refused while the daemon serves the pool, for a thin
 # volume that is gone (unless --force), and for a file that is not a
 # layout.  `backup` writes the same format.  Old entries are pruned by
@@ -20,6 +20,7 @@ mapperctl create thin-pool tp --size 16M >/dev/null
 mapperctl create thin tv --pool tp --size 16M >/dev/null
 start_daemon
 dd if=/dev/urandom of="$MNT/lv" bs=1M count=8 conv=notrunc,fsync status=none
+mapperctl set lv --addtag web >/dev/null
 sum=$(sha "$MNT/lv")
 mapperctl status lv --json | jq -c .segments >"$T_DIR/lv.segs"
 mapperctl backup -o "$T_DIR/before.layout" >/dev/null
@@ -49,6 +50,8 @@ start_daemon
 mapperctl status lv --json | jq -c .segments | cmp -s - "$T_DIR/lv.segs" ||
 	fail "lv's extents differ: $(mapperctl status lv --json | jq -c .segments)"
 [ "$(sha "$MNT/lv")" = "$sum" ] || fail "lv's bytes differ after restore-layout"
+mapperctl list --json | jq -e '.[] | select(.name == "lv") | .tags == ["web"]' >/dev/null ||
+	fail "lv's tag did not come back"
 mapperctl list --json | jq -e '(map(.name) | index("later") == null) and
 	(map(.name) | index("tv") != null) and (map(.name) | index("keep") != null)' >/dev/null ||
 	fail "after the restore: $(mapperctl list --json | jq -c 'map(.name)')"

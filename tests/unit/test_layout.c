@@ -80,6 +80,10 @@ static void make(struct layout *l)
 	m->origins = calloc(1, sizeof(*m->origins));
 	m->origins[0] = (struct thin_origin_rec){ .volume = 9, .origin_path = "/img/base é.raw",
 						  .origin_size = 123, .origin_mtime_ns = 456 };
+	m->nr_tags = 2;
+	m->tags = calloc(2, sizeof(*m->tags));
+	m->tags[0] = (struct tag_rec){ .on = TAG_ON_VOLUME, .owner = 9, .tag = "vm" };
+	m->tags[1] = (struct tag_rec){ .on = TAG_ON_DEVICE, .owner = 3, .tag = "fast.ssd" };
 }
 
 static char *text_of(const struct layout *l, size_t *len)
@@ -113,6 +117,8 @@ START_TEST(every_record_reads_back_as_written)
 	ck_assert_int_eq(b.table_lens[0], TABLE_LEN);
 	ck_assert_mem_eq(b.tables[0], a.tables[0], TABLE_LEN);
 	ck_assert(b.img.thin_pools[0].wait && b.img.thin_pools[0].wait_seconds == 30);
+	ck_assert_uint_eq(b.img.nr_tags, 2);
+	ck_assert(b.img.tags[1].on == TAG_ON_DEVICE && !strcmp(b.img.tags[1].tag, "fast.ssd"));
 	free(t1);
 	free(t2);
 	layout_release(&a);
@@ -150,6 +156,8 @@ START_TEST(bad_text_is_refused_with_its_line)
 	refused(t, "offset=1048576", "offset=4096", "outside device");
 	refused(t, "thin volume=9 pool=4", "thin volume=9 pool=1", "not a thin-pool");
 	refused(t, "table=aa", "table=zz", "bad or oversized table");
+	refused(t, "tag on=volume owner=9", "tag on=volume owner=77", "volume 77");
+	refused(t, "tag=vm", "tag=\"v m\"", "bad tag='v m'");
 	refused(t, "end\n", "volume id=99 name=\"open\nend\n", "unterminated");
 	refused(t, "# mapperfs", "junk\n# mapperfs", "line 1: not a mapperfs layout");
 	free(t);
