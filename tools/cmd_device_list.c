@@ -9,7 +9,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "label.h"
-#include "report.h"
+#include "cmd_report.h"
 
 #define WHAT "device list"
 
@@ -100,28 +100,17 @@ static const struct option options[] = {
 
 static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	char why[REPORT_ERROR_LEN];
 	struct pool_device_info *d;
 	struct pool_error err;
 	struct report rep;
 	struct json j;
 	size_t nr;
-	int c, r;
+	int r;
 
 	report_init(&rep, fields, sizeof(fields) / sizeof(fields[0]), DEFAULT_COLUMNS);
-	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
-	     first = 0) {
-		r = report_option(&rep, c, optarg);
-		if (r <= 0) {
-			report_release(&rep);
-			return r ? cmd_error(ctx, WHAT, "out of memory") : CMD_USAGE;
-		}
-	}
-	r = cmd_args(ctx, WHAT, argc, argv, 0, 0, "");
-	if (!r && report_prepare(&rep, why))
-		r = cmd_error(ctx, WHAT, "%s", why);
+	r = cmd_report_parse(ctx, WHAT, argc, argv, options, &rep);
 	if (r)
-		goto out;
+		return r;
 	if (rep.help) {
 		report_help(&rep, ctx->out);
 	} else if (rep.own_json) {
@@ -134,7 +123,6 @@ static int device_list_run(struct cmd_ctx *ctx, int argc, char **argv)
 			r = cmd_error(ctx, WHAT, "out of memory");
 		pool_device_infos_release(d, nr);
 	}
-out:
 	report_release(&rep);
 	return r;
 }
