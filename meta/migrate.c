@@ -218,6 +218,17 @@ static int step7_tags(struct store *s)
 		" PRIMARY KEY (device, tag)) WITHOUT ROWID;");
 }
 
+/*
+ * Version 8: the number of the pool's layout, as its raw devices' copies
+ * carry it (core/pool/pool_layout.c), moved on by every change in the
+ * change's own transaction: opening the pool can then tell a database
+ * older than its devices (put back from a copy) from a stale device.
+ */
+static int step8_layout_seq(struct store *s)
+{
+	return store_exec(s, "ALTER TABLE pool ADD COLUMN layout_seq INTEGER NOT NULL DEFAULT 0;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -227,6 +238,7 @@ static int (*const steps[])(struct store *s) = {
 	step5_volume_life_cycle,
 	step6_origin_identity,
 	step7_tags,
+	step8_layout_seq,
 };
 
 int migrate_latest(void)

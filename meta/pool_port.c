@@ -38,6 +38,8 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 	memset(out, 0, sizeof(*out));
 	r = store_pool_uuid(s, &out->uuid);
 	if (!r)
+		r = store_layout_seq(s, &out->layout_seq);
+	if (!r)
 		r = store_device_list(s, &out->devices, &out->nr_devices);
 	if (!r)
 		r = store_volume_list(s, &out->volumes, &out->nr_volumes);
@@ -100,6 +102,11 @@ static int port_device_restore(struct pool_meta *m, const struct device_rec *d)
 static int port_volume_restore(struct pool_meta *m, const struct volume_rec *v)
 {
 	return store_volume_restore(st(m), v);
+}
+
+static int port_layout_seq_set(struct pool_meta *m, uint64_t seq)
+{
+	return store_layout_seq_set(st(m), seq);
 }
 
 static int port_uuid_set(struct pool_meta *m, const struct uuid *u)
@@ -235,6 +242,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.device_restore = port_device_restore,
 	.volume_restore = port_volume_restore,
 	.uuid_set = port_uuid_set,
+	.layout_seq_set = port_layout_seq_set,
 	.device_delete = port_device_delete,
 	.volume_insert = port_volume_insert,
 	.volume_set_size = port_volume_set_size,

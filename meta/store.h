@@ -56,6 +56,9 @@ int store_read_begin(struct store *s);
 void store_read_end(struct store *s);
 
 int store_pool_uuid(struct store *s, struct uuid *out);
+/* The number of the pool's layout (pool_layout.c), and setting it. */
+int store_layout_seq(struct store *s, uint64_t *out);
+int store_layout_seq_set(struct store *s, uint64_t seq);
 /* Gives the pool the uuid @u (a pool rebuilt from its devices). */
 int store_pool_uuid_set(struct store *s, const struct uuid *u);
 /*

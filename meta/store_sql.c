@@ -200,6 +200,35 @@ int store_pool_uuid(struct store *s, struct uuid *out)
 	return r;
 }
 
+int store_layout_seq(struct store *s, uint64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT layout_seq FROM pool WHERE id = 1", &st);
+	if (r)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = (uint64_t)sqlite3_column_int64(st, 0);
+	else
+		r = store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
+int store_layout_seq_set(struct store *s, uint64_t seq)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE pool SET layout_seq = ? WHERE id = 1", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
+	return store_step_done(s, st);
+}
+
 int store_pool_uuid_set(struct store *s, const struct uuid *u)
 {
 	char text[UUID_STR_LEN];

@@ -256,6 +256,28 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing)
 	}
 }
 
+/* One transaction: @record, and with @numbered the next layout number. */
+static int transaction(struct pool *p, const char *doing,
+		       int (*record)(struct pool *p, void *arg), void *arg, bool numbered,
+		       struct pool_error *err)
+{
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r;
+
+	r = m->begin(p->meta);
+	if (!r)
+		r = record(p, arg);
+	if (!r && numbered)
+		r = m->layout_seq_set(p->meta, p->layout_seq + 1);
+	if (!r)
+		r = m->commit(p->meta);
+	if (r) {
+		m->rollback(p->meta);
+		return pool_store_fail(err, r, doing);
+	}
+	return 0;
+}
+
 int pool_record(struct pool *p, const char *doing,
 		int (*record)(struct pool *p, void *arg), void *arg,
 		struct pool_error *err)
@@ -263,7 +285,7 @@ int pool_record(struct pool *p, const char *doing,
 	int r;
 
 	pool_layout_before(p);
-	r = pool_record_unarchived(p, doing, record, arg, err);
+	r = transaction(p, doing, record, arg, true, err);
 	if (!r)
 		pool_layout_after(p);
 	return r;
@@ -273,19 +295,7 @@ int pool_record_unarchived(struct pool *p, const char *doing,
 			   int (*record)(struct pool *p, void *arg), void *arg,
 			   struct pool_error *err)
 {
-	const struct pool_meta_ops *m = p->meta->ops;
-	int r;
-
-	r = m->begin(p->meta);
-	if (!r)
-		r = record(p, arg);
-	if (!r)
-		r = m->commit(p->meta);
-	if (r) {
-		m->rollback(p->meta);
-		return pool_store_fail(err, r, doing);
-	}
-	return 0;
+	return transaction(p, doing, record, arg, false, err);
 }
 
 /* ---- publishing ------------------------------------------------------- */

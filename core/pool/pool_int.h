@@ -136,6 +136,7 @@ struct pool {
 	size_t layout_unwritten_len;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
 	bool layout_too_big;		/* said so once; dev_lock */
+	bool layout_frozen;		/* no copy is written (pool_open_frozen) */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -216,6 +217,12 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing);
  * this user's and writable by nobody else.  init and recover.
  */
 int pool_dir_make(const char *dir, struct pool_error *err);
+/*
+ * pool_open, but writing nothing on the devices' layout areas, at open or
+ * after: recover's own open, which a failure undoes.
+ */
+int pool_open_frozen(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
+		     struct pool_error *err);
 
 /* ---- the layout: archive and device copies (pool_layout.c) ---------- */
 

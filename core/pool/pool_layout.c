@@ -13,13 +13,16 @@
  *           old entries go by count and age (ARCHIVE_RETAIN_*)
  *   after:  the new layout is read back from the store and numbered
  *
- * and once the admin lock is let go (pool_admin_unlock), the new layout is
+ * and the number goes into the store in the change's own transaction.
+ * Once the admin lock is let go (pool_admin_unlock), the new layout is
  * written to slot seq % 2 of every open device (layout_area.h), under the
  * device lock: device I/O, which may hang, never holds the admin lock, and
  * a device add or remove cannot close a device being written.  Opening a
- * pool reads every device's copies: where a device lacks the store's
- * layout (a pool from before, one rebuilt by recover or restore-layout, a
- * device whose copy is stale), all are written anew under the next number.
+ * pool reads every device's copies (pool_layout_open): where a device
+ * lacks the store's layout (a pool from before, one rebuilt by recover or
+ * restore-layout, a device whose copy is stale), all are written anew
+ * under the next number; a copy newer than the store (pool.db put back
+ * from a copy) is archived first and said at warning, never lost.
  *
  * Archiving and copying are best effort: a failure is logged at warning
  * and the change stands, as a full disk must not stop an administrator
@@ -304,6 +307,10 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 {
 	bool mine = atomic_load(&p->dev_lock_tid) == gettid();
 
+	if (p->layout_frozen) {
+		free(text);
+		return;
+	}
 	if (!mine) {
 		pthread_mutex_lock(&p->dev_lock);
 		atomic_store(&p->dev_lock_tid, gettid());
@@ -321,46 +328,94 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 }
 
 /*
- * At open: the newest copy on the devices numbers the layouts; a device
- * without the store's layout as its newest copy makes them all written.
- * Each device's area is read once.
+ * Keeps layout copy @s, newer than pool.db's, in the archive: the pool
+ * numbers past it and writes its own over it.  Said at warning.
+ */
+static void keep_newer_copy(struct pool *p, const struct layout_slot *s, const char *path)
+{
+	char file[PATH_MAX + 32];
+	struct stat st;
+	int r = 0;
+
+	snprintf(file, sizeof(file), "%s/archive/%08" PRIu64 ".layout", p->dir, s->seq);
+	if (lstat(file, &st))
+		r = pool_archive_write(p->dir, s->seq, s->text, s->len);
+	log_warn("pool.db holds layout %" PRIu64 ", older than copy %" PRIu64 " on '%s' "
+		 "(was pool.db put back from a copy?): %s%s; 'mapperctl restore-layout' puts its "
+		 "linear and switch volumes back, 'mapperctl recover --force' rebuilds pool.db "
+		 "from it", p->layout_seq, s->seq, path,
+		 r ? "cannot keep it in the archive: " : "the devices' layout is kept in ",
+		 r ? strerror(-r) : file);
+}
+
+/* pool.db's layout numbered @seq, in the store and on every device. */
+static void renumber(struct pool *p, uint64_t seq)
+{
+	const struct pool_meta_ops *m = p->meta->ops;
+	size_t len;
+	char *text;
+	int r = m->begin(p->meta);
+
+	if (!r)
+		r = m->layout_seq_set(p->meta, seq);
+	if (!r)
+		r = m->commit(p->meta);
+	if (r) {
+		m->rollback(p->meta);	/* a read-only pool: the copies wait */
+		return;
+	}
+	p->layout_seq = seq;
+	text = current_text(p, seq, NULL, &len);
+	if (text)
+		pool_layout_flush(p, text, len, seq);
+}
+
+/*
+ * At open: every device's copies against pool.db's layout (its number and
+ * its records).  A device whose newest copy is pool.db's needs nothing; an
+ * older one is rewritten (said at warning), as are devices with none (a
+ * pool from before, one just recovered); a copy newer than pool.db is kept
+ * in the archive before anything is written over it.  Each area is read
+ * once.
  */
 void pool_layout_open(struct pool *p)
 {
-	struct layout_area *areas = calloc(p->nr_devs + 1, sizeof(*areas));
+	struct layout_area *areas;
+	const struct layout_slot *newest = NULL;
+	const char *newest_path = NULL;
 	bool stale = false;
 	size_t len;
 	char *text;
 
-	if (!areas)
+	if (p->layout_frozen)
 		return;
-	for (size_t i = 0; i < p->nr_devs; i++) {
+	areas = calloc(p->nr_devs + 1, sizeof(*areas));
+	text = current_text(p, p->layout_seq, NULL, &len);
+	for (size_t i = 0; areas && text && i < p->nr_devs; i++) {
 		const struct layout_slot *s;
 
 		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &areas[i]))
 			continue;
 		s = layout_area_newest(&areas[i]);
-		if (s && uuid_equal(&s->pool, &p->uuid) && s->seq > p->layout_seq)
-			p->layout_seq = s->seq;
+		if (s && !uuid_equal(&s->pool, &p->uuid))
+			s = NULL;
+		if (s && s->seq < p->layout_seq)
+			log_warn("device '%s' carried layout copy %" PRIu64 ", older than pool.db's %"
+				 PRIu64 ": rewritten", p->devs[i]->rec.path, s->seq, p->layout_seq);
+		stale |= !s || s->seq != p->layout_seq ||
+			 strcmp(records_of(s->text), records_of(text));
+		if (s && (!newest || s->seq > newest->seq)) {
+			newest = s;
+			newest_path = p->devs[i]->rec.path;
+		}
 	}
-	p->layout_written = p->layout_seq;
-	text = current_text(p, p->layout_seq, NULL, &len);
-	for (size_t i = 0; text && i < p->nr_devs && !stale; i++) {
-		const struct layout_slot *s = layout_area_newest(&areas[i]);
-
-		stale = p->devs[i]->dev &&
-			(!s || !uuid_equal(&s->pool, &p->uuid) || s->seq != p->layout_seq ||
-			 strcmp(records_of(s->text), records_of(text)));
-	}
-	for (size_t i = 0; i < p->nr_devs; i++)
+	/* 0: a pool.db from before layouts were numbered, not an old copy */
+	if (newest && newest->seq > p->layout_seq && p->layout_seq)
+		keep_newer_copy(p, newest, newest_path);
+	if (stale)
+		renumber(p, (newest && newest->seq > p->layout_seq ? newest->seq : p->layout_seq) + 1);
+	for (size_t i = 0; areas && i < p->nr_devs; i++)
 		layout_area_release(&areas[i]);
 	free(areas);
 	free(text);
-	if (!stale)
-		return;
-	text = current_text(p, p->layout_seq + 1, NULL, &len);
-	if (!text)
-		return;
-	p->layout_seq++;
-	pool_layout_flush(p, text, len, p->layout_seq);
 }

@@ -379,8 +379,8 @@ static void find_damage(struct pool *p)
 		log_warn("cannot check the pages of the pool database: %s", strerror(-r));
 }
 
-int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
-	      struct pool_error *err)
+static int open_pool(const char *dir, pool_meta_open_fn *open_meta, bool frozen,
+		     struct pool **out, struct pool_error *err)
 {
 	struct pool_meta_image img = { 0 };
 	char db[PATH_MAX];
@@ -418,6 +418,8 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		goto err_free;
 	}
 	p->uuid = img.uuid;
+	p->layout_seq = img.layout_seq;
+	p->layout_frozen = frozen;
 	find_damage(p);
 	r = pool_devices_open(p, &img, err);
 	if (!r)
@@ -444,6 +446,18 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 err_free:
 	pool_close(p);
 	return r;
+}
+
+int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
+	      struct pool_error *err)
+{
+	return open_pool(dir, open_meta, false, out, err);
+}
+
+int pool_open_frozen(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
+		     struct pool_error *err)
+{
+	return open_pool(dir, open_meta, true, out, err);
 }
 
 int pool_watch(struct pool *p, uint32_t event_timeout_s)

@@ -45,6 +45,7 @@
  */
 struct pool_meta_image {
 	struct uuid uuid;
+	uint64_t layout_seq;		/* the number of this layout (pool_layout.c) */
 	struct device_rec *devices;
 	size_t nr_devices;
 	struct volume_rec *volumes;
@@ -95,6 +96,8 @@ struct pool_meta_ops {
 	int (*volume_restore)(struct pool_meta *m, const struct volume_rec *v);
 	/* Gives the pool the uuid @u: a pool rebuilt from its devices. */
 	int (*uuid_set)(struct pool_meta *m, const struct uuid *u);
+	/* Numbers the layout the transaction makes (pool_layout.c). */
+	int (*layout_seq_set)(struct pool_meta *m, uint64_t seq);
 	int (*device_delete)(struct pool_meta *m, int64_t id);
 	int (*volume_insert)(struct pool_meta *m, struct volume_rec *v);	/* sets id */
 	int (*volume_set_size)(struct pool_meta *m, int64_t id, uint64_t size);
