@@ -20,59 +20,12 @@ static const struct option options[] = {
 	{ 0 }
 };
 
-/* A --dump POOL=FILE: the thin maps of a recovered thin pool. */
-struct dump {
-	char *pool;
-	char *file;
-};
-
-static void print_line(void *arg, const char *line)
-{
-	fprintf(((struct cmd_ctx *)arg)->out, "%s\n", line);
-}
-
-/*
- * Restores each thin pool's maps from its dump, on the pool opened here
- * (recover let go of its lock): what `restore POOL --from FILE` does.
- */
-static int restore_dumps(struct cmd_ctx *ctx, const struct dump *dumps, size_t nr)
-{
-	struct pool_restore_spec rs = { 0 };
-	struct pool_error err;
-	struct pool *p;
-	int lock, r = 0;
-
-	lock = pool_lock(ctx->pool_dir, "'recover'");
-	if (lock < 0)
-		return cmd_error(ctx, WHAT, "cannot lock pool '%s' again: %s", ctx->pool_dir,
-				 strerror(-lock));
-	if (pool_open(ctx->pool_dir, ctx->open_meta, &p, &err)) {
-		close(lock);
-		return cmd_fail(ctx, WHAT, &err);
-	}
-	for (size_t i = 0; i < nr && !r; i++) {
-		rs.xml = fopen(dumps[i].file, "re");
-		if (!rs.xml) {
-			r = cmd_error(ctx, WHAT, "cannot open '%s': %s", dumps[i].file,
-				      strerror(errno));
-			break;
-		}
-		if (pool_thin_restore(p, dumps[i].pool, &rs, print_line, ctx, &err))
-			r = cmd_fail(ctx, WHAT, &err);
-		fclose(rs.xml);
-	}
-	pool_close(p);
-	close(lock);
-	return r;
-}
-
 static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_recover_spec s = { .dir = ctx->pool_dir };
-	struct dump *dumps;
+	struct pool_recover_dump *dumps;
 	struct pool_error err;
 	char **paths = NULL, cwd[PATH_MAX];
-	const char **pools = NULL;
 	bool devices = false;
 	size_t nr_dumps = 0;
 	int c, r;
@@ -85,8 +38,8 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_error(ctx, WHAT, "out of memory");
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
-		struct dump *d = &dumps[nr_dumps];
-		char *eq;
+		struct pool_recover_dump *d = &dumps[nr_dumps];
+		char *eq, *file;
 
 		if (c == 'd') {
 			devices = true;
@@ -95,10 +48,11 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		} else if (c == 'm' && (eq = strchr(optarg, '=')) && eq != optarg && eq[1]) {
 			nr_dumps++;
 			d->pool = strndup(optarg, (size_t)(eq - optarg));
-			if (eq[1] == '/' ? !(d->file = strdup(eq + 1)) :
-			    asprintf(&d->file, "%s/%s", cwd, eq + 1) < 0)
-				d->file = NULL;
-			if (!d->pool || !d->file) {
+			if (eq[1] == '/' ? !(file = strdup(eq + 1)) :
+			    asprintf(&file, "%s/%s", cwd, eq + 1) < 0)
+				file = NULL;
+			d->path = file;
+			if (!d->pool || !d->path) {
 				r = cmd_error(ctx, WHAT, "out of memory");
 				goto out;
 			}
@@ -131,18 +85,9 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 	s.paths = paths;
-	pools = calloc(nr_dumps + 1, sizeof(*pools));
-	if (!pools) {
-		r = cmd_error(ctx, WHAT, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nr_dumps; i++)
-		pools[i] = dumps[i].pool;
-	s.dump_pools = pools;
+	s.dumps = dumps;
 	s.nr_dumps = nr_dumps;
 	r = pool_recover(&s, ctx->open_meta, ctx->out, &err) ? cmd_fail(ctx, WHAT, &err) : CMD_OK;
-	if (r == CMD_OK && nr_dumps)
-		r = restore_dumps(ctx, dumps, nr_dumps);
 	if (r == CMD_OK)
 		fprintf(ctx->out, "recovered pool '%s': start mapperfs to serve it\n", s.dir);
 out:
@@ -150,11 +95,10 @@ out:
 		free(paths[i]);
 	free(paths);
 	for (size_t i = 0; i < nr_dumps; i++) {
-		free(dumps[i].pool);
-		free(dumps[i].file);
+		free((char *)dumps[i].pool);
+		free((char *)dumps[i].path);
 	}
 	free(dumps);
-	free(pools);
 	return r;
 }
 

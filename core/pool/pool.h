@@ -83,16 +83,22 @@ void pool_set_command(const char *line);
 
 /*
  * recover: rebuilds DIR/pool.db from the layout copies on the raw devices
- * at @paths (pool_recover.c says how); a readable pool.db is refused unless
- * @force.  Prints what it found and did to @out.  Takes the pool's lock.
+ * at @paths (pool_recover.c says how), and the thin volumes of each thin
+ * pool of @dumps from its dump; a readable pool.db is refused unless
+ * @force.  All or nothing.  Prints what it found and did to @out.  Takes
+ * the pool's lock.
  */
+struct pool_recover_dump {
+	const char *pool;		/* a thin pool of the layout */
+	const char *path;		/* its `dump` (thin_dump XML), absolute */
+};
+
 struct pool_recover_spec {
 	const char *dir;
 	char *const *paths;
 	size_t nr_paths;
 	bool force;			/* a readable pool.db, missing devices */
-	/* Thin pools whose maps the caller restores from dumps after: not lost. */
-	const char *const *dump_pools;
+	const struct pool_recover_dump *dumps;
 	size_t nr_dumps;
 };
 int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,

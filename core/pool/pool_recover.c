@@ -43,6 +43,7 @@
 #include "device.h"
 #include "layout.h"
 #include "layout_area.h"
+#include "log.h"
 
 static bool is_thin(const struct volume_rec *v)
 {
@@ -155,24 +156,35 @@ static bool take_all_but_thin(const struct volume_rec *v)
 	return v && !is_thin(v);
 }
 
-/* Moves DIR/pool.db (and its -wal, -shm) aside as pool.db.damaged-TIME. */
-static int move_aside(const char *db, FILE *out, struct pool_error *err)
+static const char *const db_tails[] = { "", "-wal", "-shm" };
+
+/*
+ * Moves DIR/pool.db (and its -wal, -shm) aside to @aside
+ * (pool.db.damaged-TIME), or back from it with @back.
+ */
+static int move_db(const char *db, const char *aside, bool back, struct pool_error *err)
 {
-	static const char *const tails[] = { "", "-wal", "-shm" };
-	long now = (long)time(NULL);
-
 	for (size_t i = 0; i < 3; i++) {
-		char from[PATH_MAX + 8], to[PATH_MAX + 40];
+		char a[PATH_MAX + 8], b[PATH_MAX + 48];
 
-		snprintf(from, sizeof(from), "%s%s", db, tails[i]);
-		snprintf(to, sizeof(to), "%s.damaged-%ld%s", db, now, tails[i]);
-		if (rename(from, to) && errno != ENOENT)
-			return pool_fail(err, -errno, "cannot move '%s' aside: %s", from,
+		snprintf(a, sizeof(a), "%s%s", db, db_tails[i]);
+		snprintf(b, sizeof(b), "%s%s", aside, db_tails[i]);
+		if (rename(back ? b : a, back ? a : b) && errno != ENOENT)
+			return pool_fail(err, -errno, "cannot move '%s': %s", back ? b : a,
 					 strerror(errno));
-		if (!i)
-			fprintf(out, "moved the damaged database aside to '%s'\n", to);
 	}
 	return 0;
+}
+
+/* Removes DIR/pool.db and its -wal, -shm: a recovery that failed. */
+static void remove_db(const char *db)
+{
+	for (size_t i = 0; i < 3; i++) {
+		char a[PATH_MAX + 8];
+
+		snprintf(a, sizeof(a), "%s%s", db, db_tails[i]);
+		unlink(a);
+	}
 }
 
 /* 0 if @db holds a pool that loads, else why not. */
@@ -297,6 +309,8 @@ static int record_recovered(const char *db, pool_meta_open_fn *open_meta,
 	r = m->ops->begin(m);
 	if (!r)
 		r = m->ops->uuid_set(m, &l->img.uuid);
+	if (!r)
+		r = m->ops->layout_seq_set(m, l->seq);
 	for (size_t i = 0; i < l->img.nr_devices && !r; i++)
 		r = m->ops->device_restore(m, &l->img.devices[i]);
 	for (size_t i = 0; i < l->img.nr_tags && !r; i++)
@@ -310,7 +324,7 @@ static int record_recovered(const char *db, pool_meta_open_fn *open_meta,
 		m->ops->rollback(m);
 	m->ops->close(m);
 	if (r) {
-		unlink(db);
+		remove_db(db);
 		return pool_store_fail(err, r, "record the recovered layout");
 	}
 	return 0;
@@ -325,7 +339,7 @@ static bool dumped(const struct pool_recover_spec *s, const struct layout *l, in
 		if (l->img.thins[i].volume == v)
 			pool = volume_in(&l->img, l->img.thins[i].pool);
 	for (size_t i = 0; pool && i < s->nr_dumps; i++)
-		if (!strcmp(s->dump_pools[i], pool->name))
+		if (!strcmp(s->dumps[i].pool, pool->name))
 			return true;
 	return false;
 }
@@ -336,14 +350,78 @@ static int check_dumps(const struct pool_recover_spec *s, const struct layout *l
 	for (size_t k = 0; k < s->nr_dumps; k++) {
 		size_t i = 0;
 
-		while (i < l->img.nr_volumes && (strcmp(l->img.volumes[i].name, s->dump_pools[k]) ||
+		while (i < l->img.nr_volumes && (strcmp(l->img.volumes[i].name, s->dumps[k].pool) ||
 						 !is_thin_pool(&l->img.volumes[i])))
 			i++;
 		if (i == l->img.nr_volumes)
 			return pool_fail(err, -ENOENT, "--dump: the layout has no thin pool '%s'",
-					 s->dump_pools[k]);
+					 s->dumps[k].pool);
+		for (size_t j = 0; j < k; j++)
+			if (!strcmp(s->dumps[j].pool, s->dumps[k].pool))
+				return pool_fail(err, -EINVAL, "--dump: thin pool '%s' is given twice",
+						 s->dumps[k].pool);
 	}
 	return 0;
+}
+
+static void say_line(void *arg, const char *line)
+{
+	fprintf(arg, "%s\n", line);
+}
+
+/*
+ * What the layout says of restored thin volume @v beyond its map: read-only,
+ * inactive, its tags.
+ */
+static int settle_thin(struct pool *p, const struct layout *l, const struct volume_rec *v,
+		       struct pool_error *err)
+{
+	char *tags[64];
+	size_t nr = 0;
+	int r = 0;
+
+	if (v->read_only)
+		r = pool_set_read_only(p, v->name, true, err);
+	if (!r && v->inactive)
+		r = pool_activate(p, v->name, false, err);
+	for (size_t i = 0; i < l->img.nr_tags && nr < 64; i++)
+		if (l->img.tags[i].on == TAG_ON_VOLUME && l->img.tags[i].owner == v->id)
+			tags[nr++] = (char *)l->img.tags[i].tag;
+	if (!r && nr)
+		r = pool_tag(p, TAG_ON_VOLUME, v->name, tags, nr, NULL, 0, err);
+	return r;
+}
+
+/*
+ * The thin volumes of each dumped thin pool, as `restore` makes them, with
+ * what the layout says of them besides.  The pool is opened frozen: until
+ * the recovery succeeds, nothing is written on the devices.
+ */
+static int restore_dumps(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,
+			 const struct layout *l, FILE *out, struct pool_error *err)
+{
+	struct pool_restore_spec rs = { 0 };
+	struct pool *p;
+	int r;
+
+	r = pool_open_frozen(s->dir, open_meta, &p, err);
+	for (size_t i = 0; i < s->nr_dumps && !r; i++) {
+		rs.xml = fopen(s->dumps[i].path, "re");
+		if (!rs.xml) {
+			r = pool_fail(err, -errno, "cannot open '%s': %s", s->dumps[i].path,
+				      strerror(errno));
+			break;
+		}
+		r = pool_thin_restore(p, s->dumps[i].pool, &rs, say_line, out, err);
+		fclose(rs.xml);
+	}
+	for (size_t i = 0; i < l->img.nr_volumes && !r; i++)
+		if (is_thin(&l->img.volumes[i]) && dumped(s, l, l->img.volumes[i].id) &&
+		    pool_volume_by_name(p, l->img.volumes[i].name))
+			r = settle_thin(p, l, &l->img.volumes[i], err);
+	if (p)
+		pool_close(p);
+	return r;
 }
 
 static void report_recovered(const struct pool_recover_spec *s, const struct layout *l,
@@ -367,13 +445,23 @@ static void report_recovered(const struct pool_recover_spec *s, const struct lay
 			"--from DUMP\n");
 }
 
+static void release_devices(struct found *f, size_t nr)
+{
+	for (size_t i = 0; f && i < nr; i++) {
+		layout_area_release(&f[i].area);
+		device_close(f[i].dev);
+	}
+	free(f);
+}
+
 int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta,
 		 FILE *out, struct pool_error *err)
 {
 	const struct layout_slot *best;
 	struct found *f = NULL;
 	struct layout l = { 0 };
-	char db[PATH_MAX], why[256];
+	char db[PATH_MAX], why[256], aside[PATH_MAX + 40] = "";
+	bool loads = false;
 	struct stat st;
 	int lock, r;
 
@@ -415,26 +503,41 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 	if (r)
 		goto out;
 	if (!stat(db, &st)) {
-		if (!db_loads(db, open_meta) && !s->force) {
+		loads = !db_loads(db, open_meta);
+		if (loads && !s->force) {
 			r = pool_fail(err, -EEXIST, "'%s' is readable: nothing to recover "
 				      "(restore-layout puts back an older layout; --force rebuilds it "
 				      "all the same)", db);
 			goto out;
 		}
-		r = move_aside(db, out, err);
+		snprintf(aside, sizeof(aside), "%s.%s-%ld", db, loads ? "replaced" : "damaged",
+			 (long)time(NULL));
+		r = move_db(db, aside, false, err);
 		if (r)
 			goto out;
 	}
+	release_devices(f, s->nr_paths);	/* the pool opens them for the dumps */
+	f = NULL;
 	r = record_recovered(db, open_meta, &l, err);
+	if (!r && s->nr_dumps) {
+		r = restore_dumps(s, open_meta, &l, out, err);
+		if (r)
+			remove_db(db);
+	}
+	if (r && aside[0]) {
+		struct pool_error back;		/* err says why it failed */
+
+		if (move_db(db, aside, true, &back))
+			log_warn("%s", back.msg);
+	}
+	if (!r && aside[0])
+		fprintf(out, "moved the %s database aside to '%s'\n",
+			loads ? "previous" : "damaged", aside);
 	if (!r)
 		report_recovered(s, &l, out);
 out:
 	layout_release(&l);
-	for (size_t i = 0; f && i < s->nr_paths; i++) {
-		layout_area_release(&f[i].area);
-		device_close(f[i].dev);
-	}
-	free(f);
+	release_devices(f, s->nr_paths);
 	close(lock);
 	return r;
 }
@@ -554,29 +657,6 @@ static void restore_report(const struct layout *want, const struct layout *now, 
 				n->volumes[i].name);
 }
 
-/* The number of the newest layout copy on @l's devices (0: none), read only. */
-static uint64_t current_seq(const struct layout *l)
-{
-	uint64_t seq = 0;
-
-	for (size_t i = 0; i < l->img.nr_devices; i++) {
-		int fd = device_open_path(l->img.devices[i].path, O_RDONLY | O_CLOEXEC);
-		const struct layout_slot *s;
-		struct layout_area a;
-
-		if (fd < 0)
-			continue;
-		if (!layout_area_read(fd, &a)) {
-			s = layout_area_newest(&a);
-			if (s && uuid_equal(&s->pool, &l->img.uuid) && s->seq > seq)
-				seq = s->seq;
-			layout_area_release(&a);
-		}
-		close(fd);
-	}
-	return seq;
-}
-
 /* Replaces the store's linear and switch volumes with @want's. */
 static int record_restore(struct pool_meta *m, const struct layout *want,
 			  const struct layout *now)
@@ -637,9 +717,10 @@ int pool_restore_layout(const struct pool_restore_layout_spec *s,
 		char *text;
 		size_t len;
 
-		now.seq = current_seq(&now);
+		now.seq = now.img.layout_seq;
 		now.time = (int64_t)time(NULL);
-		now.command = strdup("mapperctl restore-layout");
+		if (asprintf(&now.command, "mapperctl restore-layout %s", s->file) < 0)
+			now.command = NULL;
 		r = pool_layout_text(&now, &text, &len);
 		if (!r) {
 			r = pool_archive_write(s->dir, now.seq, text, len);

@@ -65,13 +65,26 @@ mapperctl device list --json | jq -e '.[] | select(.name == "d1") | .tags == ["s
 mapperctl activate snap >/dev/null 2>&1 || true
 [ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recover and restore"
 [ "$(sha "$MNT/snap")" = "$sum_tv" ] || fail "snap differs after recover and restore"
+mapperctl deactivate snap >/dev/null
+mapperctl set snap --read-only --addtag keep >/dev/null
 # A change after the recovery is copied to the devices like any other.
 mapperctl create linear after --size 4M >/dev/null
 stop_daemon
 
 # Garbage over pool.db: moved aside, rebuilt, the thin volumes restored
-# from the dump in the same command.
+# from the dump in the same command, with their flags and tags.  A
+# recovery whose dump fails changes nothing: not pool.db, not the devices.
 head -c 64K /dev/urandom >"$POOL/pool.db"
+sum_db=$(sha "$POOL/pool.db")
+area_sum() { dd if="$1" bs=4096 skip=1 count=255 status=none | sha256sum; }
+areas=$(area_sum "$d0")$(area_sum "$d1")
+head -c $(($(size_of "$T_DIR/tp.xml") / 2)) "$T_DIR/tp.xml" >"$T_DIR/cut.xml"
+expect_fail -s 1 -m "line [0-9]+" mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/cut.xml"
+[ "$(sha "$POOL/pool.db")" = "$sum_db" ] || fail "a failed recover changed pool.db"
+ls "$POOL"/pool.db.* 2>/dev/null && fail "a failed recover left files beside pool.db"
+[ "$(area_sum "$d0")$(area_sum "$d1")" = "$areas" ] || fail "a failed recover wrote on the devices"
+expect_fail -s 1 -m "thin pool 'tp' is given twice" \
+	mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/tp.xml" --dump tp="$T_DIR/tp.xml"
 expect_fail -s 1 -m "the layout has no thin pool 'nope'" \
 	mapperctl recover --devices "$d0" "$d1" --dump nope="$T_DIR/tp.xml"
 expect_fail -s 1 -m "takes THIN-POOL=FILE" mapperctl recover --devices "$d0" --dump "$T_DIR/tp.xml"
@@ -86,6 +99,9 @@ mapperctl list --json | jq -e 'map(.name) | index("after") != null' >/dev/null |
 start_daemon
 [ "$(sha "$MNT/lin")" = "$sum_lin" ] || fail "lin differs after the second recover"
 [ "$(sha "$MNT/tv")" = "$sum_tv" ] || fail "tv differs after recover --dump"
+mapperctl list --json | jq -e '.[] | select(.name == "snap") |
+	.read_only and (.active | not) and .tags == ["keep"]' >/dev/null ||
+	fail "snap's flags or tag did not come back: $(mapperctl list --json | jq -c '.[] | select(.name == "snap")')"
 stop_daemon
 
 # The whole pool directory lost: recover makes it again.

@@ -58,7 +58,7 @@ mapperctl list --json | jq -e '(map(.name) | index("later") == null) and
 stop_daemon
 
 # The restore archived the layout before it: restoring that undoes it.
-undo=$(grep -l 'command="mapperctl restore-layout"' "$POOL"/archive/*.layout) ||
+undo=$(grep -l 'command="mapperctl restore-layout ' "$POOL"/archive/*.layout) ||
 	fail "restore-layout archived nothing"
 mapperctl restore-layout "$undo" >/dev/null || fail "undoing the restore failed"
 mapperctl list --json | jq -e '(map(.name) | index("later") != null) and
