@@ -5,6 +5,9 @@
  * either back.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -17,6 +20,26 @@ static const struct option options[] = {
 };
 
 static const char *const path_options[] = { "--output", NULL };
+
+/* Whether @path (absolute: mapperctl made it so) lies in POOL/archive. */
+static bool in_archive(const char *pool_dir, const char *path)
+{
+	char archive[PATH_MAX + 16], *real_archive, *real = NULL, *dir = strdup(path);
+	bool in = false;
+
+	snprintf(archive, sizeof(archive), "%s/archive", pool_dir);
+	real_archive = realpath(archive, NULL);
+	if (dir && real_archive && strrchr(dir, '/')) {
+		/* the file may not exist yet: its directory says where it is */
+		*strrchr(dir, '/') = 0;
+		real = realpath(*dir ? dir : "/", NULL);
+		in = real && !strcmp(real, real_archive);
+	}
+	free(real);
+	free(real_archive);
+	free(dir);
+	return in;
+}
 
 static int backup_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -35,6 +58,9 @@ static int backup_run(struct cmd_ctx *ctx, int argc, char **argv)
 	r = cmd_args(ctx, WHAT, argc, argv, 0, 0, "");
 	if (r)
 		return r;
+	if (output[0] == '/' && in_archive(ctx->pool_dir, output))
+		return cmd_error(ctx, WHAT, "'%s' is in the pool's archive, which keeps the layouts "
+				 "as they were: write the backup elsewhere", output);
 	f = cmd_stream(ctx, WHAT, ctx->output, "w", output);
 	if (!f)
 		return CMD_FAIL;

@@ -6,7 +6,7 @@
 # tag, and its bytes intact, removes what the entry lacks, keeps thin pools and thin
 # volumes, and is refused while the daemon serves the pool, for a thin
 # volume that is gone (unless --force), and for a file that is not a
-# layout.  `backup` writes the same format.  Old entries are pruned by
+# layout.  `backup` writes the same format, never over the archive.  Old entries are pruned by
 # count and age, as lvm.conf's retain_min and retain_days.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -29,6 +29,10 @@ mapperctl remove lv >/dev/null
 entry=$(grep -l 'command="mapperctl remove lv"' "$POOL"/archive/*.layout) ||
 	fail "no archive entry names the remove"
 grep -q '^volume .* name=lv kind=linear' "$entry" || fail "the entry before the remove lacks lv"
+sum_entry=$(sha "$entry")
+expect_fail -s 1 -m "is in the pool's archive" mapperctl backup -o "$entry"
+[ "$(sha "$entry")" = "$sum_entry" ] || fail "backup -o wrote over an archive entry"
+mapperctl backup | grep -q '^volume .* name=keep kind=linear' || fail "backup to standard output lacks keep"
 mapperctl create linear later --size 4M >/dev/null
 mapperctl create thin gone --pool tp --size 4M >/dev/null
 mapperctl backup -o "$T_DIR/with-gone.layout" >/dev/null
