@@ -212,7 +212,7 @@ void report_help(const struct report *r, FILE *f)
 
 		fprintf(f, "%-*s  %s", w, fi->name, fi->help);
 		if (fi->lvm_name)
-			fprintf(f, " (lvs: %s)", fi->lvm_name);
+			fprintf(f, " (LVM: %s)", fi->lvm_name);
 		fputc('\n', f);
 	}
 }

@@ -717,7 +717,7 @@ static int parse_line(struct parser *ps, char *line)
 	if (ps->end)
 		return bad(ps, "a record after 'end'");
 	if (!ps->header && strncmp(line, "layout ", 7))
-		return bad(ps, "not a mapperfs layout (it starts with a 'layout' line)");
+		return bad(ps, "not a mapperfs layout (whose first record is a 'layout' line)");
 	r = split(ps, line, &keyword);
 	if (r)
 		return r;

@@ -138,6 +138,7 @@ static void *monitor_main(void *arg)
 	struct pool_monitor *m = p->monitor;
 
 	urcu_memb_register_thread();
+	pool_set_command("mapperfs: the monitor (autoextend)");	/* its archive entries */
 	pthread_mutex_lock(&m->lock);
 	while (!m->stopping) {
 		struct timespec ts;

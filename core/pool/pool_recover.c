@@ -283,8 +283,8 @@ static int place_devices(struct layout *l, const struct found *f, size_t nr, boo
 			return pool_fail(err, -ENODEV, "device '%s' (last at '%s') is not among "
 					 "those given: name it, or use --force to recover without it",
 					 d->name, d->path);
-		fprintf(out, "device '%s' is missing: kept at '%s', it fails until it is back\n",
-			d->name, d->path);
+		fprintf(out, "device '%s' was not named: kept at '%s', it fails until it is "
+			"there\n", d->name, d->path);
 	}
 	for (size_t k = 0; k < nr; k++) {
 		size_t i = 0;
@@ -586,8 +586,9 @@ static int restore_check(const struct layout *want, const struct layout *now, bo
 					     !uuid_equal(&n->devices[k].uuid, &w->devices[i].uuid)))
 			k++;
 		if (k == n->nr_devices)
-			return pool_fail(err, -ENODEV, "device '%s' of the layout is not in the "
-					 "pool: add it back first", w->devices[i].name);
+			return pool_fail(err, -ENODEV, "device '%s' (id %" PRId64 ", uuid as in the "
+					 "layout) is not in the pool: the layout is of its devices "
+					 "as they were", w->devices[i].name, w->devices[i].id);
 	}
 	if (n->nr_devices != w->nr_devices)
 		for (size_t k = 0; k < n->nr_devices; k++) {
