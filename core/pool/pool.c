@@ -284,6 +284,8 @@ int pool_record(struct pool *p, const char *doing,
 {
 	int r;
 
+	if (p->layout_frozen)		/* recover's: nothing kept until it succeeded */
+		return transaction(p, doing, record, arg, false, err);
 	pool_layout_before(p);
 	r = transaction(p, doing, record, arg, true, err);
 	if (!r)

@@ -136,7 +136,7 @@ struct pool {
 	size_t layout_unwritten_len;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
 	bool layout_too_big;		/* said so once; dev_lock */
-	bool layout_frozen;		/* no copy is written (pool_open_frozen) */
+	bool layout_frozen;		/* no copy, archive entry or number (pool_open_frozen) */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -218,8 +218,9 @@ int pool_store_fail(struct pool_error *err, int r, const char *doing);
  */
 int pool_dir_make(const char *dir, struct pool_error *err);
 /*
- * pool_open, but writing nothing on the devices' layout areas, at open or
- * after: recover's own open, which a failure undoes.
+ * pool_open, but keeping no layout, at open or after: no device copy, no
+ * archive entry, no new number (recover's own open, which a failure
+ * undoes, and whose success the next open writes out).
  */
 int pool_open_frozen(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
 		     struct pool_error *err);

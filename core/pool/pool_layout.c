@@ -333,19 +333,34 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
  */
 static void keep_newer_copy(struct pool *p, const struct layout_slot *s, const char *path)
 {
-	char file[PATH_MAX + 32];
+	char file[PATH_MAX + 32], gone[512] = "", why[128];
+	struct layout newer;
 	struct stat st;
 	int r = 0;
 
+	/* thin volumes of the newer layout that pool.db lacks: their maps are gone */
+	if (!layout_parse(s->text, s->len, &newer, why, sizeof(why))) {
+		for (size_t i = 0; i < newer.img.nr_volumes; i++) {
+			const struct volume_rec *v = &newer.img.volumes[i];
+			size_t n = strlen(gone);
+
+			if (strcmp(v->kind, "thin") || pool_volume_by_id(p, v->id) ||
+			    n + strlen(v->name) + 8 >= sizeof(gone))
+				continue;
+			snprintf(gone + n, sizeof(gone) - n, "%s'%s'", n ? ", " : "; the maps of "
+				 "thin volumes it has and pool.db has not are lost, their blocks free "
+				 "to be written over: ", v->name);
+		}
+		layout_release(&newer);
+	}
 	snprintf(file, sizeof(file), "%s/archive/%08" PRIu64 ".layout", p->dir, s->seq);
 	if (lstat(file, &st))
 		r = pool_archive_write(p->dir, s->seq, s->text, s->len);
 	log_warn("pool.db holds layout %" PRIu64 ", older than copy %" PRIu64 " on '%s' "
 		 "(was pool.db put back from a copy?): %s%s; 'mapperctl restore-layout' puts its "
-		 "linear and switch volumes back, 'mapperctl recover --force' rebuilds pool.db "
-		 "from it", p->layout_seq, s->seq, path,
+		 "linear and switch volumes back%s", p->layout_seq, s->seq, path,
 		 r ? "cannot keep it in the archive: " : "the devices' layout is kept in ",
-		 r ? strerror(-r) : file);
+		 r ? strerror(-r) : file, gone);
 }
 
 /* pool.db's layout numbered @seq, in the store and on every device. */

@@ -414,6 +414,13 @@ static int restore_dumps(const struct pool_recover_spec *s, pool_meta_open_fn *o
 		}
 		r = pool_thin_restore(p, s->dumps[i].pool, &rs, say_line, out, err);
 		fclose(rs.xml);
+		if (r) {
+			char why[sizeof(err->msg)];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pool_fail(err, r, "--dump %s=%s: %s", s->dumps[i].pool, s->dumps[i].path,
+				  why);
+		}
 	}
 	for (size_t i = 0; i < l->img.nr_volumes && !r; i++)
 		if (is_thin(&l->img.volumes[i]) && dumped(s, l, l->img.volumes[i].id) &&
@@ -422,6 +429,22 @@ static int restore_dumps(const struct pool_recover_spec *s, pool_meta_open_fn *o
 	if (p)
 		pool_close(p);
 	return r;
+}
+
+/*
+ * A readable pool.db holds the maps of the layout's thin volumes: rebuilt
+ * without a dump of their pool, they would be lost, and their blocks
+ * handed out again.  Refused, --force or not.
+ */
+static int keeps_thin_maps(const struct pool_recover_spec *s, const struct layout *l,
+			   struct pool_error *err)
+{
+	for (size_t i = 0; i < l->img.nr_volumes; i++)
+		if (is_thin(&l->img.volumes[i]) && !dumped(s, l, l->img.volumes[i].id))
+			return pool_fail(err, -EEXIST, "pool.db is readable and holds the map of "
+					 "thin volume '%s': dump its thin pool first ('mapperctl "
+					 "dump') and give it with --dump", l->img.volumes[i].name);
+	return 0;
 }
 
 static void report_recovered(const struct pool_recover_spec *s, const struct layout *l,
@@ -510,6 +533,9 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 				      "all the same)", db);
 			goto out;
 		}
+		r = loads ? keeps_thin_maps(s, &l, err) : 0;
+		if (r)
+			goto out;
 		snprintf(aside, sizeof(aside), "%s.%s-%ld", db, loads ? "replaced" : "damaged",
 			 (long)time(NULL));
 		r = move_db(db, aside, false, err);

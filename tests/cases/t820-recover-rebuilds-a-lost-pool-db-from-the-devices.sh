@@ -40,6 +40,8 @@ expect_fail -s 1 -m "in use by mapperfs" mapperctl recover --devices "$d0" "$d1"
 stop_daemon
 
 expect_fail -s 1 -m "pool.db' is readable" mapperctl recover --devices "$d0" "$d1"
+expect_fail -s 1 -m "pool.db is readable and holds the map of thin volume 'tv'" \
+	mapperctl recover --force --devices "$d0" "$d1"
 expect_fail -s 2 -m "name the raw devices" mapperctl recover
 truncate -s 8M "$T_DIR/other.img"
 expect_fail -s 1 -m "carries no mapperfs label" mapperctl recover --devices "$d0" "$T_DIR/other.img"
@@ -78,11 +80,13 @@ head -c 64K /dev/urandom >"$POOL/pool.db"
 sum_db=$(sha "$POOL/pool.db")
 area_sum() { dd if="$1" bs=4096 skip=1 count=255 status=none | sha256sum; }
 areas=$(area_sum "$d0")$(area_sum "$d1")
+entries=$(ls "$POOL/archive" | wc -l)
 head -c $(($(size_of "$T_DIR/tp.xml") / 2)) "$T_DIR/tp.xml" >"$T_DIR/cut.xml"
-expect_fail -s 1 -m "line [0-9]+" mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/cut.xml"
+expect_fail -s 1 -m "dump tp=.*cut.xml: .*line [0-9]+" mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/cut.xml"
 [ "$(sha "$POOL/pool.db")" = "$sum_db" ] || fail "a failed recover changed pool.db"
 ls "$POOL"/pool.db.* 2>/dev/null && fail "a failed recover left files beside pool.db"
 [ "$(area_sum "$d0")$(area_sum "$d1")" = "$areas" ] || fail "a failed recover wrote on the devices"
+[ "$(ls "$POOL/archive" | wc -l)" = "$entries" ] || fail "a failed recover wrote archive entries"
 expect_fail -s 1 -m "thin pool 'tp' is given twice" \
 	mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/tp.xml" --dump tp="$T_DIR/tp.xml"
 expect_fail -s 1 -m "the layout has no thin pool 'nope'" \
@@ -92,6 +96,8 @@ mapperctl recover --devices "$d0" "$d1" --dump tp="$T_DIR/tp.xml" >"$T_DIR/out" 
 	fail "recover over a damaged pool.db failed: $(cat "$T_DIR/out")"
 cat "$T_DIR/out" >&2
 grep -q "lost thin volume" "$T_DIR/out" && fail "recover --dump still reports thin volumes lost"
+mapperctl list >/dev/null 2>"$T_DIR/err"
+[ ! -s "$T_DIR/err" ] || fail "the first open after recover --dump warned: $(cat "$T_DIR/err")"
 grep -q "moved the damaged database aside" "$T_DIR/out" || fail "recover did not move pool.db aside: $(cat "$T_DIR/out")"
 ls "$POOL"/pool.db.damaged-* >/dev/null || fail "no pool.db.damaged-* left"
 mapperctl list --json | jq -e 'map(.name) | index("after") != null' >/dev/null ||
