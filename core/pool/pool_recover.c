@@ -401,7 +401,7 @@ static int restore_dumps(const struct pool_recover_spec *s, pool_meta_open_fn *o
 			 const struct layout *l, FILE *out, struct pool_error *err)
 {
 	struct pool_restore_spec rs = { 0 };
-	struct pool *p;
+	struct pool *p = NULL;
 	int r;
 
 	r = pool_open_frozen(s->dir, open_meta, &p, err);
