@@ -327,6 +327,15 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 	free(text);
 }
 
+/* Whether pool.db has volume @id (pool.c's lookup is above this file). */
+static bool in_pool(const struct pool *p, int64_t id)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i] && p->vols[i]->rec.id == id)
+			return true;
+	return false;
+}
+
 /*
  * Keeps layout copy @s, newer than pool.db's, in the archive: the pool
  * numbers past it and writes its own over it.  Said at warning.
@@ -344,7 +353,7 @@ static void keep_newer_copy(struct pool *p, const struct layout_slot *s, const c
 			const struct volume_rec *v = &newer.img.volumes[i];
 			size_t n = strlen(gone);
 
-			if (strcmp(v->kind, "thin") || pool_volume_by_id(p, v->id) ||
+			if (strcmp(v->kind, "thin") || in_pool(p, v->id) ||
 			    n + strlen(v->name) + 8 >= sizeof(gone))
 				continue;
 			snprintf(gone + n, sizeof(gone) - n, "%s'%s'", n ? ", " : "; the maps of "
