@@ -20,6 +20,16 @@ static const struct option options[] = {
 	{ 0 }
 };
 
+/* @path against @cwd, malloc'ed; NULL out of memory. */
+static char *absolute_in(const char *cwd, const char *path)
+{
+	char *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	return asprintf(&abs, "%s/%s", cwd, path) < 0 ? NULL : abs;
+}
+
 static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_recover_spec s = { .dir = ctx->pool_dir };
@@ -39,7 +49,7 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
 		struct pool_recover_dump *d = &dumps[nr_dumps];
-		char *eq, *file;
+		char *eq;
 
 		if (c == 'd') {
 			devices = true;
@@ -48,10 +58,7 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		} else if (c == 'm' && (eq = strchr(optarg, '=')) && eq != optarg && eq[1]) {
 			nr_dumps++;
 			d->pool = strndup(optarg, (size_t)(eq - optarg));
-			if (eq[1] == '/' ? !(file = strdup(eq + 1)) :
-			    asprintf(&file, "%s/%s", cwd, eq + 1) < 0)
-				file = NULL;
-			d->path = file;
+			d->path = absolute_in(cwd, eq + 1);
 			if (!d->pool || !d->path) {
 				r = cmd_error(ctx, WHAT, "out of memory");
 				goto out;
@@ -75,11 +82,8 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < s.nr_paths; i++) {
-		const char *path = argv[ctx->optind + (int)i];
-
-		if (path[0] == '/' ? !(paths[i] = strdup(path)) :
-		    asprintf(&paths[i], "%s/%s", cwd, path) < 0) {
-			paths[i] = NULL;
+		paths[i] = absolute_in(cwd, argv[ctx->optind + (int)i]);
+		if (!paths[i]) {
 			r = cmd_error(ctx, WHAT, "out of memory");
 			goto out;
 		}
