@@ -137,6 +137,11 @@ struct pool {
 	uint64_t layout_written;	/* newest copy written; dev_lock */
 	bool layout_too_big;		/* said so once; dev_lock */
 	bool layout_frozen;		/* no copy, archive entry or number (pool_open_frozen) */
+	/*
+	 * The daemon's copier: a thread that writes the newest layout to the
+	 * devices, so that no change waits on a device (pool_layout.c).
+	 */
+	struct pool_copier *copier;	/* NULL: copies are written inline */
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -249,6 +254,13 @@ void pool_layout_after(struct pool *p);
 void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq);
 /* At open: numbers the layouts from the devices' copies, rewrites stale ones. */
 void pool_layout_open(struct pool *p);
+/*
+ * Starts the copier (the daemon, with pool_watch): from then on the copies
+ * are written by a thread of their own.  Stop writes what is pending and
+ * joins it (pool_close).  0 or -errno.
+ */
+int pool_layout_copier_start(struct pool *p);
+void pool_layout_copier_stop(struct pool *p);
 
 /* ---- publishing (cannot fail once reserved) ------------------------------- */
 

@@ -16,8 +16,10 @@
  * and the number goes into the store in the change's own transaction.
  * Once the admin lock is let go (pool_admin_unlock), the new layout is
  * written to slot seq % 2 of every open device (layout_area.h), under the
- * device lock: device I/O, which may hang, never holds the admin lock, and
- * a device add or remove cannot close a device being written.  Opening a
+ * device lock, so that a device add or remove cannot close a device being
+ * written: in the daemon by the copier, a thread of its own, so that no
+ * change waits for a device (a device add stuck on its device holds the
+ * device lock), offline at once.  Opening a
  * pool reads every device's copies (pool_layout_open): where a device
  * lacks the store's layout (a pool from before, one rebuilt by recover or
  * restore-layout, a device whose copy is stale), all are written anew
@@ -303,14 +305,11 @@ static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t 
 	}
 }
 
-void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
+/* Writes layout @seq on every open device, under the device lock. */
+static void write_locked(struct pool *p, const char *text, size_t len, uint64_t seq)
 {
 	bool mine = atomic_load(&p->dev_lock_tid) == gettid();
 
-	if (p->layout_frozen) {
-		free(text);
-		return;
-	}
 	if (!mine) {
 		pthread_mutex_lock(&p->dev_lock);
 		atomic_store(&p->dev_lock_tid, gettid());
@@ -324,6 +323,111 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 		atomic_store(&p->dev_lock_tid, 0);
 		pthread_mutex_unlock(&p->dev_lock);
 	}
+}
+
+struct pool_copier {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	char *text;			/* the newest layout not yet written, or NULL */
+	size_t len;
+	uint64_t seq;
+	bool stopping;
+};
+
+/*
+ * The copier: writes the newest layout handed to it, one at a time; a
+ * layout replaced before it was taken is never written.  It waits for the
+ * device lock as a device add or remove does, so a device that hangs
+ * holds up the copies, and nothing else.
+ */
+static void *copier_main(void *arg)
+{
+	struct pool *p = arg;
+	struct pool_copier *c = p->copier;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		char *text = c->text;
+		size_t len = c->len;
+		uint64_t seq = c->seq;
+
+		if (!text && c->stopping)
+			break;
+		if (!text) {
+			pthread_cond_wait(&c->wake, &c->lock);
+			continue;
+		}
+		c->text = NULL;
+		pthread_mutex_unlock(&c->lock);
+		write_locked(p, text, len, seq);
+		free(text);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+int pool_layout_copier_start(struct pool *p)
+{
+	struct pool_copier *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	p->copier = c;
+	r = -pthread_create(&c->thread, NULL, copier_main, p);
+	if (r) {
+		p->copier = NULL;
+		pthread_cond_destroy(&c->wake);
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+	}
+	return r;
+}
+
+void pool_layout_copier_stop(struct pool *p)
+{
+	struct pool_copier *c = p->copier;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	p->copier = NULL;
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
+{
+	struct pool_copier *c = p->copier;
+
+	if (p->layout_frozen) {
+		free(text);
+		return;
+	}
+	if (!c) {
+		write_locked(p, text, len, seq);
+		free(text);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!c->text || seq > c->seq) {
+		free(c->text);
+		c->text = text;
+		c->len = len;
+		c->seq = seq;
+		text = NULL;
+	}
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
 	free(text);
 }
 

@@ -462,7 +462,9 @@ int pool_open_frozen(const char *dir, pool_meta_open_fn *open_meta, struct pool 
 
 int pool_watch(struct pool *p, uint32_t event_timeout_s)
 {
-	return pool_monitor_start(p, event_timeout_s);
+	int r = pool_layout_copier_start(p);
+
+	return r ? r : pool_monitor_start(p, event_timeout_s);
 }
 
 
@@ -473,6 +475,7 @@ void pool_close(struct pool *p)
 	if (p->meta)
 		pool_record_times(p);
 	pool_monitor_stop(p);
+	pool_layout_copier_stop(p);
 	/* Out of the served set at once: one by one costs a copy of it and a grace period each. */
 	pool_volumes_hide(p, p->vols, p->nr_vols);
 	/* Thin volumes go before their pools, every volume before the devices. */
