@@ -750,7 +750,7 @@ static const struct device_rec *device_of(const struct pool_meta_image *m, int64
 	return NULL;
 }
 
-static const struct volume_rec *volume_of(const struct pool_meta_image *m, int64_t id)
+const struct volume_rec *layout_volume(const struct pool_meta_image *m, int64_t id)
 {
 	for (size_t i = 0; i < m->nr_volumes; i++)
 		if (m->volumes[i].id == id)
@@ -760,7 +760,7 @@ static const struct volume_rec *volume_of(const struct pool_meta_image *m, int64
 
 static int check_kind(struct parser *ps, const char *what, int64_t id, const char *kind)
 {
-	const struct volume_rec *v = volume_of(&ps->l->img, id);
+	const struct volume_rec *v = layout_volume(&ps->l->img, id);
 
 	if (!v)
 		return bad(ps, "%s names volume %" PRId64 ", which the layout lacks", what, id);

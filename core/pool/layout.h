@@ -71,4 +71,7 @@ int layout_parse(const char *text, size_t len, struct layout *out, char *why,
 
 void layout_release(struct layout *l);
 
+/* The volume of id @id in @m, or NULL.  O(volumes). */
+const struct volume_rec *layout_volume(const struct pool_meta_image *m, int64_t id);
+
 #endif

@@ -55,14 +55,6 @@ static bool is_thin_pool(const struct volume_rec *v)
 	return !strcmp(v->kind, "thin-pool");
 }
 
-static const struct volume_rec *volume_in(const struct pool_meta_image *m, int64_t id)
-{
-	for (size_t i = 0; i < m->nr_volumes; i++)
-		if (m->volumes[i].id == id)
-			return &m->volumes[i];
-	return NULL;
-}
-
 /*
  * Records @l's volumes for which @take says yes: rows, extents, switch
  * tables and paths, thin pool rows, thin rows and origins.
@@ -78,13 +70,13 @@ static int record_volumes(struct pool_meta *m, const struct layout *l,
 		if (take(&img->volumes[i]))
 			r = o->volume_restore(m, &img->volumes[i]);
 	for (size_t i = 0; i < img->nr_extents && !r; i++)
-		if (take(volume_in(img, img->extents[i].volume)))
+		if (take(layout_volume(img, img->extents[i].volume)))
 			r = o->extent_insert(m, &img->extents[i]);
 	for (size_t i = 0; i < img->nr_switches && !r; i++) {
 		const struct switch_rec *sw = &img->switches[i];
 		size_t first = 0;
 
-		if (!take(volume_in(img, sw->volume)))
+		if (!take(layout_volume(img, sw->volume)))
 			continue;
 		while (first < img->nr_switch_paths && img->switch_paths[first].volume != sw->volume)
 			first++;
@@ -94,16 +86,16 @@ static int record_volumes(struct pool_meta *m, const struct layout *l,
 				     l->table_lens[i]);
 	}
 	for (size_t i = 0; i < img->nr_thin_pools && !r; i++)
-		if (take(volume_in(img, img->thin_pools[i].volume)))
+		if (take(layout_volume(img, img->thin_pools[i].volume)))
 			r = o->thin_pool_insert(m, &img->thin_pools[i]);
 	for (size_t i = 0; i < img->nr_thins && !r; i++)
-		if (take(volume_in(img, img->thins[i].volume)))
+		if (take(layout_volume(img, img->thins[i].volume)))
 			r = o->thin_put(m, &img->thins[i]);
 	for (size_t i = 0; i < img->nr_origins && !r; i++)
-		if (take(volume_in(img, img->origins[i].volume)))
+		if (take(layout_volume(img, img->origins[i].volume)))
 			r = o->thin_origin_put(m, &img->origins[i]);
 	for (size_t i = 0; i < img->nr_tags && !r; i++)
-		if (img->tags[i].on == TAG_ON_VOLUME && take(volume_in(img, img->tags[i].owner)))
+		if (img->tags[i].on == TAG_ON_VOLUME && take(layout_volume(img, img->tags[i].owner)))
 			r = o->tag_add(m, &img->tags[i]);
 	return r;
 }
@@ -337,7 +329,7 @@ static bool dumped(const struct pool_recover_spec *s, const struct layout *l, in
 
 	for (size_t i = 0; i < l->img.nr_thins && !pool; i++)
 		if (l->img.thins[i].volume == v)
-			pool = volume_in(&l->img, l->img.thins[i].pool);
+			pool = layout_volume(&l->img, l->img.thins[i].pool);
 	for (size_t i = 0; pool && i < s->nr_dumps; i++)
 		if (!strcmp(s->dumps[i].pool, pool->name))
 			return true;
@@ -627,7 +619,7 @@ static int restore_check(const struct layout *want, const struct layout *now, bo
 						 "remove it first", n->devices[k].name);
 		}
 	for (size_t i = 0; i < n->nr_volumes; i++) {
-		const struct volume_rec *v = &n->volumes[i], *wv = volume_in(w, v->id);
+		const struct volume_rec *v = &n->volumes[i], *wv = layout_volume(w, v->id);
 
 		if (is_thin_pool(v) && (!wv || !same_extents(w, n, v->id)))
 			return pool_fail(err, -EINVAL, "thin pool '%s' is %s the layout: its maps "
@@ -638,7 +630,7 @@ static int restore_check(const struct layout *want, const struct layout *now, bo
 					 "now, a %s in the layout", v->id, v->name, wv->kind);
 	}
 	for (size_t i = 0; i < w->nr_volumes; i++) {
-		const struct volume_rec *v = &w->volumes[i], *nv = volume_in(n, v->id);
+		const struct volume_rec *v = &w->volumes[i], *nv = layout_volume(n, v->id);
 
 		if (is_thin_pool(v) && !nv)
 			return pool_fail(err, -EINVAL, "thin pool '%s' of the layout is gone: its "
@@ -668,7 +660,7 @@ static void restore_report(const struct layout *want, const struct layout *now, 
 	const struct pool_meta_image *w = &want->img, *n = &now->img;
 
 	for (size_t i = 0; i < w->nr_volumes; i++) {
-		const struct volume_rec *v = &w->volumes[i], *nv = volume_in(n, v->id);
+		const struct volume_rec *v = &w->volumes[i], *nv = layout_volume(n, v->id);
 
 		if (!take_linear_switch(v))
 			continue;
@@ -679,7 +671,7 @@ static void restore_report(const struct layout *want, const struct layout *now, 
 			fprintf(out, "puts back %s '%s' as it was\n", v->kind, v->name);
 	}
 	for (size_t i = 0; i < n->nr_volumes; i++)
-		if (take_linear_switch(&n->volumes[i]) && !volume_in(w, n->volumes[i].id))
+		if (take_linear_switch(&n->volumes[i]) && !layout_volume(w, n->volumes[i].id))
 			fprintf(out, "removes %s '%s' (not in the layout)\n", n->volumes[i].kind,
 				n->volumes[i].name);
 }
