@@ -208,8 +208,7 @@ int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv)
 	return r;
 }
 
-/* @path made absolute against the working directory; malloc'ed. */
-static char *absolute(const char *path, struct pool_error *err)
+char *cmd_absolute(const char *path, struct pool_error *err)
 {
 	char cwd[PATH_MAX], *abs;
 
@@ -291,7 +290,7 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 		if (ch == '?' || ch == ':' || !options[index].has_arg ||
 		    !is_path(c, options[index].name, optarg))
 			continue;
-		abs = absolute(optarg, err);
+		abs = cmd_absolute(optarg, err);
 		if (abs && optarg != slot) {		/* --file=F */
 			char *opt;
 
@@ -309,7 +308,7 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
 	}
 	if (!r && c->path_positional && optind + (int)c->path_positional - 1 < argc) {
 		const char *slot = copy[optind + c->path_positional - 1];
-		char *abs = absolute(slot, err);
+		char *abs = cmd_absolute(slot, err);
 
 		if (abs)
 			replace(argc, argv, slot, abs);

@@ -125,6 +125,12 @@ void cmd_print_commands(FILE *f);
 int cmd_dispatch(struct cmd_ctx *ctx, int argc, char **argv);
 
 /*
+ * @path made absolute against the working directory, malloc'ed; NULL with
+ * @err set if it cannot be.
+ */
+char *cmd_absolute(const char *path, struct pool_error *err);
+
+/*
  * mapperctl's side: makes the path arguments of command @c (argv after its
  * name words) absolute, in place.  New strings are left for exit to free.
  * 0, or -errno with @err set.

@@ -3,11 +3,8 @@
  * devices carry (pool_recover), when pool.db is lost or damaged.  Runs in
  * mapperctl only, like init: there is no pool for a daemon to serve.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 
@@ -20,29 +17,16 @@ static const struct option options[] = {
 	{ 0 }
 };
 
-/* @path against @cwd, malloc'ed; NULL out of memory. */
-static char *absolute_in(const char *cwd, const char *path)
-{
-	char *abs;
-
-	if (path[0] == '/')
-		return strdup(path);
-	return asprintf(&abs, "%s/%s", cwd, path) < 0 ? NULL : abs;
-}
-
 static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pool_recover_spec s = { .dir = ctx->pool_dir };
 	struct pool_recover_dump *dumps;
 	struct pool_error err;
-	char **paths = NULL, cwd[PATH_MAX];
+	char **paths = NULL;
 	bool devices = false;
 	size_t nr_dumps = 0;
 	int c, r;
 
-	if (!getcwd(cwd, sizeof(cwd)))
-		return cmd_error(ctx, WHAT, "cannot find the current directory: %s",
-				 strerror(errno));
 	dumps = calloc((size_t)argc, sizeof(*dumps));
 	if (!dumps)
 		return cmd_error(ctx, WHAT, "out of memory");
@@ -58,8 +42,12 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		} else if (c == 'm' && (eq = strchr(optarg, '=')) && eq != optarg && eq[1]) {
 			nr_dumps++;
 			d->pool = strndup(optarg, (size_t)(eq - optarg));
-			d->path = absolute_in(cwd, eq + 1);
-			if (!d->pool || !d->path) {
+			d->path = cmd_absolute(eq + 1, &err);
+			if (!d->path) {
+				r = cmd_fail(ctx, WHAT, &err);
+				goto out;
+			}
+			if (!d->pool) {
 				r = cmd_error(ctx, WHAT, "out of memory");
 				goto out;
 			}
@@ -82,9 +70,9 @@ static int recover_run(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < s.nr_paths; i++) {
-		paths[i] = absolute_in(cwd, argv[ctx->optind + (int)i]);
+		paths[i] = cmd_absolute(argv[ctx->optind + (int)i], &err);
 		if (!paths[i]) {
-			r = cmd_error(ctx, WHAT, "out of memory");
+			r = cmd_fail(ctx, WHAT, &err);
 			goto out;
 		}
 	}
