@@ -16,6 +16,20 @@ void target_no_end_write(struct target *t)
 	(void)t;
 }
 
+int target_no_read_retry(struct target *t, struct engine *e, uint64_t off,
+			 uint32_t len, void *buf, int err)
+{
+	(void)t, (void)e, (void)off, (void)len, (void)buf;
+	return err;
+}
+
+int target_no_write_retry(struct target *t, struct engine *e, uint64_t off,
+			  uint32_t len, const void *buf, int err)
+{
+	(void)t, (void)e, (void)off, (void)len, (void)buf;
+	return err;
+}
+
 int target_seek_all_data(struct target *t, uint64_t off, uint64_t size,
 			 int whence, uint64_t *out)
 {

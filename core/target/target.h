@@ -8,6 +8,13 @@
  * as MAP_DEFER, and volume.c calls the target's write_deferred(), which
  * may block.  Every other op is a slow path and may block.
  *
+ * A write may be remapped onto several copies (a mirror's legs): its
+ * segments then cover the request exactly, in order, once per copy, one
+ * copy after the other.  A remapped request that failed on the devices is
+ * handed to read_failed() or write_failed(), outside the read section,
+ * which may do it again another way (a mirror: from or to each leg in
+ * turn, marking the legs that fail).
+ *
  * Every op is set: a target without a use for one names the default
  * below, so volume.c, the one dispatcher, calls them without looking
  * first (volume_create refuses a target with an op unset).  The
@@ -60,6 +67,22 @@ struct target_ops {
 			      uint32_t len, const void *buf);
 
 	/*
+	 * The remapped read of [off, off + len) into @buf failed on the
+	 * devices with @err: read it again another way, or return @err.
+	 * May block on I/O, but never waits for a grace period: it may be
+	 * called inside the read section of a zero-copy read.  0 or -errno.
+	 */
+	int (*read_failed)(struct target *t, struct engine *e, uint64_t off,
+			   uint32_t len, void *buf, int err);
+
+	/*
+	 * The same for a remapped write of @buf that failed with @err,
+	 * called outside the read section.
+	 */
+	int (*write_failed)(struct target *t, struct engine *e, uint64_t off,
+			    uint32_t len, const void *buf, int err);
+
+	/*
 	 * The write that map() remapped has completed (or failed).  Lets a
 	 * target count the fast-path writes in flight, to wait for them
 	 * before it shares their blocks (thin snapshots).  Never blocks.
@@ -94,6 +117,10 @@ struct target {
 int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf);		/* -EIO */
 void target_no_end_write(struct target *t);
+int target_no_read_retry(struct target *t, struct engine *e, uint64_t off,
+			 uint32_t len, void *buf, int err);		/* @err */
+int target_no_write_retry(struct target *t, struct engine *e, uint64_t off,
+			  uint32_t len, const void *buf, int err);	/* @err */
 int target_seek_all_data(struct target *t, uint64_t off, uint64_t size,
 			 int whence, uint64_t *out);		/* all data */
 uint64_t target_all_mapped(struct target *t, uint64_t size);	/* @size */

@@ -84,7 +84,8 @@ static __attribute__((cold, noinline)) int breach(struct volume *v, enum rule ru
 static const char *unset_op(const struct target_ops *o)
 {
 	return !o->name ? "name" : !o->map ? "map" :
-	       !o->write_deferred ? "write_deferred" : !o->end_write ? "end_write" :
+	       !o->write_deferred ? "write_deferred" : !o->read_failed ? "read_failed" :
+	       !o->write_failed ? "write_failed" : !o->end_write ? "end_write" :
 	       !o->flush ? "flush" : !o->discard ? "discard" : !o->seek ? "seek" :
 	       !o->mapped_bytes ? "mapped_bytes" : !o->destroy ? "destroy" : NULL;
 }
@@ -230,13 +231,16 @@ void volume_unretire(struct volume *v)
  */
 /*
  * Whether @s covers [0, @len) of the request's buffer, in order, with no
- * gap and no overlap.  O(segments).
+ * gap and no overlap: once, or for a write once per copy, one copy after
+ * the other (target.h).  O(segments).
  */
-static bool covers(const struct segs *s, uint32_t len)
+static bool covers(const struct segs *s, enum io_dir dir, uint32_t len)
 {
 	uint64_t at = 0;
 
 	for (unsigned int i = 0; i < s->nr; i++) {
+		if (at == len && dir == IO_WRITE && len)
+			at = 0;			/* the next copy */
 		if (s->v[i].buf_off != at)
 			return false;
 		at += s->v[i].len;
@@ -258,7 +262,7 @@ static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 		return breach(v, RULE_RANGE);
 	r = v->target->ops->map(v->target, dir, off, len, segs);
 	if (r == MAP_REMAPPED)
-		return covers(segs, len) ? r : breach(v, RULE_COVER);
+		return covers(segs, dir, len) ? r : breach(v, RULE_COVER);
 	if (r == MAP_DEFER)
 		return dir == IO_WRITE ? r : breach(v, RULE_DEFER);
 	return r < 0 ? r : breach(v, RULE_RESULT);
@@ -310,8 +314,11 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	segs_init(&segs);
 	rcu_read_begin();
 	r = map_range(v, IO_READ, off, len, &segs);
-	if (r == MAP_REMAPPED)
+	if (r == MAP_REMAPPED) {
 		r = engine_read(e, &segs, buf);
+		if (r == -EIO)		/* the devices failed it: the target may retry */
+			r = v->target->ops->read_failed(v->target, e, off, len, buf, r);
+	}
 	rcu_read_end();
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
@@ -369,12 +376,14 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 		return 0;
 	segs_init(&segs);
 	r = map_range(v, IO_READ, off, len, &segs);
-	if (r == MAP_REMAPPED)
+	if (r == MAP_REMAPPED) {
 		r = read_described(e, &segs, buf, iov, nr_iov);
-	if (r == -E2BIG) {	/* too scattered to describe: copy it all */
-		r = engine_read(e, &segs, buf);
-		iov[0] = (struct iovec){ buf, len };
-		*nr_iov = 1;
+		if (r == -E2BIG || r == -EIO) {	/* too scattered, or failed */
+			r = r == -E2BIG ? engine_read(e, &segs, buf) :
+			    v->target->ops->read_failed(v->target, e, off, len, buf, r);
+			iov[0] = (struct iovec){ buf, len };
+			*nr_iov = 1;
+		}
 	}
 	segs_release(&segs);
 	count(v, IO_READ, len, r);
@@ -397,6 +406,7 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len)
 {
 	struct segs segs;
+	bool remapped;
 	int r;
 
 	if (rcu_reading())
@@ -408,11 +418,18 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	segs_init(&segs);
 	rcu_read_begin();
 	r = map_range(v, IO_WRITE, off, len, &segs);
-	if (r == MAP_REMAPPED) {
+	remapped = r == MAP_REMAPPED;
+	if (remapped) {
 		r = engine_write(e, &segs, buf);
 		v->target->ops->end_write(v->target);
 	}
 	rcu_read_end();
+	/* Outside the section: a retry may wait for a grace period. */
+	if (remapped && r == -EIO) {
+		r = v->target->ops->write_failed(v->target, e, off, len, buf, r);
+		if (r > 0)
+			r = breach(v, RULE_RESULT);
+	}
 	/* Outside the section: the slow path may wait for a grace period. */
 	if (r == MAP_DEFER) {
 		r = v->target->ops->write_deferred(v->target, e, off, len, buf);

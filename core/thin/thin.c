@@ -574,6 +574,8 @@ static void thin_destroy(struct target *t)
 static const struct target_ops thin_ops = {
 	.name = "thin",
 	.map = thin_map,
+	.read_failed = target_no_read_retry,
+	.write_failed = target_no_write_retry,
 	.end_write = thin_end_write,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,
