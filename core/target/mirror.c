@@ -1,0 +1,647 @@
+#include "mirror.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "log.h"
+#include "rcu.h"
+
+#define SWEEP_SECONDS	5	/* md's bitmap daemon_sleep */
+#define CURSOR_EVERY	16	/* regions rebuilt between cursor records */
+#define READ_SPREAD	20	/* log2 bytes: reads alternate legs per MiB */
+
+struct mirror {
+	struct target target;
+	char *name;
+	unsigned int nr_legs;
+	struct target *_Atomic leg[MIRROR_LEGS_MAX];
+	char *leg_name[MIRROR_LEGS_MAX];
+	struct mirror_log *log;
+	_Atomic uint64_t size;
+	uint64_t rate;				/* rebuild bytes/s, 0: no limit */
+	_Atomic uint64_t resynced;
+
+	pthread_mutex_t lock;			/* the thread's wake-ups */
+	pthread_cond_t kick;
+	bool stopping, kicked;
+	pthread_t thread;
+};
+
+static struct mirror *to_mirror(struct target *t)
+{
+	return (struct mirror *)t;
+}
+
+static uint8_t leg_state(struct mirror *m, unsigned int leg)
+{
+	return atomic_load_explicit(&m->log->leg_state[leg], memory_order_acquire);
+}
+
+/* The first in-sync leg, or -1. */
+static int first_in_sync(struct mirror *m)
+{
+	for (unsigned int i = 0; i < m->nr_legs; i++)
+		if (leg_state(m, i) == MIRROR_LEG_IN_SYNC && rcu_load(m->leg[i]))
+			return (int)i;
+	return -1;
+}
+
+static unsigned int in_sync_legs(struct mirror *m)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < m->nr_legs; i++)
+		n += leg_state(m, i) == MIRROR_LEG_IN_SYNC && rcu_load(m->leg[i]);
+	return n;
+}
+
+/* ---- the fast path ---------------------------------------------------------- */
+
+/* The leg a read of @off goes to: spread by offset over the in-sync legs. */
+static int read_leg(struct mirror *m, uint64_t off, bool nosync)
+{
+	unsigned int n = in_sync_legs(m), pick;
+
+	if (!n)
+		return -1;
+	if (nosync)
+		return first_in_sync(m);
+	pick = (unsigned int)((off >> READ_SPREAD) % n);
+	for (unsigned int i = 0; i < m->nr_legs; i++)
+		if (leg_state(m, i) == MIRROR_LEG_IN_SYNC && rcu_load(m->leg[i]) && !pick--)
+			return (int)i;
+	return -1;
+}
+
+static int mirror_map(struct target *t, enum io_dir dir, uint64_t off,
+		      uint32_t len, struct segs *out)
+{
+	struct mirror *m = to_mirror(t);
+	_Atomic uint8_t *st = rcu_load(m->log->state);
+	uint64_t first = mirror_region(m->log, off), last = mirror_region(m->log, off + len - 1);
+	bool nosync = false;
+	int r, leg;
+
+	if (last >= atomic_load_explicit(&m->log->nr_regions, memory_order_acquire))
+		return dir == IO_WRITE ? MAP_DEFER : -EIO;	/* the log grows after the table */
+	for (uint64_t i = first; i <= last; i++) {
+		uint8_t s = atomic_load_explicit(&st[i], memory_order_acquire);
+
+		if (dir == IO_READ) {
+			nosync |= s & MIRROR_NOSYNC;
+			continue;
+		}
+		if (!(s & MIRROR_DIRTY) || (s & MIRROR_SYNCING))
+			return MAP_DEFER;
+		if (!(s & MIRROR_SEEN))
+			atomic_fetch_or_explicit(&st[i], MIRROR_SEEN, memory_order_relaxed);
+	}
+	if (dir == IO_READ) {
+		leg = read_leg(m, off, nosync);
+		if (leg < 0)
+			return -EIO;
+		return rcu_load(m->leg[leg])->ops->map(rcu_load(m->leg[leg]), dir, off, len, out);
+	}
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		struct target *l = rcu_load(m->leg[i]);
+
+		if (!l || leg_state(m, i) == MIRROR_LEG_FAILED)
+			continue;
+		r = l->ops->map(l, dir, off, len, out);
+		if (r != MAP_REMAPPED)
+			return r < 0 ? r : -EIO;
+	}
+	return out->nr ? MAP_REMAPPED : -EIO;
+}
+
+/* ---- one leg at a time ------------------------------------------------------ */
+
+/* Reads or writes [off, off + len) of leg @leg alone.  0 or -errno. */
+static int leg_io(struct mirror *m, struct engine *e, unsigned int leg, enum io_dir dir,
+		  uint64_t off, uint32_t len, void *buf)
+{
+	struct segs segs;
+	struct target *l;
+	int r;
+
+	segs_init(&segs);
+	rcu_read_begin();
+	l = rcu_load(m->leg[leg]);
+	r = l ? l->ops->map(l, dir, off, len, &segs) : -ENODEV;
+	if (r == MAP_REMAPPED)
+		r = dir == IO_READ ? engine_read(e, &segs, buf) : engine_write(e, &segs, buf);
+	else if (r > 0)
+		r = -EIO;
+	rcu_read_end();
+	segs_release(&segs);
+	return r;
+}
+
+int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
+{
+	struct mirror *m = to_mirror(t);
+	int r;
+
+	if (leg_state(m, leg) == MIRROR_LEG_FAILED)
+		return 0;
+	if (leg_state(m, leg) == MIRROR_LEG_IN_SYNC && in_sync_legs(m) <= 1)
+		return -EBUSY;
+	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_FAILED, 0);
+	log_error("volume '%s': leg %u (%s) failed: %s; serving degraded from %u leg(s)%s",
+		  m->name, leg, m->leg_name[leg], why, in_sync_legs(m),
+		  r ? " (the failure could not be recorded in the log)" : "");
+	return r;
+}
+
+static int mirror_read_failed(struct target *t, struct engine *e, uint64_t off,
+			      uint32_t len, void *buf, int err)
+{
+	struct mirror *m = to_mirror(t);
+	int r = err;
+
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		if (leg_state(m, i) != MIRROR_LEG_IN_SYNC)
+			continue;
+		r = leg_io(m, e, i, IO_READ, off, len, buf);
+		if (!r)
+			return 0;
+		mirror_fail_leg(t, i, "a read failed");
+	}
+	return r;
+}
+
+static int mirror_write_failed(struct target *t, struct engine *e, uint64_t off,
+			       uint32_t len, const void *buf, int err)
+{
+	struct mirror *m = to_mirror(t);
+	unsigned int ok = 0;
+
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		if (leg_state(m, i) == MIRROR_LEG_FAILED)
+			continue;
+		if (!leg_io(m, e, i, IO_WRITE, off, len, (void *)buf))
+			ok++;
+		else if (mirror_fail_leg(t, i, "a write failed") == -EBUSY)
+			return err;	/* the last in-sync leg: the write did not happen */
+	}
+	return ok ? 0 : err;
+}
+
+static int mirror_write_deferred(struct target *t, struct engine *e, uint64_t off,
+				 uint32_t len, const void *buf)
+{
+	struct mirror *m = to_mirror(t);
+	struct segs segs;
+	int r;
+
+	if (mirror_region(m->log, off + len - 1) >= atomic_load(&m->log->nr_regions))
+		return -EIO;	/* past the log: size and log disagree */
+	segs_init(&segs);
+	do {
+		r = mirror_log_mark(m->log, mirror_region(m->log, off),
+				    mirror_region(m->log, off + len - 1));
+		if (r) {
+			log_error("volume '%s': cannot record a write in its log: %s",
+				  m->name, strerror(-r));
+			break;
+		}
+		segs_reset(&segs);
+		rcu_read_begin();
+		r = mirror_map(t, IO_WRITE, off, len, &segs);
+		if (r == MAP_REMAPPED)
+			r = engine_write(e, &segs, buf);
+		rcu_read_end();
+	} while (r == MAP_DEFER);	/* cleaned or being copied again meanwhile */
+	segs_release(&segs);
+	if (r == -EIO)
+		r = mirror_write_failed(t, e, off, len, buf, r);
+	return r;
+}
+
+static void mirror_no_end_write(struct target *t)
+{
+	(void)t;
+}
+
+/* ---- slow paths --------------------------------------------------------------- */
+
+static int mirror_flush(struct target *t, struct engine *e)
+{
+	struct mirror *m = to_mirror(t);
+	unsigned int ok = 0;
+	int r = -EIO;
+
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		struct target *l;
+
+		rcu_read_begin();
+		l = rcu_load(m->leg[i]);
+		rcu_read_end();
+		if (!l || leg_state(m, i) == MIRROR_LEG_FAILED)
+			continue;
+		r = l->ops->flush(l, e);	/* legs live as long as the mirror or a grace period */
+		if (!r)
+			ok++;
+		else if (mirror_fail_leg(t, i, "a flush failed") == -EBUSY)
+			return r;
+	}
+	return ok ? 0 : r;
+}
+
+static int mirror_discard(struct target *t, struct engine *e, uint64_t off,
+			  uint64_t len, enum discard_mode mode)
+{
+	struct mirror *m = to_mirror(t);
+	int r = mirror_log_mark(m->log, mirror_region(m->log, off),
+				mirror_region(m->log, off + len - 1));
+
+	for (unsigned int i = 0; !r && i < m->nr_legs; i++) {
+		struct target *l = atomic_load(&m->leg[i]);
+
+		if (l && leg_state(m, i) != MIRROR_LEG_FAILED)
+			r = l->ops->discard(l, e, off, len, mode);
+	}
+	return r;
+}
+
+static int mirror_seek(struct target *t, uint64_t off, uint64_t size, int whence,
+		       uint64_t *out)
+{
+	struct mirror *m = to_mirror(t);
+	int leg = first_in_sync(m);
+	struct target *l = leg < 0 ? NULL : atomic_load(&m->leg[leg]);
+
+	if (!l)
+		return target_seek_all_data(t, off, size, whence, out);
+	return l->ops->seek(l, off, size, whence, out);
+}
+
+/* ---- the thread ---------------------------------------------------------------- */
+
+/*
+ * Copies region @region from the first in-sync leg to the legs @to asks
+ * for (a bit per leg), writes to it waiting meanwhile.  0 or -errno.
+ */
+static int copy_region(struct mirror *m, struct engine *e, uint64_t region, unsigned int to)
+{
+	uint64_t off = region * m->log->region_size, size = atomic_load(&m->size);
+	uint32_t len = (uint32_t)(size - off < m->log->region_size ? size - off : m->log->region_size);
+	void *buf = engine_scratch(e, m->log->region_size);
+	int from, r = -EIO;
+
+	if (!buf)
+		return -ENOMEM;
+	mirror_log_set_bits(m->log, region, MIRROR_SYNCING);
+	rcu_wait_readers();		/* the writes that saw it unsyncing are done */
+	while ((from = first_in_sync(m)) >= 0) {
+		r = leg_io(m, e, (unsigned int)from, IO_READ, off, len, buf);
+		if (!r || mirror_fail_leg(&m->target, (unsigned int)from, "a read failed") == -EBUSY)
+			break;
+	}
+	for (unsigned int i = 0; !r && i < m->nr_legs; i++)
+		if ((to & (1u << i)) && (int)i != from && leg_state(m, i) != MIRROR_LEG_FAILED &&
+		    leg_io(m, e, i, IO_WRITE, off, len, buf))
+			mirror_fail_leg(&m->target, i, "a write of the resync failed");
+	if (!r)
+		mirror_log_clear_bits(m->log, region, MIRROR_NOSYNC | MIRROR_SYNCING);
+	else
+		mirror_log_clear_bits(m->log, region, MIRROR_SYNCING);
+	return r;
+}
+
+static bool stopping(struct mirror *m)
+{
+	bool s;
+
+	pthread_mutex_lock(&m->lock);
+	s = m->stopping;
+	pthread_mutex_unlock(&m->lock);
+	return s;
+}
+
+/* Resyncs every NOSYNC region to every leg that is not failed. */
+static void resync(struct mirror *m, struct engine *e)
+{
+	uint64_t n = atomic_load(&m->log->nr_regions), done = 0;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t i = 0; i < n && !stopping(m); i++) {
+		uint8_t s;
+
+		rcu_read_begin();
+		s = atomic_load(&rcu_load(m->log->state)[i]);
+		rcu_read_end();
+		if (!(s & MIRROR_NOSYNC))
+			continue;
+		if (copy_region(m, e, i, ~0u))
+			continue;
+		done++;
+	}
+	if (!done)
+		return;
+	atomic_fetch_add(&m->resynced, done);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_info("volume '%s': resynced %llu dirty region(s) of %llu (%llu MiB) in %.2f s",
+		 m->name, (unsigned long long)done, (unsigned long long)n,
+		 (unsigned long long)(done * m->log->region_size >> 20),
+		 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
+/* Waits so that @bytes since @t0 go no faster than the rate. */
+static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes)
+{
+	struct timespec now, until;
+	double due, spent;
+
+	if (!m->rate)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	due = (double)bytes / (double)m->rate;
+	spent = (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	if (due <= spent)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(due - spent);
+	until.tv_nsec += (long)((due - spent - (double)(time_t)(due - spent)) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&m->lock);
+	if (!m->stopping)
+		pthread_cond_timedwait(&m->kick, &m->lock, &until);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Rebuilds leg @leg from its cursor on. */
+static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
+{
+	uint64_t i = atomic_load(&m->log->cursor[leg]), start = i;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	log_info("volume '%s': rebuilding leg %u (%s) from region %llu of %llu",
+		 m->name, leg, m->leg_name[leg], (unsigned long long)i,
+		 (unsigned long long)atomic_load(&m->log->nr_regions));
+	for (; i < atomic_load(&m->log->nr_regions); i++) {
+		if (stopping(m) || leg_state(m, leg) != MIRROR_LEG_REBUILDING)
+			break;
+		if (copy_region(m, e, i, 1u << leg)) {
+			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
+			return;
+		}
+		if ((i + 1) % CURSOR_EVERY == 0)
+			mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
+		atomic_store(&m->log->cursor[leg], i + 1);
+		throttle(m, &t0, (i + 1 - start) * m->log->region_size);
+	}
+	if (leg_state(m, leg) != MIRROR_LEG_REBUILDING)
+		return;
+	if (i < atomic_load(&m->log->nr_regions)) {
+		mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i);
+		return;
+	}
+	mirror_log_set_leg(m->log, leg, MIRROR_LEG_IN_SYNC, 0);
+	log_info("volume '%s': leg %u (%s) rebuilt, in sync", m->name, leg, m->leg_name[leg]);
+}
+
+/* Clears the bits of regions left alone for a period. */
+static void sweep(struct mirror *m, struct engine *e)
+{
+	uint64_t *cleared;
+	size_t nr;
+
+	if (mirror_log_sweep(m->log, &cleared, &nr) || !nr)
+		return;
+	rcu_wait_readers();			/* writes that saw them dirty are done */
+	if (!mirror_flush(&m->target, e))	/* and on every leg's media */
+		mirror_log_commit_clean(m->log, cleared, nr);
+	else
+		for (size_t i = 0; i < nr; i++)	/* keep them dirty */
+			mirror_log_set_bits(m->log, cleared[i], MIRROR_DIRTY);
+	free(cleared);
+}
+
+static void *mirror_main(void *arg)
+{
+	struct mirror *m = arg;
+	struct engine e;
+	bool ready;
+
+	urcu_memb_register_thread();
+	ready = !engine_init(&e, 8);
+	if (!ready)
+		log_error("volume '%s': no io engine for its resync: %s", m->name,
+			  "regions stay dirty until the next start");
+	while (ready && !stopping(m)) {
+		struct timespec until;
+
+		resync(m, &e);
+		for (unsigned int i = 0; i < m->nr_legs; i++)
+			if (leg_state(m, i) == MIRROR_LEG_REBUILDING && atomic_load(&m->leg[i]))
+				rebuild(m, &e, i);
+		sweep(m, &e);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SWEEP_SECONDS;
+		pthread_mutex_lock(&m->lock);
+		while (!m->stopping && !m->kicked &&
+		       pthread_cond_timedwait(&m->kick, &m->lock, &until) != ETIMEDOUT)
+			;
+		m->kicked = false;
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (ready)
+		engine_exit(&e);
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static void kick(struct mirror *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->kicked = true;
+	pthread_cond_signal(&m->kick);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- life ---------------------------------------------------------------------- */
+
+static uint64_t mirror_mapped(struct target *t, uint64_t size)
+{
+	(void)t;
+	return size;
+}
+
+static void mirror_destroy(struct target *t)
+{
+	struct mirror *m = to_mirror(t);
+
+	pthread_mutex_lock(&m->lock);
+	m->stopping = true;
+	pthread_cond_signal(&m->kick);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		struct target *l = atomic_load(&m->leg[i]);
+
+		if (l)
+			l->ops->destroy(l);
+		free(m->leg_name[i]);
+	}
+	mirror_log_close(m->log);
+	pthread_cond_destroy(&m->kick);
+	pthread_mutex_destroy(&m->lock);
+	free(m->name);
+	free(m);
+}
+
+static const struct target_ops mirror_ops = {
+	.name = "mirror",
+	.map = mirror_map,
+	.write_deferred = mirror_write_deferred,
+	.read_failed = mirror_read_failed,
+	.write_failed = mirror_write_failed,
+	.end_write = mirror_no_end_write,
+	.flush = mirror_flush,
+	.discard = mirror_discard,
+	.seek = mirror_seek,
+	.mapped_bytes = mirror_mapped,
+	.destroy = mirror_destroy,
+};
+
+bool mirror_is(const struct target *t)
+{
+	return t->ops == &mirror_ops;
+}
+
+int mirror_create(const char *name, uint64_t size, struct target **legs,
+		  const char *const *leg_names, unsigned int nr_legs,
+		  struct mirror_log *log, uint64_t rate, struct target **out)
+{
+	struct mirror *m = nr_legs >= 2 && nr_legs <= MIRROR_LEGS_MAX ? calloc(1, sizeof(*m)) : NULL;
+	int r = m ? 0 : nr_legs >= 2 && nr_legs <= MIRROR_LEGS_MAX ? -ENOMEM : -EINVAL;
+
+	if (m) {
+		m->target.ops = &mirror_ops;
+		m->name = strdup(name);
+		m->nr_legs = nr_legs;
+		m->log = log;
+		m->rate = rate;
+		atomic_init(&m->size, size);
+		for (unsigned int i = 0; i < nr_legs; i++) {
+			atomic_init(&m->leg[i], legs[i]);
+			legs[i] = NULL;
+			m->leg_name[i] = strdup(leg_names[i]);
+			if (!m->leg_name[i])
+				r = -ENOMEM;
+		}
+		log = NULL;
+		pthread_mutex_init(&m->lock, NULL);
+		pthread_cond_init(&m->kick, NULL);
+		if (!m->name)
+			r = -ENOMEM;
+		for (unsigned int i = 0; !r && i < nr_legs; i++)
+			if (!atomic_load(&m->leg[i]) && leg_state(m, i) != MIRROR_LEG_FAILED)
+				r = mirror_fail_leg(&m->target, i, "its device is missing");
+		if (!r && !in_sync_legs(m))
+			r = -ENODEV;
+		if (!r)
+			r = -pthread_create(&m->thread, NULL, mirror_main, m);
+		if (r) {
+			m->stopping = true;
+			for (unsigned int i = 0; i < nr_legs; i++) {
+				struct target *l = atomic_load(&m->leg[i]);
+
+				if (l)
+					l->ops->destroy(l);
+				free(m->leg_name[i]);
+			}
+			mirror_log_close(m->log);
+			free(m->name);
+			free(m);
+			m = NULL;
+		}
+	}
+	for (unsigned int i = 0; legs && i < nr_legs; i++)
+		if (legs[i])
+			legs[i]->ops->destroy(legs[i]);
+	mirror_log_close(log);
+	if (!r)
+		*out = &m->target;
+	return r;
+}
+
+void mirror_status(struct target *t, struct mirror_status *out)
+{
+	struct mirror *m = to_mirror(t);
+	uint64_t n = atomic_load(&m->log->nr_regions), nosync = 0;
+	_Atomic uint8_t *st;
+
+	memset(out, 0, sizeof(*out));
+	out->nr_legs = m->nr_legs;
+	rcu_read_begin();
+	st = rcu_load(m->log->state);
+	for (uint64_t i = 0; i < n; i++)
+		nosync += !!(atomic_load(&st[i]) & MIRROR_NOSYNC);
+	rcu_read_end();
+	out->sync_total = n;
+	out->sync_done = n - nosync;
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		out->leg_state[i] = leg_state(m, i);
+		if (out->leg_state[i] == MIRROR_LEG_REBUILDING) {
+			uint64_t c = atomic_load(&m->log->cursor[i]);
+
+			if (out->sync_done > c)
+				out->sync_done = c;
+		} else if (out->leg_state[i] == MIRROR_LEG_FAILED) {
+			out->sync_done = 0;
+		}
+	}
+	out->dirty = mirror_log_dirty(m->log);
+	out->resynced = atomic_load(&m->resynced);
+}
+
+struct target *mirror_leg(struct target *t, unsigned int leg)
+{
+	return atomic_load(&to_mirror(t)->leg[leg]);
+}
+
+int mirror_grow(struct target *t, uint64_t size)
+{
+	struct mirror *m = to_mirror(t);
+	int r = mirror_log_grow(m->log, (size + m->log->region_size - 1) / m->log->region_size);
+
+	if (!r)
+		atomic_store(&m->size, size);
+	return r;
+}
+
+int mirror_replace_leg(struct target *t, unsigned int leg, struct target *leg_target,
+		       const char *name)
+{
+	struct mirror *m = to_mirror(t);
+	char *copy = strdup(name), *old_name;
+	struct target *old;
+	int r = mirror_fail_leg(t, leg, "being replaced");
+
+	if (r || !copy) {
+		free(copy);
+		leg_target->ops->destroy(leg_target);
+		return r ? r : -ENOMEM;
+	}
+	old = rcu_publish(m->leg[leg], leg_target);
+	rcu_wait_readers();
+	if (old)
+		old->ops->destroy(old);
+	old_name = m->leg_name[leg];
+	m->leg_name[leg] = copy;
+	free(old_name);
+	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, 0);
+	kick(m);
+	return r;
+}

@@ -1,0 +1,83 @@
+/*
+ * core/target/mirror.h: the mirror target (dm-raid1, LVM's raid1): two to
+ * four legs, each a linear target on devices of its own, holding the same
+ * bytes.
+ *
+ * Writes go to every leg that is not failed, on the fast path: map()
+ * returns one copy of the segments per leg, and the engine submits them
+ * together.  A write to a region whose bit is not set in the write-intent
+ * log (mirror_log.h) is deferred: the bit is set on disk first.  Reads go
+ * to one in-sync leg, spread by offset; a region that may differ between
+ * legs (after a crash, until resynced) is read from the first in-sync leg.
+ *
+ * A leg that fails a request (EIO) is marked failed in the log's header
+ * and left alone: the request is done again leg by leg (write_failed,
+ * read_failed) and succeeds if one leg has it.  The last in-sync leg is
+ * never marked failed: its errors reach the caller, as md does.
+ *
+ * A thread per mirror does the background work, in this order, each
+ * pass: resyncs the regions the log came back with (NOSYNC), rebuilds
+ * legs being replaced (from their cursor on, at most rate bytes per
+ * second, the cursor recorded every few MiB so a rebuild resumes), then
+ * clears the bits of regions no write touched for a whole period
+ * (mirror_log_sweep) after a grace period and a flush of every leg.  A
+ * region being copied is SYNCING: writes to it wait in write_deferred
+ * (the copy is short: one region), reads go on.
+ */
+#ifndef MAPPERFS_MIRROR_H
+#define MAPPERFS_MIRROR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mirror_log.h"
+#include "target.h"
+
+struct mirror_status {
+	unsigned int nr_legs;
+	uint8_t leg_state[MIRROR_LEGS_MAX];	/* enum mirror_leg_state */
+	uint64_t sync_done, sync_total;		/* regions: Cpy%Sync */
+	uint64_t dirty;				/* regions whose bit is set */
+	uint64_t resynced;			/* regions copied since start */
+};
+
+/*
+ * A mirror of @size bytes over @nr_legs legs (linear targets, taken; a
+ * NULL leg is one whose devices are missing: it is marked failed), with
+ * @log (taken).  @name names it in the log's messages; @leg_names each
+ * leg.  @rate: rebuild bytes per second, 0 for no limit.  Starts its
+ * thread.  0 or -errno; on failure everything given is released.
+ */
+int mirror_create(const char *name, uint64_t size, struct target **legs,
+		  const char *const *leg_names, unsigned int nr_legs,
+		  struct mirror_log *log, uint64_t rate, struct target **out);
+
+/* Whether @t is a mirror. */
+bool mirror_is(const struct target *t);
+
+void mirror_status(struct target *t, struct mirror_status *out);
+
+/*
+ * Leg @leg's linear target, for extend to publish a longer table into;
+ * NULL for a missing leg.
+ */
+struct target *mirror_leg(struct target *t, unsigned int leg);
+
+/* The volume grew to @size bytes (every leg's table already covers it). */
+int mirror_grow(struct target *t, uint64_t size);
+
+/*
+ * Marks leg @leg failed for @why (recorded in the log before it returns),
+ * unless it is the last in-sync leg.  0, -EBUSY for the last one, -errno.
+ */
+int mirror_fail_leg(struct target *t, unsigned int leg, const char *why);
+
+/*
+ * Replaces leg @leg by @leg_target (taken) named @name: the leg is marked
+ * failed, the new one published and rebuilt from the first region on by
+ * the mirror's thread.  Blocks for a grace period.  0 or -errno.
+ */
+int mirror_replace_leg(struct target *t, unsigned int leg, struct target *leg_target,
+		       const char *name);
+
+#endif
