@@ -144,6 +144,12 @@ static int port_extent_insert(struct pool_meta *m, const struct extent_rec *e)
 	return store_extent_insert(st(m), e);
 }
 
+static int port_extent_delete(struct pool_meta *m, int64_t volume, uint32_t first,
+			      uint32_t last)
+{
+	return store_extent_delete(st(m), volume, first, last);
+}
+
 static int port_switch_insert(struct pool_meta *m, const struct switch_rec *sw,
 			      const struct switch_path_rec *paths, const void *table,
 			      size_t len)
@@ -249,6 +255,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.volume_update = port_volume_update,
 	.volume_delete = port_volume_delete,
 	.extent_insert = port_extent_insert,
+	.extent_delete = port_extent_delete,
 	.switch_insert = port_switch_insert,
 	.switch_table_set = port_switch_table_set,
 	.thin_pool_insert = port_thin_pool_insert,

@@ -93,6 +93,8 @@ int store_volume_update(struct store *s, const struct volume_rec *v);
 int store_volume_delete(struct store *s, int64_t id);
 
 int store_extent_insert(struct store *s, const struct extent_rec *e);
+/* Deletes volume @volume's extents numbered [@first, @last].  0 or -errno. */
+int store_extent_delete(struct store *s, int64_t volume, uint32_t first, uint32_t last);
 /* Every extent, by volume and seq. */
 int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr);
 

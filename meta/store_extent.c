@@ -47,6 +47,23 @@ int store_extent_insert(struct store *s, const struct extent_rec *e)
 	return r;
 }
 
+int store_extent_delete(struct store *s, int64_t volume, uint32_t first, uint32_t last)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "DELETE FROM extent WHERE volume = ? AND seq BETWEEN ? AND ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, volume);
+	sqlite3_bind_int64(st, 2, first);
+	sqlite3_bind_int64(st, 3, last);
+	rc = sqlite3_step(st);
+	r = rc == SQLITE_DONE ? 0 : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
 int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr)
 {
 	sqlite3_stmt *st;

@@ -17,6 +17,7 @@ static const struct option options[] = {
 	{ "on", required_argument, NULL, 'o' },
 	{ "segment", required_argument, NULL, 'g' },
 	{ "read-only", no_argument, NULL, 'R' },
+	{ "mirrors", required_argument, NULL, 'm' },
 	TAG_ADD_OPTION,
 	{ 0 }
 };
@@ -24,6 +25,7 @@ static const struct option options[] = {
 struct create_args {
 	bool read_only;			/* --read-only */
 	const char *size;		/* --size, or NULL */
+	const char *mirrors;		/* --mirrors, or NULL */
 	char **on;			/* --on arguments */
 	size_t nr_on;
 	char **segs;			/* --segment arguments */
@@ -45,6 +47,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 		switch (c) {
 		case 'R': a->read_only = true; break;
 		case 's': a->size = optarg; break;
+		case 'm': a->mirrors = optarg; break;
 		case 'o': a->on[a->nr_on++] = optarg; break;
 		case 'g': a->segs[a->nr_segs++] = optarg; break;
 		default:
@@ -63,6 +66,8 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct create_args 
 				       WHAT);
 	if (a->nr_on && !a->size)
 		return cmd_usage_error(ctx, WHAT, "--on goes with --size");
+	if (a->mirrors && !a->size)
+		return cmd_usage_error(ctx, WHAT, "--mirrors goes with --size");
 	return 0;
 }
 
@@ -90,6 +95,8 @@ static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	r = a.size ? opts_block_size(a.size, &s.size, &err) : 0;
+	if (!r && a.mirrors)
+		r = opts_number(a.mirrors, "--mirrors", 1, 3, &s.mirrors, &err);
 	for (size_t i = 0; !r && i < a.nr_segs; i++)
 		r = opts_segment(a.segs[i], &copies[i], &segs[i], &err);
 	s.segs = segs;
@@ -100,8 +107,12 @@ static int create_linear_run(struct cmd_ctx *ctx, int argc, char **argv)
 		r = cmd_fail(ctx, WHAT, &err);
 		goto out;
 	}
-	fprintf(ctx->out, "created linear volume '%s' (%s)\n", v.name,
-		format_size(v.size, size));
+	if (s.mirrors)
+		fprintf(ctx->out, "created linear volume '%s' (%s, %u legs; syncing in the "
+			"background)\n", v.name, format_size(v.size, size), s.mirrors + 1);
+	else
+		fprintf(ctx->out, "created linear volume '%s' (%s)\n", v.name,
+			format_size(v.size, size));
 	r = tag_opts_tag_new(&a.tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
 out:
 	for (size_t i = 0; copies && i < a.nr_segs; i++)
@@ -117,8 +128,8 @@ out:
 const struct cmd cmd_create_linear = {
 	.name = "create linear",
 	.usage =
-		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]... [--read-only]\n"
-		"              [--addtag TAG]...\n"
+		"create linear NAME --size SIZE [--on DEVICE[,DEVICE...]]... [--mirrors N]\n"
+		"              [--read-only] [--addtag TAG]...\n"
 		"create linear NAME --segment DEVICE:OFFSET:LENGTH... [--addtag TAG]...\n"
 		"\n"
 		"Creates the linear volume NAME: SIZE bytes from the free space of the\n"
@@ -126,6 +137,9 @@ const struct cmd cmd_create_linear = {
 		"\n"
 		"  --size SIZE     the volume's size: a multiple of 4 KiB (K, M, G, T)\n"
 		"  --on DEVICES    allocate on these devices only, in this order\n"
+		"  --mirrors N     N more copies (1 to 3, lvcreate --type raid1 -m N), each\n"
+		"                  on devices no other copy uses; writes go to every copy,\n"
+		"                  reads to any; synced in the background after create\n"
 		"  --segment D:O:L LENGTH bytes at OFFSET of device D's data area (after\n"
 		"                  its 1 MiB label); both multiples of 4 KiB; repeatable\n"
 		"  --read-only     writes fail with EROFS (see 'mapperctl set')\n"

@@ -446,6 +446,17 @@ void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr)
 	pool_space_update(p);
 }
 
+void pool_extents_unpublish(struct pool *p, int64_t volume, uint32_t first, uint32_t last)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < p->nr_ext; i++)
+		if (p->ext[i].volume != volume || p->ext[i].seq < first || p->ext[i].seq > last)
+			p->ext[j++] = p->ext[i];
+	p->nr_ext = j;
+	pool_space_update(p);
+}
+
 void pool_volume_forget(struct pool *p, struct pool_volume *v)
 {
 	size_t i = 0, j = 0;

@@ -259,6 +259,7 @@ struct pool_linear_spec {
 	char *const *on;		/* allocate on these devices only, in order */
 	size_t nr_on;
 	bool read_only;
+	unsigned int mirrors;		/* extra copies, each on devices of its own */
 };
 
 struct pool_switch_path {
@@ -299,6 +300,15 @@ struct pool_thin_spec {
 };
 
 /* Each fills @out (may be NULL) with the volume as created. */
+/*
+ * Rebuilds the leg of mirrored volume @name that lies on device
+ * @leg_device on new extents carved from device @to_device, online: the
+ * old leg is failed in the mirror's log, the store swaps the extents, and
+ * the mirror rebuilds the new leg in the background.  -EBUSY if the leg
+ * is the last in sync.
+ */
+int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
+		     const char *to_device, struct pool_error *err);
 int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 		       struct volume_rec *out, struct pool_error *err);
 int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,

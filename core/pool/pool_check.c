@@ -122,15 +122,33 @@ void pool_summary(struct pool_check *c, const char *fmt, ...)
 
 void pool_check_extent_sum(struct pool *p, struct pool_volume *v, struct pool_check *c)
 {
-	uint64_t sum = 0;
+	uint64_t sum[POOL_LEGS_MAX] = { 0 };
+	unsigned int legs = 1;
 	size_t n;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 
-	for (size_t i = 0; i < n; i++)
-		sum += e[i].length;
-	if (sum != v->rec.size)
-		pool_breach(c, v, "its extents add up to %llu bytes, its size is %llu",
-			    (unsigned long long)sum, (unsigned long long)v->rec.size);
+	for (size_t i = 0; i < n; i++) {
+		unsigned int leg = pool_extent_leg(&e[i]);
+
+		if (leg >= POOL_LEGS_MAX) {
+			pool_breach(c, v, "extent %u belongs to leg %u, past the last a mirror can have",
+				    e[i].seq, leg);
+			continue;
+		}
+		sum[leg] += e[i].length;
+		if (leg + 1 > legs)
+			legs = leg + 1;
+	}
+	for (unsigned int leg = 0; leg < legs; leg++) {
+		if (sum[leg] == v->rec.size)
+			continue;
+		if (legs == 1)
+			pool_breach(c, v, "its extents add up to %llu bytes, its size is %llu",
+				    (unsigned long long)sum[leg], (unsigned long long)v->rec.size);
+		else
+			pool_breach(c, v, "the extents of its leg %u add up to %llu bytes, its size is %llu",
+				    leg, (unsigned long long)sum[leg], (unsigned long long)v->rec.size);
+	}
 }
 
 static int cmp_by_device(const void *a, const void *b)

@@ -16,12 +16,23 @@
 #include "size.h"
 #include "space.h"
 
-int pool_volume_segs(struct pool *p, struct pool_volume *v,
-		     const struct extent_rec *extra, size_t nr_extra,
-		     struct linear_seg **out, unsigned int *nr,
-		     struct pool_error *err)
+unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v)
 {
 	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	unsigned int legs = 1;
+
+	for (size_t i = 0; i < n; i++)
+		if (pool_extent_leg(&e[i]) + 1 > legs)
+			legs = pool_extent_leg(&e[i]) + 1;
+	return legs;
+}
+
+int pool_leg_segs(struct pool *p, struct pool_volume *v, unsigned int leg,
+		  const struct extent_rec *extra, size_t nr_extra,
+		  struct linear_seg **out, unsigned int *nr, struct pool_error *err)
+{
+	size_t n, k = 0;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 	struct linear_seg *segs = calloc(n + nr_extra + 1, sizeof(*segs));
 
@@ -31,6 +42,8 @@ int pool_volume_segs(struct pool *p, struct pool_volume *v,
 		const struct extent_rec *x = i < n ? &e[i] : &extra[i - n];
 		struct pool_device *d = pool_device_by_id(p, x->device);
 
+		if (pool_extent_leg(x) != leg)
+			continue;
 		if (!d || !d->dev) {
 			free(segs);
 			if (!d)
@@ -39,11 +52,19 @@ int pool_volume_segs(struct pool *p, struct pool_volume *v,
 			return pool_fail(err, -ENODEV, "its device '%s' is failed: %s",
 					 d->rec.name, d->failure);
 		}
-		segs[i] = (struct linear_seg){ d->dev, x->dev_offset, x->length };
+		segs[k++] = (struct linear_seg){ d->dev, x->dev_offset, x->length };
 	}
 	*out = segs;
-	*nr = (unsigned int)(n + nr_extra);
+	*nr = (unsigned int)k;
 	return 0;
+}
+
+int pool_volume_segs(struct pool *p, struct pool_volume *v,
+		     const struct extent_rec *extra, size_t nr_extra,
+		     struct linear_seg **out, unsigned int *nr,
+		     struct pool_error *err)
+{
+	return pool_leg_segs(p, v, 0, extra, nr_extra, out, nr, err);
 }
 
 int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,

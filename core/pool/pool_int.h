@@ -53,6 +53,9 @@ struct pool_volume {
 	bool broken;			/* its records are: reloading cannot help */
 	struct tags tags;		/* as recorded (pool_tag.c) */
 	union {
+		struct {		/* linear, mirrored */
+			char *new_log;	/* its log's name until recorded, or NULL */
+		} mirror;
 		struct {		/* switch */
 			struct switch_rec rec;
 			struct switch_path_rec *paths;
@@ -181,6 +184,16 @@ int pool_volume_get(struct pool *p, const char *name,
  * 0 or -ENOMEM.
  */
 #define POOL_PLACED_SEQ	(1u << 31)
+/*
+ * A mirrored volume's extents are numbered leg by leg: leg k's from
+ * k * POOL_LEG_SEQ on (pool_mirror.c).  A volume of one leg is leg 0.
+ */
+#define POOL_LEG_SEQ	(1u << 24)
+
+static inline unsigned int pool_extent_leg(const struct extent_rec *e)
+{
+	return e->seq < POOL_PLACED_SEQ ? e->seq / POOL_LEG_SEQ : 0;
+}
 int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
 	      struct extent_rec **out, size_t *nr);
 
@@ -296,6 +309,8 @@ void pool_volumes_hide(struct pool *p, struct pool_volume *const *v, size_t n);
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec);
 /* Adds committed extents to the model. */
 void pool_extents_publish(struct pool *p, const struct extent_rec *e, size_t nr);
+/* Takes volume @volume's extents numbered [@first, @last] out of memory. */
+void pool_extents_unpublish(struct pool *p, int64_t volume, uint32_t first, uint32_t last);
 /*
  * Takes @v out of the pool and the served set, and frees it (its type's
  * release first).  Its records are gone from the store already.
@@ -344,6 +359,37 @@ int pool_volume_segs(struct pool *p, struct pool_volume *v,
 		     const struct extent_rec *extra, size_t nr_extra,
 		     struct linear_seg **out, unsigned int *nr,
 		     struct pool_error *err);
+/* The same for leg @leg of a mirrored volume (pool_volume_segs: leg 0). */
+int pool_leg_segs(struct pool *p, struct pool_volume *v, unsigned int leg,
+		  const struct extent_rec *extra, size_t nr_extra,
+		  struct linear_seg **out, unsigned int *nr, struct pool_error *err);
+/* Legs of @v: 1 unless it is mirrored.  O(its extents). */
+unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
+
+/* ---- mirrored linear volumes (pool_mirror.c) ---- */
+#define POOL_LEGS_MAX	4	/* MIRROR_LEGS_MAX */
+/*
+ * Carves @legs legs of @size bytes from the devices @on (all when
+ * @nr_on is 0), each on devices no other leg uses: extents of leg k
+ * numbered from k * POOL_LEG_SEQ, volume id 0.  *out malloc'ed.
+ */
+int pool_mirror_plan(struct pool *p, uint64_t size, unsigned int legs, char *const *on,
+		     size_t nr_on, struct extent_rec **out, size_t *nr, struct pool_error *err);
+/* Serves @v as a mirror of @legs legs over its extents and @extra. */
+int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
+		      const struct extent_rec *extra, size_t nr_extra, struct pool_error *err);
+/* @v was recorded: its log takes its id's name. */
+void pool_mirror_recorded(struct pool *p, struct pool_volume *v);
+/* Frees what serve kept in @v; a log never recorded is deleted. */
+void pool_mirror_release(struct pool_volume *v);
+/* Deletes the log of removed volume @id. */
+void pool_mirror_forget_log(struct pool *p, int64_t id);
+/* Grows every leg of @v on its own devices to @size: the whole change. */
+int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
+		       uint64_t size, struct pool_error *err);
+/* Adds "mirror": legs, their states and segments, sync progress. */
+void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,
+			struct json *j);
 
 /*
  * Carves @length bytes for volume @volume from @devs (all devices when

@@ -23,22 +23,28 @@
 #include "json.h"
 #include "linear.h"
 #include "log.h"
+#include "mirror.h"
 #include "volume.h"
 
 #define VOLUME_ALIGN	4096u	/* bytes: sizes, offsets and lengths align to it */
 
 /* ---- build ---------------------------------------------------------------- */
 
-/* Serves @v as a linear target over its extents and @extra. */
+/* Serves @v as a linear target (a mirror of them) over its extents and @extra. */
 static int serve_linear(struct pool *p, struct pool_volume *v,
 			const struct extent_rec *extra, size_t nr_extra,
 			struct pool_error *err)
 {
+	unsigned int nr, legs = pool_volume_legs(p, v);
 	struct linear_seg *segs;
 	struct target *t;
-	unsigned int nr;
 	int r;
 
+	for (size_t i = 0; i < nr_extra; i++)
+		if (pool_extent_leg(&extra[i]) + 1 > legs)
+			legs = pool_extent_leg(&extra[i]) + 1;
+	if (legs > 1)
+		return pool_mirror_serve(p, v, legs, extra, nr_extra, err);
 	r = pool_volume_segs(p, v, extra, nr_extra, &segs, &nr, err);
 	if (r)
 		return r;
@@ -162,6 +168,9 @@ static int plan_linear(struct pool *p, const struct pool_linear_spec *s,
 	size_t nr_devs;
 	int r;
 
+	if (s->mirrors && s->nr_segs)
+		return pool_fail(err, -EINVAL, "a mirror's legs are carved by the allocator, "
+				 "not placed by hand: give --size");
 	if (s->nr_segs) {
 		n->ext = calloc(s->nr_segs, sizeof(*n->ext));
 		if (!n->ext)
@@ -175,7 +184,11 @@ static int plan_linear(struct pool *p, const struct pool_linear_spec *s,
 	if (r)
 		return r;
 	n->rec.size = s->size;
-	r = pool_allocate(p, 0, 0, s->size, devs, nr_devs, &n->ext, &n->nr_ext, err);
+	if (s->mirrors)
+		r = pool_mirror_plan(p, s->size, s->mirrors + 1, s->on, s->nr_on, &n->ext,
+				     &n->nr_ext, err);
+	else
+		r = pool_allocate(p, 0, 0, s->size, devs, nr_devs, &n->ext, &n->nr_ext, err);
 	free(devs);
 	return r;
 }
@@ -209,11 +222,15 @@ int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 	if (r)
 		goto out;
 	pool_volume_recorded(v, &n.rec);
+	pool_mirror_recorded(p, v);
 	pool_extents_publish(p, n.ext, n.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
 		*out = v->rec;
-	log_info("created linear volume '%s'", v->rec.name);
+	if (s->mirrors)
+		log_info("created linear volume '%s' of %u legs", v->rec.name, s->mirrors + 1);
+	else
+		log_info("created linear volume '%s'", v->rec.name);
 	v = NULL;
 out:
 	pool_volume_free(p, v);
@@ -229,11 +246,16 @@ static int linear_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 {
 	struct linear_table *tb = NULL;
 	struct extent_plan plan = { 0 };
+	unsigned int nr, legs = pool_volume_legs(p, v);
 	struct linear_seg *segs;
-	unsigned int nr;
 	int r;
 
 	r = check_size(size, "the new size", err);
+	if (!r && legs > 1 && nr_on)
+		r = pool_fail(err, -EINVAL, "the legs of mirror '%s' grow on their own devices: "
+			      "no --on", v->rec.name);
+	else if (!r && legs > 1)
+		return pool_mirror_extend(p, v, legs, size, err);
 	if (!r)
 		r = pool_plan_extents(p, v, size - v->rec.size, on, nr_on, &plan, err);
 	if (r)
@@ -282,12 +304,75 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 	json_array_end(j);
 }
 
+/* A mirror's legs share no device: one lost device costs one leg. */
+static void check_legs_apart(struct pool *p, struct pool_volume *v, struct pool_check *c)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++)
+			if (e[i].device == e[k].device &&
+			    pool_extent_leg(&e[i]) != pool_extent_leg(&e[k])) {
+				struct pool_device *d = pool_device_by_id(p, e[i].device);
+
+				pool_breach(c, v, "its legs %u and %u share device '%s'",
+					    pool_extent_leg(&e[i]), pool_extent_leg(&e[k]),
+					    d ? d->rec.name : "?");
+				return;
+			}
+}
+
 static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 			struct pool_error *err)
 {
 	(void)err;
 	pool_check_extent_sum(p, v, c);
+	check_legs_apart(p, v, c);
 	return 0;
+}
+
+static void linear_status(struct pool *p, struct pool_volume *v, struct json *j)
+{
+	unsigned int legs = pool_volume_legs(p, v);
+
+	if (legs > 1)
+		pool_mirror_status(p, v, legs, j);
+	else
+		pool_report_segments(p, v, j);
+}
+
+static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	int64_t id = v->rec.id;
+	bool mirrored = pool_volume_legs(p, v) > 1;
+	int r = pool_remove_records(p, v, err);
+
+	if (!r && mirrored)
+		pool_mirror_forget_log(p, id);
+	return r;
+}
+
+static struct log_limit mirror_start_failed;
+
+/* The daemon's monitor starts a mirror's background work (mirror.h). */
+static void linear_watch(struct pool *p, struct pool_volume *v)
+{
+	int r;
+
+	(void)p;
+	if (!v->served || !mirror_is(v->served->target))
+		return;
+	r = mirror_start(v->served->target);
+	if (r)
+		log_error_limited(&mirror_start_failed, "volume '%s': cannot start its resync: %s",
+				  v->rec.name, strerror(-r));
+}
+
+static void linear_release(struct pool *p, struct pool_volume *v)
+{
+	(void)p;
+	pool_mirror_release(v);
 }
 
 struct target_type linear_type = {
@@ -297,5 +382,8 @@ struct target_type linear_type = {
 	.build = linear_build,
 	.extend = linear_extend,
 	.check = linear_check,
-	.status = pool_report_segments,
+	.remove = linear_remove,
+	.status = linear_status,
+	.watch = linear_watch,
+	.release = linear_release,
 };

@@ -106,6 +106,9 @@ struct pool_meta_ops {
 	/* Deletes the volume and all that hangs on it (extents, kind rows). */
 	int (*volume_delete)(struct pool_meta *m, int64_t id);
 	int (*extent_insert)(struct pool_meta *m, const struct extent_rec *e);
+	/* Deletes volume @volume's extents numbered [@first, @last]. */
+	int (*extent_delete)(struct pool_meta *m, int64_t volume, uint32_t first,
+			     uint32_t last);
 	int (*switch_insert)(struct pool_meta *m, const struct switch_rec *sw,
 			     const struct switch_path_rec *paths, const void *table,
 			     size_t len);

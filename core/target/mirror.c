@@ -27,7 +27,7 @@ struct mirror {
 
 	pthread_mutex_t lock;			/* the thread's wake-ups */
 	pthread_cond_t kick;
-	bool stopping, kicked;
+	bool stopping, kicked, started;
 	pthread_t thread;
 };
 
@@ -485,7 +485,8 @@ static void mirror_destroy(struct target *t)
 	m->stopping = true;
 	pthread_cond_signal(&m->kick);
 	pthread_mutex_unlock(&m->lock);
-	pthread_join(m->thread, NULL);
+	if (m->started)
+		pthread_join(m->thread, NULL);
 	for (unsigned int i = 0; i < m->nr_legs; i++) {
 		struct target *l = atomic_load(&m->leg[i]);
 
@@ -550,8 +551,6 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 				r = mirror_fail_leg(&m->target, i, "its device is missing");
 		if (!r && !in_sync_legs(m))
 			r = -ENODEV;
-		if (!r)
-			r = -pthread_create(&m->thread, NULL, mirror_main, m);
 		if (r) {
 			m->stopping = true;
 			for (unsigned int i = 0; i < nr_legs; i++) {
@@ -573,6 +572,20 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 	mirror_log_close(log);
 	if (!r)
 		*out = &m->target;
+	return r;
+}
+
+int mirror_start(struct target *t)
+{
+	struct mirror *m = to_mirror(t);
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	if (!m->started && !m->stopping) {
+		r = -pthread_create(&m->thread, NULL, mirror_main, m);
+		m->started = !r;
+	}
+	pthread_mutex_unlock(&m->lock);
 	return r;
 }
 

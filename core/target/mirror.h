@@ -45,12 +45,20 @@ struct mirror_status {
  * A mirror of @size bytes over @nr_legs legs (linear targets, taken; a
  * NULL leg is one whose devices are missing: it is marked failed), with
  * @log (taken).  @name names it in the log's messages; @leg_names each
- * leg.  @rate: rebuild bytes per second, 0 for no limit.  Starts its
- * thread.  0 or -errno; on failure everything given is released.
+ * leg.  @rate: rebuild bytes per second, 0 for no limit.  Its thread
+ * waits for mirror_start.  0 or -errno; on failure everything given is
+ * released.
  */
 int mirror_create(const char *name, uint64_t size, struct target **legs,
 		  const char *const *leg_names, unsigned int nr_legs,
 		  struct mirror_log *log, uint64_t rate, struct target **out);
+
+/*
+ * Starts the thread that resyncs, rebuilds and clears bits: in the daemon,
+ * not in a command that opened the pool for a moment.  Idempotent.  0 or
+ * -errno.
+ */
+int mirror_start(struct target *t);
 
 /* Whether @t is a mirror. */
 bool mirror_is(const struct target *t);

@@ -109,7 +109,7 @@ static struct mirror_log *log_new(int fd, unsigned int nr_legs, uint64_t nr_regi
 }
 
 int mirror_log_create(int fd, unsigned int nr_legs, uint32_t region_size,
-		      uint64_t nr_regions, struct mirror_log **out)
+		      uint64_t nr_regions, bool all_dirty, struct mirror_log **out)
 {
 	struct mirror_log *l;
 	int r;
@@ -126,6 +126,10 @@ int mirror_log_create(int fd, unsigned int nr_legs, uint32_t region_size,
 	}
 	l->region_size = region_size;
 	r = ftruncate(fd, (off_t)(MIRROR_LOG_HEADER + (nr_regions + 7) / 8)) ? -errno : 0;
+	for (uint64_t i = 0; all_dirty && i < nr_regions; i++)
+		atomic_init(&atomic_load(&l->state)[i], MIRROR_DIRTY | MIRROR_NOSYNC);
+	for (uint64_t page = 0; all_dirty && !r && page * PAGE_REGIONS < nr_regions; page++)
+		r = page_write(l, page * PAGE_REGIONS, 1, 0);
 	if (!r)
 		r = header_write(l);
 	if (!r)

@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,10 +65,12 @@ struct mirror_log {
 
 /*
  * Makes a new log in @fd (taken, an empty file) for @nr_legs legs in sync
- * and @nr_regions clean regions, written and synced.  0 or -errno.
+ * and @nr_regions regions, clean, or with @all_dirty every one to be
+ * resynced (legs whose content is not known to agree), written and
+ * synced.  0 or -errno.
  */
 int mirror_log_create(int fd, unsigned int nr_legs, uint32_t region_size,
-		      uint64_t nr_regions, struct mirror_log **out);
+		      uint64_t nr_regions, bool all_dirty, struct mirror_log **out);
 
 /*
  * Opens the log in @fd (taken) for a volume of @nr_regions regions of

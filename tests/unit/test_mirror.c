@@ -81,10 +81,11 @@ static struct volume *open_mirror(bool new_log)
 	ck_assert_int_ge(fd, 0);
 	if (new_log)
 		ck_assert_int_eq(mirror_log_create(fd, 2, MIRROR_REGION_SIZE,
-						   SIZE / MIRROR_REGION_SIZE, &log), 0);
+						   SIZE / MIRROR_REGION_SIZE, false, &log), 0);
 	else
 		ck_assert_int_eq(mirror_log_open(fd, 2, SIZE / MIRROR_REGION_SIZE, &log), 0);
 	ck_assert_int_eq(mirror_create("m", SIZE, legs, names, 2, log, 0, &t), 0);
+	ck_assert_int_eq(mirror_start(t), 0);
 	ck_assert_int_eq(volume_create(1, "m", SIZE, t, &v), 0);
 	return v;
 }

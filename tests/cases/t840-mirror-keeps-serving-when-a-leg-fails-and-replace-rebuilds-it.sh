@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# t840-mirror-keeps-serving-when-a-leg-fails-and-replace-rebuilds-it.sh: a
+# linear volume of two legs (create --mirrors 1), the second on a device
+# the test can break (nbdkit behind nbdfuse).  A new mirror syncs its
+# second leg in the background; written, both legs hold the bytes written
+# (read off the raw devices where status says each leg lies).  Then the
+# second leg's device fails every request while fio writes and verifies:
+# no error reaches fio, the leg is marked failed with its reason, status
+# says degraded.  `replace --leg BAD --to NEW` rebuilds the leg online on
+# a third device, after which both legs are equal again, and check finds
+# the pool clean.
+. "$(dirname "$0")/../lib/functions.sh"
+. "$T_SRC/tests/lib/faults.sh"
+requires_mapperfs
+requires nbdkit nbdfuse fio jq
+
+make_pool
+add_file_device d0 48M >/dev/null
+add_file_device d2 48M >/dev/null
+bad=$(nbd_device bad 48M)
+mapperctl device add "$bad" --name bad >/dev/null
+expect_fail -s 1 -m "needs a device for each leg" \
+	mapperctl create linear m --size 32M --mirrors 1 --on d0
+mapperctl create linear m --size 32M --mirrors 1 --on d0,bad >create.out
+grep -q "2 legs" create.out || fail "create does not say the legs: $(cat create.out)"
+start_daemon
+wait_log "volume 'm': resynced 16 dirty region"
+
+# leg_from_devices VOL LEG: the bytes of leg LEG, off the raw devices.
+leg_from_devices()
+{
+	local dev off len
+
+	mapperctl status "$1" --json |
+		json_get --argjson l "$2" '.mirror.leg_list[$l].segments[] |
+			"\(.device) \(.offset) \(.length)"' >segs
+	while read -r dev off len; do
+		read_raw "$(device_path "$dev")" "$off" "$len"
+	done <segs
+}
+
+head -c $((32 * MiB)) /dev/urandom >data
+dd if=data of="$MNT/m" bs=1M oflag=direct conv=notrunc,fsync status=none
+cmp data "$MNT/m" || fail "the mirror does not read back what was written"
+leg_from_devices m 0 | cmp - data || fail "leg 0 does not hold what was written"
+dd if="$bad" iflag=nocache count=0 status=none
+leg_from_devices m 1 | cmp - data || fail "leg 1 does not hold what was written"
+[ "$(mapperctl status m --json | json_get '.mirror.sync_percent')" = 100 ] ||
+	fail "a synced mirror does not say 100%"
+
+mark=$(log_mark)
+nbd_fail bad
+fio --name=degraded --filename="$MNT/m" --rw=randwrite --bsrange=4k-256k --blockalign=4k \
+	--direct=1 --ioengine=libaio --iodepth=8 --size=32M --verify=crc32c --verify_fatal=1 \
+	--verify_state_save=0 --output=fio.out || fail "fio failed: $(tail -5 fio.out)"
+grep -q "err= 0" fio.out || fail "fio saw errors while a leg failed: $(grep err= fio.out)"
+wait_log "volume 'm': leg 1 \(bad\) failed: a write failed; serving degraded from 1 leg" "$mark"
+mapperctl status m --json >st.json
+[ "$(json_get '.mirror.degraded' <st.json)" = true ] || fail "status does not say degraded"
+[ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] ||
+	fail "status does not say leg 1 failed: $(jq -c .mirror st.json)"
+kill -0 "$(daemon_pid)" || fail "the daemon died"
+
+expect_fail -s 1 -m "only one in sync" mapperctl replace m --leg d0 --to d2
+mark=$(log_mark)
+mapperctl replace m --leg bad --to d2 >/dev/null
+wait_log "volume 'm': leg 1 \(d2\) rebuilt, in sync" "$mark"
+mapperctl status m --json >st.json
+[ "$(json_get '.mirror.degraded' <st.json)" = false ] || fail "still degraded after the rebuild"
+[ "$(json_get '.mirror.leg_list[1].segments[0].device' <st.json)" = d2 ] ||
+	fail "leg 1 is not on d2: $(jq -c .mirror st.json)"
+leg_from_devices m 0 >leg0
+leg_from_devices m 1 | cmp - leg0 || fail "the rebuilt leg differs from leg 0"
+cmp leg0 "$MNT/m" || fail "the volume does not read what its legs hold"
+mapperctl check >check.out 2>&1 || fail "check after the rebuild: $(cat check.out)"
+
+# The leg on 'bad' is free again: the device can leave the pool.
+nbd_heal bad
+mapperctl device remove bad >/dev/null || fail "the replaced leg's device is still in use"
+stop_daemon
