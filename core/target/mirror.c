@@ -419,9 +419,10 @@ static void sweep(struct mirror *m, struct engine *e)
 	if (mirror_log_sweep(m->log, &cleared, &nr) || !nr)
 		return;
 	rcu_wait_readers();			/* writes that saw them dirty are done */
-	if (!mirror_flush(&m->target, e))	/* and on every leg's media */
-		mirror_log_commit_clean(m->log, cleared, nr);
-	else
+	if (!mirror_flush(&m->target, e)) {	/* and on every leg's media */
+		if (!mirror_log_commit_clean(m->log, cleared, nr) && !mirror_log_dirty(m->log))
+			log_info("volume '%s': every region clean in its log", m->name);
+	} else
 		for (size_t i = 0; i < nr; i++)	/* keep them dirty */
 			mirror_log_set_bits(m->log, cleared[i], MIRROR_DIRTY);
 	free(cleared);
