@@ -50,13 +50,20 @@ static int first_in_sync(struct mirror *m)
 	return -1;
 }
 
-static unsigned int in_sync_legs(struct mirror *m)
+/* In-sync legs (with their devices) other than @except (-1: none). */
+static unsigned int in_sync_except(struct mirror *m, int except)
 {
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < m->nr_legs; i++)
-		n += leg_state(m, i) == MIRROR_LEG_IN_SYNC && rcu_load(m->leg[i]);
+		n += (int)i != except && leg_state(m, i) == MIRROR_LEG_IN_SYNC &&
+		     rcu_load(m->leg[i]);
 	return n;
+}
+
+static unsigned int in_sync_legs(struct mirror *m)
+{
+	return in_sync_except(m, -1);
 }
 
 /* ---- the fast path ---------------------------------------------------------- */
@@ -148,8 +155,8 @@ int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
 
 	if (leg_state(m, leg) == MIRROR_LEG_FAILED)
 		return 0;
-	if (leg_state(m, leg) == MIRROR_LEG_IN_SYNC && in_sync_legs(m) <= 1)
-		return -EBUSY;
+	if (!in_sync_except(m, (int)leg))
+		return -EBUSY;			/* no other leg has the data */
 	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_FAILED, 0);
 	log_error("volume '%s': leg %u (%s) failed: %s; serving degraded from %u leg(s)%s",
 		  m->name, leg, m->leg_name[leg], why, in_sync_legs(m),
@@ -323,7 +330,9 @@ static bool stopping(struct mirror *m)
 	return s;
 }
 
-/* Resyncs every NOSYNC region to every leg that is not failed. */
+static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes);
+
+/* Resyncs every NOSYNC region to every leg that is not failed, at the rate. */
 static void resync(struct mirror *m, struct engine *e)
 {
 	uint64_t n = atomic_load(&m->log->nr_regions), done = 0;
@@ -341,6 +350,7 @@ static void resync(struct mirror *m, struct engine *e)
 		if (copy_region(m, e, i, ~0u))
 			continue;
 		done++;
+		throttle(m, &t0, done * m->log->region_size);
 	}
 	if (!done)
 		return;

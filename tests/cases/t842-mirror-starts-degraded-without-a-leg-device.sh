@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# t842-mirror-starts-degraded-without-a-leg-device.sh: the raw device of a
+# mirror's second leg is gone when the daemon starts.  The mirror is
+# served all the same, from its first leg, and says so (the log names the
+# leg and why; status says degraded, the leg failed); what is written
+# reads back.  The device back, the leg stays failed (it missed writes)
+# until `replace` rebuilds it, here on a third device; the legs are then
+# equal and the old device free to leave the pool.
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires jq
+
+make_pool
+add_file_device d0 48M >/dev/null
+d1=$(add_file_device d1 48M)
+add_file_device d2 48M >/dev/null
+mapperctl create linear m --size 32M --mirrors 1 --on d0,d1 >/dev/null
+start_daemon
+wait_log "volume 'm': resynced 16 dirty region"
+stop_daemon
+
+mv "$d1" "$d1.away"
+mark=$(log_mark)
+start_daemon
+wait_log "volume 'm': leg 1 \(d1\) failed: its device is missing; serving degraded from 1 leg" "$mark"
+head -c $((32 * MiB)) /dev/urandom >data
+dd if=data of="$MNT/m" bs=1M oflag=direct conv=notrunc,fsync status=none
+cmp data "$MNT/m" || fail "a degraded mirror does not read back what was written"
+mapperctl status m --json >st.json
+[ "$(json_get '.mirror.degraded' <st.json)" = true ] || fail "status does not say degraded"
+[ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] || fail "leg 1 is not failed"
+stop_daemon
+
+mv "$d1.away" "$d1"
+mark=$(log_mark)
+start_daemon
+mapperctl status m --json >st.json
+[ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] ||
+	fail "a leg that missed writes came back in sync: $(jq -c .mirror st.json)"
+cmp data "$MNT/m" || fail "the volume reads the stale leg"
+mapperctl replace m --leg d1 --to d2 >/dev/null
+wait_log "volume 'm': leg 1 \(d2\) rebuilt, in sync" "$mark"
+cmp data "$MNT/m" || fail "the volume changed in the rebuild"
+mapperctl device remove d1 >/dev/null || fail "the replaced leg's device is still in use"
+mapperctl check >check.out 2>&1 || fail "check: $(cat check.out)"
+stop_daemon
