@@ -64,6 +64,17 @@ static void get_data_percent(const void *r, struct field_value *out)
 	percent_value(out, row(r)->data_pct);
 }
 
+static void get_sync_percent(const void *r, struct field_value *out)
+{
+	percent_value(out, row(r)->sync_pct);
+}
+
+static void get_legs(const void *r, struct field_value *out)
+{
+	out->n = row(r)->legs;
+	out->none = !row(r)->legs;
+}
+
 static void get_metadata_percent(const void *r, struct field_value *out)
 {
 	percent_value(out, row(r)->meta_pct);
@@ -188,6 +199,10 @@ static const struct report_field fields[] = {
 	  FIELD_PERCENT, 6, get_data_percent, NULL },
 	{ "metadata_percent", "META%", "a thin pool's map pages, % of its metadata limit",
 	  FIELD_PERCENT, 6, get_metadata_percent, NULL },
+	{ "legs", "LEGS", "a mirror's copies (create linear --mirrors)", FIELD_NUMBER, 0,
+	  get_legs, NULL },
+	{ "sync_percent", "CPY%SYNC", "a mirror's regions in sync on every leg, %",
+	  FIELD_PERCENT, 6, get_sync_percent, "copy_percent" },
 	{ "attr", "ATTR", "rw or ro, then a (active) or - (inactive)", FIELD_STRING, 4,
 	  get_attr, "lv_attr" },
 	{ "active", "ACTIVE", "a file in the mount (activate, deactivate)", FIELD_BOOL, 0,
@@ -197,7 +212,8 @@ static const struct report_field fields[] = {
 	{ "created", "CREATED", "when it was created", FIELD_TIME, 16, get_created,
 	  "lv_time" },
 	{ "modified", "MODIFIED", "when it was last written", FIELD_TIME, 16, get_modified, NULL },
-	{ "state", "STATE", "ok, full or low-water (a thin pool), or failed", FIELD_STRING, 0,
+	{ "state", "STATE", "ok, full or low-water (a thin pool), degraded (a mirror), or failed",
+	  FIELD_STRING, 0,
 	  get_state, NULL },
 	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason, NULL },
 	{ "id", "ID", "its id in the pool (its file's inode number - 1)", FIELD_NUMBER, 0,
@@ -264,7 +280,8 @@ const struct cmd cmd_list = {
 		"writable or read-only; a: active, a file in the mount, or -: inactive),\n"
 		"when it was CREATED, and its STATE: served (ok) or failed, with the\n"
 		"reason; a served thin pool full or low-water instead of ok while\n"
-		"status says so (full, low_water_crossed).\n"
+		"status says so (full, low_water_crossed), a mirror degraded while a\n"
+		"leg is failed.\n"
 		"\n"
 		"  -o, --options FIELDS  the columns, lvs's way: a comma list of\n"
 		"          fields, +FIELDS to add to the default ones, help to list\n"
@@ -284,7 +301,9 @@ const struct cmd cmd_list = {
 		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\",\n"
 		"          \"created\"}, sizes in bytes, \"reason\" when failed; volumes add\n"
 		"          \"active\", \"read_only\", \"modified\"; linear volumes and thin\n"
-		"          pools add \"segments\"; switch volumes \"region_size\",\n"
+		"          pools add \"segments\", mirrors \"mirror\" instead (\"legs\",\n"
+		"          \"sync_percent\", \"dirty_regions\", \"degraded\", \"leg_list\"\n"
+		"          of {\"leg\", \"state\", \"segments\"}); switch volumes \"region_size\",\n"
 		"          \"region_count\", \"paths\"; thin volumes \"pool\", \"origin\",\n"
 		"          \"external_origin\", \"mapped_bytes\", \"exclusive_bytes\",\n"
 		"          \"shared_bytes\", \"data_percent\"; thin pools \"block_size\",\n"

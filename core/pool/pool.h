@@ -594,7 +594,12 @@ struct pool_volume_info {
 	char origin[POOL_NAME_MAX + 1];	/* what a snapshot was taken of, or "" */
 	/* lvs's Data% and Meta% in hundredths of a percent, -1 if none */
 	int32_t data_pct, meta_pct;
-	/* a thin pool's "full" or "low-water" (status's data flags), or NULL */
+	unsigned int legs;		/* a mirror's, or 0 */
+	int32_t sync_pct;		/* a mirror's Cpy%Sync in hundredths, or -1 */
+	/*
+	 * a thin pool's "full" or "low-water" (status's data flags), a
+	 * mirror's "degraded" (a leg failed), or NULL
+	 */
 	const char *condition;
 	/*
 	 * A thin volume's device id, as dump numbers it (dev_id: what

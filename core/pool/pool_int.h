@@ -387,6 +387,8 @@ void pool_mirror_forget_log(struct pool *p, int64_t id);
 /* Grows every leg of @v on its own devices to @size: the whole change. */
 int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
 		       uint64_t size, struct pool_error *err);
+/* list's columns of mirror @v: legs, Cpy%Sync, degraded. */
+void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out);
 /* Adds "mirror": legs, their states and segments, sync progress. */
 void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,
 			struct json *j);

@@ -342,6 +342,14 @@ static void linear_status(struct pool *p, struct pool_volume *v, struct json *j)
 		pool_report_segments(p, v, j);
 }
 
+static void linear_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
+{
+	unsigned int legs = pool_volume_legs(p, v);
+
+	if (legs > 1)
+		pool_mirror_info(v, legs, out);
+}
+
 static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	int64_t id = v->rec.id;
@@ -384,6 +392,7 @@ struct target_type linear_type = {
 	.check = linear_check,
 	.remove = linear_remove,
 	.status = linear_status,
+	.info = linear_info,
 	.watch = linear_watch,
 	.release = linear_release,
 };

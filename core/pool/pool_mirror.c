@@ -573,3 +573,16 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	json_array_end(j);
 	json_object_end(j);
 }
+
+void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out)
+{
+	struct mirror_status s;
+
+	out->legs = legs;
+	if (!v->served || !mirror_is(v->served->target))
+		return;
+	mirror_status(v->served->target, &s);
+	out->sync_pct = (int32_t)(s.sync_total ? s.sync_done * 10000 / s.sync_total : 10000);
+	if (memchr(s.leg_state, MIRROR_LEG_FAILED, legs))
+		out->condition = "degraded";
+}

@@ -205,7 +205,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 				    atomic_load(&p->vols[i]->served->modified) : 0;
 		if (failure != v[i].reason)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
-		v[i].data_pct = v[i].meta_pct = -1;
+		v[i].data_pct = v[i].meta_pct = v[i].sync_pct = -1;
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
 		r = tags_copy(&v[i].tags, &p->vols[i]->tags);
 	}

@@ -47,6 +47,8 @@ dd if="$bad" iflag=nocache count=0 status=none
 leg_from_devices m 1 | cmp - data || fail "leg 1 does not hold what was written"
 [ "$(mapperctl status m --json | json_get '.mirror.sync_percent')" = 100 ] ||
 	fail "a synced mirror does not say 100%"
+[ "$(mapperctl list --noheadings -o sync_percent -S 'name == m' | tr -d ' ')" = 100.00 ] ||
+	fail "list does not say Cpy%Sync 100: $(mapperctl list -o name,legs,sync_percent)"
 
 mark=$(log_mark)
 nbd_fail bad
@@ -59,6 +61,8 @@ mapperctl status m --json >st.json
 [ "$(json_get '.mirror.degraded' <st.json)" = true ] || fail "status does not say degraded"
 [ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] ||
 	fail "status does not say leg 1 failed: $(jq -c .mirror st.json)"
+[ "$(mapperctl list --noheadings -o state,legs -S 'name == m' | awk '{ print $1, $2 }')" = "degraded 2" ] ||
+	fail "list does not say degraded: $(mapperctl list -o name,state,legs,sync_percent)"
 kill -0 "$(daemon_pid)" || fail "the daemon died"
 
 expect_fail -s 1 -m "only one in sync" mapperctl replace m --leg d0 --to d2
