@@ -27,6 +27,7 @@
 #ifndef MAPPERFS_TARGET_H
 #define MAPPERFS_TARGET_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -111,6 +112,8 @@ struct target_ops {
 
 struct target {
 	const struct target_ops *ops;
+	/* Calls outside a read section in flight (volume.c: volume_reload). */
+	_Atomic unsigned int users;
 };
 
 /* Defaults, for targets that map everything at once. */

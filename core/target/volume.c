@@ -74,7 +74,7 @@ static __attribute__((cold, noinline)) int breach(struct volume *v, enum rule ru
 		rcu_read_begin();	/* for the name */
 		log_error("volume '%s' (%s target): %s; failing the request with EIO "
 			  "(told once: the volume's error count shows the rest)",
-			  atomic_load(&v->name), v->target->ops->name, rule_broken[rule]);
+			  atomic_load(&v->name), rcu_load(v->target)->ops->name, rule_broken[rule]);
 		rcu_read_end();
 	}
 	return -EIO;
@@ -114,7 +114,7 @@ int volume_create(int64_t id, const char *name, uint64_t size,
 	}
 	atomic_init(&v->name, copy);
 	v->id = id;
-	v->target = t;
+	atomic_init(&v->target, t);
 	atomic_init(&v->size, size);
 	atomic_init(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	*out = v;
@@ -151,6 +151,41 @@ void volume_written(struct volume *v, uint64_t off, uint64_t len)
 	while (z != VOLUME_ZEROS_UNKNOWN && off + len > z &&
 	       !atomic_compare_exchange_weak(&v->zeros_from, &z, off + len))
 		;
+}
+
+/* The target for a call outside a read section, held until target_put. */
+static struct target *target_get(struct volume *v)
+{
+	struct target *t;
+
+	rcu_read_begin();
+	t = rcu_load(v->target);
+	atomic_fetch_add(&t->users, 1);
+	rcu_read_end();
+	return t;
+}
+
+static void target_put(struct target *t)
+{
+	atomic_fetch_sub(&t->users, 1);
+}
+
+struct target *volume_reload(struct volume *v, struct target *t)
+{
+	const char *unset = unset_op(t->ops);
+	struct target *old;
+
+	if (unset) {
+		log_error("cannot reload volume '%s': the new target (%s) leaves %s unset",
+			  atomic_load(&v->name), t->ops->name ? t->ops->name : "unnamed", unset);
+		t->ops->destroy(t);
+		return NULL;
+	}
+	old = rcu_publish(v->target, t);
+	rcu_wait_readers();		/* what began on @old took its hold by now */
+	while (atomic_load(&old->users))
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	return old;
 }
 
 void volume_destroy(struct volume *v)
@@ -252,7 +287,7 @@ static bool covers(const struct segs *s, enum io_dir dir, uint32_t len)
  * Returns MAP_REMAPPED with @segs covering the request, MAP_DEFER for a
  * write, or -errno: what breaks the contract is -EIO (breach).
  */
-static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
+static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
 		     uint32_t len, struct segs *segs)
 {
 	int r;
@@ -260,7 +295,7 @@ static int map_range(struct volume *v, enum io_dir dir, uint64_t off,
 	/* Clipped just now, and sizes only grow: a breach would be ours. */
 	if (off + len > atomic_load_explicit(&v->size, memory_order_relaxed))
 		return breach(v, RULE_RANGE);
-	r = v->target->ops->map(v->target, dir, off, len, segs);
+	r = t->ops->map(t, dir, off, len, segs);
 	if (r == MAP_REMAPPED)
 		return covers(segs, dir, len) ? r : breach(v, RULE_COVER);
 	if (r == MAP_DEFER)
@@ -304,6 +339,7 @@ static bool clip(struct volume *v, uint64_t off, uint32_t *len)
 ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		    uint64_t off, uint32_t len)
 {
+	struct target *t;
 	struct segs segs;
 	int r;
 
@@ -313,11 +349,12 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		return 0;
 	segs_init(&segs);
 	rcu_read_begin();
-	r = map_range(v, IO_READ, off, len, &segs);
+	t = rcu_load(v->target);
+	r = map_range(v, t, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_read(e, &segs, buf);
 		if (r == -EIO)		/* the devices failed it: the target may retry */
-			r = v->target->ops->read_failed(v->target, e, off, len, buf, r);
+			r = t->ops->read_failed(t, e, off, len, buf, r);
 	}
 	rcu_read_end();
 	segs_release(&segs);
@@ -365,6 +402,7 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 			unsigned int *nr_iov)
 {
 	bool nested = rcu_reading();
+	struct target *t;
 	struct segs segs;
 	int r;
 
@@ -375,12 +413,13 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 	if (!clip(v, off, &len))
 		return 0;
 	segs_init(&segs);
-	r = map_range(v, IO_READ, off, len, &segs);
+	t = rcu_load(v->target);
+	r = map_range(v, t, IO_READ, off, len, &segs);
 	if (r == MAP_REMAPPED) {
 		r = read_described(e, &segs, buf, iov, nr_iov);
 		if (r == -E2BIG || r == -EIO) {	/* too scattered, or failed */
 			r = r == -E2BIG ? engine_read(e, &segs, buf) :
-			    v->target->ops->read_failed(v->target, e, off, len, buf, r);
+			    t->ops->read_failed(t, e, off, len, buf, r);
 			iov[0] = (struct iovec){ buf, len };
 			*nr_iov = 1;
 		}
@@ -405,8 +444,9 @@ void volume_read_lost(struct volume *v, uint32_t len)
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len)
 {
+	struct target *t;
 	struct segs segs;
-	bool remapped;
+	bool remapped, slow;
 	int r;
 
 	if (rcu_reading())
@@ -417,25 +457,31 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
 	rcu_read_begin();
-	r = map_range(v, IO_WRITE, off, len, &segs);
+	t = rcu_load(v->target);
+	r = map_range(v, t, IO_WRITE, off, len, &segs);
 	remapped = r == MAP_REMAPPED;
 	if (remapped) {
 		r = engine_write(e, &segs, buf);
-		v->target->ops->end_write(v->target);
+		t->ops->end_write(t);
 	}
+	slow = (remapped && r == -EIO) || r == MAP_DEFER;
+	if (slow)		/* held past the section, for volume_reload */
+		atomic_fetch_add(&t->users, 1);
 	rcu_read_end();
 	/* Outside the section: a retry may wait for a grace period. */
 	if (remapped && r == -EIO) {
-		r = v->target->ops->write_failed(v->target, e, off, len, buf, r);
+		r = t->ops->write_failed(t, e, off, len, buf, r);
 		if (r > 0)
 			r = breach(v, RULE_RESULT);
 	}
 	/* Outside the section: the slow path may wait for a grace period. */
 	if (r == MAP_DEFER) {
-		r = v->target->ops->write_deferred(v->target, e, off, len, buf);
+		r = t->ops->write_deferred(t, e, off, len, buf);
 		if (r > 0)
 			r = breach(v, RULE_RESULT);
 	}
+	if (slow)
+		target_put(t);
 	segs_release(&segs);
 	count(v, IO_WRITE, len, r);
 	if (r < 0)
@@ -447,11 +493,14 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 
 int volume_flush(struct volume *v, struct engine *e)
 {
+	struct target *t;
 	int r;
 
 	if (rcu_reading())	/* the flush may wait for a grace period: for good */
 		return breach(v, RULE_RCU);
-	r = v->target->ops->flush(v->target, e);
+	t = target_get(v);
+	r = t->ops->flush(t, e);
+	target_put(t);
 	return r > 0 ? breach(v, RULE_RESULT) : r;
 }
 
@@ -459,6 +508,7 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		   uint64_t len, enum discard_mode mode)
 {
 	uint64_t size = atomic_load(&v->size);
+	struct target *t;
 	int r;
 
 	if (rcu_reading())
@@ -471,7 +521,9 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 		return -EINVAL;
 	if (len > size - off)
 		len = size - off;
-	r = v->target->ops->discard(v->target, e, off, len, mode);
+	t = target_get(v);
+	r = t->ops->discard(t, e, off, len, mode);
+	target_put(t);
 	if (r > 0)
 		return breach(v, RULE_RESULT);
 	if (!r)
@@ -483,8 +535,10 @@ int volume_discard(struct volume *v, struct engine *e, uint64_t off,
 static int seek_range(struct volume *v, uint64_t off, uint64_t end, int whence,
 		      uint64_t *out)
 {
-	int r = v->target->ops->seek(v->target, off, end, whence, out);
+	struct target *t = target_get(v);
+	int r = t->ops->seek(t, off, end, whence, out);
 
+	target_put(t);
 	if (r > 0)
 		return breach(v, RULE_RESULT);
 	if (!r && (*out < off || *out > end || (whence == SEEK_DATA && *out == end)))
@@ -519,5 +573,9 @@ int volume_seek_within(struct volume *v, uint64_t off, uint64_t len, int whence,
 
 uint64_t volume_mapped_bytes(struct volume *v)
 {
-	return v->target->ops->mapped_bytes(v->target, atomic_load(&v->size));
+	struct target *t = target_get(v);
+	uint64_t n = t->ops->mapped_bytes(t, atomic_load(&v->size));
+
+	target_put(t);
+	return n;
 }

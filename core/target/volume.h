@@ -62,7 +62,7 @@ struct volume {
 	 * zeros is harmless (fs/ops.c).
 	 */
 	_Atomic uint64_t zeros_from;
-	struct target *target;
+	struct target *_Atomic target;	/* RCU; volume_reload replaces it */
 	_Atomic int holders;		/* open files, and an alone holder */
 	_Atomic bool retired;		/* removed: no new holders */
 	_Atomic bool alone;		/* held alone: no new holders (EBUSY) */
@@ -75,6 +75,16 @@ struct volume {
  */
 int volume_create(int64_t id, const char *name, uint64_t size,
 		  struct target *t, struct volume **out);
+/*
+ * Serves @v with @t (taken) instead of its target, online, as dmsetup's
+ * reload and resume do: requests that began on the old target finish on
+ * it, later ones go to @t.  Waits for a grace period and for the old
+ * target's calls outside read sections (a deferred write, a flush) to
+ * return.  Returns the old target for the caller to destroy, or NULL and
+ * destroys @t if its ops leave one unset.  Admin path.
+ */
+struct target *volume_reload(struct volume *v, struct target *t);
+
 /*
  * Gives @v the name @name (malloc'ed, taken): readers in an RCU read
  * section see the old name or the new one.  Waits for a grace period

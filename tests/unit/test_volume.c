@@ -193,6 +193,29 @@ START_TEST(target_that_keeps_the_contract_is_served)
 }
 END_TEST
 
+/* A reload: what follows goes to the new target; the old one is handed back. */
+START_TEST(reload_serves_later_requests_with_the_new_target)
+{
+	struct volume *v = make(KEEP);
+	struct fake *f = calloc(1, sizeof(*f));
+	struct target *old;
+
+	ck_assert_ptr_nonnull(f);
+	f->target.ops = &fake_ops;
+	f->fault = DEFER;
+	ck_assert_int_eq(volume_write(v, &eng, buf, 0, 4096), 4096);
+	old = volume_reload(v, &f->target);
+	ck_assert_ptr_nonnull(old);
+	ck_assert_uint_eq(fake(old)->deferred, 0);
+	ck_assert_uint_eq(atomic_load(&old->users), 0);
+	old->ops->destroy(old);
+	ck_assert_int_eq(volume_write(v, &eng, buf, 0, 4096), 4096);
+	ck_assert_uint_eq(f->deferred, 1);
+	ck_assert_uint_eq(atomic_load(&f->target.users), 0);	/* the hold was put back */
+	volume_destroy(v);
+}
+END_TEST
+
 /* Each map fault, read and written: -EIO, an error counted, nothing deferred. */
 START_TEST(map_that_does_not_cover_the_request_exactly_fails_it_with_eio)
 {
@@ -366,6 +389,7 @@ static Suite *volume_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, target_that_keeps_the_contract_is_served);
+	tcase_add_test(tc, reload_serves_later_requests_with_the_new_target);
 	tcase_add_test(tc, map_that_does_not_cover_the_request_exactly_fails_it_with_eio);
 	tcase_add_test(tc, map_that_defers_a_read_fails_it_and_still_defers_writes);
 	tcase_add_test(tc, read_described_by_iov_fails_a_bad_map_and_stays_in_its_section);
