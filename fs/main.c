@@ -82,6 +82,7 @@ struct options {
 	unsigned int event_timeout_s;	/* a thin pool's event command is killed after */
 	unsigned int spin_us;		/* a ring thread polls through quiet spells this long */
 	unsigned int batch;		/* ring entries per thread; 0: by the devices */
+	unsigned int sync_mib;		/* mirror resync and move copy, MiB/s; 0: no limit */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -109,6 +110,8 @@ static const char usage_text[] =
 	"  -o batch=N     io_uring: ring entries per thread, requests one thread\n"
 	"                 serves per wake-up (1..8; default 8 when every raw\n"
 	"                 device is memory, as tmpfs, else 1)\n"
+	"  -o sync_rate=M mirrors' resync and rebuild and moves copy at most M MiB/s\n"
+	"                 each (0..1000000, default 256; 0: no limit)\n"
 	"  -o log=LEVEL   error, warning, info (default) or debug\n"
 	"  -o syslog      log to syslog (facility daemon) as well\n"
 	"  -o nonempty    mount over a directory that has files in it\n"
@@ -257,6 +260,12 @@ static int parse_o(struct options *o, char *list)
 				log_error("invalid -o %s: use spin=0..1000 (microseconds)", opt);
 				return -EINVAL;
 			}
+		} else if (!strncmp(opt, "sync_rate=", 10)) {
+			if (parse_count(opt + 10, 0, 1000000, &o->sync_mib)) {
+				log_error("invalid -o %s: use sync_rate=0..1000000 (MiB/s; 0: no limit)",
+					  opt);
+				return -EINVAL;
+			}
 		} else if (!strncmp(opt, "batch=", 6)) {
 			if (parse_count(opt + 6, 1, URING_ENTRIES_PER_THREAD, &o->batch)) {
 				log_error("invalid -o %s: use batch=1..%u (ring entries per thread)",
@@ -301,6 +310,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->pool_dir = getenv("MAPPERFS_POOL") ? getenv("MAPPERFS_POOL") : DEFAULT_POOL;
 	o->workers = DEFAULT_WORKERS;
 	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
+	o->sync_mib = POOL_SYNC_RATE >> 20;
 	o->spin_us = DEFAULT_SPIN_US;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
@@ -1007,6 +1017,8 @@ static int run(struct options *opts)
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (!r)		/* what opening found failed: each fault once */
 		pool_failures(pool, warn_fault, NULL);
+	if (!r)
+		pool_set_sync_rate(pool, (uint64_t)o.sync_mib << 20);
 	if (r) {
 		log_error("%s", err.msg);
 	} else if ((r = pool_watch(pool, o.event_timeout_s))) {

@@ -300,6 +300,33 @@ struct pool_thin_spec {
 };
 
 /* Each fills @out (may be NULL) with the volume as created. */
+/* Bytes/s a mirror's resync or rebuild, or a move's copy, takes by default. */
+#define POOL_SYNC_RATE	(256ull << 20)
+
+/*
+ * The rate of every mirror's and move's background copy from now on,
+ * bytes/s (0: no limit): the daemon's -o sync_rate.  Admin lock taken.
+ */
+void pool_set_sync_rate(struct pool *p, uint64_t bytes_per_s);
+
+/* A move of every volume off a raw device (pvmove). */
+struct pool_move_spec {
+	const char *device;		/* the device to empty */
+	const char *to;			/* where to, or NULL: any other */
+	const char *volume;		/* only this volume, or NULL: all */
+	bool abort;			/* end the moves off @device where they are */
+};
+
+/*
+ * Starts moving every volume off @s->device (or aborts the moves): linear
+ * volumes are copied online onto new extents by the daemon, which
+ * finishes each move when its copy is in sync (pool_move.c); a mirror's
+ * leg there is replaced.  *started: volumes started (or aborted).
+ * Refused, naming them, if any volume there cannot move.
+ */
+int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *started,
+	      struct pool_error *err);
+
 /*
  * Rebuilds the leg of mirrored volume @name that lies on device
  * @leg_device on new extents carved from device @to_device, online: the

@@ -122,7 +122,7 @@ void pool_summary(struct pool_check *c, const char *fmt, ...)
 
 void pool_check_extent_sum(struct pool *p, struct pool_volume *v, struct pool_check *c)
 {
-	uint64_t sum[POOL_LEGS_MAX] = { 0 };
+	uint64_t sum[POOL_LEGS_MAX] = { 0 }, moving = 0, moved = 0;
 	unsigned int legs = 1;
 	size_t n;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
@@ -130,6 +130,10 @@ void pool_check_extent_sum(struct pool *p, struct pool_volume *v, struct pool_ch
 	for (size_t i = 0; i < n; i++) {
 		unsigned int leg = pool_extent_leg(&e[i]);
 
+		if (leg == POOL_LEG_MOVE) {
+			moving += e[i].length;
+			continue;
+		}
 		if (leg >= POOL_LEGS_MAX) {
 			pool_breach(c, v, "extent %u belongs to leg %u, past the last a mirror can have",
 				    e[i].seq, leg);
@@ -139,6 +143,17 @@ void pool_check_extent_sum(struct pool *p, struct pool_volume *v, struct pool_ch
 		if (leg + 1 > legs)
 			legs = leg + 1;
 	}
+	for (size_t i = 0; moving && i < n; i++)	/* what a move replaces */
+		if (pool_extent_leg(&e[i]) == 0 && e[i].seq < POOL_PLACED_SEQ)
+			for (size_t k = 0; k < n; k++)
+				if (pool_extent_leg(&e[k]) == POOL_LEG_MOVE &&
+				    pool_move_source(&e[k]) == e[i].device) {
+					moved += e[i].length;
+					break;
+				}
+	if (moving != moved)
+		pool_breach(c, v, "a move in flight has %llu bytes to go to, the extents it moves %llu",
+			    (unsigned long long)moving, (unsigned long long)moved);
 	for (unsigned int leg = 0; leg < legs; leg++) {
 		if (sum[leg] == v->rec.size)
 			continue;

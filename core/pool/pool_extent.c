@@ -23,7 +23,7 @@ unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v)
 	unsigned int legs = 1;
 
 	for (size_t i = 0; i < n; i++)
-		if (pool_extent_leg(&e[i]) + 1 > legs)
+		if (pool_extent_leg(&e[i]) != POOL_LEG_MOVE && pool_extent_leg(&e[i]) + 1 > legs)
 			legs = pool_extent_leg(&e[i]) + 1;
 	return legs;
 }

@@ -105,6 +105,7 @@ struct pool_thins {
 
 struct pool {
 	char *dir;
+	uint64_t sync_rate;		/* bytes/s of mirrors' background copies; 0: no limit */
 	struct uuid uuid;
 	struct pool_meta *meta;
 	pthread_mutex_t admin;		/* one operation at a time: pool_admin_lock() */
@@ -189,10 +190,25 @@ int pool_volume_get(struct pool *p, const char *name,
  * k * POOL_LEG_SEQ on (pool_mirror.c).  A volume of one leg is leg 0.
  */
 #define POOL_LEG_SEQ	(1u << 24)
+/*
+ * Where a volume being moved off a device (pool_move.c) is going: pieces
+ * numbered POOL_MOVE_SEQ + (source device id << 16) + i, in volume order,
+ * counted in no leg (POOL_LEG_MOVE).
+ */
+#define POOL_MOVE_SEQ	(1u << 30)
+#define POOL_MOVE_DEVICE_MAX	((1 << 14) - 1)	/* source device ids a seq can carry */
+#define POOL_LEG_MOVE	255u
 
 static inline unsigned int pool_extent_leg(const struct extent_rec *e)
 {
-	return e->seq < POOL_PLACED_SEQ ? e->seq / POOL_LEG_SEQ : 0;
+	if (e->seq >= POOL_PLACED_SEQ)
+		return 0;
+	return e->seq >= POOL_MOVE_SEQ ? POOL_LEG_MOVE : e->seq / POOL_LEG_SEQ;
+}
+
+static inline int64_t pool_move_source(const struct extent_rec *e)
+{
+	return (int64_t)((e->seq - POOL_MOVE_SEQ) >> 16);
 }
 int pool_used(struct pool *p, const struct extent_rec *extra, size_t nr_extra,
 	      struct extent_rec **out, size_t *nr);
@@ -382,13 +398,31 @@ int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
 void pool_mirror_recorded(struct pool *p, struct pool_volume *v);
 /* Frees what serve kept in @v; a log never recorded is deleted. */
 void pool_mirror_release(struct pool_volume *v);
-/* Deletes the log of removed volume @id. */
+/* Deletes the logs (mirror, move) of removed volume @id. */
 void pool_mirror_forget_log(struct pool *p, int64_t id);
 /* Grows every leg of @v on its own devices to @size: the whole change. */
 int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
 		       uint64_t size, struct pool_error *err);
+/*
+ * Replaces the leg of mirror @v on @from by one carved on @to (NULL: on
+ * devices no other leg uses).  Admin lock held.
+ */
+int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_device *from,
+			    struct pool_device *to, struct pool_error *err);
 /* list's columns of mirror @v: legs, Cpy%Sync, degraded. */
 void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out);
+/* ---- moves (pool_move.c) ---- */
+/* The device @v is being moved off, or -1. */
+int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v);
+/* Serves @v, being moved, as the mirror that carries the move. */
+int pool_move_serve(struct pool *p, struct pool_volume *v, struct pool_error *err);
+/* Ends @v's move where it is: its pieces deleted, served as it was. */
+int pool_move_abort(struct pool *p, struct pool_volume *v, struct pool_error *err);
+/* The monitor's pass: finishes @v's move once its copy is in sync. */
+void pool_move_watch(struct pool *p, struct pool_volume *v);
+/* Adds "move": from, copy_percent. */
+void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j);
+
 /* Adds "mirror": legs, their states and segments, sync progress. */
 void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,
 			struct json *j);

@@ -401,6 +401,7 @@ static int open_pool(const char *dir, pool_meta_open_fn *open_meta, bool frozen,
 	}
 	pthread_mutex_init(&p->admin, NULL);
 	pthread_mutex_init(&p->dev_lock, NULL);
+	p->sync_rate = POOL_SYNC_RATE;
 	if (fsid_user_init(&p->owner, st.st_uid, st.st_gid)) {
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto err_free;

@@ -45,6 +45,8 @@ static int serve_linear(struct pool *p, struct pool_volume *v,
 			legs = pool_extent_leg(&extra[i]) + 1;
 	if (legs > 1)
 		return pool_mirror_serve(p, v, legs, extra, nr_extra, err);
+	if (pool_move_source_of(p, v) >= 0)
+		return pool_move_serve(p, v, err);
 	r = pool_volume_segs(p, v, extra, nr_extra, &segs, &nr, err);
 	if (r)
 		return r;
@@ -251,6 +253,9 @@ static int linear_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	int r;
 
 	r = check_size(size, "the new size", err);
+	if (!r && pool_move_source_of(p, v) >= 0)
+		r = pool_fail(err, -EBUSY, "volume '%s' is being moved: extend it once the move is "
+			      "done (or 'mapperctl move DEVICE --abort')", v->rec.name);
 	if (!r && legs > 1 && nr_on)
 		r = pool_fail(err, -EINVAL, "the legs of mirror '%s' grow on their own devices: "
 			      "no --on", v->rec.name);
@@ -313,7 +318,9 @@ static void check_legs_apart(struct pool *p, struct pool_volume *v, struct pool_
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = i + 1; k < n; k++)
 			if (e[i].device == e[k].device &&
-			    pool_extent_leg(&e[i]) != pool_extent_leg(&e[k])) {
+			    pool_extent_leg(&e[i]) != pool_extent_leg(&e[k]) &&
+			    pool_extent_leg(&e[i]) != POOL_LEG_MOVE &&
+			    pool_extent_leg(&e[k]) != POOL_LEG_MOVE) {
 				struct pool_device *d = pool_device_by_id(p, e[i].device);
 
 				pool_breach(c, v, "its legs %u and %u share device '%s'",
@@ -336,10 +343,13 @@ static void linear_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	unsigned int legs = pool_volume_legs(p, v);
 
-	if (legs > 1)
+	if (legs > 1) {
 		pool_mirror_status(p, v, legs, j);
-	else
-		pool_report_segments(p, v, j);
+		return;
+	}
+	pool_report_segments(p, v, j);
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_status(p, v, j);
 }
 
 static void linear_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
@@ -353,10 +363,10 @@ static void linear_info(struct pool *p, struct pool_volume *v, struct pool_volum
 static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	int64_t id = v->rec.id;
-	bool mirrored = pool_volume_legs(p, v) > 1;
+	bool logged = pool_volume_legs(p, v) > 1 || pool_move_source_of(p, v) >= 0;
 	int r = pool_remove_records(p, v, err);
 
-	if (!r && mirrored)
+	if (!r && logged)
 		pool_mirror_forget_log(p, id);
 	return r;
 }
@@ -368,13 +378,14 @@ static void linear_watch(struct pool *p, struct pool_volume *v)
 {
 	int r;
 
-	(void)p;
 	if (!v->served || !mirror_is(v->served->target))
 		return;
 	r = mirror_start(v->served->target);
 	if (r)
 		log_error_limited(&mirror_start_failed, "volume '%s': cannot start its resync: %s",
 				  v->rec.name, strerror(-r));
+	else if (pool_move_source_of(p, v) >= 0)
+		pool_move_watch(p, v);
 }
 
 static void linear_release(struct pool *p, struct pool_volume *v)

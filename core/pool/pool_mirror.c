@@ -46,7 +46,6 @@
 #include "volume.h"
 
 #define MIRROR_DIR	"mirrors"
-#define REBUILD_RATE	(256ull << 20)	/* bytes/s a rebuild or resync takes at most */
 
 static const char *const leg_states[] = {
 	[MIRROR_LEG_IN_SYNC] = "in-sync",
@@ -262,7 +261,7 @@ int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
 				leg_targets[leg]->ops->destroy(leg_targets[leg]);
 		return r;
 	}
-	r = mirror_create(v->rec.name, size, leg_targets, names, legs, log, REBUILD_RATE, &t);
+	r = mirror_create(v->rec.name, size, leg_targets, names, legs, log, p->sync_rate, &t);
 	if (r == -ENODEV)
 		return pool_fail(err, r, "no leg of the mirror is in sync and available");
 	if (r)
@@ -298,6 +297,22 @@ void pool_mirror_forget_log(struct pool *p, int64_t id)
 
 	if (!log_path(p, id, path, sizeof(path)) && unlink(path) && errno != ENOENT)
 		log_warn("cannot delete mirror log %s: %s", path, strerror(errno));
+	if (snprintf(path, sizeof(path), "%s/" MIRROR_DIR "/%" PRId64 ".move.log", p->dir, id) <
+	    (int)sizeof(path))
+		unlink(path);
+}
+
+void pool_set_sync_rate(struct pool *p, uint64_t bytes_per_s)
+{
+	pool_admin_lock(p);
+	p->sync_rate = bytes_per_s;
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->served && mirror_is(v->served->target))
+			mirror_set_rate(v->served->target, bytes_per_s);
+	}
+	pool_admin_unlock(p);
 }
 
 /* ---- extend ------------------------------------------------------------------- */
@@ -445,69 +460,63 @@ static int leg_on(struct pool *p, struct pool_volume *v, const struct pool_devic
 	return -1;
 }
 
-int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
-		     const char *to_device, struct pool_error *err)
+int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_device *from,
+			    struct pool_device *to, struct pool_error *err)
 {
-	struct pool_volume *v;
-	struct pool_device *from, *to;
+	struct pool_device **devs = calloc(p->nr_devs + 1, sizeof(*devs));
 	struct leg_swap s = { 0 };
 	struct target *leg_target = NULL;
 	struct linear_seg *segs = NULL;
-	unsigned int legs, nr;
-	int leg, r;
+	size_t nr_devs = 0;
+	int leg = leg_on(p, v, from), r = 0;
 
-	pool_admin_lock(p);
-	v = pool_volume_by_name(p, name);
-	from = pool_device_by_name(p, leg_device);
-	to = pool_device_by_name(p, to_device);
-	if (!v) {
-		r = pool_fail(err, -ENOENT, "no volume '%s'", name);
-		goto out;
-	}
-	legs = pool_volume_legs(p, v);
-	if (legs < 2 || !v->served || !mirror_is(v->served->target)) {
-		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror%s", name,
+	if (!devs)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	if (pool_volume_legs(p, v) < 2 || !v->served || !mirror_is(v->served->target))
+		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror%s", v->rec.name,
 			      v->failure ? " (it is failed: see 'mapperctl status')" : "");
-		goto out;
-	}
-	if (!from || !to) {
-		r = pool_fail(err, -ENOENT, "no device '%s'", from ? to_device : leg_device);
-		goto out;
-	}
-	leg = leg_on(p, v, from);
-	if (leg < 0) {
-		r = pool_fail(err, -EINVAL, "no leg of volume '%s' is on device '%s'", name,
-			      leg_device);
-		goto out;
-	}
-	if (leg_on(p, v, to) >= 0 && leg_on(p, v, to) != leg) {
+	else if (leg < 0)
+		r = pool_fail(err, -EINVAL, "no leg of volume '%s' is on device '%s'", v->rec.name,
+			      from->rec.name);
+	else if (to && leg_on(p, v, to) >= 0 && leg_on(p, v, to) != leg)
 		r = pool_fail(err, -EINVAL, "device '%s' holds another leg of volume '%s': "
-			      "a leg goes on devices no other leg uses", to_device, name);
-		goto out;
+			      "a leg goes on devices no other leg uses", to->rec.name, v->rec.name);
+	/* The new leg: on @to, or on devices no leg uses (the old one's excepted). */
+	for (size_t i = 0; !r && i < p->nr_devs; i++) {
+		struct pool_device *d = p->devs[i];
+
+		if (to ? d == to : d != from && d->dev && leg_on(p, v, d) < 0)
+			devs[nr_devs++] = d;
 	}
+	if (!r && !nr_devs)
+		r = pool_fail(err, -ENOSPC, "no device that no other leg of '%s' uses to put "
+			      "leg %d on", v->rec.name, leg);
 	s.volume = v->rec.id;
 	s.leg = (unsigned int)leg;
-	r = pool_allocate(p, v->rec.id, s.leg * POOL_LEG_SEQ, v->rec.size, &to, 1, &s.ext,
-			  &s.nr, err);
+	if (!r)
+		r = pool_allocate(p, v->rec.id, s.leg * POOL_LEG_SEQ, v->rec.size, devs, nr_devs,
+				  &s.ext, &s.nr, err);
+	free(devs);
 	if (!r)
 		r = pool_reserve(p, 0, s.nr) ? pool_fail(err, -ENOMEM, "out of memory") : 0;
 	if (!r) {
-		for (size_t i = 0; i < s.nr; i++)
-			s.ext[i].volume = v->rec.id;
-		nr = (unsigned int)s.nr;
 		segs = calloc(s.nr + 1, sizeof(*segs));
 		if (!segs)
 			r = pool_fail(err, -ENOMEM, "out of memory");
-		for (size_t i = 0; !r && i < s.nr; i++)
-			segs[i] = (struct linear_seg){ to->dev, s.ext[i].dev_offset, s.ext[i].length };
-		if (!r && (r = linear_create(segs, nr, &leg_target)))
+		for (size_t i = 0; !r && i < s.nr; i++) {
+			struct pool_device *d = pool_device_by_id(p, s.ext[i].device);
+
+			segs[i] = (struct linear_seg){ d->dev, s.ext[i].dev_offset, s.ext[i].length };
+		}
+		if (!r && (r = linear_create(segs, (unsigned int)s.nr, &leg_target)))
 			r = pool_fail(err, r, "cannot build the new leg: %s", strerror(-r));
 	}
 	/* The old leg is failed in the log before the store forgets it. */
 	if (!r && (r = mirror_fail_leg(v->served->target, s.leg, "being replaced")))
 		r = pool_fail(err, r, r == -EBUSY ?
 			      "leg %u on '%s' is the only one in sync: replace another" :
-			      "cannot record leg %u as failed in the mirror log", s.leg, leg_device);
+			      "cannot record leg %u as failed in the mirror log", s.leg,
+			      from->rec.name);
 	if (!r)
 		r = pool_record(p, "record the new leg", record_leg_swap, &s, err);
 	if (r) {
@@ -517,16 +526,40 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 	}
 	pool_extents_unpublish(p, v->rec.id, s.leg * POOL_LEG_SEQ, (s.leg + 1) * POOL_LEG_SEQ - 1);
 	pool_extents_publish(p, s.ext, s.nr);
-	r = mirror_replace_leg(v->served->target, s.leg, leg_target, to_device);
-	if (r)
-		r = pool_fail(err, r, "the new leg is recorded but its rebuild could not be "
-			      "recorded in the mirror log: %s", strerror(-r));
-	else
-		log_info("volume '%s': leg %d moved from '%s' to '%s', rebuilding", name, leg,
-			 leg_device, to_device);
+	{
+		struct pool_device *d = pool_device_by_id(p, s.ext[0].device);
+
+		r = mirror_replace_leg(v->served->target, s.leg, leg_target, d ? d->rec.name : "?");
+		if (r)
+			r = pool_fail(err, r, "the new leg is recorded but its rebuild could not be "
+				      "recorded in the mirror log: %s", strerror(-r));
+		else
+			log_info("volume '%s': leg %d moved from '%s' to '%s', rebuilding",
+				 v->rec.name, leg, from->rec.name, d ? d->rec.name : "?");
+	}
 out:
 	free(segs);
 	free(s.ext);
+	return r;
+}
+
+int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
+		     const char *to_device, struct pool_error *err)
+{
+	struct pool_volume *v;
+	struct pool_device *from, *to;
+	int r;
+
+	pool_admin_lock(p);
+	v = pool_volume_by_name(p, name);
+	from = pool_device_by_name(p, leg_device);
+	to = pool_device_by_name(p, to_device);
+	if (!v)
+		r = pool_fail(err, -ENOENT, "no volume '%s'", name);
+	else if (!from || !to)
+		r = pool_fail(err, -ENOENT, "no device '%s'", from ? to_device : leg_device);
+	else
+		r = pool_replace_leg_locked(p, v, from, to, err);
 	pool_admin_unlock(p);
 	return r;
 }

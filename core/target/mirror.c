@@ -22,7 +22,7 @@ struct mirror {
 	char *leg_name[MIRROR_LEGS_MAX];
 	struct mirror_log *log;
 	_Atomic uint64_t size;
-	uint64_t rate;				/* rebuild bytes/s, 0: no limit */
+	_Atomic uint64_t rate;			/* copy bytes/s, 0: no limit */
 	_Atomic uint64_t resynced;
 
 	pthread_mutex_t lock;			/* the thread's wake-ups */
@@ -368,10 +368,12 @@ static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes
 	struct timespec now, until;
 	double due, spent;
 
-	if (!m->rate)
+	uint64_t rate = atomic_load(&m->rate);
+
+	if (!rate)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	due = (double)bytes / (double)m->rate;
+	due = (double)bytes / (double)rate;
 	spent = (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 	if (due <= spent)
 		return;
@@ -388,10 +390,41 @@ static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* Rebuilds leg @leg from its cursor on. */
+/* Whether legs @a and @b put [off, off + len) on the same bytes of the same devices. */
+static bool legs_same(struct mirror *m, int a, unsigned int b, uint64_t off, uint32_t len)
+{
+	struct segs sa, sb;
+	struct target *la, *lb;
+	bool same = false;
+
+	if (a < 0)
+		return false;
+	segs_init(&sa);
+	segs_init(&sb);
+	rcu_read_begin();
+	la = rcu_load(m->leg[a]);
+	lb = rcu_load(m->leg[b]);
+	if (la && lb && la->ops->map(la, IO_READ, off, len, &sa) == MAP_REMAPPED &&
+	    lb->ops->map(lb, IO_READ, off, len, &sb) == MAP_REMAPPED && sa.nr == sb.nr) {
+		same = true;
+		for (unsigned int i = 0; same && i < sa.nr; i++)
+			same = sa.v[i].dev == sb.v[i].dev && sa.v[i].dev_off == sb.v[i].dev_off &&
+			       sa.v[i].len == sb.v[i].len;
+	}
+	rcu_read_end();
+	segs_release(&sa);
+	segs_release(&sb);
+	return same;
+}
+
+/*
+ * Rebuilds leg @leg from its cursor on; a region where it holds the same
+ * bytes as the leg it copies from (a move's legs share what does not
+ * move) is passed over.
+ */
 static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 {
-	uint64_t i = atomic_load(&m->log->cursor[leg]), start = i;
+	uint64_t i = atomic_load(&m->log->cursor[leg]), copied = 0;
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -399,8 +432,16 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 		 m->name, leg, m->leg_name[leg], (unsigned long long)i,
 		 (unsigned long long)atomic_load(&m->log->nr_regions));
 	for (; i < atomic_load(&m->log->nr_regions); i++) {
+		uint64_t off = i * m->log->region_size, size = atomic_load(&m->size);
+		uint32_t len = (uint32_t)(size - off < m->log->region_size ? size - off :
+					  m->log->region_size);
+
 		if (stopping(m) || leg_state(m, leg) != MIRROR_LEG_REBUILDING)
 			break;
+		if (legs_same(m, first_in_sync(m), leg, off, len)) {
+			atomic_store(&m->log->cursor[leg], i + 1);
+			continue;
+		}
 		if (copy_region(m, e, i, 1u << leg)) {
 			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
 			return;
@@ -408,7 +449,7 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 		if ((i + 1) % CURSOR_EVERY == 0)
 			mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
 		atomic_store(&m->log->cursor[leg], i + 1);
-		throttle(m, &t0, (i + 1 - start) * m->log->region_size);
+		throttle(m, &t0, ++copied * m->log->region_size);
 	}
 	if (leg_state(m, leg) != MIRROR_LEG_REBUILDING)
 		return;
@@ -543,7 +584,7 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 		m->name = strdup(name);
 		m->nr_legs = nr_legs;
 		m->log = log;
-		m->rate = rate;
+		atomic_init(&m->rate, rate);
 		atomic_init(&m->size, size);
 		for (unsigned int i = 0; i < nr_legs; i++) {
 			atomic_init(&m->leg[i], legs[i]);
@@ -628,6 +669,12 @@ void mirror_status(struct target *t, struct mirror_status *out)
 	}
 	out->dirty = mirror_log_dirty(m->log);
 	out->resynced = atomic_load(&m->resynced);
+}
+
+void mirror_set_rate(struct target *t, uint64_t bytes_per_s)
+{
+	atomic_store(&to_mirror(t)->rate, bytes_per_s);
+	kick(to_mirror(t));
 }
 
 struct target *mirror_leg(struct target *t, unsigned int leg)

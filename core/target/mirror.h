@@ -60,6 +60,9 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
  */
 int mirror_start(struct target *t);
 
+/* The background copy's rate from now on, bytes/s (0: no limit). */
+void mirror_set_rate(struct target *t, uint64_t bytes_per_s);
+
 /* Whether @t is a mirror. */
 bool mirror_is(const struct target *t);
 
