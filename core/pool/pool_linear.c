@@ -397,6 +397,7 @@ static void linear_release(struct pool *p, struct pool_volume *v)
 struct target_type linear_type = {
 	.name = "linear",
 	.served = true,
+	.movable = true,
 	.build_order = 1,
 	.build = linear_build,
 	.extend = linear_extend,

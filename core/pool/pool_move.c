@@ -321,7 +321,7 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 
 		if ((s->volume && strcmp(s->volume, v->rec.name)) || !bytes_on(p, v, from->rec.id))
 			continue;
-		why = v->type != &linear_type ? v->type->words : !v->served ? "failed" :
+		why = !v->type->movable ? v->type->words : !v->served ? "failed" :
 		      pool_move_source_of(p, v) >= 0 ? "moving already" : NULL;
 		if (why && blen < sizeof(blocked))
 			blen += (size_t)snprintf(blocked + blen, sizeof(blocked) - blen, "%s'%s' (%s)",

@@ -40,6 +40,7 @@ struct target_type {
 	 */
 	const char *words;
 	bool served;			/* a file in the mount (not a thin pool) */
+	bool movable;			/* move can copy its extents off a device (pool_move.c) */
 	/*
 	 * Order of building at open: lower first (thin pools before their
 	 * volumes, origins before the thin volumes that read them).
