@@ -174,6 +174,7 @@ int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->kick, NULL);
+	m->kicked = true;	/* the first pass at once: a mirror's resync starts with the daemon */
 	p->monitor = m;
 	r = -pthread_create(&m->thread, NULL, monitor_main, p);
 	if (r) {

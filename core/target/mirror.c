@@ -11,7 +11,6 @@
 #include "rcu.h"
 
 #define SWEEP_SECONDS	5	/* md's bitmap daemon_sleep */
-#define CURSOR_EVERY	16	/* regions rebuilt between cursor records */
 #define READ_SPREAD	20	/* log2 bytes: reads alternate legs per MiB */
 
 struct mirror {
@@ -446,8 +445,7 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
 			return;
 		}
-		if ((i + 1) % CURSOR_EVERY == 0)
-			mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
+		mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
 		atomic_store(&m->log->cursor[leg], i + 1);
 		throttle(m, &t0, ++copied * m->log->region_size);
 	}

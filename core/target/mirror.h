@@ -17,8 +17,9 @@
  *
  * A thread per mirror does the background work, in this order, each
  * pass: resyncs the regions the log came back with (NOSYNC), rebuilds
- * legs being replaced (from their cursor on, the cursor recorded every
- * few MiB so a rebuild resumes), both at most rate bytes per second, then
+ * legs being replaced (from their cursor on, the cursor recorded after
+ * each region, one small synced write per 2 MiB copied, so a rebuild
+ * resumes where it was), both at most rate bytes per second, then
  * clears the bits of regions no write touched for a whole period
  * (mirror_log_sweep) after a grace period and a flush of every leg.  A
  * region being copied is SYNCING: writes to it wait in write_deferred

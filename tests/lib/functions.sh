@@ -229,10 +229,18 @@ daemon_pid()
 }
 
 # wait_pid PID: waits (up to 30 s) for a process that is not our child to
-# exit.  tail --pid sleeps on the process, it does not poll our state.
+# exit: its files closed, its pool lock and mount let go.  A pidfd says so
+# the moment it exits (powercut-waitpid); tail --pid, the fallback, waits
+# until its parent reaped it, and the init of some machines reaps orphans
+# about once a second, which a test that stops the daemon often paid each
+# time.
 wait_pid()
 {
-	timeout 30 tail --pid="$1" -f /dev/null
+	if [ -x "$MAPPERFS_BUILD/bin/powercut-waitpid" ]; then
+		timeout 30 "$MAPPERFS_BUILD/bin/powercut-waitpid" "$1"
+	else
+		timeout 30 tail -s 0.05 --pid="$1" -f /dev/null
+	fi
 }
 
 # stop_daemon [MNT [POOL]]: unmounts MNT the normal way and waits for the
