@@ -235,6 +235,8 @@ static void mirror_no_end_write(struct target *t)
 
 /* ---- slow paths --------------------------------------------------------------- */
 
+static int leg_flush(struct mirror *m, struct engine *e, unsigned int leg);
+
 static int mirror_flush(struct target *t, struct engine *e)
 {
 	struct mirror *m = to_mirror(t);
@@ -242,17 +244,12 @@ static int mirror_flush(struct target *t, struct engine *e)
 	int r = -EIO;
 
 	for (unsigned int i = 0; i < m->nr_legs; i++) {
-		struct target *l;
-
-		rcu_read_begin();
-		l = rcu_load(m->leg[i]);
-		rcu_read_end();
-		if (!l || leg_state(m, i) == MIRROR_LEG_FAILED)
+		if (leg_state(m, i) == MIRROR_LEG_FAILED)
 			continue;
-		r = l->ops->flush(l, e);	/* legs live as long as the mirror or a grace period */
+		r = leg_flush(m, e, i);
 		if (!r)
 			ok++;
-		else if (mirror_fail_leg(t, i, "a flush failed") == -EBUSY)
+		else if (r != -ENODEV && mirror_fail_leg(t, i, "a flush failed") == -EBUSY)
 			return r;
 	}
 	return ok ? 0 : r;
@@ -266,10 +263,13 @@ static int mirror_discard(struct target *t, struct engine *e, uint64_t off,
 				mirror_region(m->log, off + len - 1));
 
 	for (unsigned int i = 0; !r && i < m->nr_legs; i++) {
-		struct target *l = atomic_load(&m->leg[i]);
+		struct target *l;
 
+		rcu_read_begin();	/* a replaced leg is freed after a grace period */
+		l = rcu_load(m->leg[i]);
 		if (l && leg_state(m, i) != MIRROR_LEG_FAILED)
 			r = l->ops->discard(l, e, off, len, mode);
+		rcu_read_end();
 	}
 	return r;
 }
@@ -278,12 +278,16 @@ static int mirror_seek(struct target *t, uint64_t off, uint64_t size, int whence
 		       uint64_t *out)
 {
 	struct mirror *m = to_mirror(t);
-	int leg = first_in_sync(m);
-	struct target *l = leg < 0 ? NULL : atomic_load(&m->leg[leg]);
+	struct target *l;
+	int leg, r;
 
-	if (!l)
-		return target_seek_all_data(t, off, size, whence, out);
-	return l->ops->seek(l, off, size, whence, out);
+	rcu_read_begin();	/* a replaced leg is freed after a grace period */
+	leg = first_in_sync(m);
+	l = leg < 0 ? NULL : rcu_load(m->leg[leg]);
+	r = l ? l->ops->seek(l, off, size, whence, out) :
+		target_seek_all_data(t, off, size, whence, out);
+	rcu_read_end();
+	return r;
 }
 
 /* ---- the thread ---------------------------------------------------------------- */
@@ -389,6 +393,23 @@ static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes
 	pthread_mutex_unlock(&m->lock);
 }
 
+/*
+ * fdatasync of leg @leg's devices, inside a read section: a replace frees
+ * the leg it replaced after a grace period (blocking in a section only
+ * delays grace periods).  0 or -errno.
+ */
+static int leg_flush(struct mirror *m, struct engine *e, unsigned int leg)
+{
+	struct target *l;
+	int r;
+
+	rcu_read_begin();
+	l = rcu_load(m->leg[leg]);
+	r = l ? l->ops->flush(l, e) : -ENODEV;
+	rcu_read_end();
+	return r;
+}
+
 /* Whether legs @a and @b put [off, off + len) on the same bytes of the same devices. */
 static bool legs_same(struct mirror *m, int a, unsigned int b, uint64_t off, uint32_t len)
 {
@@ -441,10 +462,11 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 			atomic_store(&m->log->cursor[leg], i + 1);
 			continue;
 		}
-		if (copy_region(m, e, i, 1u << leg)) {
+		if (copy_region(m, e, i, 1u << leg) || leg_flush(m, e, leg)) {
 			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
 			return;
 		}
+		/* On its media before the log says so: a power cut keeps it. */
 		mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
 		atomic_store(&m->log->cursor[leg], i + 1);
 		throttle(m, &t0, ++copied * m->log->region_size);
@@ -659,6 +681,8 @@ void mirror_status(struct target *t, struct mirror_status *out)
 		if (out->leg_state[i] == MIRROR_LEG_REBUILDING) {
 			uint64_t c = atomic_load(&m->log->cursor[i]);
 
+			if (c >= n)		/* in sync once the log says so */
+				c = n - 1;
 			if (out->sync_done > c)
 				out->sync_done = c;
 		} else if (out->leg_state[i] == MIRROR_LEG_FAILED) {

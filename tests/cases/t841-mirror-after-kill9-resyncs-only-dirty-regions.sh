@@ -29,8 +29,8 @@ sleep "0.$((RANDOM % 9 + 1))"	# the random moment of the kill (not a synchronisa
 pid=$(daemon_pid)
 kill -KILL "$pid"
 wait_pid "$pid"
-fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
-wait "$fio" 2>/dev/null || true
+wait "$fio" 2>/dev/null || true	# it fails on the dead mount: before the unmount, or
+fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"	# it would make its file beneath
 
 mark=$(log_mark)
 start_daemon

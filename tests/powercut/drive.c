@@ -12,11 +12,14 @@
  * volume files on the mount, and mapperctl commands.
  *
  * The workload: a thin pool with a thin volume and one over the external
- * origin, a linear and a switch volume; then OPS random operations:
+ * origin, a linear, a mirrored (two legs, one per device) and a switch
+ * volume; then OPS random operations:
  * first writes, overwrites and copy-on-write after snapshots (tagged
  * sectors, sector.h; one in ten with RWF_DSYNC, the FUA of files),
  * fsyncs, discards, snapshot creation and removal, thin, linear and pool
- * extends, switch-map, and a clean daemon restart or two.  One thread,
+ * extends, switch-map, moves of the linear volume between the devices
+ * (copied at 1 MiB/s, so writes and cuts land in the copy), and a clean
+ * daemon restart or two.  One thread,
  * one operation at a time, so the journal's order is the order the
  * daemon saw; except for a second thread, the side lane,
  * that meanwhile writes, discards and fsyncs a thin volume of its own in
@@ -32,7 +35,7 @@
  *   write VOL OFF LEN | write-dsync VOL OFF LEN | discard VOL OFF LEN
  *   fsync VOL
  *   snapshot FROM NAME | remove NAME | extend VOL|tp BYTES_MORE
- *   switch-map REGION:PATH | restart
+ *   switch-map REGION:PATH | restart | move DEVICE VOL
  * The regression cases in tests/powercut/cases/ are such scripts.
  */
 #include <errno.h>
@@ -241,7 +244,8 @@ static void close_vols(struct driver *d)
 static void daemon_start(struct driver *d)
 {
 	char prog[PATH_MAX], pidfile[PATH_MAX];
-	char *argv[] = { prog, "--pool", (char *)d->pool, (char *)d->mnt, NULL };
+	char *argv[] = { prog, "--pool", (char *)d->pool, (char *)d->mnt, "-o", "sync_rate=1",
+			 NULL };
 	FILE *f;
 
 	snprintf(prog, sizeof(prog), "%s/mapperfs", d->bin);
@@ -329,6 +333,14 @@ static void setup(struct driver *d)
 	op.a = position(d);
 	record(d, &op);
 	add_vol(d, "lin", VOL_LINEAR, op.size);
+
+	op = (struct op){ .kind = OP_CREATE_LINEAR, .size = 1 * MiB };
+	snprintf(op.name, sizeof(op.name), "mir");
+	op.q = position(d);
+	op.rc = ctl(d, NULL, 0, "create", "linear", "mir", "--size", "1M", "--mirrors", "1", NULL);
+	op.a = position(d);
+	record(d, &op);
+	add_vol(d, "mir", VOL_LINEAR, op.size);
 
 	op = (struct op){ .kind = OP_CREATE_SWITCH, .size = REGIONS * REGION_SIZE,
 			  .region_size = REGION_SIZE };
@@ -631,6 +643,18 @@ static void do_switch_map(struct driver *d)
 	switch_map(d, regions, paths, n);
 }
 
+/* Starts moving @v off device @dev (the daemon copies in the background). */
+static void move_off(struct driver *d, const char *dev, struct vol *v)
+{
+	struct op op = { .kind = OP_MOVE };
+
+	snprintf(op.name, sizeof(op.name), "%s", v->name);
+	op.q = position(d);
+	op.rc = ctl(d, NULL, 0, "move", dev, "--volume", v->name, NULL);
+	op.a = position(d);
+	record(d, &op);
+}
+
 static void restart(struct driver *d)
 {
 	struct op op = { .kind = OP_RESTART };
@@ -676,6 +700,8 @@ static void step(struct driver *d)
 		do_switch_map(d);
 	else if (dice < 93)
 		do_restart(d);
+	else if (dice < 95)
+		move_off(d, rnd(d, 2) ? "d1" : "d0", vol_named(d, "lin"));
 	else
 		do_write(d);
 }
@@ -754,6 +780,8 @@ static void script_step(struct driver *d, char *text, int line)
 	else if (!strcmp(w[0], "discard") && n == 4)
 		discard_at(d, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
 			   strtoull(w[3], NULL, 0), FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE);
+	else if (!strcmp(w[0], "move") && n == 3)
+		move_off(d, w[1], script_vol(d, w[2], line));
 	else if (!strcmp(w[0], "fsync") && n == 2)
 		fsync_vol(d, script_vol(d, w[1], line));
 	else if (!strcmp(w[0], "snapshot") && n == 3)

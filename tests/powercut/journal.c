@@ -19,6 +19,7 @@ static const char *const kind_names[OP_KINDS] = {
 	[OP_EXTEND] = "extend",
 	[OP_SWITCH_MAP] = "switch-map",
 	[OP_RESTART] = "restart",
+	[OP_MOVE] = "move",
 };
 
 const char *op_kind_name(enum op_kind k)

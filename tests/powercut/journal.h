@@ -34,6 +34,7 @@ enum op_kind {
 	OP_EXTEND,			/* name, size (the new one) */
 	OP_SWITCH_MAP,			/* name, table, dump (after it) */
 	OP_RESTART,			/* the daemon stopped cleanly and started */
+	OP_MOVE,			/* name: a move of it started (no data changes) */
 	OP_KINDS
 };
 
