@@ -11,6 +11,10 @@
 #   read64K    4 jobs x QD32 random 64 KiB reads, libaio, O_DIRECT   MiB/s
 #   write64K   4 jobs x QD32 random 64 KiB writes, the same          MiB/s
 #
+# Then a move: read64K on a 1 GiB linear volume "mv" (on d3) alone, then
+# again while `mapperctl move d3 --to d4` copies it at the daemon's
+# default rate (256 MiB/s: about 4 s), and how long the move took.
+#
 # A mirror's reads go to one leg (spread over both by offset); its writes
 # go to both legs at once, submitted together in one io_uring_enter.
 # Environment: BENCH_SECONDS (default 5) per run.  Needs root (FUSE).
@@ -47,6 +51,11 @@ ctl init >/dev/null
 for d in d0 d1 d2; do
 	ctl device add "$dir/$d.img" --create $((size + 2 * MiB)) --name $d >/dev/null
 done
+for d in d3 d4; do
+	ctl device add "$dir/$d.img" --create $((1024 * MiB + 2 * MiB)) --name $d >/dev/null
+done
+ctl create linear mv --size 1G --on d3 >/dev/null
+dd if=/dev/zero of="$dir/d3.img" bs=1M seek=1 count=1024 conv=notrunc status=none
 ctl create linear lin --size $size --on d0 >/dev/null
 ctl create linear mir --size $size --mirrors 1 --on d1,d2 >/dev/null
 # Fill lin's extent, so that no run reads holes that tmpfs answers for free.
@@ -74,6 +83,11 @@ read64K() { fio_run read64K "$1" --rw=randread --bs=64K --ioengine=libaio \
 write64K() { fio_run write64K "$1" --rw=randwrite --bs=64K --ioengine=libaio \
 	--iodepth=32 --numjobs=4 | jq '.jobs[0].write.bw / 1024'; }
 
+read64K_mv() { fio --output-format=json --name=mv --filename="$mnt/mv" --size=1G \
+	--direct=1 --time_based --runtime="$secs" --ramp_time=1 --group_reporting \
+	--rw=randread --bs=64K --ioengine=libaio --iodepth=32 --numjobs=4 2>"$dir/fio.err" |
+	jq '.jobs[0].read.bw / 1024'; }
+
 mean() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a + b) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
@@ -87,9 +101,19 @@ for w in read64K write64K; do
 		'BEGIN { printf "lin %.1f %.1f, mir %.1f %.1f", a, b, c, d }')
 done
 
+echo "running the move ..." >&2
+alone=$(read64K_mv)
+t0=$(date +%s%N)
+ctl move d3 --to d4 >/dev/null
+during=$(read64K_mv)
+timeout 300 tail -n +1 -F "$pool/mapperfs.log" 2>/dev/null | grep -q -m 1 "volume 'mv': moved off"
+move_ms=$((($(date +%s%N) - t0) / 1000000))
+
 printf '\nmirror bench: %ss per run, %s, kernel %s, %s cores\n' "$secs" "$dir" "$(uname -r)" "$(nproc)"
 printf '%-10s %12s %12s %8s   %s\n' workload linear mirror ratio 'runs'
 for w in read64K write64K; do
 	printf '%-10s %12s %12s %8s   %s\n' "$w" "${res[$w,lin]}" "${res[$w,mir]}" \
 		"$(ratio "${res[$w,mir]}" "${res[$w,lin]}")" "${res[$w,runs]}"
 done
+printf 'move      read64K on a 1 GiB volume %.1f MiB/s alone, %.1f MiB/s while it moved (%.3f); the move took %d ms\n' \
+	"$alone" "$during" "$(ratio "$during" "$alone")" "$move_ms"

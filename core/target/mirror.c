@@ -87,13 +87,15 @@ static int mirror_map(struct target *t, enum io_dir dir, uint64_t off,
 		      uint32_t len, struct segs *out)
 {
 	struct mirror *m = to_mirror(t);
-	_Atomic uint8_t *st = rcu_load(m->log->state);
 	uint64_t first = mirror_region(m->log, off), last = mirror_region(m->log, off + len - 1);
+	_Atomic uint8_t *st;
 	bool nosync = false;
 	int r, leg;
 
+	/* The count, then the array: a grow publishes the array first. */
 	if (last >= atomic_load_explicit(&m->log->nr_regions, memory_order_acquire))
 		return dir == IO_WRITE ? MAP_DEFER : -EIO;	/* the log grows after the table */
+	st = rcu_load(m->log->state);
 	for (uint64_t i = first; i <= last; i++) {
 		uint8_t s = atomic_load_explicit(&st[i], memory_order_acquire);
 
