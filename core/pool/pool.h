@@ -259,6 +259,13 @@ struct pool_linear_spec {
 	char *const *on;		/* allocate on these devices only, in order */
 	size_t nr_on;
 	bool read_only;
+	/*
+	 * pool_create_striped's (0 for pool_create_linear): stripes over
+	 * this many devices (2..128), in chunks of stripe_size bytes (a power
+	 * of two from 4 KiB); by size, never segments.
+	 */
+	uint32_t stripes;
+	uint32_t stripe_size;
 };
 
 struct pool_switch_path {
@@ -301,6 +308,9 @@ struct pool_thin_spec {
 /* Each fills @out (may be NULL) with the volume as created. */
 int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 		       struct volume_rec *out, struct pool_error *err);
+/* A striped linear volume (dm-stripe, lvcreate -i -I; pool_stripe.c). */
+int pool_create_striped(struct pool *p, const struct pool_linear_spec *s,
+			struct volume_rec *out, struct pool_error *err);
 int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 		       struct volume_rec *out, struct pool_error *err);
 int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
@@ -595,6 +605,8 @@ struct pool_volume_info {
 	bool has_usage;
 	uint64_t mapped_bytes, exclusive_bytes, shared_bytes;
 	uint32_t block_size;		/* a thin pool's, bytes; 0 for other kinds */
+	uint32_t stripes;		/* a striped volume's stripes, or 0 */
+	uint32_t stripe_size;		/* its chunk size in bytes, or 0 */
 	char when_full[24];		/* a thin pool's "error" or "wait:SECONDS", or "" */
 	struct tags tags;		/* a copy, freed by pool_volume_infos_release() */
 };

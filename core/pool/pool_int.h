@@ -53,6 +53,7 @@ struct pool_volume {
 	bool broken;			/* its records are: reloading cannot help */
 	struct tags tags;		/* as recorded (pool_tag.c) */
 	union {
+		struct stripe_rec stripe;	/* linear, striped (pool_stripe.c) */
 		struct {		/* switch */
 			struct switch_rec rec;
 			struct switch_path_rec *paths;
