@@ -349,6 +349,18 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 		char *const *on, size_t nr_on, struct volume_rec *out,
 		struct pool_error *err);
 /*
+ * Shrinks volume @name to @size bytes (lvreduce): 0 < @size < its size,
+ * a multiple of 4 KiB (a striped volume rounds it up to whole rows); the
+ * bytes past it are lost.  Refused (-EBUSY) while a file on it is open,
+ * which it stays closed to meanwhile; refused for a read-only volume, one
+ * that a thin volume reads as its origin, and kinds that cannot shrink
+ * (-EOPNOTSUPP: switch volumes, thin pools).  Linear and striped volumes
+ * free their extents past it, thin volumes unmap their blocks there.
+ * Fills @out with the result.
+ */
+int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_rec *out,
+		struct pool_error *err);
+/*
  * The life cycle of a volume (pool_volume.c), online.  Rename: open
  * files keep working; the new name shows in the mount at once.
  * Read-only: writes in flight finish, later writes and discards fail with

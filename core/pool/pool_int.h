@@ -378,6 +378,41 @@ int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
 int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,
 			const struct extent_plan *plan, struct pool_error *err);
 
+/* ---- shrinking (pool_reduce.c) ---------------------------------------- */
+
+/*
+ * What reducing does to a volume's extents: each entry names one extent
+ * (volume, seq) and its new length, 0 for an extent that goes.
+ */
+struct extent_cut {
+	struct extent_rec *v;		/* malloc'ed */
+	size_t nr;
+};
+
+/*
+ * Plans keeping the first @keep bytes of the extents @e[0..n) (in seq
+ * order, as one run): the one that straddles @keep is shortened, those
+ * after it go.  Appends to @c.  0 or -ENOMEM.
+ */
+int pool_cut_plan(const struct extent_rec *e, size_t n, uint64_t keep, struct extent_cut *c);
+/*
+ * @e[0..n) with @c applied (lengths changed, extents gone dropped), in a
+ * malloc'ed *out.  0 or -ENOMEM.
+ */
+int pool_cut_apply(const struct extent_rec *e, size_t n, const struct extent_cut *c,
+		   struct extent_rec **out, size_t *nr);
+/* Records @c and @v's new @size in one transaction (pool_record). */
+int pool_cut_record(struct pool *p, struct pool_volume *v, uint64_t size,
+		    const struct extent_cut *c, struct pool_error *err);
+/* Shows the committed @c in the model: the space is free at once.  Cannot fail. */
+void pool_cut_publish(struct pool *p, const struct extent_cut *c);
+/* linear_type's reduce hook. */
+int pool_linear_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		       struct pool_error *err);
+/* thin_type's reduce hook (pool_thin_reduce.c). */
+int pool_thin_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		     struct pool_error *err);
+
 /* Adds "segments": [{device, offset, length}] for @v's extents. */
 void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j);
 

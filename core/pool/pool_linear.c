@@ -487,6 +487,7 @@ struct target_type linear_type = {
 	.build_order = 1,
 	.build = linear_build,
 	.extend = linear_extend,
+	.reduce = pool_linear_reduce,
 	.check = linear_check,
 	.status = pool_report_segments,
 };

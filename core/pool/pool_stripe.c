@@ -19,7 +19,8 @@
  * Creating carves each stripe from one device, the first of the devices
  * (--on, in order, or all) that has room for it and carries no other
  * stripe; extending grows each stripe on its own device, right after its
- * last extent where there is room.  Every change has the service's shape: plan, build the new table, record in
+ * last extent where there is room; reducing shortens each stripe.  Every
+ * change has the service's shape: plan, build the new table, record in
  * one transaction, publish (the table before a larger size, after a
  * smaller one).
  */
@@ -407,6 +408,52 @@ static int striped_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	return 0;
 }
 
+/* ---- reduce --------------------------------------------------------------- */
+
+static int striped_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+			  struct pool_error *err)
+{
+	char want[SIZE_STR_LEN], row[SIZE_STR_LEN];
+	struct extent_cut cut = { 0 };
+	struct stripe_table *tb = NULL;
+	struct extent_rec *left = NULL;
+	size_t n, nr_left;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	int r;
+
+	r = round_to_rows(size, row_of(&v->stripe), &size, err);
+	if (r)
+		return r;
+	if (size >= v->rec.size)
+		return pool_fail(err, -EINVAL, "a striped volume's size is a whole number of rows of %s (%u stripes x %s): the new size rounds up to %s, its size",
+				 format_size(row_of(&v->stripe), row), v->stripe.stripes,
+				 format_size(v->stripe.stripe_size, want), format_size(v->rec.size, want));
+	for (size_t a = 0, b; !r && a < n; a = b) {
+		for (b = a; b < n && stripe_of(&e[b]) == stripe_of(&e[a]); b++)
+			;
+		r = pool_cut_plan(e + a, b - a, size / v->stripe.stripes, &cut);
+	}
+	if (!r)
+		r = pool_cut_apply(e, n, &cut, &left, &nr_left);
+	r = r ? pool_fail(err, r, "out of memory") : table_of(p, v, left, nr_left, &tb, err);
+	free(left);
+	if (!r)
+		r = pool_cut_record(p, v, size, &cut, err);
+	if (r) {
+		stripe_table_free(tb);
+		free(cut.v);
+		return r;
+	}
+	/* The size drops before the table stops covering it. */
+	atomic_store(&v->served->size, size);
+	stripe_publish(v->served->target, tb);
+	pool_stale_file(p, v->rec.id);
+	pool_cut_publish(p, &cut);
+	v->rec.size = size;
+	free(cut.v);
+	return 0;
+}
+
 /* ---- check and reports ---------------------------------------------------- */
 
 /* The stripes' bytes and devices against the stripe row. */
@@ -501,6 +548,7 @@ struct target_type striped_type = {
 	.attach = striped_attach,
 	.build = striped_build,
 	.extend = striped_extend,
+	.reduce = striped_reduce,
 	.check = striped_check,
 	.status = striped_status,
 	.info = striped_info,

@@ -30,6 +30,14 @@ static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 			 v->rec.name);
 }
 
+static int no_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		     struct pool_error *err)
+{
+	(void)p, (void)size;
+	return pool_fail(err, -EOPNOTSUPP, "cannot shrink %s '%s': not supported for a %s",
+			 v->type->noun, v->rec.name, v->type->words);
+}
+
 static int no_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 		    struct pool_error *err)
 {
@@ -112,6 +120,8 @@ static void register_types(void)
 			t->attach = no_attach;
 		if (!t->extend)
 			t->extend = no_extend;
+		if (!t->reduce)
+			t->reduce = no_reduce;
 		if (!t->remove)
 			t->remove = pool_remove_records;
 		if (!t->check)

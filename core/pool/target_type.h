@@ -68,6 +68,14 @@ struct target_type {
 	int (*extend)(struct pool *p, struct pool_volume *v, uint64_t size,
 		      char *const *on, size_t nr_on, struct pool_error *err);
 	/*
+	 * Shrinks @v to @size bytes (0 < @size < its size, a multiple of
+	 * 4 KiB), which nobody has open (the caller holds it alone): the
+	 * whole change, validate, record, publish; the bytes past @size are
+	 * lost.  Default: refused.
+	 */
+	int (*reduce)(struct pool *p, struct pool_volume *v, uint64_t size,
+		      struct pool_error *err);
+	/*
 	 * Deletes @v: records, then memory (pool_volume_forget).  Default:
 	 * stop serving it (refused while open), delete its records, forget.
 	 */
