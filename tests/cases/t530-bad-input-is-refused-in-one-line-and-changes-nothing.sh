@@ -138,7 +138,7 @@ refuses 1 "neither a block device nor a regular file" device add /dev/null
 refuses 1 "file '$T_DIR/exists.img' exists" device add exists.img --create 8M
 refuses 1 "invalid name 'a/b'" device add new.img --create 8M --name a/b
 refuses 1 "--create needs a size larger than zero" device add new.img --create 0
-refuses 1 "device 'd0' is in use by volume 'lin'" device remove d0
+refuses 1 "device 'd0' is in use by 2 volumes: 'lin' and 'sw'" device remove d0
 refuses 1 "no device 'nosuch'" device remove nosuch
 [ ! -e new.img ] || fail "a refused device add left its file behind"
 # Thin pools and thin volumes.
