@@ -118,7 +118,7 @@ refuses 1 "not enough free space for 8.00 MiB on device\(s\) d1" create linear x
 refuses 1 "new size must be larger than 4.00 MiB" extend lin --size 2M
 refuses 1 "not enough free space for" extend lin --size 1T
 refuses 1 "no volume 'nosuch'" extend nosuch --size 1G
-refuses 1 "cannot extend switch volume 'sw'" extend sw --size 8M
+refuses 1 "path 0 of 'sw' cannot grow by 4.00 MiB: device 'd0' ends before" extend sw --size 8M
 refuses 1 "thin pool 'tp' is at most" extend t --size 1048576T
 refuses 1 "--on does not apply to thin volume 't'" extend t --size 32M --on d0
 refuses 1 "size '\+99999999T' is too large|size '99999999T' is too large" extend lin --size +99999999T
