@@ -92,7 +92,8 @@ static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!r && v.size != size)
 		fprintf(ctx->out, "extended volume '%s' to %s (%s rounded %s)\n", v.name,
 			format_size(v.size, buf), format_size(size, asked),
-			v.size < size ? "down to whole blocks" : "up to whole stripe rows");
+			v.size < size ? "down to whole blocks" :
+			!strcmp(v.kind, "switch") ? "up to whole regions" : "up to whole stripe rows");
 	else if (!r)
 		fprintf(ctx->out, "extended volume '%s' to %s\n", v.name, format_size(v.size, buf));
 	free(on);
