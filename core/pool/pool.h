@@ -390,7 +390,8 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
  * (-ENOSPC where there is no room); a smaller one is refused (-EPERM:
- * volumes only grow, and mapperctl says why); a read-only one -EROFS.
+ * a file only grows, and the message says that pool_reduce shrinks); a
+ * read-only one -EROFS.
  * Volume @id as the mount shows it.
  */
 int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err);

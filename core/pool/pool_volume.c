@@ -159,8 +159,8 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *
 	else if (v->rec.read_only)
 		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
 	else if (size < v->rec.size)
-		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s", v->rec.name,
-			      format_size(v->rec.size, cur));
+		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s by a truncate: 'mapperctl reduce' shrinks a closed volume",
+			      v->rec.name, format_size(v->rec.size, cur));
 	else
 		r = v->type->extend(p, v, size, NULL, 0, err);
 	if (!r)
