@@ -65,7 +65,9 @@ mkdir -p "$mnt"
 "$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=${BENCH_TRANSPORT:-auto}" 2>"$dir/mapperfs.err"
 pid=$(cat "$pool/mapperfs.pid")
 echo "syncing the mirror ..." >&2
-timeout 300 tail -n +1 -F "$pool/mapperfs.log" 2>/dev/null | grep -q -m 1 "volume 'mir': resynced"
+# wait_log REGEX: until the daemon's log has a line matching REGEX (5 min at most).
+wait_log() { grep -q -m 1 "$1" < <(timeout 300 tail -n +1 -F "$pool/mapperfs.log" 2>/dev/null); }
+wait_log "volume 'mir': resynced"
 
 # fio_run NAME VOLUME ARGS...: one time-based workload, JSON on stdout.
 fio_run()
@@ -106,7 +108,7 @@ alone=$(read64K_mv)
 t0=$(date +%s%N)
 ctl move d3 --to d4 >/dev/null
 during=$(read64K_mv)
-timeout 300 tail -n +1 -F "$pool/mapperfs.log" 2>/dev/null | grep -q -m 1 "volume 'mv': moved off"
+wait_log "volume 'mv': moved off"
 move_ms=$((($(date +%s%N) - t0) / 1000000))
 
 printf '\nmirror bench: %ss per run, %s, kernel %s, %s cores\n' "$secs" "$dir" "$(uname -r)" "$(nproc)"

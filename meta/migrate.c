@@ -229,6 +229,22 @@ static int step8_layout_seq(struct store *s)
 	return store_exec(s, "ALTER TABLE pool ADD COLUMN layout_seq INTEGER NOT NULL DEFAULT 0;");
 }
 
+/*
+ * Version 9: striped linear volumes (dm-stripe, lvcreate -i -I): the
+ * number of stripes and the chunk size; the extents say which stripe
+ * they belong to in their seq (records.h).  Linear volumes made before
+ * have no row and are not striped.
+ */
+static int step9_stripes(struct store *s)
+{
+	return store_exec(s,
+		"CREATE TABLE stripe ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" stripes INTEGER NOT NULL CHECK (stripes BETWEEN 2 AND 16),"
+		" stripe_size INTEGER NOT NULL"
+		"  CHECK (stripe_size >= 4096 AND (stripe_size & (stripe_size - 1)) = 0));");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -239,6 +255,7 @@ static int (*const steps[])(struct store *s) = {
 	step6_origin_identity,
 	step7_tags,
 	step8_layout_seq,
+	step9_stripes,
 };
 
 int migrate_latest(void)

@@ -46,6 +46,8 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 	if (!r)
 		r = store_extent_list(s, &out->extents, &out->nr_extents);
 	if (!r)
+		r = store_stripe_list(s, &out->stripes, &out->nr_stripes);
+	if (!r)
 		r = store_switch_list(s, &out->switches, &out->nr_switches);
 	if (!r)
 		r = store_switch_path_list(s, &out->switch_paths, &out->nr_switch_paths);
@@ -150,6 +152,17 @@ static int port_extent_delete(struct pool_meta *m, int64_t volume, uint32_t firs
 	return store_extent_delete(st(m), volume, first, last);
 }
 
+static int port_extent_set_length(struct pool_meta *m, int64_t volume, uint32_t seq,
+				  uint64_t length)
+{
+	return store_extent_set_length(st(m), volume, seq, length);
+}
+
+static int port_stripe_insert(struct pool_meta *m, const struct stripe_rec *s)
+{
+	return store_stripe_insert(st(m), s);
+}
+
 static int port_switch_insert(struct pool_meta *m, const struct switch_rec *sw,
 			      const struct switch_path_rec *paths, const void *table,
 			      size_t len)
@@ -161,6 +174,12 @@ static int port_switch_table_set(struct pool_meta *m, int64_t volume,
 				 const void *table, size_t len)
 {
 	return store_switch_table_set(st(m), volume, table, len);
+}
+
+static int port_switch_resize(struct pool_meta *m, int64_t volume, uint64_t nr_regions,
+			      const void *table, size_t len)
+{
+	return store_switch_resize(st(m), volume, nr_regions, table, len);
 }
 
 static int port_thin_pool_insert(struct pool_meta *m, const struct thin_pool_rec *p)
@@ -255,9 +274,12 @@ static const struct pool_meta_ops pool_port_ops = {
 	.volume_update = port_volume_update,
 	.volume_delete = port_volume_delete,
 	.extent_insert = port_extent_insert,
+	.extent_set_length = port_extent_set_length,
 	.extent_delete = port_extent_delete,
+	.stripe_insert = port_stripe_insert,
 	.switch_insert = port_switch_insert,
 	.switch_table_set = port_switch_table_set,
+	.switch_resize = port_switch_resize,
 	.thin_pool_insert = port_thin_pool_insert,
 	.thin_pool_update = port_thin_pool_update,
 	.thin_put = port_thin_put,

@@ -97,6 +97,13 @@ int store_extent_insert(struct store *s, const struct extent_rec *e);
 int store_extent_delete(struct store *s, int64_t volume, uint32_t first, uint32_t last);
 /* Every extent, by volume and seq. */
 int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr);
+/* Extent @seq of @volume: its new length, or gone.  -ENOENT if there is none. */
+int store_extent_set_length(struct store *s, int64_t volume, uint32_t seq, uint64_t length);
+
+/* A striped volume's row (records.h).  -ENOENT if the volume is missing. */
+int store_stripe_insert(struct store *s, const struct stripe_rec *r);
+/* Every stripe row, by volume. */
+int store_stripe_list(struct store *s, struct stripe_rec **out, size_t *nr);
 
 /* Every tag: volumes' first, then devices', each by owner id and tag. */
 int store_tag_list(struct store *s, struct tag_rec **out, size_t *nr);

@@ -74,3 +74,25 @@ int store_extent_list(struct store *s, struct extent_rec **out, size_t *nr)
 		return r;
 	return store_collect(s, st, sizeof(**out), extent_row, (void **)out, nr);
 }
+
+/* 0 if the statement changed a row, else -ENOENT. */
+static int changed_one(struct store *s, sqlite3_stmt *st)
+{
+	int r = store_step_done(s, st);
+
+	return !r && sqlite3_changes(s->db) == 0 ? -ENOENT : r;
+}
+
+int store_extent_set_length(struct store *s, int64_t volume, uint32_t seq, uint64_t length)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE extent SET length = ? WHERE volume = ? AND seq = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)length);
+	sqlite3_bind_int64(st, 2, volume);
+	sqlite3_bind_int64(st, 3, seq);
+	return changed_one(s, st);
+}

@@ -160,3 +160,21 @@ int store_switch_table_set(struct store *s, int64_t volume, const void *table,
 		return -ENOENT;
 	return r;
 }
+
+int store_switch_resize(struct store *s, int64_t volume, uint64_t nr_regions,
+			const void *table, size_t len)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = store_stmt(s, "UPDATE switch SET nr_regions = ?, regions = ? WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)nr_regions);
+	sqlite3_bind_blob64(st, 2, table, len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, volume);
+	r = store_step_done(s, st);
+	if (!r && sqlite3_changes(s->db) == 0)
+		return -ENOENT;
+	return r;
+}

@@ -36,6 +36,9 @@ int store_switch_path_list(struct store *s, struct switch_path_rec **out, size_t
 /* The table blob; *out malloc'ed. */
 int store_switch_table_get(struct store *s, int64_t volume, void **out,
 			   size_t *len);
+/* The new region count and table of a switch volume that grew.  -ENOENT: none. */
+int store_switch_resize(struct store *s, int64_t volume, uint64_t nr_regions,
+			const void *table, size_t len);
 int store_switch_table_set(struct store *s, int64_t volume, const void *table,
 			   size_t len);
 

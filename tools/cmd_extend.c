@@ -90,8 +90,10 @@ static int extend_run(struct cmd_ctx *ctx, int argc, char **argv)
 		   pool_extend(ctx->pool, argv[ctx->optind], size, on, nr_on, &v, &err)))
 		r = cmd_fail(ctx, WHAT, &err);
 	if (!r && v.size != size)
-		fprintf(ctx->out, "extended volume '%s' to %s (%s rounded down to whole blocks)\n",
-			v.name, format_size(v.size, buf), format_size(size, asked));
+		fprintf(ctx->out, "extended volume '%s' to %s (%s rounded %s)\n", v.name,
+			format_size(v.size, buf), format_size(size, asked),
+			v.size < size ? "down to whole blocks" :
+			!strcmp(v.kind, "switch") ? "up to whole regions" : "up to whole stripe rows");
 	else if (!r)
 		fprintf(ctx->out, "extended volume '%s' to %s\n", v.name, format_size(v.size, buf));
 	free(on);
@@ -105,7 +107,9 @@ const struct cmd cmd_extend = {
 		"\n"
 		"Grows the volume NAME to SIZE bytes, or by SIZE bytes with '+'.  A thin\n"
 		"pool grows its data area (by whole blocks); a thin volume its virtual\n"
-		"size.\n"
+		"size; a striped volume each of its stripes, on its own device (by whole\n"
+		"rows: a chunk of every stripe); a switch volume by whole regions, over\n"
+		"its paths round-robin.\n"
 		"\n"
 		"  --size SIZE   the new size, larger than the current one; a multiple\n"
 		"                of 4 KiB (K, M, G, T)\n"

@@ -176,6 +176,18 @@ static void get_block_size(const void *r, struct field_value *out)
 	out->none = !row(r)->block_size;
 }
 
+static void get_stripes(const void *r, struct field_value *out)
+{
+	out->n = row(r)->stripes;
+	out->none = !row(r)->stripes;
+}
+
+static void get_stripe_size(const void *r, struct field_value *out)
+{
+	out->n = row(r)->stripe_size;
+	out->none = !row(r)->stripe_size;
+}
+
 static void get_when_full(const void *r, struct field_value *out)
 {
 	string_value(out, row(r)->when_full);
@@ -229,6 +241,10 @@ static const struct report_field fields[] = {
 	  "chunk_size" },
 	{ "when_full", "WHEN_FULL", "a thin pool's error or wait:SECONDS", FIELD_STRING, 0,
 	  get_when_full, "lv_when_full" },
+	{ "stripes", "#STR", "a striped volume's number of stripes", FIELD_NUMBER, 0, get_stripes,
+	  NULL },
+	{ "stripe_size", "STRIPE", "a striped volume's chunk size", FIELD_SIZE, 0,
+	  get_stripe_size, NULL },
 	{ "tags", "TAGS", "its tags (set --addtag)", FIELD_TAGS, 0, get_tags, "lv_tags" },
 };
 
@@ -303,7 +319,8 @@ const struct cmd cmd_list = {
 		"          \"active\", \"read_only\", \"modified\"; linear volumes and thin\n"
 		"          pools add \"segments\", mirrors \"mirror\" instead (\"legs\",\n"
 		"          \"sync_percent\", \"dirty_regions\", \"degraded\", \"leg_list\"\n"
-		"          of {\"leg\", \"state\", \"segments\"}); switch volumes \"region_size\",\n"
+		"          of {\"leg\", \"state\", \"segments\"}); striped volumes \"stripes\",\n"
+		"          \"stripe_size\" and a \"stripe\" in each segment; switch volumes \"region_size\",\n"
 		"          \"region_count\", \"paths\"; thin volumes \"pool\", \"origin\",\n"
 		"          \"external_origin\", \"mapped_bytes\", \"exclusive_bytes\",\n"
 		"          \"shared_bytes\", \"data_percent\"; thin pools \"block_size\",\n"

@@ -121,6 +121,13 @@ int layout_write(const struct layout *l, FILE *f)
 		put_u64(f, "length", e->length);
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < m->nr_stripes; i++) {
+		fprintf(f, "stripe");
+		put_u64(f, "volume", (uint64_t)m->stripes[i].volume);
+		put_u64(f, "stripes", m->stripes[i].stripes);
+		put_u64(f, "stripe_size", m->stripes[i].stripe_size);
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < m->nr_switches; i++) {
 		const struct switch_rec *s = &m->switches[i];
 
@@ -212,7 +219,7 @@ struct parser {
 	size_t nr_pairs;
 	bool header, end;
 	/* capacities of the image's arrays */
-	size_t cap_devices, cap_volumes, cap_extents, cap_switches, cap_paths,
+	size_t cap_devices, cap_volumes, cap_extents, cap_stripes, cap_switches, cap_paths,
 	       cap_thin_pools, cap_thins, cap_origins, cap_tags;
 };
 
@@ -495,6 +502,24 @@ static int parse_extent(struct parser *ps)
 	return r;
 }
 
+static int parse_stripe(struct parser *ps)
+{
+	struct stripe_rec *s = ADD(ps, stripes, nr_stripes, cap_stripes);
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = get_id(ps, "volume", &s->volume);
+	if (!r)
+		r = get_u32(ps, "stripes", 128, &s->stripes);
+	if (!r)
+		r = get_u32(ps, "stripe_size", UINT32_MAX, &s->stripe_size);
+	if (!r && (s->stripes < 2 || s->stripe_size < 4096 ||
+		   (s->stripe_size & (s->stripe_size - 1))))
+		r = bad(ps, "bad stripes=%u stripe_size=%u", s->stripes, s->stripe_size);
+	return r;
+}
+
 /* "aa*128.55" into *out (malloc'ed), at most @max bytes. */
 static int parse_table(struct parser *ps, const char *s, size_t max, uint8_t **out,
 		       size_t *len)
@@ -699,6 +724,7 @@ static const struct {
 	{ "device", parse_device },
 	{ "volume", parse_volume },
 	{ "extent", parse_extent },
+	{ "stripe", parse_stripe },
 	{ "switch", parse_switch },
 	{ "path", parse_path },
 	{ "thin_pool", parse_thin_pool },
@@ -799,6 +825,8 @@ static int check_refs(struct parser *ps)
 			r = bad(ps, "an extent of volume %" PRId64 " lies outside device '%s'",
 				e->volume, d->name);
 	}
+	for (size_t i = 0; i < m->nr_stripes && !r; i++)
+		r = check_kind(ps, "a stripe", m->stripes[i].volume, "linear");
 	for (size_t i = 0; i < m->nr_switches && !r; i++)
 		r = check_kind(ps, "a switch", m->switches[i].volume, "switch");
 	for (size_t i = 0; i < m->nr_switch_paths && !r; i++) {

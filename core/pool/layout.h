@@ -5,9 +5,12 @@
  * `restore-layout` and `recover` read back.
  *
  * The layout is every record of the pool but the thin maps: the pool's
- * uuid, devices, volumes and their extents, switch volumes with their
- * paths and region tables, thin pools with their policies, thin volumes
- * (pool, snapshot origin, external origin), and the tags of all of them.  A thin volume's map is not in
+ * uuid, devices, volumes and their extents, striped volumes' stripe count
+ * and chunk size (their extents carry the stripe in their seq: records.h;
+ * a layout written before stripes has no stripe record and still
+ * parses), switch volumes with their paths and region tables, thin pools
+ * with their policies, thin volumes (pool, snapshot origin, external
+ * origin), and the tags of all of them.  A thin volume's map is not in
  * it (it may be millions of pages, and changes on every commit): `dump`
  * keeps maps, and a layout alone brings a thin volume back only where its
  * map still exists.
@@ -22,6 +25,7 @@
  *   device id=1 name=d0 uuid=UUID size=268435456 path=/srv/d0.img
  *   volume id=2 name=lv1 kind=linear size=67108864 created=... modified=0 read_only=0 active=1
  *   extent volume=2 seq=0 device=1 offset=1048576 length=67108864
+ *   stripe volume=6 stripes=2 stripe_size=65536
  *   switch volume=3 region_size=65536 regions=1024 paths=2 entry_bits=1 table=aa*128
  *   path volume=3 idx=0 device=1 offset=68157440
  *   thin_pool volume=4 block_size=65536 zero=1 when_full=error wait_seconds=0 ...

@@ -260,6 +260,13 @@ struct pool_linear_spec {
 	size_t nr_on;
 	bool read_only;
 	unsigned int mirrors;		/* extra copies, each on devices of its own */
+	/*
+	 * pool_create_striped's (0 for pool_create_linear): stripes over
+	 * this many devices (2..16), in chunks of stripe_size bytes (a power
+	 * of two from 4 KiB); by size, never segments.
+	 */
+	uint32_t stripes;
+	uint32_t stripe_size;
 };
 
 struct pool_switch_path {
@@ -338,6 +345,9 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 		     const char *to_device, struct pool_error *err);
 int pool_create_linear(struct pool *p, const struct pool_linear_spec *s,
 		       struct volume_rec *out, struct pool_error *err);
+/* A striped linear volume (dm-stripe, lvcreate -i -I; pool_stripe.c). */
+int pool_create_striped(struct pool *p, const struct pool_linear_spec *s,
+			struct volume_rec *out, struct pool_error *err);
 int pool_create_switch(struct pool *p, const struct pool_switch_spec *s,
 		       struct volume_rec *out, struct pool_error *err);
 int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
@@ -376,6 +386,18 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 		char *const *on, size_t nr_on, struct volume_rec *out,
 		struct pool_error *err);
 /*
+ * Shrinks volume @name to @size bytes (lvreduce): 0 < @size < its size,
+ * a multiple of 4 KiB (a striped volume rounds it up to whole rows); the
+ * bytes past it are lost.  Refused (-EBUSY) while a file on it is open,
+ * which it stays closed to meanwhile; refused for a read-only volume, one
+ * that a thin volume reads as its origin, and kinds that cannot shrink
+ * (-EOPNOTSUPP: switch volumes, thin pools).  Linear and striped volumes
+ * free their extents past it, thin volumes unmap their blocks there.
+ * Fills @out with the result.
+ */
+int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_rec *out,
+		struct pool_error *err);
+/*
  * The life cycle of a volume (pool_volume.c), online.  Rename: open
  * files keep working; the new name shows in the mount at once.
  * Read-only: writes in flight finish, later writes and discards fail with
@@ -405,7 +427,8 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
  * (-ENOSPC where there is no room); a smaller one is refused (-EPERM:
- * volumes only grow, and mapperctl says why); a read-only one -EROFS.
+ * a file only grows, and the message says that pool_reduce shrinks); a
+ * read-only one -EROFS.
  * Volume @id as the mount shows it.
  */
 int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err);
@@ -637,6 +660,8 @@ struct pool_volume_info {
 	bool has_usage;
 	uint64_t mapped_bytes, exclusive_bytes, shared_bytes;
 	uint32_t block_size;		/* a thin pool's, bytes; 0 for other kinds */
+	uint32_t stripes;		/* a striped volume's stripes, or 0 */
+	uint32_t stripe_size;		/* its chunk size in bytes, or 0 */
 	char when_full[24];		/* a thin pool's "error" or "wait:SECONDS", or "" */
 	struct tags tags;		/* a copy, freed by pool_volume_infos_release() */
 };

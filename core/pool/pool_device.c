@@ -459,23 +459,75 @@ out_unlock:
 
 /* ---- remove --------------------------------------------------------------- */
 
+static int by_id(const void *a, const void *b)
+{
+	int64_t x = (*(struct pool_volume *const *)a)->rec.id;
+	int64_t y = (*(struct pool_volume *const *)b)->rec.id;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * The volume whose extent or placed switch path lies on @d in *out, or
- * NULL.  0 or -ENOMEM.
+ * The distinct volumes whose extents or placed switch paths lie on @d, in
+ * *out (malloc'ed, by id), how many in *nr.  0 or -ENOMEM.
  */
-static int user_of(struct pool *p, const struct pool_device *d, struct pool_volume **out)
+static int users_of(struct pool *p, const struct pool_device *d, struct pool_volume ***out,
+		    size_t *nr)
 {
 	struct extent_rec *used;
-	size_t nr;
+	size_t n;
 
-	*out = NULL;
-	if (pool_used(p, NULL, 0, &used, &nr))
+	*nr = 0;
+	if (pool_used(p, NULL, 0, &used, &n))
 		return -ENOMEM;
-	for (size_t i = 0; i < nr && !*out; i++)
-		if (used[i].device == d->rec.id)
-			*out = pool_volume_by_id(p, used[i].volume);
+	*out = calloc(n + 1, sizeof(**out));
+	for (size_t i = 0; *out && i < n; i++) {
+		struct pool_volume *v = used[i].device == d->rec.id ?
+					pool_volume_by_id(p, used[i].volume) : NULL;
+		size_t k = 0;
+
+		while (v && k < *nr && (*out)[k] != v)
+			k++;
+		if (v && k == *nr)
+			(*out)[(*nr)++] = v;
+	}
 	free(used);
+	if (!*out)
+		return -ENOMEM;
+	qsort(*out, *nr, sizeof(**out), by_id);
 	return 0;
+}
+
+/*
+ * "device 'd' is in use by volume 'a'", or by every user, counted:
+ * "by 3 volumes: 'a', 'b' and thin pool 'tp'"; names that do not fit
+ * are counted ("and 12 more").
+ */
+static int refuse_in_use(struct pool_error *err, const char *name, struct pool_volume **v,
+			 size_t n)
+{
+	char list[POOL_ERROR_LEN - 96] = "";
+	size_t len = 0, shown = 0;
+
+	for (; shown < n; shown++) {
+		const char *noun = strcmp(v[shown]->type->noun, "volume") ? v[shown]->type->noun : "";
+		int w = snprintf(list + len, sizeof(list) - len, "%s%s%s'%s'",
+				 !shown ? "" : shown + 1 == n ? " and " : ", ", noun, *noun ? " " : "",
+				 v[shown]->rec.name);
+
+		if (w < 0 || (size_t)w >= sizeof(list) - len - 24) {
+			list[len] = 0;
+			break;
+		}
+		len += (size_t)w;
+	}
+	if (n == 1)
+		return pool_fail(err, -EBUSY, "device '%s' is in use by %s%s", name,
+				 *list == '\'' ? "volume " : "", list);
+	if (shown < n)
+		return pool_fail(err, -EBUSY, "device '%s' is in use by %zu volumes: %s and %zu more",
+				 name, n, list, n - shown);
+	return pool_fail(err, -EBUSY, "device '%s' is in use by %zu volumes: %s", name, n, list);
 }
 
 static int record_removal(struct pool *p, void *arg)
@@ -497,9 +549,9 @@ static void wipe_label(struct pool *p, struct pool_device *d)
 
 int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 {
-	struct pool_volume *user;
+	struct pool_volume **users = NULL;
 	struct pool_device *d;
-	size_t i;
+	size_t i, nr_users = 0;
 	int r;
 
 	dev_lock(p);
@@ -507,13 +559,13 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	d = pool_device_by_name(p, name);
 	if (!d)
 		r = pool_fail(err, -ENOENT, "no device '%s'", name);
-	else if (user_of(p, d, &user))
+	else if (users_of(p, d, &users, &nr_users))
 		r = pool_fail(err, -ENOMEM, "out of memory");
-	else if (user)
-		r = pool_fail(err, -EBUSY, "device '%s' is in use by volume '%s'", name,
-			      user->rec.name);
+	else if (nr_users)
+		r = refuse_in_use(err, name, users, nr_users);
 	else
 		r = pool_record(p, "unregister the device", record_removal, d, err);
+	free(users);
 	if (!r) {	/* publish */
 		for (i = 0; p->devs[i] != d; i++)
 			;

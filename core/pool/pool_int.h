@@ -56,6 +56,7 @@ struct pool_volume {
 		struct {		/* linear, mirrored */
 			char *new_log;	/* its log's name until recorded, or NULL */
 		} mirror;
+		struct stripe_rec stripe;	/* linear, striped (pool_stripe.c) */
 		struct {		/* switch */
 			struct switch_rec rec;
 			struct switch_path_rec *paths;
@@ -188,8 +189,9 @@ int pool_volume_get(struct pool *p, const char *name,
 /*
  * A mirrored volume's extents are numbered leg by leg: leg k's from
  * k * POOL_LEG_SEQ on (pool_mirror.c).  A volume of one leg is leg 0.
+ * Below it, a striped volume's stripes (records.h: STRIPE_SEQ_SHIFT).
  */
-#define POOL_LEG_SEQ	(1u << 24)
+#define POOL_LEG_SEQ	(1u << 28)
 /*
  * Where a volume being moved off a device (pool_move.c) is going: pieces
  * numbered POOL_MOVE_SEQ + (source device id << 16) + i, in volume order,
@@ -203,7 +205,7 @@ static inline unsigned int pool_extent_leg(const struct extent_rec *e)
 {
 	if (e->seq >= POOL_PLACED_SEQ)
 		return 0;
-	return e->seq >= POOL_MOVE_SEQ ? POOL_LEG_MOVE : e->seq / POOL_LEG_SEQ;
+	return e->seq >= POOL_MOVE_SEQ ? POOL_LEG_MOVE : e->seq / POOL_LEG_SEQ % 4;
 }
 
 static inline int64_t pool_move_source(const struct extent_rec *e)
@@ -458,6 +460,41 @@ int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
 /* Records the planned extents and @v's new @size in one transaction. */
 int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,
 			const struct extent_plan *plan, struct pool_error *err);
+
+/* ---- shrinking (pool_reduce.c) ---------------------------------------- */
+
+/*
+ * What reducing does to a volume's extents: each entry names one extent
+ * (volume, seq) and its new length, 0 for an extent that goes.
+ */
+struct extent_cut {
+	struct extent_rec *v;		/* malloc'ed */
+	size_t nr;
+};
+
+/*
+ * Plans keeping the first @keep bytes of the extents @e[0..n) (in seq
+ * order, as one run): the one that straddles @keep is shortened, those
+ * after it go.  Appends to @c.  0 or -ENOMEM.
+ */
+int pool_cut_plan(const struct extent_rec *e, size_t n, uint64_t keep, struct extent_cut *c);
+/*
+ * @e[0..n) with @c applied (lengths changed, extents gone dropped), in a
+ * malloc'ed *out.  0 or -ENOMEM.
+ */
+int pool_cut_apply(const struct extent_rec *e, size_t n, const struct extent_cut *c,
+		   struct extent_rec **out, size_t *nr);
+/* Records @c and @v's new @size in one transaction (pool_record). */
+int pool_cut_record(struct pool *p, struct pool_volume *v, uint64_t size,
+		    const struct extent_cut *c, struct pool_error *err);
+/* Shows the committed @c in the model: the space is free at once.  Cannot fail. */
+void pool_cut_publish(struct pool *p, const struct extent_cut *c);
+/* linear_type's reduce hook. */
+int pool_linear_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		       struct pool_error *err);
+/* thin_type's reduce hook (pool_thin_reduce.c). */
+int pool_thin_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		     struct pool_error *err);
 
 /* Adds "segments": [{device, offset, length}] for @v's extents. */
 void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j);

@@ -224,7 +224,7 @@ static int load_volumes(struct pool *p, const struct pool_meta_image *img,
 		return pool_fail(err, -ENOMEM, "out of memory");
 	pool_extents_publish(p, img->extents, img->nr_extents);
 	for (size_t i = 0; i < img->nr_volumes; i++) {
-		const struct target_type *type = target_type_find(img->volumes[i].kind);
+		const struct target_type *type = target_type_load(&img->volumes[i], img);
 		struct pool_volume *v = pool_volume_new(&img->volumes[i],
 							type ? type : &linear_type);
 

@@ -401,6 +401,7 @@ struct target_type linear_type = {
 	.build_order = 1,
 	.build = linear_build,
 	.extend = linear_extend,
+	.reduce = pool_linear_reduce,
 	.check = linear_check,
 	.remove = linear_remove,
 	.status = linear_status,

@@ -13,6 +13,7 @@ void pool_meta_image_release(struct pool_meta_image *img)
 	free(img->devices);
 	free(img->volumes);
 	free(img->extents);
+	free(img->stripes);
 	free(img->switches);
 	free(img->switch_paths);
 	free(img->thin_pools);

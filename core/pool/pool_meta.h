@@ -52,6 +52,8 @@ struct pool_meta_image {
 	size_t nr_volumes;
 	struct extent_rec *extents;
 	size_t nr_extents;
+	struct stripe_rec *stripes;	/* striped linear volumes */
+	size_t nr_stripes;
 	struct switch_rec *switches;
 	size_t nr_switches;
 	struct switch_path_rec *switch_paths;
@@ -109,11 +111,19 @@ struct pool_meta_ops {
 	/* Deletes volume @volume's extents numbered [@first, @last]. */
 	int (*extent_delete)(struct pool_meta *m, int64_t volume, uint32_t first,
 			     uint32_t last);
+	/* Sets the length of extent @seq of @volume (reduce, a switch path that grows). */
+	int (*extent_set_length)(struct pool_meta *m, int64_t volume, uint32_t seq,
+				 uint64_t length);
+	/* The stripe row of a striped linear volume (inserted already). */
+	int (*stripe_insert)(struct pool_meta *m, const struct stripe_rec *s);
 	int (*switch_insert)(struct pool_meta *m, const struct switch_rec *sw,
 			     const struct switch_path_rec *paths, const void *table,
 			     size_t len);
 	int (*switch_table_set)(struct pool_meta *m, int64_t volume,
 				const void *table, size_t len);
+	/* A switch volume's new region count and its table (extend). */
+	int (*switch_resize)(struct pool_meta *m, int64_t volume, uint64_t nr_regions,
+			     const void *table, size_t len);
 	int (*thin_pool_insert)(struct pool_meta *m, const struct thin_pool_rec *p);
 	/* Writes every policy but the block size: all that change can set. */
 	int (*thin_pool_update)(struct pool_meta *m, const struct thin_pool_rec *p);

@@ -56,8 +56,8 @@ static bool is_thin_pool(const struct volume_rec *v)
 }
 
 /*
- * Records @l's volumes for which @take says yes: rows, extents, switch
- * tables and paths, thin pool rows, thin rows and origins.
+ * Records @l's volumes for which @take says yes: rows, extents, stripe
+ * rows, switch tables and paths, thin pool rows, thin rows and origins.
  */
 static int record_volumes(struct pool_meta *m, const struct layout *l,
 			  bool (*take)(const struct volume_rec *v))
@@ -72,6 +72,9 @@ static int record_volumes(struct pool_meta *m, const struct layout *l,
 	for (size_t i = 0; i < img->nr_extents && !r; i++)
 		if (take(layout_volume(img, img->extents[i].volume)))
 			r = o->extent_insert(m, &img->extents[i]);
+	for (size_t i = 0; i < img->nr_stripes && !r; i++)
+		if (take(layout_volume(img, img->stripes[i].volume)))
+			r = o->stripe_insert(m, &img->stripes[i]);
 	for (size_t i = 0; i < img->nr_switches && !r; i++) {
 		const struct switch_rec *sw = &img->switches[i];
 		size_t first = 0;

@@ -12,6 +12,13 @@
  * hook: nothing is allocated or placed over it, and check finds what
  * overlaps it).  A new table maps region r to path r % N.
  *
+ * Extending grows every path in place by whole regions: the bytes after
+ * each path's end, on its device, must be free (or the device must have
+ * them: a path placed by hand), since byte x of the volume is byte
+ * OFFSET + x of every path; the new regions go to the paths round-robin,
+ * r % N as at create.  An owned path's extent grows with it.  There is
+ * no moving a path: one without room is refused, naming its device.
+ *
  * switch-map stages the whole message on a private copy of the live
  * table (switch_msg.h); only if every argument was good is the copy
  * recorded, in one transaction, and then published word by word into the
@@ -467,6 +474,184 @@ int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 	return r;
 }
 
+/* ---- extend --------------------------------------------------------------- */
+
+/*
+ * The owner of what lies in [off, off + len) of device @dev among @used
+ * and @planned, or NULL; a planned range at the same place (another path
+ * over the same bytes: multipath) is no obstacle.
+ */
+static struct pool_volume *in_the_way(struct pool *p, const struct extent_rec *used, size_t nr,
+				      int64_t dev, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (used[i].device == dev && used[i].dev_offset < off + len &&
+		    off < used[i].dev_offset + used[i].length &&
+		    !(used[i].volume == 0 && used[i].dev_offset == off))
+			return pool_volume_by_id(p, used[i].volume);
+	return NULL;
+}
+
+/* The extent that path @sp owns, or NULL (placed by hand). */
+static const struct extent_rec *owned_extent(struct pool *p, const struct pool_volume *v,
+					     const struct switch_path_rec *sp)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+
+	for (size_t k = 0; k < n; k++)
+		if (e[k].device == sp->device && e[k].dev_offset == sp->dev_offset)
+			return &e[k];
+	return NULL;
+}
+
+/* Plans extent @e's new @length in @grow.  0 or -ENOMEM. */
+static int grow_push(struct extent_cut *grow, const struct extent_rec *e, uint64_t length)
+{
+	struct extent_rec *v = realloc(grow->v, (grow->nr + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v[grow->nr] = *e;
+	v[grow->nr++].length = length;
+	grow->v = v;
+	return 0;
+}
+
+/*
+ * Checks that every path can grow from @v's size to @size on its device,
+ * and plans the owned paths' new lengths in @grow.
+ */
+static int plan_paths(struct pool *p, struct pool_volume *v, uint64_t size,
+		      struct extent_cut *grow, struct pool_error *err)
+{
+	uint32_t nr_paths = v->sw.rec.nr_paths;
+	uint64_t more = size - v->rec.size;
+	struct extent_rec *used, *all;
+	char want[SIZE_STR_LEN];
+	size_t nr;
+	int r = 0;
+
+	if (pool_used(p, NULL, 0, &used, &nr))
+		return pool_fail(err, -ENOMEM, "out of memory");
+	all = realloc(used, (nr + nr_paths + 1) * sizeof(*all));
+	if (!all) {
+		free(used);
+		return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; !r && i < nr_paths; i++) {
+		const struct switch_path_rec *sp = &v->sw.paths[i];
+		struct pool_device *d = pool_device_by_id(p, sp->device);
+		uint64_t off = sp->dev_offset + v->rec.size;
+		const struct extent_rec *own = owned_extent(p, v, sp);
+		struct pool_volume *other;
+
+		format_size(more, want);
+		if (!d || !d->dev)
+			r = pool_fail(err, -ENODEV, "path %u's device is failed or missing", i);
+		else if (off > d->rec.size || more > d->rec.size - off)
+			r = pool_fail(err, -ENOSPC, "path %u of '%s' cannot grow by %s: device '%s' ends before",
+				      i, v->rec.name, want, d->rec.name);
+		else if ((other = in_the_way(p, all, nr, d->rec.id, off, more)))
+			r = pool_fail(err, -ENOSPC, "path %u of '%s' cannot grow by %s: on device '%s' %s '%s' lies right after it",
+				      i, v->rec.name, want, d->rec.name, other->type->noun,
+				      other->rec.name);
+		else if (own && grow_push(grow, own, size))
+			r = pool_fail(err, -ENOMEM, "out of memory");
+		all[nr++] = (struct extent_rec){ 0, i, sp->device, off, more };
+	}
+	free(all);
+	return r;
+}
+
+/* @live grown to @nr_regions: the old regions as they are, new ones round-robin. */
+static int grown_table(const struct switch_table *live, uint64_t nr_regions,
+		       struct switch_table **out)
+{
+	int r = switch_table_create(nr_regions, live->nr_paths, out);
+
+	if (r)
+		return r;
+	for (uint64_t i = 0; i < nr_regions; i++)
+		switch_table_set(*out, i, i < live->nr_regions ? switch_table_get(live, i)
+							       : (unsigned int)(i % live->nr_paths));
+	return 0;
+}
+
+struct switch_growth {
+	const struct pool_volume *v;
+	uint64_t size, nr_regions;
+	const struct extent_cut *grow;
+	uint8_t *blob;
+	size_t len;
+};
+
+static int record_switch_growth(struct pool *p, void *arg)
+{
+	const struct switch_growth *g = arg;
+	const struct pool_meta_ops *m = p->meta->ops;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < g->grow->nr; i++)
+		r = m->extent_set_length(p->meta, g->grow->v[i].volume, g->grow->v[i].seq,
+					 g->grow->v[i].length);
+	if (!r)
+		r = m->switch_resize(p->meta, g->v->rec.id, g->nr_regions, g->blob, g->len);
+	return r ? r : m->volume_set_size(p->meta, g->v->rec.id, g->size);
+}
+
+static int switch_extend(struct pool *p, struct pool_volume *v, uint64_t size,
+			 char *const *on, size_t nr_on, struct pool_error *err)
+{
+	uint64_t rs = v->sw.rec.region_size;
+	struct switch_growth g = { .v = v };
+	struct extent_cut grow = { 0 };
+	struct switch_table *next = NULL;
+	int r;
+
+	(void)on;
+	if (nr_on)
+		return pool_fail(err, -EINVAL, "--on does not apply to switch volume '%s': its paths grow where they are",
+				 v->rec.name);
+	if (size > (uint64_t)INT64_MAX - rs)
+		return pool_fail(err, -ERANGE, "the size is too large");
+	g.size = (size + rs - 1) / rs * rs;	/* by whole regions */
+	g.nr_regions = g.size / rs;
+	g.grow = &grow;
+	if (g.nr_regions > SWITCH_REGIONS_MAX)
+		return pool_fail(err, -E2BIG, "%llu regions are too many (at most %llu)",
+				 (unsigned long long)g.nr_regions,
+				 (unsigned long long)SWITCH_REGIONS_MAX);
+	r = plan_paths(p, v, g.size, &grow, err);
+	if (!r && grown_table(switch_table_of(v->served->target), g.nr_regions, &next))
+		r = pool_fail(err, -ENOMEM, "out of memory");
+	if (!r) {
+		g.len = next->nr_words * 8;
+		g.blob = malloc(g.len);
+		if (!g.blob)
+			r = pool_fail(err, -ENOMEM, "out of memory");
+		else
+			switch_table_export(next, g.blob);
+	}
+	if (!r)
+		r = pool_record(p, "record the new size", record_switch_growth, &g, err);
+	if (!r) {
+		/* The table covers the new size before the size shows. */
+		if (switch_set_table(v->served->target, next))
+			pool_volume_failed(v, "out of memory while growing its region table");
+		else
+			atomic_store(&v->served->size, g.size);
+		v->sw.rec.nr_regions = g.nr_regions;
+		v->rec.size = g.size;
+		pool_cut_publish(p, &grow);	/* the owned paths' new lengths */
+		pool_stale_file(p, v->rec.id);
+	}
+	switch_table_destroy(next);
+	free(g.blob);
+	free(grow.v);
+	return r;
+}
+
 /* ---- status --------------------------------------------------------------- */
 
 static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
@@ -559,6 +744,7 @@ struct target_type switch_type = {
 	.build_order = 1,
 	.attach = switch_attach,
 	.build = switch_build,
+	.extend = switch_extend,
 	.check = switch_check,
 	.placed = switch_placed,
 	.status = switch_status,

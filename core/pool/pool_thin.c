@@ -2278,6 +2278,7 @@ struct target_type thin_type = {
 	.attach = thin_attach,
 	.build = thin_build,
 	.extend = thin_extend,
+	.reduce = pool_thin_reduce,
 	.remove = thin_remove_volume,
 	.check = thin_check,
 	.failing = thin_failing,

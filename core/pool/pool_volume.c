@@ -14,8 +14,9 @@
  * inactive thin volume still counts its blocks in its pool, can be
  * snapshotted, rolled back to, or read as an external origin.
  *
- * Remove and extend are here too, as the checks every kind shares (no
- * volume reads the one removed as its origin; a new size is larger)
+ * Remove, extend and reduce are here too, as the checks every kind
+ * shares (no volume reads the one removed or shrunk as its origin; a new
+ * size is larger, or smaller; nobody has a volume open while it shrinks)
  * around the kind's own hook, which does the work.
  */
 #include "pool_int.h"
@@ -158,8 +159,8 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *
 	else if (v->rec.read_only)
 		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
 	else if (size < v->rec.size)
-		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s", v->rec.name,
-			      format_size(v->rec.size, cur));
+		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s by a truncate: 'mapperctl reduce' shrinks a closed volume",
+			      v->rec.name, format_size(v->rec.size, cur));
 	else
 		r = v->type->extend(p, v, size, NULL, 0, err);
 	if (!r)
@@ -220,7 +221,7 @@ void pool_record_times(struct pool *p)
 	pool_admin_unlock(p);
 }
 
-/* ---- remove and extend: the kind does the work ------------------------ */
+/* ---- remove, extend and reduce: the kind does the work ----------------- */
 
 /* The thin volume that reads @v as its external origin, or NULL. */
 static struct pool_volume *origin_user(struct pool *p, const struct pool_volume *v)
@@ -279,6 +280,61 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 			*out = v->rec;
 		log_info("extended volume '%s' to %s", name, format_size(v->rec.size, cur));
 	}
+	pool_admin_unlock(p);
+	return r;
+}
+
+/* Refuses shrinking @v to @size for what every kind shares. */
+static int check_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+			struct pool_error *err)
+{
+	struct pool_volume *user = origin_user(p, v);
+	char cur[SIZE_STR_LEN];
+
+	if (!size || size >= v->rec.size)
+		return pool_fail(err, -EINVAL, "the new size must be smaller than %s and larger than 0",
+				 format_size(v->rec.size, cur));
+	if (size % 4096)
+		return pool_fail(err, -EINVAL, "the new size is not a multiple of 4 KiB");
+	if (user)
+		return pool_fail(err, -EBUSY, "volume '%s' is the origin of thin volume '%s'",
+				 v->rec.name, user->rec.name);
+	if (v->rec.read_only)
+		return pool_fail(err, -EROFS, "volume '%s' is read-only (see 'mapperctl set --read-write')",
+				 v->rec.name);
+	return 0;
+}
+
+int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_rec *out,
+		struct pool_error *err)
+{
+	char cur[SIZE_STR_LEN];
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (!r && v->type->served)
+		r = check_reduce(p, v, size, err);
+	if (r)
+		goto out;
+	if (!v->served) {	/* a thin pool: its kind refuses */
+		r = v->type->reduce(p, v, size, err);
+		goto out;
+	}
+	/* Nobody reads or writes it meanwhile, nor opens it. */
+	if (volume_hold_alone(v->served)) {
+		r = pool_fail(err, -EBUSY, "volume '%s' is busy (open)", name);
+		goto out;
+	}
+	r = v->type->reduce(p, v, size, err);
+	volume_unhold_alone(v->served);
+	if (!r) {
+		if (out)
+			*out = v->rec;
+		log_info("reduced volume '%s' to %s", name, format_size(v->rec.size, cur));
+	}
+out:
 	pool_admin_unlock(p);
 	return r;
 }

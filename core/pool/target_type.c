@@ -2,7 +2,9 @@
  * core/pool/target_type.c: the registry of target types.
  *
  * Each kind defines its table in its own file (pool_linear.c,
- * pool_switch.c, pool_thin.c) with only the hooks it has; registering
+ * pool_stripe.c, pool_switch.c, pool_thin.c) with only the hooks it has;
+ * a kind that refines another of the same stored name (striped, of
+ * linear) claims its volumes when they load.  Registering
  * fills the missing hooks with defaults, once, before the first pool
  * opens, so the service calls every hook without looking first.
  */
@@ -26,6 +28,14 @@ static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	(void)p, (void)size, (void)on, (void)nr_on;
 	return pool_fail(err, -EOPNOTSUPP, "cannot extend %s volume '%s'", v->type->words,
 			 v->rec.name);
+}
+
+static int no_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
+		     struct pool_error *err)
+{
+	(void)p, (void)size;
+	return pool_fail(err, -EOPNOTSUPP, "cannot shrink %s '%s': not supported for a %s",
+			 v->type->noun, v->rec.name, v->type->words);
 }
 
 static int no_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
@@ -88,7 +98,7 @@ static void no_watch(struct pool *p, struct pool_volume *v)
 }
 
 static struct target_type *const registry[] = {
-	&thin_pool_type, &linear_type, &switch_type, &thin_type,
+	&thin_pool_type, &striped_type, &linear_type, &switch_type, &thin_type,
 };
 
 #define NR_TYPES	(sizeof(registry) / sizeof(registry[0]))
@@ -110,6 +120,8 @@ static void register_types(void)
 			t->attach = no_attach;
 		if (!t->extend)
 			t->extend = no_extend;
+		if (!t->reduce)
+			t->reduce = no_reduce;
 		if (!t->remove)
 			t->remove = pool_remove_records;
 		if (!t->check)
@@ -144,7 +156,18 @@ const struct target_type *target_type_find(const char *name)
 {
 	target_types_register();
 	for (size_t i = 0; i < NR_TYPES; i++)
-		if (!strcmp(registry[i]->name, name))
+		if (!registry[i]->claims && !strcmp(registry[i]->name, name))
 			return registry[i];
 	return NULL;
+}
+
+const struct target_type *target_type_load(const struct volume_rec *rec,
+					   const struct pool_meta_image *img)
+{
+	target_types_register();
+	for (size_t i = 0; i < NR_TYPES; i++)
+		if (registry[i]->claims && !strcmp(registry[i]->name, rec->kind) &&
+		    registry[i]->claims(rec, img))
+			return registry[i];
+	return target_type_find(rec->kind);
 }

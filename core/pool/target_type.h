@@ -23,6 +23,7 @@
 
 struct extent_rec;
 struct json;
+struct volume_rec;
 struct pool;
 struct pool_check;
 struct pool_meta_image;
@@ -47,6 +48,13 @@ struct target_type {
 	 */
 	unsigned int build_order;
 
+	/*
+	 * A type that refines another of the same stored name (a striped
+	 * volume is stored as "linear" with a stripe row): whether the volume
+	 * @rec of the store's image @img is of this type.  Default: NULL, the
+	 * type of every volume of its name that no refining type claims.
+	 */
+	bool (*claims)(const struct volume_rec *rec, const struct pool_meta_image *img);
 	/* Takes the kind's rows for @v from the store's image.  Default: none. */
 	int (*attach)(struct pool_volume *v, const struct pool_meta_image *img);
 	/*
@@ -60,6 +68,14 @@ struct target_type {
 	 */
 	int (*extend)(struct pool *p, struct pool_volume *v, uint64_t size,
 		      char *const *on, size_t nr_on, struct pool_error *err);
+	/*
+	 * Shrinks @v to @size bytes (0 < @size < its size, a multiple of
+	 * 4 KiB), which nobody has open (the caller holds it alone): the
+	 * whole change, validate, record, publish; the bytes past @size are
+	 * lost.  Default: refused.
+	 */
+	int (*reduce)(struct pool *p, struct pool_volume *v, uint64_t size,
+		      struct pool_error *err);
 	/*
 	 * Deletes @v: records, then memory (pool_volume_forget).  Default:
 	 * stop serving it (refused while open), delete its records, forget.
@@ -128,7 +144,16 @@ void target_types_register(void);
 /* The type named @name, or NULL. */
 const struct target_type *target_type_find(const char *name);
 
+/*
+ * The type of volume @rec loaded from the store's image @img: a refining
+ * type that claims it, else the type named by its kind; NULL if none.
+ */
+const struct target_type *target_type_load(const struct volume_rec *rec,
+					   const struct pool_meta_image *img);
+
 /* The types, defined in their own files; registered, they are complete. */
 extern struct target_type linear_type, switch_type, thin_type, thin_pool_type;
+/* A linear volume with a stripe row, stored as kind "linear": it claims it. */
+extern struct target_type striped_type;
 
 #endif

@@ -886,6 +886,35 @@ int thin_resize(struct target *t, uint64_t size, int64_t dir)
 	return r;
 }
 
+int thin_shrink(struct target *t, uint64_t size, int64_t dir)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	uint32_t slots = thin_dir_slots((size + block_size(p) - 1) >> p->block_shift);
+	struct thin_dir *d, *nd;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	nd = d ? thin_dir_new(dir, slots < d->nr ? slots : d->nr) : NULL;
+	if (!nd) {
+		pthread_mutex_unlock(&p->lock);
+		return d ? -ENOMEM : -ENOENT;
+	}
+	for (uint32_t i = 0; i < nd->nr; i++) {
+		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
+
+		if (l)
+			atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+		atomic_init(&nd->leaf[i], l);
+	}
+	p->nr_dirs++;
+	rcu_publish(th->dir, nd);
+	r = thin_pool_put_dir(p, d);	/* leaves past the end go with it if it was alone */
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
 int thin_rollback(struct target *t, struct target *from)
 {
 	struct thin *th = to_thin(t), *f = to_thin(from);

@@ -74,6 +74,14 @@ int thin_remove(struct target *t);
  * (recorded by the caller from thin_dir_record).  0, -ENOMEM.
  */
 int thin_resize(struct target *t, uint64_t size, int64_t dir);
+/*
+ * Gives @t a copy of its map cut to the slots @size bytes need, under
+ * directory @dir (recorded by the caller from thin_dir_record): reduce,
+ * once the blocks past @size are unmapped.  Leaves past it lose @t's
+ * reference, and go at the next commit if no other map holds them.
+ * Takes the pool lock.  0, -ENOMEM.
+ */
+int thin_shrink(struct target *t, uint64_t size, int64_t dir);
 
 /*
  * Gives thin volume @t a read-only external origin: blocks it has not

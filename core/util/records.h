@@ -51,6 +51,24 @@ struct extent_rec {
 	uint64_t length;		/* bytes */
 };
 
+/*
+ * A striped linear volume (dm-stripe): its extents interleaved over
+ * @stripes stripes in chunks of @stripe_size bytes.  Which stripe an
+ * extent belongs to is in its seq: stripe k's extents are numbered
+ * (k << STRIPE_SEQ_SHIFT) + j, j from 0 in the stripe's order, so that
+ * the volume's extents by seq are stripe 0's, then stripe 1's ...
+ *
+ * An extent's seq, bit by bit: 0-23 its place in its run, 24-27 its
+ * stripe, 28-29 its mirror leg, 30 a move's piece, 31 a switch path placed
+ * by hand (core/pool/pool_int.h has the last three).
+ */
+#define STRIPE_SEQ_SHIFT	24
+struct stripe_rec {
+	int64_t volume;
+	uint32_t stripes;		/* 2..16 */
+	uint32_t stripe_size;		/* bytes: a power of two, >= 4 KiB */
+};
+
 struct switch_rec {
 	int64_t volume;
 	uint64_t region_size;		/* bytes */

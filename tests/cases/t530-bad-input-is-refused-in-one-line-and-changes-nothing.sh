@@ -118,7 +118,7 @@ refuses 1 "not enough free space for 8.00 MiB on device\(s\) d1" create linear x
 refuses 1 "new size must be larger than 4.00 MiB" extend lin --size 2M
 refuses 1 "not enough free space for" extend lin --size 1T
 refuses 1 "no volume 'nosuch'" extend nosuch --size 1G
-refuses 1 "cannot extend switch volume 'sw'" extend sw --size 8M
+refuses 1 "path 0 of 'sw' cannot grow by 4.00 MiB: device 'd0' ends before" extend sw --size 8M
 refuses 1 "thin pool 'tp' is at most" extend t --size 1048576T
 refuses 1 "--on does not apply to thin volume 't'" extend t --size 32M --on d0
 refuses 1 "size '\+99999999T' is too large|size '99999999T' is too large" extend lin --size +99999999T
@@ -138,7 +138,7 @@ refuses 1 "neither a block device nor a regular file" device add /dev/null
 refuses 1 "file '$T_DIR/exists.img' exists" device add exists.img --create 8M
 refuses 1 "invalid name 'a/b'" device add new.img --create 8M --name a/b
 refuses 1 "--create needs a size larger than zero" device add new.img --create 0
-refuses 1 "device 'd0' is in use by volume 'lin'" device remove d0
+refuses 1 "device 'd0' is in use by 2 volumes: 'lin' and 'sw'" device remove d0
 refuses 1 "no device 'nosuch'" device remove nosuch
 [ ! -e new.img ] || fail "a refused device add left its file behind"
 # Thin pools and thin volumes.

@@ -49,6 +49,9 @@ static void make(struct layout *l)
 					     .length = 8 << 20 };
 	m->extents[1] = (struct extent_rec){ .volume = 4, .device = 3, .dev_offset = 9 << 20,
 					     .length = 16 << 20 };
+	m->nr_stripes = 1;
+	m->stripes = calloc(1, sizeof(*m->stripes));
+	m->stripes[0] = (struct stripe_rec){ .volume = 1, .stripes = 2, .stripe_size = 65536 };
 	m->nr_switches = 1;
 	m->switches = calloc(1, sizeof(*m->switches));
 	m->switches[0] = (struct switch_rec){ .volume = 2, .region_size = 4096,
@@ -117,6 +120,8 @@ START_TEST(every_record_reads_back_as_written)
 	ck_assert_int_eq(b.table_lens[0], TABLE_LEN);
 	ck_assert_mem_eq(b.tables[0], a.tables[0], TABLE_LEN);
 	ck_assert(b.img.thin_pools[0].wait && b.img.thin_pools[0].wait_seconds == 30);
+	ck_assert_uint_eq(b.img.nr_stripes, 1);
+	ck_assert(b.img.stripes[0].stripes == 2 && b.img.stripes[0].stripe_size == 65536);
 	ck_assert_uint_eq(b.img.nr_tags, 2);
 	ck_assert(b.img.tags[1].on == TAG_ON_DEVICE && !strcmp(b.img.tags[1].tag, "fast.ssd"));
 	free(t1);
@@ -156,6 +161,8 @@ START_TEST(bad_text_is_refused_with_its_line)
 	refused(t, "offset=1048576", "offset=4096", "outside device");
 	refused(t, "thin volume=9 pool=4", "thin volume=9 pool=1", "not a thin-pool");
 	refused(t, "table=aa", "table=zz", "bad or oversized table");
+	refused(t, "stripe volume=1 stripes=2", "stripe volume=2 stripes=2", "not a linear");
+	refused(t, "stripe_size=65536", "stripe_size=65537", "bad stripes=2 stripe_size=65537");
 	refused(t, "tag on=volume owner=9", "tag on=volume owner=77", "volume 77");
 	refused(t, "tag=vm", "tag=\"v m\"", "bad tag='v m'");
 	refused(t, "end\n", "volume id=99 name=\"open\nend\n", "unterminated");

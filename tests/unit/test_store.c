@@ -489,6 +489,53 @@ START_TEST(deleting_a_volume_deletes_its_extents)
 }
 END_TEST
 
+START_TEST(extent_length_changes_and_extent_goes_alone)
+{
+	struct device_rec d = device("d0", "/a", 64 * MiB);
+	struct volume_rec v = volume("v", "linear", 3 * MiB);
+	struct extent_rec e, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	for (uint32_t seq = 0; seq < 2; seq++) {
+		e = (struct extent_rec){ v.id, seq, d.id, (1 + 4 * seq) * MiB, 2 * MiB };
+		ck_assert_int_eq(store_extent_insert(s, &e), 0);
+	}
+	ck_assert_int_eq(store_extent_set_length(s, v.id, 0, MiB), 0);
+	ck_assert_int_eq(store_extent_delete(s, v.id, 1, 1), 0);
+	ck_assert_int_eq(store_extent_delete(s, v.id, 1, 1), 0);	/* a range: none left is fine */
+	ck_assert_int_eq(store_extent_set_length(s, v.id, 7, MiB), -ENOENT);
+	ck_assert_int_eq(store_extent_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert_uint_eq(list[0].length, MiB);
+	free(list);
+}
+END_TEST
+
+START_TEST(stripe_row_reads_back_and_goes_with_its_volume)
+{
+	struct volume_rec v = volume("v", "linear", 4 * MiB);
+	struct stripe_rec r, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	r = (struct stripe_rec){ v.id, 4, 65536 };
+	ck_assert_int_eq(store_stripe_insert(s, &r), 0);
+	r.volume = v.id + 1;
+	ck_assert_int_eq(store_stripe_insert(s, &r), -ENOENT);
+	r = (struct stripe_rec){ v.id, 4, 65536 + 4096 };	/* not a power of two */
+	ck_assert_int_lt(store_stripe_insert(s, &r), 0);
+	ck_assert_int_eq(store_stripe_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert(list[0].volume == v.id && list[0].stripes == 4 && list[0].stripe_size == 65536);
+	free(list);
+	ck_assert_int_eq(store_volume_delete(s, v.id), 0);
+	ck_assert_int_eq(store_stripe_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 0);
+}
+END_TEST
+
 static struct tag_rec tag(enum tag_owner on, int64_t owner, const char *name)
 {
 	struct tag_rec t = { .on = on, .owner = owner };
@@ -758,6 +805,8 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, changing_an_unknown_volume_is_enoent);
 	tcase_add_test(rows, volume_ids_are_never_reused);
 	tcase_add_test(rows, empty_pool_lists_nothing);
+	tcase_add_test(rows, extent_length_changes_and_extent_goes_alone);
+	tcase_add_test(rows, stripe_row_reads_back_and_goes_with_its_volume);
 	tcase_add_test(rows, extents_are_listed_by_volume_then_seq);
 	tcase_add_test(rows, duplicate_extent_seq_is_refused);
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
