@@ -18,69 +18,10 @@ add_file_device d0 64M >/dev/null
 mapperctl create thin-pool tp --size 48M >/dev/null
 mapperctl create thin v --pool tp --size 8M >/dev/null
 
-cat >writer.py <<'PY'
-# Writes 64 KiB blocks tagged with a sequence number into the first 128
-# blocks; logs "I seq block" before a write and "A seq" once an fsync
-# covering it returned.  Stops at the first error (the daemon died).
-import os, random, sys
-path, log, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-rnd = random.Random(seed)
-fd = os.open(path, os.O_RDWR)
-out = open(log, "a")
-seq = seed * 1000000
-pending = []
-try:
-    while True:
-        seq += 1
-        b = rnd.randrange(128)
-        out.write("I %d %d\n" % (seq, b)); out.flush()
-        os.pwrite(fd, (b"%020d" % seq) * 3276 + b"\0" * 16, b * 65536)
-        pending.append(seq)
-        if len(pending) >= rnd.randrange(1, 6):
-            os.fsync(fd)
-            for s in pending:
-                out.write("A %d\n" % s)
-            out.flush()
-            pending = []
-except OSError:
-    pass
-PY
-
-cat >verify.py <<'PY'
-# For each block: its content must carry the last acknowledged sequence
-# number written to it, or a later one that was issued to it.
-import sys
-path, log = sys.argv[1], sys.argv[2]
-issued, acked = {}, set()
-for line in open(log):
-    f = line.split()
-    if f[0] == "I":
-        issued[int(f[1])] = int(f[2])
-    elif f[0] == "A":
-        acked.add(int(f[1]))
-per_block = {}
-for s, b in sorted(issued.items()):
-    per_block.setdefault(b, []).append(s)
-bad = 0
-with open(path, "rb") as f:
-    for b, seqs in per_block.items():
-        f.seek(b * 65536)
-        head = f.read(20)
-        got = int(head) if head.strip(b"\0") else 0
-        last_acked = max([s for s in seqs if s in acked], default=None)
-        if last_acked is None:
-            continue
-        allowed = {s for s in seqs if s >= last_acked}
-        if got not in allowed:
-            print("block %d holds %d, want one of %s" % (b, got, sorted(allowed)[:5]))
-            bad += 1
-sys.exit(1 if bad else 0)
-PY
-
 : >acks.log			# a crash before the first write is a round too
 for round in $(seq 1 "$ROUNDS"); do
 	start_daemon
-	python3 writer.py "$MNT/v" acks.log "$round" &
+	python3 "$T_SRC/tests/lib/ack_writer.py" "$MNT/v" acks.log "$round" &
 	writer=$!
 	# Offline, mapperctl would go on without the daemon: stop with it.
 	touch running
@@ -98,7 +39,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
 	wait "$writer" "$snapper" 2>/dev/null || true
 	start_daemon
-	python3 verify.py "$MNT/v" acks.log || fail "round $round: an fsync-acknowledged write was lost"
+	python3 "$T_SRC/tests/lib/ack_verify.py" "$MNT/v" acks.log || fail "round $round: an fsync-acknowledged write was lost"
 	mapperctl check >check.log 2>&1 || { cat check.log >&2; fail "round $round: check failed"; }
 	stop_daemon
 done

@@ -26,19 +26,6 @@ grep -q "2 legs" create.out || fail "create does not say the legs: $(cat create.
 start_daemon
 wait_log "volume 'm': resynced 16 dirty region"
 
-# leg_from_devices VOL LEG: the bytes of leg LEG, off the raw devices.
-leg_from_devices()
-{
-	local dev off len
-
-	mapperctl status "$1" --json |
-		json_get --argjson l "$2" '.mirror.leg_list[$l].segments[] |
-			"\(.device) \(.offset) \(.length)"' >segs
-	while read -r dev off len; do
-		read_raw "$(device_path "$dev")" "$off" "$len"
-	done <segs
-}
-
 head -c $((32 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/m" bs=1M oflag=direct conv=notrunc,fsync status=none
 cmp data "$MNT/m" || fail "the mirror does not read back what was written"

@@ -40,18 +40,6 @@ n=$(tail -c +$((mark + 1)) "$POOL/mapperfs.log" |
 [ "$n" -ge 1 ] && [ "$n" -le 4 ] || fail "resynced $n regions after the kill, want 1 to 4 of 32"
 log "resynced $n of 32 regions after kill -9"
 
-# leg_from_devices VOL LEG: the bytes of leg LEG, off the raw devices.
-leg_from_devices()
-{
-	local dev off len
-
-	mapperctl status "$1" --json |
-		json_get --argjson l "$2" '.mirror.leg_list[$l].segments[] |
-			"\(.device) \(.offset) \(.length)"' >segs
-	while read -r dev off len; do
-		read_raw "$(device_path "$dev")" "$off" "$len"
-	done <segs
-}
 leg_from_devices m 0 >leg0
 leg_from_devices m 1 | cmp - leg0 || fail "the legs differ after the resync"
 mapperctl check >check.out 2>&1 || fail "check: $(cat check.out)"

@@ -503,3 +503,17 @@ vol_from_devices()
 		read_raw "$(device_path "$dev")" "$off" "$len"
 	done <"$T_DIR/.segs"
 }
+
+# leg_from_devices VOL LEG: leg LEG of mirror VOL reassembled on stdout
+# from its raw devices, segment by segment as status lists them.
+leg_from_devices()
+{
+	local dev off len
+
+	mapperctl status "$1" --json |
+		json_get --argjson l "$2" '.mirror.leg_list[$l].segments[] |
+			"\(.device) \(.offset) \(.length)"' >"$T_DIR/.legsegs"
+	while read -r dev off len; do
+		read_raw "$(device_path "$dev")" "$off" "$len"
+	done <"$T_DIR/.legsegs"
+}
