@@ -335,6 +335,15 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 	      struct pool_error *err);
 
 /*
+ * Takes the failed legs of mirror @name back whose devices answer again
+ * (lvchange --refresh): each catches up in the background on the regions
+ * written while it was away.  *readded: legs taken back.  -ENODEV if a
+ * failed leg's device is not open, and none could be taken back.
+ */
+int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
+		 struct pool_error *err);
+
+/*
  * Rebuilds the leg of mirrored volume @name that lies on device
  * @leg_device on new extents carved from device @to_device, online: the
  * old leg is failed in the mirror's log, the store swaps the extents, and

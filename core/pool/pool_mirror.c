@@ -51,6 +51,7 @@ static const char *const leg_states[] = {
 	[MIRROR_LEG_IN_SYNC] = "in-sync",
 	[MIRROR_LEG_FAILED] = "failed",
 	[MIRROR_LEG_REBUILDING] = "rebuilding",
+	[MIRROR_LEG_CATCHING_UP] = "catching-up",
 };
 
 /* ---- plan ------------------------------------------------------------------ */
@@ -564,6 +565,48 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 	return r;
 }
 
+/* ---- refresh ------------------------------------------------------------------- */
+
+int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
+		 struct pool_error *err)
+{
+	struct pool_volume *v;
+	unsigned int legs, missing = 0;
+	int r = 0;
+
+	*readded = 0;
+	pool_admin_lock(p);
+	v = pool_volume_by_name(p, name);
+	legs = v ? pool_volume_legs(p, v) : 0;
+	if (!v)
+		r = pool_fail(err, -ENOENT, "no volume '%s'", name);
+	else if (legs < 2 || !v->served || !mirror_is(v->served->target))
+		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror", name);
+	for (unsigned int leg = 0; !r && leg < legs; leg++) {
+		int rl = mirror_readd_leg(v->served->target, leg);
+
+		if (rl == -EALREADY)
+			continue;
+		if (rl == -ENODEV) {
+			missing++;
+			continue;
+		}
+		if (rl)
+			r = pool_fail(err, rl, "cannot record leg %u's return in the mirror log: %s",
+				      leg, strerror(-rl));
+		else
+			++*readded;
+		if (!rl)
+			log_info("volume '%s': leg %u taken back, catching up", name, leg);
+	}
+	if (!r && missing && !*readded)
+		r = pool_fail(err, -ENODEV, "the failed leg(s) of '%s' have no device open: bring "
+			      "the device back and restart the daemon, or 'mapperctl replace' them",
+			      name);
+	pool_admin_unlock(p);
+	return r;
+}
+
 /* ---- report -------------------------------------------------------------------- */
 
 void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,
@@ -586,7 +629,7 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	for (unsigned int leg = 0; leg < legs; leg++) {
 		json_object_begin(j, NULL);
 		json_u64(j, "leg", leg);
-		json_string(j, "state", v->served ? leg_states[s.leg_state[leg] <= 2 ?
+		json_string(j, "state", v->served ? leg_states[s.leg_state[leg] <= 3 ?
 								s.leg_state[leg] : 1] : "failed");
 		json_array_begin(j, "segments");
 		for (size_t i = 0; i < n; i++) {

@@ -439,28 +439,44 @@ static bool legs_same(struct mirror *m, int a, unsigned int b, uint64_t off, uin
 	return same;
 }
 
+/* Whether region @i's bit is set: written while a leg was away. */
+static bool region_dirty(struct mirror *m, uint64_t i)
+{
+	bool dirty;
+
+	rcu_read_begin();
+	dirty = atomic_load(&rcu_load(m->log->state)[i]) & MIRROR_DIRTY;
+	rcu_read_end();
+	return dirty;
+}
+
 /*
- * Rebuilds leg @leg from its cursor on; a region where it holds the same
- * bytes as the leg it copies from (a move's legs share what does not
- * move) is passed over.
+ * Rebuilds leg @leg from its cursor on: every region of a new leg
+ * (REBUILDING), only those whose bit is set for one that came back
+ * (CATCHING_UP: the bits were kept while it was away).  A region where it
+ * holds the same bytes as the leg it copies from (a move's legs share
+ * what does not move) is passed over.
  */
 static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 {
+	uint8_t mode = leg_state(m, leg);
 	uint64_t i = atomic_load(&m->log->cursor[leg]), copied = 0;
+	bool catching_up = mode == MIRROR_LEG_CATCHING_UP;
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	log_info("volume '%s': rebuilding leg %u (%s) from region %llu of %llu",
-		 m->name, leg, m->leg_name[leg], (unsigned long long)i,
-		 (unsigned long long)atomic_load(&m->log->nr_regions));
+	log_info("volume '%s': %s leg %u (%s) from region %llu of %llu", m->name,
+		 catching_up ? "catching up" : "rebuilding", leg, m->leg_name[leg],
+		 (unsigned long long)i, (unsigned long long)atomic_load(&m->log->nr_regions));
 	for (; i < atomic_load(&m->log->nr_regions); i++) {
 		uint64_t off = i * m->log->region_size, size = atomic_load(&m->size);
 		uint32_t len = (uint32_t)(size - off < m->log->region_size ? size - off :
 					  m->log->region_size);
 
-		if (stopping(m) || leg_state(m, leg) != MIRROR_LEG_REBUILDING)
+		if (stopping(m) || leg_state(m, leg) != mode)
 			break;
-		if (legs_same(m, first_in_sync(m), leg, off, len)) {
+		if ((catching_up && !region_dirty(m, i)) ||
+		    legs_same(m, first_in_sync(m), leg, off, len)) {
 			atomic_store(&m->log->cursor[leg], i + 1);
 			continue;
 		}
@@ -469,18 +485,20 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 			return;
 		}
 		/* On its media before the log says so: a power cut keeps it. */
-		mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i + 1);
+		mirror_log_set_leg(m->log, leg, mode, i + 1);
 		atomic_store(&m->log->cursor[leg], i + 1);
 		throttle(m, &t0, ++copied * m->log->region_size);
 	}
-	if (leg_state(m, leg) != MIRROR_LEG_REBUILDING)
+	if (leg_state(m, leg) != mode)
 		return;
 	if (i < atomic_load(&m->log->nr_regions)) {
-		mirror_log_set_leg(m->log, leg, MIRROR_LEG_REBUILDING, i);
+		mirror_log_set_leg(m->log, leg, mode, i);
 		return;
 	}
 	mirror_log_set_leg(m->log, leg, MIRROR_LEG_IN_SYNC, 0);
-	log_info("volume '%s': leg %u (%s) rebuilt, in sync", m->name, leg, m->leg_name[leg]);
+	log_info("volume '%s': leg %u (%s) %s, in sync (%llu region(s) copied)", m->name, leg,
+		 m->leg_name[leg], catching_up ? "caught up" : "rebuilt",
+		 (unsigned long long)copied);
 }
 
 /* Clears the bits of regions left alone for a period. */
@@ -517,7 +535,8 @@ static void *mirror_main(void *arg)
 
 		resync(m, &e);
 		for (unsigned int i = 0; i < m->nr_legs; i++)
-			if (leg_state(m, i) == MIRROR_LEG_REBUILDING && atomic_load(&m->leg[i]))
+			if ((leg_state(m, i) == MIRROR_LEG_REBUILDING ||
+			     leg_state(m, i) == MIRROR_LEG_CATCHING_UP) && atomic_load(&m->leg[i]))
 				rebuild(m, &e, i);
 		sweep(m, &e);
 		clock_gettime(CLOCK_REALTIME, &until);
@@ -680,7 +699,8 @@ void mirror_status(struct target *t, struct mirror_status *out)
 	out->sync_done = n - nosync;
 	for (unsigned int i = 0; i < m->nr_legs; i++) {
 		out->leg_state[i] = leg_state(m, i);
-		if (out->leg_state[i] == MIRROR_LEG_REBUILDING) {
+		if (out->leg_state[i] == MIRROR_LEG_REBUILDING ||
+		    out->leg_state[i] == MIRROR_LEG_CATCHING_UP) {
 			uint64_t c = atomic_load(&m->log->cursor[i]);
 
 			if (c >= n)		/* in sync once the log says so */
@@ -713,6 +733,20 @@ int mirror_grow(struct target *t, uint64_t size)
 
 	if (!r)
 		atomic_store(&m->size, size);
+	return r;
+}
+
+int mirror_readd_leg(struct target *t, unsigned int leg)
+{
+	struct mirror *m = to_mirror(t);
+	int r;
+
+	if (leg_state(m, leg) != MIRROR_LEG_FAILED)
+		return -EALREADY;
+	if (!atomic_load(&m->leg[leg]))
+		return -ENODEV;
+	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_CATCHING_UP, 0);
+	kick(m);
 	return r;
 }
 

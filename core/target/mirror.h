@@ -17,7 +17,8 @@
  *
  * A thread per mirror does the background work, in this order, each
  * pass: resyncs the regions the log came back with (NOSYNC), rebuilds
- * legs being replaced (from their cursor on, the cursor recorded after
+ * legs being replaced (or, for a leg taken back, only the regions written
+ * while it was away) (from their cursor on, the cursor recorded after
  * each region, one small synced write per 2 MiB copied, so a rebuild
  * resumes where it was), both at most rate bytes per second, then
  * clears the bits of regions no write touched for a whole period
@@ -83,6 +84,14 @@ int mirror_grow(struct target *t, uint64_t size);
  * unless it is the last in-sync leg.  0, -EBUSY for the last one, -errno.
  */
 int mirror_fail_leg(struct target *t, unsigned int leg, const char *why);
+
+/*
+ * Takes failed leg @leg back (its device answers again: lvchange
+ * --refresh): it catches up in the background, copying only the regions
+ * whose bits were set while it was away, and serves reads once in sync.
+ * -EALREADY if it is not failed, -ENODEV if its device is missing.
+ */
+int mirror_readd_leg(struct target *t, unsigned int leg);
 
 /*
  * Replaces leg @leg by @leg_target (taken) named @name: the leg is marked

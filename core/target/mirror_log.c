@@ -263,7 +263,8 @@ int mirror_log_sweep(struct mirror_log *l, uint64_t **cleared, size_t *nr)
 	*cleared = NULL;
 	*nr = 0;
 	for (unsigned int i = 0; i < l->nr_legs; i++)
-		degraded |= atomic_load(&l->leg_state[i]) == MIRROR_LEG_FAILED;
+		degraded |= atomic_load(&l->leg_state[i]) == MIRROR_LEG_FAILED ||
+			    atomic_load(&l->leg_state[i]) == MIRROR_LEG_CATCHING_UP;
 	pthread_mutex_lock(&l->lock);
 	st = atomic_load(&l->state);
 	for (uint64_t i = 0; i < n; i++) {

@@ -8,8 +8,8 @@
  * seen for a whole period of the cleaner and every leg was flushed after
  * the last one.  So after a crash or kill -9 the legs can differ only in
  * regions whose bit is set, and only those are copied again (resync).
- * While a leg is failed no bit is cleared: when it comes back, what it
- * missed is what the bits say.
+ * While a leg is failed, or catching up after it came back, no bit is
+ * cleared: what it missed is what the bits say.
  *
  * The header records each leg's state (in sync, failed, rebuilding from a
  * region on), so a failed leg stays failed across restarts until it is
@@ -49,6 +49,8 @@ enum mirror_leg_state {
 	MIRROR_LEG_IN_SYNC = 0,
 	MIRROR_LEG_FAILED = 1,
 	MIRROR_LEG_REBUILDING = 2,	/* in sync below its cursor */
+	/* back after a failure: the regions written meanwhile copied below its cursor */
+	MIRROR_LEG_CATCHING_UP = 3,
 };
 
 struct mirror_log {
@@ -101,7 +103,7 @@ int mirror_log_mark(struct mirror_log *l, uint64_t first, uint64_t last);
  * become clean in memory (returned in @cleared, malloc'ed, *nr of them)
  * and SEEN is reset on the rest.  The caller waits for a grace period,
  * flushes the legs, then calls mirror_log_commit_clean.  Nothing is
- * cleared while a leg is failed.  0 or -ENOMEM.
+ * cleared while a leg is failed or catching up.  0 or -ENOMEM.
  */
 int mirror_log_sweep(struct mirror_log *l, uint64_t **cleared, size_t *nr);
 

@@ -6,8 +6,10 @@
 # (read off the raw devices where status says each leg lies).  Then the
 # second leg's device fails every request while fio writes and verifies:
 # no error reaches fio, the leg is marked failed with its reason, status
-# says degraded.  `replace --leg BAD --to NEW` rebuilds the leg online on
-# a third device, after which both legs are equal again, and check finds
+# says degraded.  Healed, `refresh` takes the leg back and it catches up
+# on the regions written while it was away only (the log kept their
+# bits), after which both legs are equal.  `replace --leg BAD --to NEW`
+# then rebuilds the leg whole on a third device, online, and check finds
 # the pool clean.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
@@ -38,9 +40,11 @@ leg_from_devices m 1 | cmp - data || fail "leg 1 does not hold what was written"
 	fail "list does not say Cpy%Sync 100: $(mapperctl list -o name,legs,sync_percent)"
 
 mark=$(log_mark)
+wait_log "volume 'm': every region clean in its log" "$mark"
+mark=$(log_mark)
 nbd_fail bad
 fio --name=degraded --filename="$MNT/m" --rw=randwrite --bsrange=4k-256k --blockalign=4k \
-	--direct=1 --ioengine=libaio --iodepth=8 --size=32M --verify=crc32c --verify_fatal=1 \
+	--direct=1 --ioengine=libaio --iodepth=8 --size=8M --verify=crc32c --verify_fatal=1 \
 	--verify_state_save=0 --output=fio.out || fail "fio failed: $(tail -5 fio.out)"
 grep -q "err= 0" fio.out || fail "fio saw errors while a leg failed: $(grep err= fio.out)"
 wait_log "volume 'm': leg 1 \(bad\) failed: a write failed; serving degraded from 1 leg" "$mark"
@@ -53,6 +57,20 @@ mapperctl status m --json >st.json
 kill -0 "$(daemon_pid)" || fail "the daemon died"
 
 expect_fail -s 1 -m "only one in sync" mapperctl replace m --leg d0 --to d2
+
+# Healed, the leg is taken back: it copies what it missed, no more.
+nbd_heal bad
+mark=$(log_mark)
+mapperctl refresh m >/dev/null
+wait_log "volume 'm': leg 1 \(bad\) caught up, in sync" "$mark"
+n=$(tail -c +$((mark + 1)) "$POOL/mapperfs.log" |
+	sed -nE "s/.*leg 1 \(bad\) caught up, in sync \(([0-9]+) region.*/\1/p")
+[ "$n" -ge 1 ] && [ "$n" -le 4 ] || fail "the leg caught up on $n regions, want 1 to 4 of 16"
+log "leg 1 caught up on $n of 16 regions"
+leg_from_devices m 0 >leg0
+leg_from_devices m 1 | cmp - leg0 || fail "the leg taken back differs from leg 0"
+mapperctl refresh m | grep -q "no leg is failed" || fail "refresh of a whole mirror says otherwise"
+
 mark=$(log_mark)
 mapperctl replace m --leg bad --to d2 >/dev/null
 wait_log "volume 'm': leg 1 \(d2\) rebuilt, in sync" "$mark"
@@ -66,6 +84,5 @@ cmp leg0 "$MNT/m" || fail "the volume does not read what its legs hold"
 mapperctl check >check.out 2>&1 || fail "check after the rebuild: $(cat check.out)"
 
 # The leg on 'bad' is free again: the device can leave the pool.
-nbd_heal bad
 mapperctl device remove bad >/dev/null || fail "the replaced leg's device is still in use"
 stop_daemon
