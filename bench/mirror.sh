@@ -6,7 +6,8 @@
 # and d2, the same size, synced before the runs (its first pass copies
 # leg 0 to leg 1).  Each workload runs on lin, mir, mir, lin (time-based)
 # and the two runs of each are averaged, which cancels a steady drift of a
-# shared machine:
+# shared machine (with BENCH_RATE, after a 3 s ramp that drains the rate
+# filter's burst bucket):
 #
 #   read64K    4 jobs x QD32 random 64 KiB reads, libaio, O_DIRECT   MiB/s
 #   write64K   4 jobs x QD32 random 64 KiB writes, the same          MiB/s
@@ -17,6 +18,12 @@
 #
 # A mirror's reads go to one leg (spread over both by offset); its writes
 # go to both legs at once, submitted together in one io_uring_enter.
+#
+# With BENCH_RATE (bits per second as nbdkit reads it, e.g. 200M: 25
+# MB/s), the raw devices are disks of that rate instead: nbdkit memory
+# disks behind the rate filter, made files by nbdfuse (bench/rate_devices.sh),
+# 128 MiB volumes, and no move: what a mirror over two disks gives
+# against one, where on tmpfs a mirror's second copy costs the CPU.
 # Environment: BENCH_SECONDS (default 5) per run.  Needs root (FUSE).
 # Not run by CI.
 set -euo pipefail
@@ -24,8 +31,11 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 bin=$src/build/bin
 secs=${BENCH_SECONDS:-5}
+ramp=1
 MiB=$((1024 * 1024))
+rate=${BENCH_RATE:-}
 size=$((512 * MiB))
+[ -z "$rate" ] || size=$((128 * MiB)) ramp=3	# slow disks: what a run can sync; the bucket
 
 [ -x "$bin/mapperfs" ] && [ -x "$bin/mapperctl" ] ||
 	{ echo "bench/mirror.sh: build first (cmake --build build)" >&2; exit 1; }
@@ -41,26 +51,38 @@ cleanup()
 		fusermount3 -u "$mnt" || umount -l "$mnt"
 	fi
 	[ -n "$pid" ] && timeout 30 tail --pid="$pid" -f /dev/null
+	[ -z "$rate" ] || rate_devices_stop
 	rm -rf --one-file-system "$dir"
 }
 trap cleanup EXIT
+. "$src/bench/rate_devices.sh"
+[ -z "$rate" ] || rate_tools_check bench/mirror.sh
 
 ctl() { "$bin/mapperctl" "$@"; }
 export MAPPERFS_POOL=$pool
 ctl init >/dev/null
-for d in d0 d1 d2; do
-	ctl device add "$dir/$d.img" --create $((size + 2 * MiB)) --name $d >/dev/null
-done
-for d in d3 d4; do
-	ctl device add "$dir/$d.img" --create $((1024 * MiB + 2 * MiB)) --name $d >/dev/null
-done
-ctl create linear mv --size 1G --on d3 >/dev/null
-dd if=/dev/zero of="$dir/d3.img" bs=1M seek=1 count=1024 conv=notrunc status=none
+if [ -n "$rate" ]; then
+	for d in d0 d1 d2; do
+		rate_device "$d" $((size / MiB + 2))M
+		ctl device add "$dir/$d/nbd" --name $d >/dev/null
+	done
+else
+	for d in d0 d1 d2; do
+		ctl device add "$dir/$d.img" --create $((size + 2 * MiB)) --name $d >/dev/null
+	done
+	for d in d3 d4; do
+		ctl device add "$dir/$d.img" --create $((1024 * MiB + 2 * MiB)) --name $d >/dev/null
+	done
+	ctl create linear mv --size 1G --on d3 >/dev/null
+	dd if=/dev/zero of="$dir/d3.img" bs=1M seek=1 count=1024 conv=notrunc status=none
+fi
 ctl create linear lin --size $size --on d0 >/dev/null
 ctl create linear mir --size $size --mirrors 1 --on d1,d2 >/dev/null
 # Fill lin's extent, so that no run reads holes that tmpfs answers for free.
-dd if=/dev/zero of="$dir/d0.img" bs=1M seek=1 count=$((size / MiB)) conv=notrunc status=none
-dd if=/dev/zero of="$dir/d1.img" bs=1M seek=1 count=$((size / MiB)) conv=notrunc status=none
+[ -n "$rate" ] || dd if=/dev/zero of="$dir/d0.img" bs=1M seek=1 count=$((size / MiB)) \
+	conv=notrunc status=none
+[ -n "$rate" ] || dd if=/dev/zero of="$dir/d1.img" bs=1M seek=1 count=$((size / MiB)) \
+	conv=notrunc status=none
 mkdir -p "$mnt"
 "$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=${BENCH_TRANSPORT:-auto}" 2>"$dir/mapperfs.err"
 pid=$(cat "$pool/mapperfs.pid")
@@ -76,7 +98,7 @@ fio_run()
 
 	shift 2
 	fio --output-format=json --name="$name" --filename="$mnt/$vol" --size=$size \
-		--direct=1 --time_based --runtime="$secs" --ramp_time=1 \
+		--direct=1 --time_based --runtime="$secs" --ramp_time="$ramp" \
 		--group_reporting "$@" 2>"$dir/fio.err"
 }
 
@@ -103,19 +125,23 @@ for w in read64K write64K; do
 		'BEGIN { printf "lin %.1f %.1f, mir %.1f %.1f", a, b, c, d }')
 done
 
-echo "running the move ..." >&2
-alone=$(read64K_mv)
-t0=$(date +%s%N)
-ctl move d3 --to d4 >/dev/null
-during=$(read64K_mv)
-wait_log "volume 'mv': moved off"
-move_ms=$((($(date +%s%N) - t0) / 1000000))
+if [ -z "$rate" ]; then
+	echo "running the move ..." >&2
+	alone=$(read64K_mv)
+	t0=$(date +%s%N)
+	ctl move d3 --to d4 >/dev/null
+	during=$(read64K_mv)
+	wait_log "volume 'mv': moved off"
+	move_ms=$((($(date +%s%N) - t0) / 1000000))
+fi
 
-printf '\nmirror bench: %ss per run, %s, kernel %s, %s cores\n' "$secs" "$dir" "$(uname -r)" "$(nproc)"
+printf '\nmirror bench: %ss per run, %s, %s, kernel %s, %s cores\n' "$secs" "$dir" \
+	"$([ -n "$rate" ] && echo "raw devices limited to $rate bits/s each" || echo "raw files in memory")" \
+	"$(uname -r)" "$(nproc)"
 printf '%-10s %12s %12s %8s   %s\n' workload linear mirror ratio 'runs'
 for w in read64K write64K; do
 	printf '%-10s %12s %12s %8s   %s\n' "$w" "${res[$w,lin]}" "${res[$w,mir]}" \
 		"$(ratio "${res[$w,mir]}" "${res[$w,lin]}")" "${res[$w,runs]}"
 done
-printf 'move      read64K on a 1 GiB volume %.1f MiB/s alone, %.1f MiB/s while it moved (%.3f); the move took %d ms\n' \
+[ -n "$rate" ] || printf 'move      read64K on a 1 GiB volume %.1f MiB/s alone, %.1f MiB/s while it moved (%.3f); the move took %d ms\n' \
 	"$alone" "$during" "$(ratio "$during" "$alone")" "$move_ms"

@@ -36,63 +36,32 @@ stripe=$((128 * MiB))		# bytes of each stripe, and of lin1
 for p in nbdkit nbdfuse fio jq; do
 	command -v "$p" >/dev/null || { echo "bench/stripe.sh: needs $p" >&2; exit 1; }
 done
-nbdkit --dump-plugin memory >/dev/null 2>&1 && nbdkit --filter=rate null --dump-plugin >/dev/null 2>&1 ||
-	{ echo "bench/stripe.sh: needs nbdkit's memory plugin and rate filter" >&2; exit 1; }
+. "$src/bench/rate_devices.sh"
+rate_tools_check bench/stripe.sh
 dir=$(mktemp -d /dev/shm/mapperfs-stripe-bench.XXXXXX)
 pool=$dir/pool
 mnt=$dir/mnt
 pid=
-nbd_pids=()
 
 cleanup()
 {
-	local p
-
 	set +e
 	if mountpoint -q "$mnt" 2>/dev/null; then
 		fusermount3 -u "$mnt" || umount -l "$mnt"
 	fi
 	[ -n "$pid" ] && timeout 30 tail --pid="$pid" -f /dev/null
-	for p in 0 1 2 3; do	# after mapperfs, which holds their files
-		if mountpoint -q "$dir/nbd$p" 2>/dev/null; then
-			fusermount3 -u "$dir/nbd$p" || umount -l "$dir/nbd$p"
-		fi
-	done
-	for p in "${nbd_pids[@]}"; do
-		timeout 30 tail --pid="$p" -f /dev/null
-	done
+	rate_devices_stop
 	rm -rf --one-file-system "$dir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# nbd_device N: a 512 MiB memory disk limited to $rate, as $dir/nbdN/nbd.
-# nbdfuse writes its pid file once it serves; it stays in the foreground,
-# so it runs in the background here and the pid file is what says it is
-# ready (there is no other signal to wait on).
-nbd_device()
-{
-	local m=$dir/nbd$1 i
-
-	mkdir -p "$m"
-	nbdfuse -P "$m.pid" "$m" [ nbdkit --filter=rate memory 512M rate="$rate" ] \
-		>"$dir/nbdfuse$1.log" 2>&1 &
-	nbd_pids+=("$!")
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$m.pid" ] && return 0
-		kill -0 "${nbd_pids[-1]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "bench/stripe.sh: nbdfuse $1 did not start: $(cat "$dir/nbdfuse$1.log")" >&2
-	exit 1
-}
-
 ctl() { "$bin/mapperctl" "$@"; }
 export MAPPERFS_POOL=$pool
 ctl init >/dev/null
 for n in 0 1 2 3; do
-	nbd_device "$n"
+	rate_device "nbd$n" 512M
 	ctl device add "$dir/nbd$n/nbd" --name "r$n" >/dev/null
 done
 ctl create linear lin1 --size $stripe --on r0 >/dev/null
