@@ -411,6 +411,8 @@ int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
  */
 int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_device *from,
 			    struct pool_device *to, struct pool_error *err);
+/* Whether @v is a mirror with a leg not in sync since a failure or replace. */
+bool pool_volume_degraded(struct pool *p, struct pool_volume *v);
 /* list's columns of mirror @v: legs, Cpy%Sync, degraded. */
 void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out);
 /* ---- moves (pool_move.c) ---- */

@@ -479,6 +479,10 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 	else if (leg < 0)
 		r = pool_fail(err, -EINVAL, "no leg of volume '%s' is on device '%s'", v->rec.name,
 			      from->rec.name);
+	else if (to == from)
+		r = pool_fail(err, -EINVAL, "leg %d of '%s' is on '%s' already: replace it onto "
+			      "another device, or 'mapperctl refresh %s' if its device answers again",
+			      leg, v->rec.name, from->rec.name, v->rec.name);
 	else if (to && leg_on(p, v, to) >= 0 && leg_on(p, v, to) != leg)
 		r = pool_fail(err, -EINVAL, "device '%s' holds another leg of volume '%s': "
 			      "a leg goes on devices no other leg uses", to->rec.name, v->rec.name);
@@ -609,6 +613,16 @@ int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 
 /* ---- report -------------------------------------------------------------------- */
 
+/* A leg failed, or being rebuilt or catching up after one: fewer copies than legs. */
+static bool degraded(const struct mirror_status *s)
+{
+	for (unsigned int i = 0; i < s->nr_legs; i++)
+		if (s->leg_state[i] != MIRROR_LEG_IN_SYNC)
+			return true;
+	return false;
+}
+
+
 void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,
 			struct json *j)
 {
@@ -624,13 +638,15 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	json_percent(j, "sync_percent", s.sync_done, s.sync_total ? s.sync_total : 1);
 	json_u64(j, "dirty_regions", s.dirty);
 	json_u64(j, "resynced_regions", s.resynced);
-	json_bool(j, "degraded", !v->served || memchr(s.leg_state, MIRROR_LEG_FAILED, legs) != NULL);
+	json_bool(j, "degraded", !v->served || degraded(&s));
 	json_array_begin(j, "leg_list");
 	for (unsigned int leg = 0; leg < legs; leg++) {
 		json_object_begin(j, NULL);
 		json_u64(j, "leg", leg);
 		json_string(j, "state", v->served ? leg_states[s.leg_state[leg] <= 3 ?
 								s.leg_state[leg] : 1] : "failed");
+		if (v->served && s.leg_state[leg] == MIRROR_LEG_FAILED)
+			json_string(j, "reason", s.why[leg]);
 		json_array_begin(j, "segments");
 		for (size_t i = 0; i < n; i++) {
 			struct pool_device *d = pool_device_by_id(p, e[i].device);
@@ -650,6 +666,16 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	json_object_end(j);
 }
 
+bool pool_volume_degraded(struct pool *p, struct pool_volume *v)
+{
+	struct mirror_status s;
+
+	if (!v->served || !mirror_is(v->served->target) || pool_volume_legs(p, v) < 2)
+		return false;
+	mirror_status(v->served->target, &s);
+	return degraded(&s);
+}
+
 void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out)
 {
 	struct mirror_status s;
@@ -659,6 +685,6 @@ void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volu
 		return;
 	mirror_status(v->served->target, &s);
 	out->sync_pct = (int32_t)(s.sync_total ? s.sync_done * 10000 / s.sync_total : 10000);
-	if (memchr(s.leg_state, MIRROR_LEG_FAILED, legs))
+	if (degraded(&s))
 		out->condition = "degraded";
 }

@@ -474,9 +474,17 @@ void pool_move_watch(struct pool *p, struct pool_volume *v)
 	if (!v->served || !mirror_is(v->served->target))
 		return;
 	mirror_status(v->served->target, &s);
+	from = pool_device_by_id(p, pool_move_source_of(p, v));
+	if (s.leg_state[1] == MIRROR_LEG_FAILED) {	/* as pvmove: the copy failed, abort */
+		log_error("volume '%s': its move off '%s' failed (writes to the new place failed): "
+			  "aborted, it stays where it was", v->rec.name, from ? from->rec.name : "?");
+		if (pool_move_abort(p, v, &err))
+			log_error("volume '%s': cannot abort its failed move: %s", v->rec.name,
+				  err.msg);
+		return;
+	}
 	if (s.leg_state[1] != MIRROR_LEG_IN_SYNC || s.leg_state[0] != MIRROR_LEG_IN_SYNC)
 		return;
-	from = pool_device_by_id(p, pool_move_source_of(p, v));
 	if (view_extents(p, v, &m.ext, &m.nr, &err) ||
 	    pool_reserve(p, 0, m.nr) ||
 	    pool_record(p, "record the moved volume", record_move_end, &m, &err)) {

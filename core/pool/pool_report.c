@@ -90,7 +90,7 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	json_string(j, "name", v->rec.name);
 	json_string(j, "kind", v->rec.kind);
 	json_size(j, "size", v->rec.size);
-	json_string(j, "state", failure ? "failed" : "ok");
+	json_string(j, "state", failure ? "failed" : pool_volume_degraded(p, v) ? "degraded" : "ok");
 	if (failure)
 		json_string(j, "reason", failure);
 	if (v->type->served) {

@@ -19,6 +19,7 @@ struct mirror {
 	unsigned int nr_legs;
 	struct target *_Atomic leg[MIRROR_LEGS_MAX];
 	char *leg_name[MIRROR_LEGS_MAX];
+	char why[MIRROR_LEGS_MAX][64];		/* lock: why a leg failed (this run) */
 	struct mirror_log *log;
 	_Atomic uint64_t size;
 	_Atomic uint64_t rate;			/* copy bytes/s, 0: no limit */
@@ -158,6 +159,9 @@ int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
 		return 0;
 	if (!in_sync_except(m, (int)leg))
 		return -EBUSY;			/* no other leg has the data */
+	pthread_mutex_lock(&m->lock);
+	snprintf(m->why[leg], sizeof(m->why[leg]), "%s", why);
+	pthread_mutex_unlock(&m->lock);
 	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_FAILED, 0);
 	log_error("volume '%s': leg %u (%s) failed: %s; serving degraded from %u leg(s)%s",
 		  m->name, leg, m->leg_name[leg], why, in_sync_legs(m),
@@ -484,18 +488,24 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
 			return;
 		}
-		/* On its media before the log says so: a power cut keeps it. */
-		mirror_log_set_leg(m->log, leg, mode, i + 1);
+		/*
+		 * On its media before the log says so: a power cut keeps it.
+		 * A failure of the leg meanwhile (a write of the copy, or of
+		 * the volume) wins: the rebuild stops.
+		 */
+		if (mirror_log_advance(m->log, leg, mode, mode, i + 1))
+			break;
 		atomic_store(&m->log->cursor[leg], i + 1);
 		throttle(m, &t0, ++copied * m->log->region_size);
 	}
 	if (leg_state(m, leg) != mode)
 		return;
 	if (i < atomic_load(&m->log->nr_regions)) {
-		mirror_log_set_leg(m->log, leg, mode, i);
+		mirror_log_advance(m->log, leg, mode, mode, i);
 		return;
 	}
-	mirror_log_set_leg(m->log, leg, MIRROR_LEG_IN_SYNC, 0);
+	if (mirror_log_advance(m->log, leg, mode, MIRROR_LEG_IN_SYNC, 0))
+		return;		/* it failed at the last moment */
 	log_info("volume '%s': leg %u (%s) %s, in sync (%llu region(s) copied)", m->name, leg,
 		 m->leg_name[leg], catching_up ? "caught up" : "rebuilt",
 		 (unsigned long long)copied);
@@ -707,12 +717,15 @@ void mirror_status(struct target *t, struct mirror_status *out)
 				c = n - 1;
 			if (out->sync_done > c)
 				out->sync_done = c;
-		} else if (out->leg_state[i] == MIRROR_LEG_FAILED) {
-			out->sync_done = 0;
 		}
 	}
 	out->dirty = mirror_log_dirty(m->log);
 	out->resynced = atomic_load(&m->resynced);
+	pthread_mutex_lock(&m->lock);
+	for (unsigned int i = 0; i < m->nr_legs; i++)
+		snprintf(out->why[i], sizeof(out->why[i]), "%s",
+			 m->why[i][0] ? m->why[i] : "failed before this start of the daemon");
+	pthread_mutex_unlock(&m->lock);
 }
 
 void mirror_set_rate(struct target *t, uint64_t bytes_per_s)
@@ -729,10 +742,13 @@ struct target *mirror_leg(struct target *t, unsigned int leg)
 int mirror_grow(struct target *t, uint64_t size)
 {
 	struct mirror *m = to_mirror(t);
-	int r = mirror_log_grow(m->log, (size + m->log->region_size - 1) / m->log->region_size);
+	uint64_t old = atomic_exchange(&m->size, size);	/* before the regions it copies */
+	int r = mirror_log_grow(m->log, (size + m->log->region_size - 1) / m->log->region_size,
+				old / m->log->region_size);
 
-	if (!r)
-		atomic_store(&m->size, size);
+	if (r)
+		atomic_store(&m->size, old);
+	kick(m);		/* resync what grew */
 	return r;
 }
 

@@ -41,6 +41,7 @@ struct mirror_status {
 	uint64_t sync_done, sync_total;		/* regions: Cpy%Sync */
 	uint64_t dirty;				/* regions whose bit is set */
 	uint64_t resynced;			/* regions copied since start */
+	char why[MIRROR_LEGS_MAX][64];		/* a failed leg's reason */
 };
 
 /*

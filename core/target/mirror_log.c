@@ -202,7 +202,7 @@ int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 				atomic_init(&st[start + i], MIRROR_DIRTY | MIRROR_NOSYNC);
 	}
 	if (!r && bits < nr_regions)		/* grown while it was closed */
-		r = mirror_log_grow(l, nr_regions);
+		r = mirror_log_grow(l, nr_regions, bits ? bits - 1 : 0);
 	if (r) {
 		mirror_log_close(l);
 		return r;
@@ -326,41 +326,64 @@ int mirror_log_set_leg(struct mirror_log *l, unsigned int leg,
 	return r;
 }
 
-int mirror_log_grow(struct mirror_log *l, uint64_t nr_regions)
+int mirror_log_advance(struct mirror_log *l, unsigned int leg, enum mirror_leg_state from,
+		       enum mirror_leg_state to, uint64_t cursor)
+{
+	int r = -ESTALE;
+
+	pthread_mutex_lock(&l->lock);
+	if (atomic_load(&l->leg_state[leg]) == from) {
+		atomic_store(&l->leg_state[leg], (uint8_t)to);
+		atomic_store(&l->cursor[leg], cursor);
+		r = header_write(l);
+		if (!r)
+			r = log_sync(l);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+int mirror_log_grow(struct mirror_log *l, uint64_t nr_regions, uint64_t resync_from)
 {
 	_Atomic uint8_t *old, *st;
 	uint64_t n;
-	int r;
+	int r = 0;
 
 	pthread_mutex_lock(&l->lock);
 	old = atomic_load(&l->state);
 	n = atomic_load(&l->nr_regions);
-	if (nr_regions <= n && nr_regions <= l->nr_bits) {
-		pthread_mutex_unlock(&l->lock);
-		return 0;
+	st = old;
+	if (nr_regions > n || nr_regions > l->nr_bits) {
+		st = calloc(nr_regions, 1);
+		if (!st) {
+			pthread_mutex_unlock(&l->lock);
+			return -ENOMEM;
+		}
+		for (uint64_t i = 0; i < n && i < nr_regions; i++)
+			atomic_init(&st[i], atomic_load(&old[i]));
+		r = ftruncate(l->fd, (off_t)(MIRROR_LOG_HEADER + (nr_regions + 7) / 8)) ? -errno : 0;
 	}
-	st = calloc(nr_regions, 1);
-	if (!st) {
-		pthread_mutex_unlock(&l->lock);
-		return -ENOMEM;
+	/* What the legs hold past the old end was never written through us. */
+	for (uint64_t i = resync_from; !r && i < nr_regions; i++)
+		atomic_fetch_or(&st[i], MIRROR_DIRTY | MIRROR_NOSYNC);
+	if (!r && st != old) {
+		rcu_publish(l->state, st);
+		atomic_store(&l->nr_regions, nr_regions);
+		l->nr_bits = nr_regions;
+		r = header_write(l);
 	}
-	for (uint64_t i = 0; i < n && i < nr_regions; i++)
-		atomic_init(&st[i], atomic_load(&old[i]));
-	r = ftruncate(l->fd, (off_t)(MIRROR_LOG_HEADER + (nr_regions + 7) / 8)) ? -errno : 0;
-	if (r) {
-		free((void *)st);
-		pthread_mutex_unlock(&l->lock);
-		return r;
-	}
-	rcu_publish(l->state, st);
-	atomic_store(&l->nr_regions, nr_regions);
-	l->nr_bits = nr_regions;
-	r = header_write(l);
+	for (uint64_t page = resync_from / PAGE_REGIONS; !r && page * PAGE_REGIONS < nr_regions;
+	     page++)
+		r = page_write(l, page * PAGE_REGIONS, 1, 0);
 	if (!r)
 		r = log_sync(l);
+	if (r && st != old && atomic_load(&l->state) != st)
+		free((void *)st);	/* never published */
 	pthread_mutex_unlock(&l->lock);
-	rcu_wait_readers();
-	free((void *)old);
+	if (st != old && atomic_load(&l->state) == st) {
+		rcu_wait_readers();
+		free((void *)old);
+	}
 	return r;
 }
 

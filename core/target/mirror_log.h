@@ -114,8 +114,21 @@ int mirror_log_commit_clean(struct mirror_log *l, const uint64_t *cleared, size_
 int mirror_log_set_leg(struct mirror_log *l, unsigned int leg,
 		       enum mirror_leg_state state, uint64_t cursor);
 
-/* Grows to @nr_regions regions (clean).  Admin path.  0 or -errno. */
-int mirror_log_grow(struct mirror_log *l, uint64_t nr_regions);
+/*
+ * The same, only if leg @leg is still in state @from (a rebuild's
+ * progress, which a failure of the leg meanwhile must win over).
+ * -ESTALE if it is not.
+ */
+int mirror_log_advance(struct mirror_log *l, unsigned int leg, enum mirror_leg_state from,
+		       enum mirror_leg_state to, uint64_t cursor);
+
+/*
+ * Grows to @nr_regions regions; those from @resync_from on (the one the
+ * old end fell in, if it was partial, and the new ones) are to be
+ * resynced (DIRTY|NOSYNC, bits written): what the legs hold past the old
+ * end was never written through the mirror.  Admin path.  0 or -errno.
+ */
+int mirror_log_grow(struct mirror_log *l, uint64_t nr_regions, uint64_t resync_from);
 
 /* Regions with a bit set, for status.  O(regions). */
 uint64_t mirror_log_dirty(const struct mirror_log *l);
