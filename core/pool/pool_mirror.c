@@ -82,6 +82,7 @@ int pool_mirror_plan(struct pool *p, uint64_t size, unsigned int legs, char *con
 	left = devs;
 	for (unsigned int leg = 0; !r && leg < legs; leg++) {
 		struct extent_rec *ext, *grown;
+		struct pool_error quiet;
 		size_t n, used;
 
 		if (!nr_devs) {
@@ -92,13 +93,14 @@ int pool_mirror_plan(struct pool *p, uint64_t size, unsigned int legs, char *con
 		/* Each leg on devices of its own: try the fewest devices first. */
 		r = -ENOSPC;
 		for (size_t take = 1; r == -ENOSPC && take <= nr_devs; take++) {
-			struct pool_error quiet;
-
 			r = pool_allocate(p, 0, leg * POOL_LEG_SEQ, size, left, take, &ext, &n,
-					  take == nr_devs ? err : &quiet);
+					  &quiet);
 		}
-		if (r)
+		if (r) {	/* the devices the other legs took are not this one's */
+			r = pool_fail(err, r, "leg %u of %u, on devices no other leg uses: %s", leg + 1,
+				      legs, quiet.msg);
 			break;
+		}
 		for (used = 0; used < nr_devs; used++) {	/* drop what this leg took */
 			bool taken = false;
 
