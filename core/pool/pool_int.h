@@ -413,6 +413,14 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 			    struct pool_device *to, struct pool_error *err);
 /* Whether @v is a mirror with a leg not in sync since a failure or replace. */
 bool pool_volume_degraded(struct pool *p, struct pool_volume *v);
+/*
+ * check's lines for mirror @v: legs not in sync and why, and its
+ * write-intent log as on disk (missing, damaged, regions marked); a
+ * degraded mirror is not a breach of the records.
+ */
+struct pool_check;
+void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
+		       struct pool_check *c);
 /* list's columns of mirror @v: legs, Cpy%Sync, degraded. */
 void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out);
 /* ---- moves (pool_move.c) ---- */

@@ -333,9 +333,13 @@ static void check_legs_apart(struct pool *p, struct pool_volume *v, struct pool_
 static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 			struct pool_error *err)
 {
+	unsigned int legs = pool_volume_legs(p, v);
+
 	(void)err;
 	pool_check_extent_sum(p, v, c);
 	check_legs_apart(p, v, c);
+	if (legs > 1)
+		pool_mirror_check(p, v, legs, c);
 	return 0;
 }
 

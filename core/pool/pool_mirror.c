@@ -571,6 +571,43 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 	return r;
 }
 
+/* ---- check ---------------------------------------------------------------------- */
+
+void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
+		       struct pool_check *c)
+{
+	char path[PATH_MAX];
+	uint64_t dirty;
+	int fd, r;
+
+	if (v->served && mirror_is(v->served->target)) {
+		struct mirror_status s;
+
+		mirror_status(v->served->target, &s);
+		for (unsigned int leg = 0; leg < legs; leg++)
+			if (s.leg_state[leg] != MIRROR_LEG_IN_SYNC)
+				pool_summary(c, "mirror '%s': leg %u %s%s%s", v->rec.name, leg,
+					     leg_states[s.leg_state[leg] <= 3 ? s.leg_state[leg] : 1],
+					     s.leg_state[leg] == MIRROR_LEG_FAILED ? ": " : "",
+					     s.leg_state[leg] == MIRROR_LEG_FAILED ? s.why[leg] : "");
+	}
+	/* The log as it is on disk, read only: what the next start will find. */
+	r = log_path(p, v->rec.id, path, sizeof(path));
+	if (!r)
+		r = regfile_open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
+	if (!r) {
+		r = mirror_log_inspect(fd, legs, &dirty);
+		close(fd);
+	}
+	if (!r && dirty)
+		pool_summary(c, "mirror '%s': %llu region(s) marked in its write-intent log", v->rec.name,
+			     (unsigned long long)dirty);
+	else if (r)
+		pool_summary(c, "mirror '%s': its write-intent log %s is %s: the next start makes it "
+			     "anew and resyncs every region from the first leg", v->rec.name, path,
+			     r == -ENOENT ? "missing" : r == -EUCLEAN ? "damaged" : strerror(-r));
+}
+
 /* ---- refresh ------------------------------------------------------------------- */
 
 int pool_refresh(struct pool *p, const char *name, unsigned int *readded,

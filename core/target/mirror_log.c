@@ -211,6 +211,31 @@ int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 	return 0;
 }
 
+int mirror_log_inspect(int fd, unsigned int nr_legs, uint64_t *dirty)
+{
+	struct log_header h;
+	uint8_t page[PAGE_BYTES];
+	uint64_t bits;
+	int r = read_all(fd, &h, sizeof(h), 0);
+
+	*dirty = 0;
+	if (r)
+		return r;
+	bits = le64toh(h.nr_bits_le);
+	if (memcmp(h.magic, LOG_MAGIC, sizeof(h.magic)) || le32toh(h.version_le) != LOG_VERSION ||
+	    le32toh(h.crc_le) != label_crc32(&h, offsetof(struct log_header, crc_le)) ||
+	    le32toh(h.nr_legs_le) != nr_legs)
+		return -EUCLEAN;
+	for (uint64_t start = 0; start < bits && !r; start += PAGE_REGIONS) {
+		uint64_t n = bits - start < PAGE_REGIONS ? bits - start : PAGE_REGIONS;
+
+		r = read_all(fd, page, (size_t)((n + 7) / 8), (off_t)(MIRROR_LOG_HEADER + start / 8));
+		for (uint64_t i = 0; !r && i < n; i++)
+			*dirty += !!(page[i / 8] & (1u << (i % 8)));
+	}
+	return r;
+}
+
 void mirror_log_close(struct mirror_log *l)
 {
 	if (!l)

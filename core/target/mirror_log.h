@@ -85,6 +85,13 @@ int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 
 void mirror_log_close(struct mirror_log *l);
 
+/*
+ * Reads the log in @fd (not taken) without changing it, for check: 0 if
+ * its header is whole and for @nr_legs legs, with *dirty the regions
+ * whose bit is set; -EUCLEAN if not such a log, -errno on I/O.
+ */
+int mirror_log_inspect(int fd, unsigned int nr_legs, uint64_t *dirty);
+
 /* The region of byte @off.  Fast path. */
 static inline uint64_t mirror_region(const struct mirror_log *l, uint64_t off)
 {

@@ -5,7 +5,9 @@
 # sync, and the volume reads what was written (from the leg that has
 # it); a move onto such a device aborts by itself, the volume staying
 # where it was, its data intact.  And a mirror that grows resyncs what
-# it grew by, so both legs hold the same bytes there too.
+# it grew by, so both legs hold the same bytes there too.  check names a
+# failed leg and what the write-intent log holds, without calling either a
+# breach.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
@@ -38,6 +40,11 @@ json_get '.mirror.leg_list[1].reason' <st.json | grep -q "write" ||
 echo 3 >/proc/sys/vm/drop_caches
 cmp data "$MNT/m" || fail "the mirror reads wrong data after a failed rebuild"
 expect_fail -s 1 -m "on 'd0' already" mapperctl replace m --leg d0 --to d0
+mapperctl check >check.out 2>&1 || fail "a degraded mirror is a breach of check: $(cat check.out)"
+grep -q "mirror 'm': leg 1 failed: a write of the resync failed" check.out ||
+	fail "check does not name the failed leg: $(cat check.out)"
+grep -q "mirror 'm': [0-9]* region(s) marked in its write-intent log" check.out ||
+	fail "check does not read the write-intent log: $(cat check.out)"
 
 mark=$(log_mark)
 mapperctl move d0 --volume v --to bad >/dev/null
