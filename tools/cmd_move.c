@@ -42,9 +42,12 @@ static int move_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (s.abort)
 		fprintf(ctx->out, "aborted the move of %u volume(s) off '%s': they stay there\n",
 			n, s.device);
-	else
+	else if (pool_watched(ctx->pool))
 		fprintf(ctx->out, "moving %u volume(s) off '%s' in the background (progress: "
 			"mapperctl status; the daemon finishes each move)\n", n, s.device);
+	else
+		fprintf(ctx->out, "recorded the move of %u volume(s) off '%s': no daemon serves the "
+			"pool, the copy starts when one does\n", n, s.device);
 	return CMD_OK;
 }
 

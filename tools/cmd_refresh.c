@@ -19,9 +19,12 @@ static int refresh_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return r;
 	if (pool_refresh(ctx->pool, argv[ctx->optind], &n, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	if (n)
+	if (n && pool_watched(ctx->pool))
 		fprintf(ctx->out, "volume '%s': %u leg(s) taken back, catching up in the background "
 			"(progress: mapperctl status %s)\n", argv[ctx->optind], n, argv[ctx->optind]);
+	else if (n)
+		fprintf(ctx->out, "volume '%s': %u leg(s) taken back: no daemon serves the pool, "
+			"they catch up when one does\n", argv[ctx->optind], n);
 	else
 		fprintf(ctx->out, "volume '%s': no leg is failed\n", argv[ctx->optind]);
 	return CMD_OK;

@@ -34,8 +34,13 @@ static int replace_run(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(ctx, WHAT, "need --leg DEVICE and --to DEVICE");
 	if (pool_replace_leg(ctx->pool, argv[ctx->optind], leg, to, &err))
 		return cmd_fail(ctx, WHAT, &err);
-	fprintf(ctx->out, "volume '%s': its leg on '%s' is rebuilt on '%s' in the background "
-		"(progress: mapperctl status %s)\n", argv[ctx->optind], leg, to, argv[ctx->optind]);
+	if (pool_watched(ctx->pool))
+		fprintf(ctx->out, "volume '%s': its leg on '%s' is rebuilt on '%s' in the background "
+			"(progress: mapperctl status %s)\n", argv[ctx->optind], leg, to,
+			argv[ctx->optind]);
+	else
+		fprintf(ctx->out, "volume '%s': its leg on '%s' is recorded on '%s': no daemon serves "
+			"the pool, the rebuild starts when one does\n", argv[ctx->optind], leg, to);
 	return CMD_OK;
 }
 

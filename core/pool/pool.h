@@ -151,6 +151,11 @@ int pool_open(const char *dir, pool_meta_open_fn *open_meta, struct pool **out,
  */
 int pool_watch(struct pool *p, uint32_t event_timeout_s);
 /*
+ * Whether @p is watched (the daemon's): background copies of mirrors and
+ * moves run only then; an offline command's wait for the next daemon.
+ */
+bool pool_watched(const struct pool *p);
+/*
  * Tells the pool the device number (st_dev) of the mount that serves its
  * volumes, before any admin request: a raw device or an origin whose
  * bytes come from it is refused (pool_device_add, create thin --origin).

@@ -461,6 +461,11 @@ int pool_open_frozen(const char *dir, pool_meta_open_fn *open_meta, struct pool 
 	return open_pool(dir, open_meta, true, out, err);
 }
 
+bool pool_watched(const struct pool *p)
+{
+	return p->monitor != NULL;
+}
+
 int pool_watch(struct pool *p, uint32_t event_timeout_s)
 {
 	int r = pool_layout_copier_start(p);
