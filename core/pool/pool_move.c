@@ -144,12 +144,33 @@ static int move_view(struct pool *p, struct pool_volume *v, const struct extent_
 	return 0;
 }
 
+/* Names for the move's legs in the log: "from d0", "to d2". */
+static void move_leg_names(struct pool *p, struct pool_volume *v, const struct extent_rec *extra,
+			   size_t nr_extra, char *from, char *to, size_t len)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	struct pool_device *s = NULL, *d = NULL;
+
+	for (size_t i = 0; i < n + nr_extra && !d; i++) {
+		const struct extent_rec *x = i < n ? &e[i] : &extra[i - n];
+
+		if (pool_extent_leg(x) == POOL_LEG_MOVE) {
+			s = pool_device_by_id(p, pool_move_source(x));
+			d = pool_device_by_id(p, x->device);
+		}
+	}
+	snprintf(from, len, "from %s", s ? s->rec.name : "?");
+	snprintf(to, len, "to %s", d ? d->rec.name : "?");
+}
+
 /* The mirror that carries the move of @v (leg 0 as it is, leg 1 the view). */
 static int move_target(struct pool *p, struct pool_volume *v, const struct extent_rec *extra,
 		       size_t nr_extra, bool fresh, struct target **out, struct pool_error *err)
 {
 	struct target *legs[2] = { NULL, NULL };
-	const char *names[2] = { "here", "there" };
+	char from_name[POOL_NAME_MAX + 16], to_name[POOL_NAME_MAX + 16];
+	const char *names[2] = { from_name, to_name };
 	struct linear_seg *segs;
 	struct mirror_log *log;
 	char path[PATH_MAX];
@@ -157,6 +178,7 @@ static int move_target(struct pool *p, struct pool_volume *v, const struct exten
 	unsigned int nr;
 	int fd, r;
 
+	move_leg_names(p, v, extra, nr_extra, from_name, to_name, sizeof(from_name));
 	r = pool_volume_segs(p, v, NULL, 0, &segs, &nr, err);
 	if (r)
 		return r;
