@@ -160,26 +160,71 @@ static int read_all(int fd, void *buf, size_t n, off_t at)
 	return 0;
 }
 
+/*
+ * The header of the log in @fd into @h, checked: magic, version,
+ * checksum, @nr_legs legs, a power-of-two region size.  0, -EUCLEAN, or
+ * -errno on I/O.
+ */
+static int header_read(int fd, unsigned int nr_legs, struct log_header *h)
+{
+	int r = read_all(fd, h, sizeof(*h), 0);
+	uint32_t region_size;
+
+	if (r)
+		return r;
+	region_size = le32toh(h->region_size_le);
+	if (memcmp(h->magic, LOG_MAGIC, sizeof(h->magic)) || le32toh(h->version_le) != LOG_VERSION ||
+	    le32toh(h->crc_le) != label_crc32(h, offsetof(struct log_header, crc_le)) ||
+	    le32toh(h->nr_legs_le) != nr_legs || !region_size || (region_size & (region_size - 1)))
+		return -EUCLEAN;
+	return 0;
+}
+
+/* Calls @set with each of the first @bits regions whose bit is set in @fd. */
+static int bits_read(int fd, uint64_t bits, void (*set)(void *arg, uint64_t region), void *arg)
+{
+	uint8_t page[PAGE_BYTES];
+	int r = 0;
+
+	for (uint64_t start = 0; start < bits && !r; start += PAGE_REGIONS) {
+		uint64_t n = bits - start < PAGE_REGIONS ? bits - start : PAGE_REGIONS;
+
+		r = read_all(fd, page, (size_t)((n + 7) / 8), (off_t)(MIRROR_LOG_HEADER + start / 8));
+		for (uint64_t i = 0; !r && i < n; i++)
+			if (page[i / 8] & (1u << (i % 8)))
+				set(arg, start + i);
+	}
+	return r;
+}
+
+/* A region set in the log comes back to be resynced. */
+static void set_nosync(void *arg, uint64_t region)
+{
+	struct mirror_log *l = arg;
+
+	atomic_init(&atomic_load(&l->state)[region], MIRROR_DIRTY | MIRROR_NOSYNC);
+}
+
+static void count_set(void *arg, uint64_t region)
+{
+	(void)region;
+	++*(uint64_t *)arg;
+}
+
 int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 		    struct mirror_log **out)
 {
 	struct log_header h;
 	struct mirror_log *l;
-	uint8_t page[PAGE_BYTES];
 	uint64_t bits;
-	int r = read_all(fd, &h, sizeof(h), 0);
+	int r = header_read(fd, nr_legs, &h);
 
+	bits = r ? 0 : le64toh(h.nr_bits_le);
+	if (bits > nr_regions)
+		r = -EUCLEAN;
 	if (r) {
 		close(fd);
 		return r;
-	}
-	bits = le64toh(h.nr_bits_le);
-	if (memcmp(h.magic, LOG_MAGIC, sizeof(h.magic)) || le32toh(h.version_le) != LOG_VERSION ||
-	    le32toh(h.crc_le) != label_crc32(&h, offsetof(struct log_header, crc_le)) ||
-	    le32toh(h.nr_legs_le) != nr_legs || bits > nr_regions ||
-	    !h.region_size_le || (le32toh(h.region_size_le) & (le32toh(h.region_size_le) - 1))) {
-		close(fd);
-		return -EUCLEAN;
 	}
 	l = log_new(fd, nr_legs, nr_regions);
 	if (!l) {
@@ -192,15 +237,7 @@ int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 		atomic_init(&l->leg_state[i], h.leg_state[i]);
 		atomic_init(&l->cursor[i], le64toh(h.cursor_le[i]));
 	}
-	for (uint64_t start = 0; start < bits && !r; start += PAGE_REGIONS) {
-		uint64_t n = bits - start < PAGE_REGIONS ? bits - start : PAGE_REGIONS;
-		_Atomic uint8_t *st = atomic_load(&l->state);
-
-		r = read_all(fd, page, (size_t)((n + 7) / 8), (off_t)(MIRROR_LOG_HEADER + start / 8));
-		for (uint64_t i = 0; !r && i < n; i++)
-			if (page[i / 8] & (1u << (i % 8)))
-				atomic_init(&st[start + i], MIRROR_DIRTY | MIRROR_NOSYNC);
-	}
+	r = bits_read(fd, bits, set_nosync, l);
 	if (!r && bits < nr_regions)		/* grown while it was closed */
 		r = mirror_log_grow(l, nr_regions, bits ? bits - 1 : 0);
 	if (r) {
@@ -214,26 +251,10 @@ int mirror_log_open(int fd, unsigned int nr_legs, uint64_t nr_regions,
 int mirror_log_inspect(int fd, unsigned int nr_legs, uint64_t *dirty)
 {
 	struct log_header h;
-	uint8_t page[PAGE_BYTES];
-	uint64_t bits;
-	int r = read_all(fd, &h, sizeof(h), 0);
+	int r = header_read(fd, nr_legs, &h);
 
 	*dirty = 0;
-	if (r)
-		return r;
-	bits = le64toh(h.nr_bits_le);
-	if (memcmp(h.magic, LOG_MAGIC, sizeof(h.magic)) || le32toh(h.version_le) != LOG_VERSION ||
-	    le32toh(h.crc_le) != label_crc32(&h, offsetof(struct log_header, crc_le)) ||
-	    le32toh(h.nr_legs_le) != nr_legs)
-		return -EUCLEAN;
-	for (uint64_t start = 0; start < bits && !r; start += PAGE_REGIONS) {
-		uint64_t n = bits - start < PAGE_REGIONS ? bits - start : PAGE_REGIONS;
-
-		r = read_all(fd, page, (size_t)((n + 7) / 8), (off_t)(MIRROR_LOG_HEADER + start / 8));
-		for (uint64_t i = 0; !r && i < n; i++)
-			*dirty += !!(page[i / 8] & (1u << (i % 8)));
-	}
-	return r;
+	return r ? r : bits_read(fd, le64toh(h.nr_bits_le), count_set, dirty);
 }
 
 void mirror_log_close(struct mirror_log *l)
