@@ -30,6 +30,7 @@ static const struct option options[] = {
 	{ "autoextend-percent", required_argument, NULL, 'P' },
 	{ "metadata-limit", required_argument, NULL, 'M' },
 	{ "on-event", required_argument, NULL, 'E' },
+	{ "mirrors", required_argument, NULL, 'm' },
 	TAG_ADD_OPTION,
 	{ 0 }
 };
@@ -37,6 +38,7 @@ static const struct option options[] = {
 struct pool_args {
 	const char *size, *block_size, *when_full, *low_water;
 	const char *threshold, *percent, *metadata_limit, *on_event;
+	const char *mirrors;		/* --mirrors, or NULL */
 	char **on;
 	size_t nr_on;
 	int no_zero, no_passdown;
@@ -64,6 +66,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct pool_args *a
 		case 'P': a->percent = optarg; break;
 		case 'M': a->metadata_limit = optarg; break;
 		case 'E': a->on_event = optarg; break;
+		case 'm': a->mirrors = optarg; break;
 		default:
 			c = tag_opts_parse(ctx, WHAT, &a->tags, c, optarg);
 			if (c)
@@ -111,6 +114,8 @@ static int parse_values(const struct pool_args *a, struct pool_thin_pool_spec *s
 				&s->policy.autoextend_percent, err);
 	if (!r && a->metadata_limit)
 		r = opts_size(a->metadata_limit, &s->policy.metadata_limit, err);
+	if (!r && a->mirrors)
+		r = opts_number(a->mirrors, "--mirrors", 1, 3, &s->mirrors, err);
 	if (!r && a->on_event) {
 		if (!a->on_event[0] || strlen(a->on_event) >= sizeof(s->policy.on_event))
 			return pool_fail(err, -EINVAL, "--on-event needs a command shorter than %zu bytes",
@@ -146,6 +151,9 @@ static int create_thin_pool_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (v.size != s.size)
 		fprintf(ctx->out, " (%s rounded down to whole %s blocks)",
 			format_size(s.size, requested), format_size(s.policy.block_size, block));
+	if (s.mirrors)
+		fprintf(ctx->out, ", its data on %u legs (resyncing in the background)",
+			s.mirrors + 1);
 	fputc('\n', ctx->out);
 	r = tag_opts_tag_new(&a.tags, ctx, WHAT, TAG_ON_VOLUME, v.name);
 out:
@@ -161,7 +169,8 @@ const struct cmd cmd_create_thin_pool = {
 		"                 [--when-full error|wait:SECONDS] [--low-water PERCENT]\n"
 		"                 [--on DEVICE[,DEVICE...]]... [--no-discard-passdown]\n"
 		"                 [--autoextend-threshold PCT] [--autoextend-percent PCT]\n"
-		"                 [--metadata-limit SIZE] [--on-event CMD] [--addtag TAG]...\n"
+		"                 [--metadata-limit SIZE] [--on-event CMD] [--mirrors N]\n"
+		"                 [--addtag TAG]...\n"
 		"\n"
 		"Creates a thin pool: a data area of SIZE bytes (rounded down to whole\n"
 		"blocks) from which thin volumes take blocks on first write.\n"
@@ -193,6 +202,9 @@ const struct cmd cmd_create_thin_pool = {
 		"                     one at a time in order (see mapperfs -o event_timeout);\n"
 		"                     an absolute path of a directory runs every hook in\n"
 		"                     it (run-parts)\n"
+		"  --mirrors N        N more copies of its data (1 to 3: lvconvert of the\n"
+		"                     pool's data to raid1 -m N), each on devices no\n"
+		"                     other copy uses; see 'create linear --mirrors'\n"
 		"  --addtag TAG       tags it (see 'mapperctl set'); repeatable\n",
 	.run = create_thin_pool_run,
 	.options = options,

@@ -12,7 +12,7 @@
 #include "rangelock.h"
 #include "writelog.h"
 
-int engine_init(struct engine *e, unsigned int depth)
+static int init(struct engine *e, unsigned int depth, unsigned int flags)
 {
 	int r;
 
@@ -20,11 +20,20 @@ int engine_init(struct engine *e, unsigned int depth)
 	e->broken = false;
 	e->scratch = NULL;
 	e->scratch_size = 0;
-	r = io_uring_queue_init(depth, &e->ring,
-				IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
-	if (r == -EINVAL)
+	r = io_uring_queue_init(depth, &e->ring, flags);
+	if (r == -EINVAL && flags)
 		r = io_uring_queue_init(depth, &e->ring, 0);
 	return r;
+}
+
+int engine_init(struct engine *e, unsigned int depth)
+{
+	return init(e, depth, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN);
+}
+
+int engine_init_shared(struct engine *e, unsigned int depth)
+{
+	return init(e, depth, 0);
 }
 
 void engine_exit(struct engine *e)

@@ -41,6 +41,12 @@ struct engine {
 };
 
 int engine_init(struct engine *e, unsigned int depth);	/* 0 or -errno */
+/*
+ * The same for an engine that several threads use one at a time, the
+ * caller's lock serialising them (a thin pool's commits): its ring is not
+ * tied to the thread that made it.  0 or -errno.
+ */
+int engine_init_shared(struct engine *e, unsigned int depth);
 void engine_exit(struct engine *e);
 
 /*

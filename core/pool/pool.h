@@ -301,6 +301,7 @@ struct pool_thin_pool_spec {
 	struct thin_pool_rec policy;	/* all but .volume */
 	char *const *on;
 	size_t nr_on;
+	unsigned int mirrors;		/* extra copies of its data: 0 to 3 */
 };
 
 struct pool_thin_spec {

@@ -52,10 +52,10 @@ struct pool_volume {
 	char *failure;			/* why it is not served, or NULL */
 	bool broken;			/* its records are: reloading cannot help */
 	struct tags tags;		/* as recorded (pool_tag.c) */
+	struct {			/* mirrored: linear, thin-pool */
+		char *new_log;		/* its log's name until recorded, or NULL */
+	} mirror;
 	union {
-		struct {		/* linear, mirrored */
-			char *new_log;	/* its log's name until recorded, or NULL */
-		} mirror;
 		struct stripe_rec stripe;	/* linear, striped (pool_stripe.c) */
 		struct {		/* switch */
 			struct switch_rec rec;
@@ -69,6 +69,7 @@ struct pool_volume {
 			 */
 			struct thin_pool_rec *rec;
 			struct thin_pool *pool;		/* running, or NULL */
+			struct target *data;		/* its data area, while running */
 			const struct thin_meta_ops *ops;
 			void *arg;			/* the port's, while open */
 			struct pool_thin_events ev;	/* the monitor's */
@@ -393,6 +394,19 @@ unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
  */
 int pool_mirror_plan(struct pool *p, uint64_t size, unsigned int legs, char *const *on,
 		     size_t nr_on, struct extent_rec **out, size_t *nr, struct pool_error *err);
+/*
+ * A mirror of @legs legs over @v's extents and @extra, in *@out: what a
+ * mirrored linear volume is served on, and a mirrored thin pool's data
+ * area.
+ */
+int pool_mirror_build(struct pool *p, struct pool_volume *v, unsigned int legs,
+		      const struct extent_rec *extra, size_t nr_extra, struct target **out,
+		      struct pool_error *err);
+/*
+ * The mirror @v runs on: a mirrored linear volume's target, a mirrored
+ * thin pool's data area; NULL for none (not a mirror, or not running).
+ */
+struct target *pool_volume_mirror(const struct pool_volume *v);
 /* Serves @v as a mirror of @legs legs over its extents and @extra. */
 int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
 		      const struct extent_rec *extra, size_t nr_extra, struct pool_error *err);
@@ -423,6 +437,22 @@ void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
 		       struct pool_check *c);
 /* list's columns of mirror @v: legs, Cpy%Sync, degraded. */
 void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volume_info *out);
+/* ---- a thin pool's data area (pool_thin_data.c) ---- */
+/*
+ * @tp's data area over its extents and @extra, cut to whole blocks per
+ * area (a plain pool's): *@bytes of it.
+ */
+int pool_thin_data_segs(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
+			size_t nr_extra, struct linear_seg **out, unsigned int *nr,
+			uint64_t *bytes, struct pool_error *err);
+/*
+ * Builds tp->tp.data over its extents and @extra, unless it was built
+ * already: a mirror of its legs, or a linear target; *@bytes of it.
+ */
+int pool_thin_data_open(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
+			size_t nr_extra, uint64_t *bytes, struct pool_error *err);
+/* Destroys tp->tp.data (after the thin pool over it closed). */
+void pool_thin_data_close(struct pool_volume *tp);
 /* ---- moves (pool_move.c) ---- */
 /* The device @v is being moved off, or -1. */
 int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v);

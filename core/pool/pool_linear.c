@@ -309,27 +309,6 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 	json_array_end(j);
 }
 
-/* A mirror's legs share no device: one lost device costs one leg. */
-static void check_legs_apart(struct pool *p, struct pool_volume *v, struct pool_check *c)
-{
-	size_t n;
-	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
-
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = i + 1; k < n; k++)
-			if (e[i].device == e[k].device &&
-			    pool_extent_leg(&e[i]) != pool_extent_leg(&e[k]) &&
-			    pool_extent_leg(&e[i]) != POOL_LEG_MOVE &&
-			    pool_extent_leg(&e[k]) != POOL_LEG_MOVE) {
-				struct pool_device *d = pool_device_by_id(p, e[i].device);
-
-				pool_breach(c, v, "its legs %u and %u share device '%s'",
-					    pool_extent_leg(&e[i]), pool_extent_leg(&e[k]),
-					    d ? d->rec.name : "?");
-				return;
-			}
-}
-
 static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 			struct pool_error *err)
 {
@@ -337,7 +316,6 @@ static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check
 
 	(void)err;
 	pool_check_extent_sum(p, v, c);
-	check_legs_apart(p, v, c);
 	if (legs > 1)
 		pool_mirror_check(p, v, legs, c);
 	return 0;

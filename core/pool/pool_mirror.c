@@ -215,10 +215,18 @@ static const char *leg_device_name(struct pool *p, struct pool_volume *v, unsign
 	return "?";
 }
 
-int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
-		      const struct extent_rec *extra, size_t nr_extra, struct pool_error *err)
+struct target *pool_volume_mirror(const struct pool_volume *v)
 {
-	struct target *leg_targets[MIRROR_LEGS_MAX] = { 0 }, *t;
+	struct target *t = v->type->runs_on(v);
+
+	return t && mirror_is(t) ? t : NULL;
+}
+
+int pool_mirror_build(struct pool *p, struct pool_volume *v, unsigned int legs,
+		      const struct extent_rec *extra, size_t nr_extra, struct target **out,
+		      struct pool_error *err)
+{
+	struct target *leg_targets[MIRROR_LEGS_MAX] = { 0 };
 	const char *names[MIRROR_LEGS_MAX];
 	uint64_t size = v->rec.size;
 	char path[PATH_MAX];
@@ -264,11 +272,22 @@ int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
 				leg_targets[leg]->ops->destroy(leg_targets[leg]);
 		return r;
 	}
-	r = mirror_create(v->rec.name, size, leg_targets, names, legs, log, p->sync_rate, &t);
+	r = mirror_create(v->rec.name, size, leg_targets, names, legs, log, p->sync_rate, out);
 	if (r == -ENODEV)
 		return pool_fail(err, r, "no leg of the mirror is in sync and available");
 	if (r)
 		return pool_fail(err, r, "cannot start its mirror: %s", strerror(-r));
+	return 0;
+}
+
+int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
+		      const struct extent_rec *extra, size_t nr_extra, struct pool_error *err)
+{
+	struct target *t;
+	int r = pool_mirror_build(p, v, legs, extra, nr_extra, &t, err);
+
+	if (r)
+		return r;
 	r = pool_volume_serve(v, t);
 	return r ? pool_fail(err, r, "out of memory") : 0;
 }
@@ -312,8 +331,8 @@ void pool_set_sync_rate(struct pool *p, uint64_t bytes_per_s)
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
 
-		if (v->served && mirror_is(v->served->target))
-			mirror_set_rate(v->served->target, bytes_per_s);
+		if (pool_volume_mirror(v))
+			mirror_set_rate(pool_volume_mirror(v), bytes_per_s);
 	}
 	pool_admin_unlock(p);
 }
@@ -393,7 +412,7 @@ int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
 		struct linear_seg *segs;
 		unsigned int nr;
 
-		if (!mirror_leg(v->served->target, leg))
+		if (!mirror_leg(pool_volume_mirror(v), leg))
 			continue;		/* missing: nothing to publish into */
 		r = pool_leg_segs(p, v, leg, g.ext, g.nr, &segs, &nr, err);
 		if (!r) {
@@ -416,12 +435,12 @@ int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
 	/* Every leg's table, then the log, cover the new size before the size shows. */
 	for (unsigned int leg = 0; leg < legs; leg++)
 		if (tb[leg])
-			linear_publish(mirror_leg(v->served->target, leg), tb[leg]);
-	r = mirror_grow(v->served->target, size);
+			linear_publish(mirror_leg(pool_volume_mirror(v), leg), tb[leg]);
+	r = mirror_grow(pool_volume_mirror(v), size);
 	if (r)
 		log_error("volume '%s': its mirror log cannot grow: %s; writes past %llu bytes fail",
 			  v->rec.name, strerror(-r), (unsigned long long)v->rec.size);
-	else
+	else if (v->served)
 		atomic_store(&v->served->size, size);
 	pool_stale_file(p, v->rec.id);
 	pool_extents_publish(p, g.ext, g.nr);
@@ -475,7 +494,7 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 
 	if (!devs)
 		return pool_fail(err, -ENOMEM, "out of memory");
-	if (pool_volume_legs(p, v) < 2 || !v->served || !mirror_is(v->served->target))
+	if (pool_volume_legs(p, v) < 2 || !pool_volume_mirror(v))
 		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror%s", v->rec.name,
 			      v->failure ? " (it is failed: see 'mapperctl status')" : "");
 	else if (leg < 0)
@@ -519,7 +538,7 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 			r = pool_fail(err, r, "cannot build the new leg: %s", strerror(-r));
 	}
 	/* The old leg is failed in the log before the store forgets it. */
-	if (!r && (r = mirror_fail_leg(v->served->target, s.leg, "being replaced")))
+	if (!r && (r = mirror_fail_leg(pool_volume_mirror(v), s.leg, "being replaced")))
 		r = pool_fail(err, r, r == -EBUSY ?
 			      "leg %u on '%s' is the only one in sync: replace another" :
 			      "cannot record leg %u as failed in the mirror log", s.leg,
@@ -536,7 +555,7 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 	{
 		struct pool_device *d = pool_device_by_id(p, s.ext[0].device);
 
-		r = mirror_replace_leg(v->served->target, s.leg, leg_target, d ? d->rec.name : "?");
+		r = mirror_replace_leg(pool_volume_mirror(v), s.leg, leg_target, d ? d->rec.name : "?");
 		if (r)
 			r = pool_fail(err, r, "the new leg is recorded but its rebuild could not be "
 				      "recorded in the mirror log: %s", strerror(-r));
@@ -573,6 +592,27 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 
 /* ---- check ---------------------------------------------------------------------- */
 
+/* A mirror's legs share no device: one lost device costs one leg. */
+static void check_legs_apart(struct pool *p, struct pool_volume *v, struct pool_check *c)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++)
+			if (e[i].device == e[k].device &&
+			    pool_extent_leg(&e[i]) != pool_extent_leg(&e[k]) &&
+			    pool_extent_leg(&e[i]) != POOL_LEG_MOVE &&
+			    pool_extent_leg(&e[k]) != POOL_LEG_MOVE) {
+				struct pool_device *d = pool_device_by_id(p, e[i].device);
+
+				pool_breach(c, v, "its legs %u and %u share device '%s'",
+					    pool_extent_leg(&e[i]), pool_extent_leg(&e[k]),
+					    d ? d->rec.name : "?");
+				return;
+			}
+}
+
 void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
 		       struct pool_check *c)
 {
@@ -580,10 +620,11 @@ void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
 	uint64_t dirty;
 	int fd, r;
 
-	if (v->served && mirror_is(v->served->target)) {
+	check_legs_apart(p, v, c);
+	if (pool_volume_mirror(v)) {
 		struct mirror_status s;
 
-		mirror_status(v->served->target, &s);
+		mirror_status(pool_volume_mirror(v), &s);
 		for (unsigned int leg = 0; leg < legs; leg++)
 			if (s.leg_state[leg] != MIRROR_LEG_IN_SYNC)
 				pool_summary(c, "mirror '%s': leg %u %s%s%s", v->rec.name, leg,
@@ -623,10 +664,10 @@ int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 	legs = v ? pool_volume_legs(p, v) : 0;
 	if (!v)
 		r = pool_fail(err, -ENOENT, "no volume '%s'", name);
-	else if (legs < 2 || !v->served || !mirror_is(v->served->target))
+	else if (legs < 2 || !pool_volume_mirror(v))
 		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror", name);
 	for (unsigned int leg = 0; !r && leg < legs; leg++) {
-		int rl = mirror_readd_leg(v->served->target, leg);
+		int rl = mirror_readd_leg(pool_volume_mirror(v), leg);
 
 		if (rl == -EALREADY)
 			continue;
@@ -669,22 +710,24 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	size_t n;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 
-	if (v->served && mirror_is(v->served->target))
-		mirror_status(v->served->target, &s);
+	struct target *m = pool_volume_mirror(v);
+
+	if (m)
+		mirror_status(m, &s);
 	json_object_begin(j, "mirror");
 	json_u64(j, "legs", legs);
 	json_size(j, "region_size", MIRROR_REGION_SIZE);
 	json_percent(j, "sync_percent", s.sync_done, s.sync_total ? s.sync_total : 1);
 	json_u64(j, "dirty_regions", s.dirty);
 	json_u64(j, "resynced_regions", s.resynced);
-	json_bool(j, "degraded", !v->served || degraded(&s));
+	json_bool(j, "degraded", !m || degraded(&s));
 	json_array_begin(j, "leg_list");
 	for (unsigned int leg = 0; leg < legs; leg++) {
 		json_object_begin(j, NULL);
 		json_u64(j, "leg", leg);
-		json_string(j, "state", v->served ? leg_states[s.leg_state[leg] <= 3 ?
-								s.leg_state[leg] : 1] : "failed");
-		if (v->served && s.leg_state[leg] == MIRROR_LEG_FAILED)
+		json_string(j, "state", m ? leg_states[s.leg_state[leg] <= 3 ?
+							  s.leg_state[leg] : 1] : "failed");
+		if (m && s.leg_state[leg] == MIRROR_LEG_FAILED)
 			json_string(j, "reason", s.why[leg]);
 		json_array_begin(j, "segments");
 		for (size_t i = 0; i < n; i++) {
@@ -709,9 +752,9 @@ bool pool_volume_degraded(struct pool *p, struct pool_volume *v)
 {
 	struct mirror_status s;
 
-	if (!v->served || !mirror_is(v->served->target) || pool_volume_legs(p, v) < 2)
+	if (!pool_volume_mirror(v) || pool_volume_legs(p, v) < 2)
 		return false;
-	mirror_status(v->served->target, &s);
+	mirror_status(pool_volume_mirror(v), &s);
 	return degraded(&s);
 }
 
@@ -720,9 +763,9 @@ void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volu
 	struct mirror_status s;
 
 	out->legs = legs;
-	if (!v->served || !mirror_is(v->served->target))
+	if (!pool_volume_mirror(v))
 		return;
-	mirror_status(v->served->target, &s);
+	mirror_status(pool_volume_mirror(v), &s);
 	out->sync_pct = (int32_t)(s.sync_total ? s.sync_done * 10000 / s.sync_total : 10000);
 	if (degraded(&s))
 		out->condition = "degraded";

@@ -57,6 +57,7 @@
 #include "json.h"
 #include "linear.h"
 #include "log.h"
+#include "mirror.h"
 #include "probe.h"
 #include "size.h"
 #include "thin.h"
@@ -522,28 +523,6 @@ static void collect_garbage(struct pool *p, struct pool_volume *tp,
 	free(vols);
 }
 
-/* The pool's data area on the open devices; *out malloc'ed. */
-static int pool_areas(struct pool *p, struct pool_volume *tp,
-		      const struct extent_rec *extra, size_t nr_extra,
-		      struct thin_area **out, unsigned int *nr, struct pool_error *err)
-{
-	struct linear_seg *segs;
-	int r;
-
-	r = pool_volume_segs(p, tp, extra, nr_extra, &segs, nr, err);
-	if (r)
-		return r;
-	*out = calloc(*nr + 1, sizeof(**out));
-	if (!*out) {
-		free(segs);
-		return pool_fail(err, -ENOMEM, "out of memory");
-	}
-	for (unsigned int i = 0; i < *nr; i++)
-		(*out)[i] = (struct thin_area){ segs[i].dev, segs[i].dev_off, segs[i].len };
-	free(segs);
-	return 0;
-}
-
 /* Loads the map of every thin volume of @tp into its pool.  Not started. */
 static int load_each_member(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
@@ -603,6 +582,7 @@ static void close_pool(struct pool *p, struct pool_volume *tp)
 		thin_pool_close(tp->tp.pool);
 		tp->tp.pool = NULL;
 	}
+	pool_thin_data_close(tp);
 	if (tp->tp.arg) {
 		p->meta->ops->thin_close(p->meta, tp->tp.arg);
 		tp->tp.arg = NULL;
@@ -639,22 +619,20 @@ static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
 		.notify_arg = p,
 	};
 	char why[POOL_ERROR_LEN / 2] = "";
-	struct thin_area *areas;
-	unsigned int nr;
+	uint64_t bytes;
 	int r;
 
-	r = pool_areas(p, tp, NULL, 0, &areas, &nr, err);
+	r = pool_thin_data_open(p, tp, NULL, 0, &bytes, err);
 	if (r)
 		return r;
 	r = p->meta->ops->thin_open(p->meta, tp->rec.id, &tp->tp.ops, &tp->tp.arg);
 	if (r) {
-		free(areas);
-		return pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
+		pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
+		goto err_close;
 	}
 	if (collect)
 		collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
-	r = thin_pool_open(&params, areas, nr, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
-	free(areas);
+	r = thin_pool_open(&params, tp->tp.data, bytes, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
 	if (r) {
 		pool_fail(err, r, "cannot open it: %s", strerror(-r));
 		goto err_close;
@@ -696,6 +674,7 @@ static int thin_build(struct pool *p, struct pool_volume *v, struct pool_error *
 static void thin_pool_release(struct pool *p, struct pool_volume *tp)
 {
 	close_pool(p, tp);
+	pool_mirror_release(tp);
 	free(tp->tp.rec);
 }
 
@@ -859,6 +838,7 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 {
 	struct new_pool n = { .tp = s->policy };
 	struct pool_volume *v = NULL, probe = { 0 };
+	uint64_t bytes;
 	int r;
 
 	pool_admin_lock(p);
@@ -875,7 +855,11 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 	r = pool_thin_check_blocks(s->name, n.tp.block_size, n.rec.size, err);
 	if (r)
 		goto out;
-	r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
+	if (s->mirrors)
+		r = pool_mirror_plan(p, n.rec.size, s->mirrors + 1, s->on, s->nr_on, &n.plan.ext,
+				     &n.plan.nr_ext, err);
+	else
+		r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
 	if (r)
 		goto out;
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
@@ -887,11 +871,17 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	r = pool_record(p, "record the thin pool", record_new_pool, &n, err);
+	*v->tp.rec = n.tp;
+	/* A mirror's log is made before the records, and named after them. */
+	if (s->mirrors)
+		r = pool_thin_data_open(p, v, n.plan.ext, n.plan.nr_ext, &bytes, err);
+	if (!r)
+		r = pool_record(p, "record the thin pool", record_new_pool, &n, err);
 	if (r)
 		goto out;
 	v->rec = n.rec;
 	*v->tp.rec = n.tp;
+	pool_mirror_recorded(p, v);
 	pool_extents_publish(p, n.plan.ext, n.plan.nr_ext);
 	pool_volume_publish(p, v);
 	if (out)
@@ -902,7 +892,10 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		pool_volume_failed(v, err->msg);
 	else if (pool_thins_update(p))
 		log_warn("thin pool '%s' is not counted in statfs (out of memory)", v->rec.name);
-	log_info("created thin pool '%s'", v->rec.name);
+	if (s->mirrors)
+		log_info("created thin pool '%s' on %u legs", v->rec.name, s->mirrors + 1);
+	else
+		log_info("created thin pool '%s'", v->rec.name);
 	v = NULL;
 out:
 	pool_volume_free(p, v);
@@ -1527,14 +1520,50 @@ out_resume:
 	return r;
 }
 
+/* A plain pool's growth: new extents, its data table over them, one record. */
+static int grow_plain(struct pool *p, struct pool_volume *tp, uint64_t size, char *const *on,
+		      size_t nr_on, uint64_t *bytes, struct pool_error *err)
+{
+	struct extent_plan plan = { 0 };
+	struct linear_table *tb = NULL;
+	struct linear_seg *segs;
+	unsigned int nr;
+	int r;
+
+	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
+	if (r)
+		return r;
+	r = pool_thin_data_segs(p, tp, plan.ext, plan.nr_ext, &segs, &nr, bytes, err);
+	if (!r) {
+		r = linear_table_new(segs, nr, &tb);
+		free(segs);
+		if (r)
+			r = pool_fail(err, r, "out of memory");
+	}
+	if (!r && (r = thin_pool_grow_check(running(tp), *bytes)))
+		r = pool_fail(err, r, "cannot grow thin pool '%s': %s", tp->rec.name,
+			      strerror(-r));	/* -EFBIG cannot be: pool_thin_check_blocks() passed */
+	if (!r)
+		r = pool_record_extents(p, tp, size, &plan, err);
+	if (r) {
+		linear_table_free(tb);
+		free(plan.ext);
+		return r;
+	}
+	/* The table covers the new blocks before any can be allocated. */
+	linear_publish(tp->tp.data, tb);
+	pool_extents_publish(p, plan.ext, plan.nr_ext);
+	tp->rec.size = size;
+	free(plan.ext);
+	return 0;
+}
+
 int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 			char *const *on, size_t nr_on, struct pool_error *err)
 {
 	uint32_t bs = tp->tp.rec->block_size;
-	struct extent_plan plan = { 0 };
-	struct thin_areas *next = NULL;
-	struct thin_area *areas;
-	unsigned int nr;
+	unsigned int legs;
+	uint64_t bytes;
 	int r;
 
 	if (!running(tp))	/* a damaged row may hold any block size, even 0 */
@@ -1545,30 +1574,22 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 		return pool_fail(err, -EINVAL, "thin pool '%s' grows by whole blocks of %u bytes",
 				 tp->rec.name, bs);
 	r = pool_thin_check_blocks(tp->rec.name, bs, size, err);
-	if (!r)
-		r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
 	if (r)
 		return r;
-	r = pool_areas(p, tp, plan.ext, plan.nr_ext, &areas, &nr, err);
-	if (!r) {
-		r = thin_pool_areas_new(running(tp), areas, nr, &next);
-		free(areas);
-		if (r)	/* -EFBIG cannot be: pool_thin_check_blocks() passed */
-			r = pool_fail(err, r, "cannot grow thin pool '%s': %s", tp->rec.name,
-				      strerror(-r));
+	legs = pool_volume_legs(p, tp);
+	if (legs > 1 && nr_on)
+		return pool_fail(err, -EINVAL, "the legs of mirrored thin pool '%s' grow on their "
+				 "own devices: give no devices", tp->rec.name);
+	if (legs > 1) {
+		r = pool_mirror_extend(p, tp, legs, size, err);
+		bytes = tp->rec.size;	/* unchanged if its log could not grow */
+	} else {
+		r = grow_plain(p, tp, size, on, nr_on, &bytes, err);
 	}
-	if (!r)
-		r = pool_record_extents(p, tp, size, &plan, err);
-	if (r) {
-		thin_pool_areas_free(next);
-		free(plan.ext);
+	if (r)
 		return r;
-	}
-	thin_pool_grow(running(tp), next);
-	pool_extents_publish(p, plan.ext, plan.nr_ext);
-	tp->rec.size = size;
+	thin_pool_grow(running(tp), bytes);
 	thin_pool_set_metadata_limit(running(tp), pool_thin_metadata_limit(tp));
-	free(plan.ext);
 	/* Autoextend or `extend`: a hook that tracks the pool's size hears of both. */
 	pool_monitor_event(p, tp, "extended", LOG_LEVEL_INFO);
 	return 0;
@@ -1674,6 +1695,8 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	struct thin_pool *pool = tp->tp.pool;
+	bool logged = pool_volume_legs(p, tp) > 1;
+	int64_t id = tp->rec.id;
 	size_t n = 0;
 	int r;
 
@@ -1693,6 +1716,8 @@ static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_
 		pool = NULL;		/* leaked rather than freed under a reader */
 	tp->tp.pool = pool;
 	pool_volume_forget(p, tp);
+	if (logged)
+		pool_mirror_forget_log(p, id);
 	return 0;
 }
 
@@ -1759,7 +1784,6 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 	const struct thin_pool_rec *r = tp->tp.rec;
 	struct thin_pool_usage u;
 
-	(void)p;
 	out->block_size = r->block_size;
 	if (r->wait)
 		snprintf(out->when_full, sizeof(out->when_full), "wait:%u", r->wait_seconds);
@@ -1774,6 +1798,8 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 		out->condition = "full";
 	else if (u.low_water)
 		out->condition = "low-water";
+	if (pool_volume_legs(p, tp) > 1)	/* "degraded" first: a copy is missing */
+		pool_mirror_info(tp, pool_volume_legs(p, tp), out);
 }
 
 static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
@@ -1836,7 +1862,10 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 	}
 	if (r->on_event[0])
 		json_string(j, "on_event", r->on_event);
-	pool_report_segments(p, tp, j);
+	if (pool_volume_legs(p, tp) > 1)
+		pool_mirror_status(p, tp, pool_volume_legs(p, tp), j);
+	else
+		pool_report_segments(p, tp, j);
 }
 
 int pool_diff(struct pool *p, const char *a, const char *b,
@@ -2009,6 +2038,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	int r;
 
 	pool_check_extent_sum(p, tp, c);
+	if (pool_volume_legs(p, tp) > 1)
+		pool_mirror_check(p, tp, pool_volume_legs(p, tp), c);
 	if (!c->deep)
 		return 0;
 	if (!running(tp))
@@ -2189,13 +2220,24 @@ static void edge(struct pool *p, struct pool_volume *tp, uint64_t *seen, uint64_
 	*seen = raised;
 }
 
+static struct target *thin_pool_data(const struct pool_volume *tp)
+{
+	return tp->tp.data;
+}
+
+static struct log_limit mirror_start_failed;
+
 static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
 {
 	struct thin_pool_raised *seen = &tp->tp.ev.raised;
 	struct thin_pool_usage u;
+	int r;
 
 	if (!tp->tp.pool)
 		return;
+	if (pool_volume_mirror(tp) && (r = mirror_start(pool_volume_mirror(tp))))
+		log_error_limited(&mirror_start_failed, "thin pool '%s': cannot start its resync: %s",
+				  tp->rec.name, strerror(-r));
 	thin_pool_usage(tp->tp.pool, &u);
 	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water", LOG_LEVEL_WARN);
 	edge(p, tp, &seen->full, u.raised.full, "full", LOG_LEVEL_WARN);
@@ -2258,6 +2300,7 @@ struct target_type thin_pool_type = {
 	.info = thin_pool_info,
 	.watch = thin_pool_watch,
 	.release = thin_pool_release,
+	.runs_on = thin_pool_data,
 };
 
 /* The monitor's look at the volume's origin image: a writer fences it. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pool_int.h"
+#include "volume.h"
 
 static int no_attach(struct pool_volume *v, const struct pool_meta_image *img)
 {
@@ -97,6 +98,11 @@ static void no_watch(struct pool *p, struct pool_volume *v)
 	(void)p, (void)v;
 }
 
+static struct target *served_target(const struct pool_volume *v)
+{
+	return v->served ? v->served->target : NULL;
+}
+
 static struct target_type *const registry[] = {
 	&thin_pool_type, &striped_type, &linear_type, &switch_type, &thin_type,
 };
@@ -144,6 +150,8 @@ static void register_types(void)
 			t->watch = no_watch;
 		if (!t->release)
 			t->release = no_release;
+		if (!t->runs_on)
+			t->runs_on = served_target;
 	}
 }
 

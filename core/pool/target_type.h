@@ -137,6 +137,11 @@ struct target_type {
 	void (*watch)(struct pool *p, struct pool_volume *v);
 	/* Frees the kind's live objects and records.  Default: nothing. */
 	void (*release)(struct pool *p, struct pool_volume *v);
+	/*
+	 * The target @v runs on, which may be a mirror (pool_volume_mirror).
+	 * Default: its served target, or NULL.
+	 */
+	struct target *(*runs_on)(const struct pool_volume *v);
 };
 
 /* Fills in the defaults, once; before any type is used. */

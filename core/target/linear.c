@@ -164,7 +164,7 @@ static int linear_discard(struct target *t, struct engine *e, uint64_t off,
 		if (in_seg >= s.len)
 			return -EINVAL;
 		n = s.len - in_seg < len ? s.len - in_seg : len;
-		r = device_zero(s.dev, s.dev_off + in_seg, n, mode == DISCARD_PUNCH);
+		r = target_device_discard(s.dev, s.dev_off + in_seg, n, mode);
 		off += n;
 		len -= n;
 	}

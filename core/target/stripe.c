@@ -234,7 +234,7 @@ static int stripe_discard(struct target *t, struct engine *e, uint64_t off,
 		rcu_read_end();
 		if (!found)
 			return -EINVAL;
-		r = device_zero(dev, dev_off, n, mode == DISCARD_PUNCH);
+		r = target_device_discard(dev, dev_off, n, mode);
 		off += n;
 		len -= n;
 	}

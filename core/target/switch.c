@@ -148,7 +148,7 @@ static int switch_discard(struct target *t, struct engine *e, uint64_t off,
 			return r;
 		if (n > len)
 			n = len;
-		r = device_zero(p.dev, p.dev_off + off, n, mode == DISCARD_PUNCH);
+		r = target_device_discard(p.dev, p.dev_off + off, n, mode);
 		off += n;
 		len -= n;
 	}

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "device.h"
+
 int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf)
 {
@@ -42,4 +44,12 @@ uint64_t target_all_mapped(struct target *t, uint64_t size)
 {
 	(void)t;
 	return size;
+}
+
+int target_device_discard(struct device *dev, uint64_t off, uint64_t len,
+			  enum discard_mode mode)
+{
+	if (mode == DISCARD_UNMAP)
+		return device_discard(dev, off, len);
+	return device_zero(dev, off, len, mode == DISCARD_PUNCH);
 }

@@ -48,6 +48,8 @@ enum map_result {
 enum discard_mode {
 	DISCARD_PUNCH,		/* fallocate(PUNCH_HOLE): reads zeros after */
 	DISCARD_ZERO,		/* fallocate(ZERO_RANGE): reads zeros after */
+	DISCARD_UNMAP,		/* device_discard: reads anything after; a thin
+				 * pool's freed blocks, passed down */
 };
 
 struct target;
@@ -127,5 +129,15 @@ int target_no_write_retry(struct target *t, struct engine *e, uint64_t off,
 int target_seek_all_data(struct target *t, uint64_t off, uint64_t size,
 			 int whence, uint64_t *out);		/* all data */
 uint64_t target_all_mapped(struct target *t, uint64_t size);	/* @size */
+
+struct device;
+
+/*
+ * Discards [off, off + len) of @dev as @mode asks: device_zero (punching
+ * or not) or device_discard.  What every target that lands on devices
+ * calls.  Blocks.  0 or -errno (-EOPNOTSUPP: the device cannot unmap).
+ */
+int target_device_discard(struct device *dev, uint64_t off, uint64_t len,
+			  enum discard_mode mode);
 
 #endif

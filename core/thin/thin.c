@@ -64,15 +64,44 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 	return true;
 }
 
+/*
+ * Appends the data target's segments for a run of @n bytes at data offset
+ * @at, the request's bytes from @buf_off on: the target answers for a
+ * request of its own, whose buffer starts at the run.  A write the target
+ * copies (a mirror's legs) covers the request once per copy, so it is
+ * taken only when the run is the whole request (@whole); otherwise it is
+ * deferred, and the slow path writes run by run.
+ */
+static int push_run(struct thin_pool *p, enum io_dir dir, uint64_t at, uint32_t n,
+		    uint32_t buf_off, bool whole, struct segs *out)
+{
+	unsigned int first = out->nr;
+	uint64_t bytes = 0;
+	int r = p->data->ops->map(p->data, dir, at, n, out);
+
+	if (r == MAP_REMAPPED) {
+		for (unsigned int i = first; i < out->nr; i++) {
+			out->v[i].buf_off += buf_off;
+			bytes += out->v[i].len;
+		}
+		if (bytes == n || (whole && dir == IO_WRITE))
+			return MAP_REMAPPED;
+		r = dir == IO_WRITE ? MAP_DEFER : -EIO;
+	}
+	segs_truncate(out, first);
+	return r == MAP_DEFER && dir == IO_READ ? -EIO : r;
+}
+
 static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		    uint32_t len, struct segs *out)
 {
 	struct thin *th = to_thin(t);
 	struct thin_pool *p = th->pool;
 	bool write = dir == IO_WRITE;
-	struct thin_areas *areas;
+	uint64_t run_at = 0;		/* the data run being gathered */
+	uint32_t run_len = 0, run_buf = 0, buf_off = 0, total = len;
 	struct thin_dir *d;
-	uint32_t buf_off = 0;
+	int r;
 
 	if (write) {
 		atomic_fetch_add(&th->inflight, 1);
@@ -84,14 +113,12 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		goto err_io;
 	if (write && !thin_dir_alone(p, d))
 		goto defer;
-	areas = rcu_load(p->areas);
 	while (len) {
-		uint64_t vb = off >> p->block_shift, dev_off = 0;
+		uint64_t vb = off >> p->block_shift;
 		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
 		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
-		struct device *dev;
+		uint64_t at;
 		uint32_t e;
-		int r;
 
 		if (vb / THIN_LEAF_ENTRIES >= d->nr)
 			goto err_io;	/* size and map disagree */
@@ -101,22 +128,33 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		} else {
 			e = thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
 		}
-		if (e) {
-			dev = thin_areas_locate(areas, e - 1, p->block_shift, &dev_off);
-			r = segs_push(out, dev, dev_off + in, n, buf_off);
+		at = e ? ((uint64_t)(e - 1) << p->block_shift) + in : 0;
+		if (e && run_len && run_at + run_len == at) {
+			run_len += n;		/* the data run goes on */
 		} else {
-			r = thin_push_unmapped(th, off, n, buf_off, out);
-		}
-		if (r) {
-			if (write)
-				atomic_fetch_sub(&th->inflight, 1);
-			return r;
+			r = run_len ? push_run(p, dir, run_at, run_len, run_buf, false, out) : 0;
+			run_len = 0;
+			if (!r && e) {
+				run_at = at;
+				run_len = n;
+				run_buf = buf_off;
+			} else if (!r) {
+				r = thin_push_unmapped(th, off, n, buf_off, out);
+			}
+			if (r)
+				goto fail;
 		}
 		off += n;
 		buf_off += n;
 		len -= n;
 	}
-	return MAP_REMAPPED;
+	r = run_len ? push_run(p, dir, run_at, run_len, run_buf, run_len == total, out) : 0;
+	if (!r)
+		return MAP_REMAPPED;
+fail:
+	if (write)
+		atomic_fetch_sub(&th->inflight, 1);
+	return r;
 
 defer:
 	atomic_fetch_sub(&th->inflight, 1);
@@ -150,6 +188,60 @@ static int thin_write_deferred(struct target *t, struct engine *e, uint64_t off,
 		len -= n;
 	}
 	return r;
+}
+
+/*
+ * A remapped read failed on the devices: read it again block by block,
+ * the mapped ones through the data target's own retry (a mirror's other
+ * legs).  A data target without one has nothing else to try.
+ */
+static int thin_read_failed(struct target *t, struct engine *e, uint64_t off,
+			    uint32_t len, void *buf, int err)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	char *dst = buf;
+	int r = 0;
+
+	if (p->data->ops->read_failed == target_no_read_retry)
+		return err;
+	while (len && !r) {
+		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
+		uint32_t n = block_size(p) - in < len ? block_size(p) - in : len;
+		struct thin_dir *d;
+		struct segs segs;
+		uint32_t entry = 0;
+
+		segs_init(&segs);
+		rcu_read_begin();
+		d = rcu_load(th->dir);
+		r = d ? 0 : -EIO;
+		if (d && (off >> p->block_shift) / THIN_LEAF_ENTRIES < d->nr)
+			entry = thin_dir_entry(d, off >> p->block_shift) & ~THIN_PROVISIONING;
+		/* The block stays the volume's while the section lasts. */
+		if (!r && entry)
+			r = thin_data_io(p, e, ((uint64_t)(entry - 1) << p->block_shift) + in, n,
+					 dst, false);
+		else if (!r)
+			r = thin_push_unmapped(th, off, n, 0, &segs);
+		if (!r && !entry)
+			r = engine_read(e, &segs, dst);
+		rcu_read_end();
+		segs_release(&segs);
+		off += n;
+		dst += n;
+		len -= n;
+	}
+	return r;
+}
+
+/* A remapped write failed: the slow path does it again, run by run. */
+static int thin_write_failed(struct target *t, struct engine *e, uint64_t off,
+			     uint32_t len, const void *buf, int err)
+{
+	if (to_thin(t)->pool->data->ops->write_failed == target_no_write_retry)
+		return err;
+	return thin_write_deferred(t, e, off, len, buf);
 }
 
 static int thin_flush(struct target *t, struct engine *e)
@@ -574,8 +666,8 @@ static void thin_destroy(struct target *t)
 static const struct target_ops thin_ops = {
 	.name = "thin",
 	.map = thin_map,
-	.read_failed = target_no_read_retry,
-	.write_failed = target_no_write_retry,
+	.read_failed = thin_read_failed,
+	.write_failed = thin_write_failed,
 	.end_write = thin_end_write,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,

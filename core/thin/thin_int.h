@@ -16,22 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "target.h"
 #include "thin_alloc.h"
 #include "thin_map.h"
 #include "thin_pool.h"
 
 struct device;
-
-/* The data area as map() sees it; replaced whole under RCU. */
-struct thin_areas {
-	unsigned int nr;
-	struct thin_area *a;
-	uint64_t *first;		/* first block of each area */
-	uint64_t nr_blocks;
-	unsigned int nr_devs;
-	struct device **devs;		/* distinct, for fdatasync */
-};
 
 struct thin {
 	struct target target;
@@ -50,6 +41,9 @@ struct thin {
 	struct device *origin_dev;	/* closed with the volume, or NULL */
 };
 
+/* SQEs in flight in a pool's own engine: a flush of its data devices. */
+#define THIN_ENGINE_DEPTH	64
+
 /* A pointer array that grows. */
 struct thin_vec {
 	void **v;
@@ -63,7 +57,8 @@ struct thin_pool {
 	uint8_t block_shift;		/* log2(block_size) */
 	const struct thin_meta_ops *meta;
 	void *meta_arg;
-	struct thin_areas *_Atomic areas;
+	struct target *data;		/* the data area: block b at b << block_shift */
+	struct engine engine;		/* commits' flushes and discards: commit_lock */
 
 	pthread_mutex_t lock;
 	pthread_cond_t changed;		/* an entry settled, a volume resumed */
@@ -104,33 +99,6 @@ struct thin_pool {
 int thin_vec_push(struct thin_vec *v, void *p);
 void thin_vec_release(struct thin_vec *v);
 
-/* The index of the area data block @b lies in.  Under RCU. */
-static inline unsigned int thin_areas_index(const struct thin_areas *t, uint64_t b)
-{
-	unsigned int lo = 0, hi = t->nr;
-
-	while (hi - lo > 1) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (t->first[mid] <= b)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Where data block @b starts: its area's device and offset.  Under RCU. */
-static inline struct device *thin_areas_locate(const struct thin_areas *t,
-					       uint32_t b, uint8_t shift,
-					       uint64_t *dev_off)
-{
-	unsigned int i = thin_areas_index(t, b);
-
-	*dev_off = t->a[i].dev_off + ((uint64_t)(b - t->first[i]) << shift);
-	return t->a[i].dev;
-}
-
 /*
  * Is a page with count @refs and last drop @dropped its volume's alone?
  * Only if the drop committed (thin_map.h).  Fast path: the caller loaded
@@ -164,6 +132,16 @@ static inline bool thin_dir_alone(struct thin_pool *p, struct thin_dir *d)
  */
 int thin_push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
 		       struct segs *out);
+
+/*
+ * Reads or writes @n bytes at data offset @at through the pool's data
+ * target as the dispatcher would (volume.c): remapped, or deferred (a
+ * mirror's write-intent log), or done again another way when the devices
+ * failed (a mirror's other legs).  A read may run inside a read section;
+ * a write must not.  Blocks on I/O.  0 or -errno (thin_data.c).
+ */
+int thin_data_io(struct thin_pool *p, struct engine *e, uint64_t at, uint32_t n, void *buf,
+		 bool write);
 
 /*
  * Waits while @th is suspended (thin.c: Quiescing).  Lock held, dropped

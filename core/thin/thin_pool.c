@@ -87,46 +87,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void areas_free(struct thin_areas *t)
-{
-	if (!t)
-		return;
-	free(t->a);
-	free(t->first);
-	free(t->devs);
-	free(t);
-}
-
-static struct thin_areas *areas_build(const struct thin_area *a, unsigned int nr,
-				      uint8_t shift)
-{
-	struct thin_areas *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->a = calloc(nr ? nr : 1, sizeof(*t->a));
-	t->first = calloc(nr ? nr : 1, sizeof(*t->first));
-	t->devs = calloc(nr ? nr : 1, sizeof(*t->devs));
-	if (!t->a || !t->first || !t->devs) {
-		areas_free(t);
-		return NULL;
-	}
-	for (unsigned int i = 0; i < nr; i++) {
-		unsigned int d = 0;
-
-		t->a[t->nr] = a[i];
-		t->first[t->nr] = t->nr_blocks;
-		t->nr_blocks += a[i].len >> shift;
-		if (a[i].len >> shift)
-			t->nr++;
-		while (d < t->nr_devs && t->devs[d] != a[i].dev)
-			d++;
-		if (d == t->nr_devs)
-			t->devs[t->nr_devs++] = a[i].dev;
-	}
-	return t;
-}
-
 static int check_params(const struct thin_pool_params *pp)
 {
 	if (!thin_block_size_ok(pp->block_size))
@@ -136,9 +96,8 @@ static int check_params(const struct thin_pool_params *pp)
 	return 0;
 }
 
-int thin_pool_open(const struct thin_pool_params *params,
-		   const struct thin_area *areas, unsigned int nr,
-		   const struct thin_meta_ops *meta, void *meta_arg,
+int thin_pool_open(const struct thin_pool_params *params, struct target *data,
+		   uint64_t data_bytes, const struct thin_meta_ops *meta, void *meta_arg,
 		   struct thin_pool **out)
 {
 	struct thin_pool *p;
@@ -156,14 +115,17 @@ int thin_pool_open(const struct thin_pool_params *params,
 	p->block_shift = (uint8_t)__builtin_ctz(params->block_size);
 	p->meta = meta;
 	p->meta_arg = meta_arg;
-	atomic_init(&p->areas, areas_build(areas, nr, p->block_shift));
-	if (!p->name || !atomic_load(&p->areas)) {
+	p->data = data;
+	if (!p->name) {
 		r = -ENOMEM;
 		goto err_free;
 	}
-	r = thin_alloc_init(&p->alloc, atomic_load(&p->areas)->nr_blocks);
+	r = engine_init_shared(&p->engine, THIN_ENGINE_DEPTH);
 	if (r)
 		goto err_free;
+	r = thin_alloc_init(&p->alloc, data_bytes >> p->block_shift);
+	if (r)
+		goto err_engine;
 	r = meta->max_page_id(meta_arg, &p->next_page_id);
 	if (r)
 		goto err_alloc;
@@ -181,8 +143,9 @@ int thin_pool_open(const struct thin_pool_params *params,
 
 err_alloc:
 	thin_alloc_exit(&p->alloc);
+err_engine:
+	engine_exit(&p->engine);
 err_free:
-	areas_free(atomic_load(&p->areas));
 	free(p->name);
 	free(p);
 	return r;
@@ -382,7 +345,7 @@ void thin_pool_close(struct thin_pool *p)
 	thin_vec_release(&p->dirty_vols);
 	load_index_free(p);
 	thin_alloc_exit(&p->alloc);
-	areas_free(atomic_load(&p->areas));
+	engine_exit(&p->engine);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->commit_lock);
 	pthread_cond_destroy(&p->changed);
@@ -392,45 +355,29 @@ void thin_pool_close(struct thin_pool *p)
 	free(p);
 }
 
-int thin_pool_areas_new(struct thin_pool *p, const struct thin_area *areas,
-			unsigned int nr, struct thin_areas **out)
+int thin_pool_grow_check(struct thin_pool *p, uint64_t data_bytes)
 {
-	struct thin_areas *t = areas_build(areas, nr, p->block_shift);
-
-	if (!t)
-		return -ENOMEM;
-	if (t->nr_blocks > THIN_ALLOC_MAX_BLOCKS) {
-		areas_free(t);
-		return -EFBIG;
-	}
-	if (t->nr_blocks < atomic_load(&p->areas)->nr_blocks) {
-		areas_free(t);
-		return -EINVAL;
-	}
-	*out = t;
-	return 0;
-}
-
-void thin_pool_areas_free(struct thin_areas *t)
-{
-	areas_free(t);
-}
-
-void thin_pool_grow(struct thin_pool *p, struct thin_areas *t)
-{
-	struct thin_areas *old;
+	uint64_t n = data_bytes >> p->block_shift;
+	int r = 0;
 
 	pthread_mutex_lock(&p->lock);
-	old = atomic_load(&p->areas);
-	thin_alloc_grow(&p->alloc, t->nr_blocks);	/* checked by thin_pool_areas_new */
-	/* The table covers the new blocks before any can be allocated. */
-	rcu_publish(p->areas, t);
+	if (n > THIN_ALLOC_MAX_BLOCKS)
+		r = -EFBIG;
+	else if (n < p->alloc.nr_blocks)
+		r = -EINVAL;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+void thin_pool_grow(struct thin_pool *p, uint64_t data_bytes)
+{
+	pthread_mutex_lock(&p->lock);
+	/* checked by thin_pool_grow_check; the data target covers it already */
+	thin_alloc_grow(&p->alloc, data_bytes >> p->block_shift);
 	p->low_water = false;
 	p->full = false;
 	pthread_cond_broadcast(&p->grown);
 	pthread_mutex_unlock(&p->lock);
-	rcu_wait_readers();
-	areas_free(old);
 }
 
 /* Kicks the pool's watcher.  Lock held. */
@@ -774,8 +721,6 @@ struct batch {
 	int64_t *dead_leaf_ids, *dead_dir_ids;
 	struct thin_vec leaf_pages, dir_pages;	/* written: dirty again on failure */
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
-	struct device **devs;
-	unsigned int nr_devs;
 	uint64_t txn;			/* the transaction this is */
 	struct thin_commit c;
 };
@@ -789,7 +734,6 @@ static void batch_release(struct batch *b)
 	free(b->vols);
 	free(b->dead_leaf_ids);
 	free(b->dead_dir_ids);
-	free(b->devs);
 	thin_vec_release(&b->leaf_pages);
 	thin_vec_release(&b->dir_pages);
 	thin_vec_release(&b->dead_leaves);
@@ -851,16 +795,13 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 
 static int gather(struct thin_pool *p, struct batch *b)
 {
-	struct thin_areas *areas = atomic_load(&p->areas);
-
 	b->leaves = alloc_n(p->dirty_leaves.nr, sizeof(*b->leaves));
 	b->dirs = alloc_n(p->dirty_dirs.nr, sizeof(*b->dirs));
 	b->vols = alloc_n(p->dirty_vols.nr, sizeof(*b->vols));
 	b->dead_leaf_ids = alloc_n(p->dead_leaves.nr, sizeof(int64_t));
 	b->dead_dir_ids = alloc_n(p->dead_dirs.nr, sizeof(int64_t));
-	b->devs = alloc_n(areas->nr_devs, sizeof(*b->devs));
 	if (!b->leaves || !b->dirs || !b->vols || !b->dead_leaf_ids ||
-	    !b->dead_dir_ids || !b->devs || gather_leaves(p, b) || gather_dirs(p, b))
+	    !b->dead_dir_ids || gather_leaves(p, b) || gather_dirs(p, b))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		struct thin *t = p->dirty_vols.v[i];
@@ -874,8 +815,6 @@ static int gather(struct thin_pool *p, struct batch *b)
 		b->dead_dir_ids[i] = ((struct thin_dir *)p->dead_dirs.v[i])->id;
 	b->c.nr_dead_leaves = p->dead_leaves.nr;
 	b->c.nr_dead_dirs = p->dead_dirs.nr;
-	memcpy(b->devs, areas->devs, areas->nr_devs * sizeof(*b->devs));
-	b->nr_devs = areas->nr_devs;
 
 	b->dead_leaves = p->dead_leaves;
 	b->dead_dirs = p->dead_dirs;
@@ -937,20 +876,15 @@ static void settle_pages(struct batch *b)
 		((struct thin_dir *)b->dir_pages.v[i])->committing = false;
 }
 
-static int sync_devices(struct device *const *devs, unsigned int nr)
+/* Makes every completed write to the data area durable.  commit_lock held. */
+static int sync_data(struct thin_pool *p)
 {
-	int r = 0;
+	int r = p->data->ops->flush(p->data, &p->engine);
 
-	for (unsigned int i = 0; i < nr; i++) {
-		int s = device_sync(devs[i]);
-
-		if (s) {
-			log_error("cannot flush data device '%s': %s", devs[i]->path,
-				  strerror(-s));
-			r = -EIO;
-		}
-	}
-	return r;
+	if (r)
+		log_error("thin pool '%s': cannot flush its data area: %s", p->name,
+			  strerror(-r));
+	return r ? -EIO : 0;
 }
 
 /* Records the outcome of a commit in the pool's failure state.  Lock held. */
@@ -991,12 +925,12 @@ static int make_durable(struct thin_pool *p, struct batch *b)
 	int r;
 
 	if (batch_empty(b))
-		return sync_devices(b->devs, b->nr_devs);
+		return sync_data(p);
 	if (writelog_broken(WRITELOG_BREAK_COMMIT_BEFORE_FLUSH)) {
 		r = p->meta->commit(p->meta_arg, &b->c);
-		return r ? r : sync_devices(b->devs, b->nr_devs);
+		return r ? r : sync_data(p);
 	}
-	r = sync_devices(b->devs, b->nr_devs);
+	r = sync_data(p);
 	return r ? r : p->meta->commit(p->meta_arg, &b->c);
 }
 
@@ -1043,9 +977,8 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 
 /* ---- discard passdown ---------------------------------------------------- */
 
-/* A piece of a device to discard. */
+/* A piece of the data area to discard. */
 struct discard_range {
-	struct device *dev;
 	uint64_t off, len;		/* bytes */
 };
 
@@ -1056,30 +989,22 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * The device ranges of blocks @v (sorted here), runs of neighbouring
- * blocks merged within an area; *out malloc'ed.  Lock held: the areas
- * cannot be replaced meanwhile.
- */
+/* The data ranges of blocks @v (sorted here), runs of neighbours merged. */
 static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
 			  struct discard_range **out, size_t *nr_out)
 {
-	struct thin_areas *areas = atomic_load(&p->areas);
 	struct discard_range *d = malloc((nr ? nr : 1) * sizeof(*d));
+	uint64_t bs = p->params.block_size;
 	size_t n = 0;
 
 	if (!d)
 		return -ENOMEM;
 	qsort(v, nr, sizeof(*v), cmp_u32);
 	for (size_t i = 0; i < nr; i++) {
-		uint64_t off, len = p->params.block_size;
-		struct device *dev = thin_areas_locate(areas, v[i], p->block_shift, &off);
-
-		if (n && d[n - 1].dev == dev && d[n - 1].off + d[n - 1].len == off &&
-		    v[i - 1] + 1 == v[i])
-			d[n - 1].len += len;
+		if (n && v[i - 1] + 1 == v[i])
+			d[n - 1].len += bs;
 		else
-			d[n++] = (struct discard_range){ dev, off, len };
+			d[n++] = (struct discard_range){ (uint64_t)v[i] << p->block_shift, bs };
 	}
 	*out = d;
 	*nr_out = n;
@@ -1098,11 +1023,11 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint6
 	size_t n = 0;
 	int r;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->lock);	/* the allocator's array, sorted */
 	r = discard_ranges(p, (uint32_t *)v, nr, &d, &n);
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; !r && i < n; i++) {
-		r = device_discard(d[i].dev, d[i].off, d[i].len);
+		r = p->data->ops->discard(p->data, &p->engine, d[i].off, d[i].len, DISCARD_UNMAP);
 		if (r)
 			break;
 		/* Counted as each is done: status agrees with du meanwhile. */
@@ -1114,7 +1039,7 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint6
 	pthread_mutex_lock(&p->lock);
 	if (r && !p->discard_failed) {
 		p->discard_failed = true;
-		log_warn("thin pool '%s': cannot discard freed blocks on the raw device: %s",
+		log_warn("thin pool '%s': cannot discard freed blocks on the raw devices: %s",
 			 p->name, strerror(-r));
 	}
 	thin_alloc_release(&p->alloc, !r);
@@ -1265,55 +1190,36 @@ static void count_hole(uint64_t base, uint64_t b0, uint8_t shift, uint64_t from,
 	*nr_holes += hi - lo;
 }
 
-/* thin_pool_holes within one area: blocks [@b0, @b0 + @n) at byte @base of @dev. */
-static int area_holes(struct device *dev, uint64_t base, uint64_t b0, uint64_t n,
-		      uint8_t shift, uint64_t *nr_holes, uint64_t *first_hole)
+int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *nr_holes,
+		    uint64_t *first_hole)
 {
-	uint64_t end = base + (n << shift), pos = base, data;
+	uint64_t nr_blocks, base = first << p->block_shift, end, pos = base, data, size;
 	int r;
 
+	pthread_mutex_lock(&p->lock);
+	nr_blocks = p->alloc.nr_blocks;
+	pthread_mutex_unlock(&p->lock);
+	if (first > nr_blocks || n > nr_blocks - first)
+		return -EINVAL;
+	size = nr_blocks << p->block_shift;
+	end = (first + n) << p->block_shift;
 	while (pos < end) {
-		r = device_seek(dev, pos, SEEK_DATA, &data);
+		r = p->data->ops->seek(p->data, pos, size, SEEK_DATA, &data);
 		if (r == -ENXIO)
-			data = end;		/* no data from pos to the device's end */
+			data = end;		/* no data from pos to the area's end */
 		else if (r)
 			return r;
-		count_hole(base, b0, shift, pos, data < end ? data : end, nr_holes, first_hole);
+		count_hole(base, first, p->block_shift, pos, data < end ? data : end, nr_holes,
+			   first_hole);
 		if (data >= end)
 			return 0;
-		r = device_seek(dev, data, SEEK_HOLE, &pos);
+		r = p->data->ops->seek(p->data, data, size, SEEK_HOLE, &pos);
 		if (r)
 			return r;
 		if (pos <= data)
 			return -EIO;		/* a file system that contradicts itself */
 	}
 	return 0;
-}
-
-int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *nr_holes,
-		    uint64_t *first_hole)
-{
-	const struct thin_areas *t;
-	int r = 0;
-
-	rcu_read_begin();
-	t = rcu_load(p->areas);
-	if (first > t->nr_blocks || n > t->nr_blocks - first)
-		r = -EINVAL;
-	while (!r && n) {
-		unsigned int i = thin_areas_index(t, first);
-		uint64_t at = first - t->first[i];
-		uint64_t k = (t->a[i].len >> p->block_shift) - at;
-
-		if (k > n)
-			k = n;
-		r = area_holes(t->a[i].dev, t->a[i].dev_off + (at << p->block_shift), first, k,
-			       p->block_shift, nr_holes, first_hole);
-		first += k;
-		n -= k;
-	}
-	rcu_read_end();
-	return r;
 }
 
 #define TRIM_CHUNK	4096		/* blocks held at once by a trim */

@@ -17,7 +17,7 @@
 
 #include "thin_meta.h"
 
-struct device;
+struct target;
 struct thin_pool;
 
 #define THIN_BLOCK_MIN		(64u << 10)	/* bytes */
@@ -30,13 +30,6 @@ static inline bool thin_block_size_ok(uint64_t bytes)
 }
 #define THIN_COMMIT_PERIOD_MS	1000
 #define THIN_COMMIT_PATIENCE_MS	10000	/* failing commits: how long fsync waits */
-
-/* One piece of the data area, in order.  Its blocks start at dev_off. */
-struct thin_area {
-	struct device *dev;
-	uint64_t dev_off;		/* bytes */
-	uint64_t len;			/* bytes; a tail short of a block is unused */
-};
 
 enum thin_full_policy {
 	THIN_FULL_ERROR,		/* ENOSPC at once */
@@ -92,12 +85,13 @@ struct thin_pool_usage {
 };
 
 /*
- * Opens a pool over @areas (copied).  @meta/@meta_arg outlive the pool.
+ * Opens a pool whose data area is the first @data_bytes of @data (whole
+ * blocks of it; thin_data.c): a linear target over its extents, or a
+ * mirror of such legs.  @data, @meta and @meta_arg outlive the pool.
  * Loads nothing yet.  0, -EINVAL for bad params, -EFBIG, or -ENOMEM.
  */
-int thin_pool_open(const struct thin_pool_params *params,
-		   const struct thin_area *areas, unsigned int nr,
-		   const struct thin_meta_ops *meta, void *meta_arg,
+int thin_pool_open(const struct thin_pool_params *params, struct target *data,
+		   uint64_t data_bytes, const struct thin_meta_ops *meta, void *meta_arg,
 		   struct thin_pool **out);
 /*
  * After every volume was loaded: derives the block counts from the
@@ -111,25 +105,22 @@ int thin_pool_stop(struct thin_pool *p);
 /* Frees the pool.  Its volumes must be destroyed. */
 void thin_pool_close(struct thin_pool *p);
 
-struct thin_areas;
+/*
+ * Whether the data area may grow to @data_bytes: 0, -EINVAL (smaller),
+ * -EFBIG (more blocks than a pool may have).
+ */
+int thin_pool_grow_check(struct thin_pool *p, uint64_t data_bytes);
+/*
+ * Grows the data area to @data_bytes, which thin_pool_grow_check passed
+ * and the data target covers already.  Wakes writers waiting for space.
+ * Cannot fail.
+ */
+void thin_pool_grow(struct thin_pool *p, uint64_t data_bytes);
 
 /*
- * A data area of @areas, which start with the current ones, to grow to
- * with thin_pool_grow().  0, -EINVAL (smaller), -EFBIG (more blocks than
- * a pool may have), -ENOMEM.
- */
-int thin_pool_areas_new(struct thin_pool *p, const struct thin_area *areas,
-			unsigned int nr, struct thin_areas **out);
-void thin_pool_areas_free(struct thin_areas *t);
-/*
- * Grows the data area to @t (taken).  Wakes writers waiting for space.
- * Blocks briefly (a grace period); cannot fail.
- */
-void thin_pool_grow(struct thin_pool *p, struct thin_areas *t);
-
-/*
- * fdatasync the data devices, then commit the metadata changed so far in
- * one transaction.  Blocks; commits are serialised.  A failed attempt
+ * Flushes the data target (fdatasync of its devices), then commits the
+ * metadata changed so far in one transaction.  Blocks; commits are
+ * serialised.  A failed attempt
  * changes nothing and is retried with back-off for up to
  * THIN_COMMIT_PATIENCE_MS (once only if the pool has failed already).
  * 0 or -EIO.
@@ -182,8 +173,8 @@ int thin_pool_trim(struct thin_pool *p, uint64_t *bytes);
  * to *nr_holes, and sets *first_hole to the first one if *nr_holes was 0.
  * One lseek (SEEK_DATA, SEEK_HOLE) per hole or data extent of the range,
  * not one per block.  A block device, and a file system that cannot
- * tell, have none.  Blocks briefly on the devices' inodes; holds no lock
- * (the areas are read under RCU).  0, -EINVAL past the pool's end, or
+ * tell, have none; a mirror answers for its first leg in sync.  Blocks
+ * briefly on the devices' inodes.  0, -EINVAL past the pool's end, or
  * the -errno of lseek.
  */
 int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *nr_holes,

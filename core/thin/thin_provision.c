@@ -113,41 +113,19 @@ static int claim_block(struct thin *th, uint64_t vb, struct thin_leaf **l,
 	return r;
 }
 
-/* The device of data block @b, and where the block starts on it. */
-static struct device *block_device(struct thin_pool *p, uint32_t b, uint64_t *dev_off)
-{
-	struct device *dev;
-
-	rcu_read_begin();
-	dev = thin_areas_locate(rcu_load(p->areas), b, p->block_shift, dev_off);
-	rcu_read_end();	/* devices outlive every table */
-	return dev;
-}
-
 /* Transfers [in, in + n) of data block @b from or to @buf. */
 static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 		    uint32_t in, uint32_t n, void *buf, bool write)
 {
-	uint64_t dev_off;
-	struct device *dev = block_device(p, b, &dev_off);
-	struct segs segs;
-	int r;
-
-	segs_init(&segs);
-	r = segs_push(&segs, dev, dev_off + in, n, 0);
-	if (!r)
-		r = write ? engine_write(e, &segs, buf) : engine_read(e, &segs, buf);
-	segs_release(&segs);
-	return r;
+	return thin_data_io(p, e, ((uint64_t)b << p->block_shift) + in, n, buf, write);
 }
 
-/* Zeroes [in, in + n) of data block @b on its device. */
-static int zero_range(struct thin_pool *p, uint32_t b, uint32_t in, uint32_t n)
+/* Zeroes [in, in + n) of data block @b on the devices. */
+static int zero_range(struct thin_pool *p, struct engine *e, uint32_t b, uint32_t in,
+		      uint32_t n)
 {
-	uint64_t dev_off;
-	struct device *dev = block_device(p, b, &dev_off);
-
-	return device_zero(dev, dev_off + in, n, 0);
+	return p->data->ops->discard(p->data, e, ((uint64_t)b << p->block_shift) + in, n,
+				     DISCARD_ZERO);
 }
 
 /*
@@ -200,7 +178,7 @@ static int fill_chunk(struct thin *th, struct engine *e, uint32_t nb, uint64_t v
 	if (from == at && to == at + c)
 		return block_io(p, e, nb, at, c, (void *)data, true);
 	if (zeros && from == to)
-		return zero ? zero_range(p, nb, at, c) : 0;
+		return zero ? zero_range(p, e, nb, at, c) : 0;
 	if (zeros && !zero)
 		return block_io(p, e, nb, from, to - from, (void *)data, true);
 	buf = engine_scratch(e, c);

@@ -28,6 +28,11 @@ struct segs {
 void segs_init(struct segs *s);
 void segs_release(struct segs *s);		/* frees v, not s */
 void segs_reset(struct segs *s);		/* nr = 0, keeps memory */
+/* Drops the segments past the first @nr (a map undone). */
+static inline void segs_truncate(struct segs *s, unsigned int nr)
+{
+	s->nr = nr;
+}
 
 /*
  * Appends a segment, merging it into the last one when it continues it on

@@ -199,15 +199,15 @@ static char path[] = "/tmp/test_thin.XXXXXX";
 static struct device *dev;
 static struct engine eng;
 static struct thin_pool *pool;
+static struct target *data;	/* the pool's data area: a linear target on dev */
 
 static void open_pool(uint64_t nr_blocks, enum thin_full_policy policy)
 {
 	/* A write waiting for space is woken by growth, long before wait_s. */
 	struct thin_pool_params pp = { .id = 1, .name = "tp", .block_size = BS,
 				       .zero = true, .when_full = policy, .wait_s = 60 };
-	struct thin_area area = { dev, 0, nr_blocks * BS };
 
-	ck_assert_int_eq(thin_pool_open(&pp, &area, 1, &fake_ops, NULL, &pool), 0);
+	ck_assert_int_eq(thin_pool_open(&pp, data, nr_blocks * BS, &fake_ops, NULL, &pool), 0);
 }
 
 static void setup(void)
@@ -221,6 +221,7 @@ static void setup(void)
 	ck_assert_int_eq(ftruncate(fd, 64ull * BS), 0);
 	close(fd);
 	ck_assert_int_eq(device_open(path, 1, &dev), 0);
+	ck_assert_int_eq(linear_create(&(struct linear_seg){ dev, 0, 64ull * BS }, 1, &data), 0);
 	ck_assert_int_eq(engine_init(&eng, 32), 0);
 	urcu_memb_register_thread();
 	open_pool(NR_BLOCKS, THIN_FULL_ERROR);
@@ -229,6 +230,7 @@ static void setup(void)
 static void teardown(void)
 {
 	thin_pool_close(pool);
+	data->ops->destroy(data);
 	urcu_memb_unregister_thread();
 	engine_exit(&eng);
 	device_close(dev);
@@ -446,14 +448,16 @@ START_TEST(first_writes_into_blocks_of_several_chunks_keep_the_rest)
 	const uint32_t big = 2u << 20, mib = 1u << 20;
 	struct thin_pool_params pp = { .id = 1, .name = "tp", .block_size = big,
 				       .zero = true, .when_full = THIN_FULL_ERROR, .wait_s = 60 };
-	struct thin_area area = { dev, 0, 3ull * big };	/* two and a copy */
+	struct linear_seg area = { dev, 0, 3ull * big };	/* two and a copy */
 	struct volume *v, *s;
 	int64_t dir;
 	struct target *t;
 
 	ck_assert_int_eq(truncate(path, 3 * big), 0);
 	thin_pool_close(pool);
-	ck_assert_int_eq(thin_pool_open(&pp, &area, 1, &fake_ops, NULL, &pool), 0);
+	data->ops->destroy(data);
+	ck_assert_int_eq(linear_create(&area, 1, &data), 0);
+	ck_assert_int_eq(thin_pool_open(&pp, data, area.len, &fake_ops, NULL, &pool), 0);
 	dir = thin_pool_reserve_page_id(pool);
 	record_volume(10, dir, thin_dir_slots(2));
 	ck_assert_int_eq(thin_create(pool, 10, 2ull * big, dir, &t), 0);
@@ -589,16 +593,14 @@ END_TEST
 START_TEST(full_pool_fails_with_enospc_keeps_data_and_grows)
 {
 	struct volume *v = new_volume(10, 32 * BS);
-	struct thin_area area = { dev, 0, 20ull * BS };
-	struct thin_areas *grown;
 	char buf[4096] = { 0 };
 
 	fill(v, 0, NR_BLOCKS * BS, 7);
 	ck_assert_int_eq(volume_write(v, &eng, buf, NR_BLOCKS * BS, sizeof(buf)), -ENOSPC);
 	expect(v, 0, NR_BLOCKS * BS, 7);
 	fill(v, 0, BS, 8);			/* overwrites still work */
-	ck_assert_int_eq(thin_pool_areas_new(pool, &area, 1, &grown), 0);
-	thin_pool_grow(pool, grown);
+	ck_assert_int_eq(thin_pool_grow_check(pool, 20ull * BS), 0);
+	thin_pool_grow(pool, 20ull * BS);
 	fill(v, NR_BLOCKS * BS, BS, 9);
 	expect(v, NR_BLOCKS * BS, BS, 9);
 	volume_destroy(v);
@@ -876,10 +878,8 @@ static void *late_writer(void *arg)
 START_TEST(a_first_write_failing_after_the_allocator_waited_gives_its_block_back)
 {
 	struct late_write w = { .off = NR_BLOCKS * BS };
-	struct thin_area area = { dev, 0, 20ull * BS };
 	int64_t ids[] = { 10, 11 };
 	struct thin_pool_usage u;
-	struct thin_areas *grown;
 	struct volume *s;
 	pthread_t t;
 
@@ -895,8 +895,8 @@ START_TEST(a_first_write_failing_after_the_allocator_waited_gives_its_block_back
 	s = snapshot(race_vol, 11);
 	thin_pool_usage(pool, &u);
 	thin_pool_set_metadata_limit(pool, u.metadata_bytes);
-	ck_assert_int_eq(thin_pool_areas_new(pool, &area, 1, &grown), 0);
-	thin_pool_grow(pool, grown);
+	ck_assert_int_eq(thin_pool_grow_check(pool, 20ull * BS), 0);
+	thin_pool_grow(pool, 20ull * BS);
 	pthread_join(t, NULL);
 
 	ck_assert_int_eq(w.r, -ENOSPC);		/* metadata full */
@@ -950,13 +950,15 @@ static void put_data(uint64_t off, size_t len)
 
 START_TEST(a_block_is_a_hole_only_if_its_device_holds_no_data_in_it_in_any_area)
 {
-	/* Pool blocks 0-3 at device blocks 8-11, 4-7 at 20-23 (and half a block unused). */
-	struct thin_area areas[] = { { dev, 8ull * BS, 4ull * BS }, { dev, 20ull * BS, 4ull * BS + BS / 2 } };
+	/* Pool blocks 0-3 at device blocks 8-11, 4-7 at 20-23. */
+	struct linear_seg areas[] = { { dev, 8ull * BS, 4ull * BS }, { dev, 20ull * BS, 4ull * BS } };
 	struct thin_pool_params pp = { .id = 2, .name = "tp2", .block_size = BS };
 	struct thin_pool *two;
+	struct target *two_data;
 	uint64_t nr = 0, first = 99;
 
-	ck_assert_int_eq(thin_pool_open(&pp, areas, 2, &fake_ops, NULL, &two), 0);
+	ck_assert_int_eq(linear_create(areas, 2, &two_data), 0);
+	ck_assert_int_eq(thin_pool_open(&pp, two_data, 8ull * BS, &fake_ops, NULL, &two), 0);
 	put_data(9ull * BS, BS);			/* pool block 1 */
 	put_data(11ull * BS + 8192, 4096);		/* 3: a page of it */
 	put_data(20ull * BS, 3 * BS);			/* 4, 5, 6 ... */
@@ -976,6 +978,7 @@ START_TEST(a_block_is_a_hole_only_if_its_device_holds_no_data_in_it_in_any_area)
 	ck_assert_uint_eq(first, 6);
 	ck_assert_int_eq(thin_pool_holes(two, 7, 2, &nr, &first), -EINVAL);
 	thin_pool_close(two);
+	two_data->ops->destroy(two_data);
 }
 END_TEST
 

@@ -1,0 +1,93 @@
+/*
+ * core/pool/pool_thin_data.c: a thin pool's data area, the target its
+ * blocks live on (core/thin/thin_data.c).
+ *
+ * A plain pool's data area is a linear target over its extents, each cut
+ * to whole blocks: that is how the areas were always counted, so block
+ * numbers stay where existing pools have them.  A mirrored pool (`create
+ * thin-pool --mirrors N`, LVM's raid1 under a thin pool's data) is a
+ * mirror of its legs, each a linear target over that leg's extents, one
+ * range [0, size) of whole blocks: it has everything a mirrored linear
+ * volume has (pool_mirror.c), its write-intent log POOL/mirrors/<id>.log,
+ * resync, failed legs served around, replace and refresh.  The thin map
+ * above it does not know which it runs on.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linear.h"
+#include "mirror.h"
+#include "thin_pool.h"
+
+/* Legs of @tp's data counting @extra's (a pool being created has no extents yet). */
+static unsigned int legs_with(struct pool *p, struct pool_volume *tp,
+			      const struct extent_rec *extra, size_t nr_extra)
+{
+	unsigned int legs = pool_volume_legs(p, tp);
+
+	for (size_t i = 0; i < nr_extra; i++)
+		if (pool_extent_leg(&extra[i]) != POOL_LEG_MOVE &&
+		    pool_extent_leg(&extra[i]) + 1 > legs)
+			legs = pool_extent_leg(&extra[i]) + 1;
+	return legs;
+}
+
+int pool_thin_data_segs(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
+			size_t nr_extra, struct linear_seg **out, unsigned int *nr,
+			uint64_t *bytes, struct pool_error *err)
+{
+	uint32_t bs = tp->tp.rec->block_size;
+	struct linear_seg *segs;
+	unsigned int n, k = 0;
+	int r = pool_volume_segs(p, tp, extra, nr_extra, &segs, &n, err);
+
+	if (r)
+		return r;
+	*bytes = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		segs[i].len -= segs[i].len % bs;	/* a tail short of a block is unused */
+		if (segs[i].len)
+			segs[k++] = segs[i];
+		*bytes += segs[i].len;
+	}
+	if (!k) {
+		free(segs);
+		return pool_fail(err, -EINVAL, "its data area holds no whole block");
+	}
+	*out = segs;
+	*nr = k;
+	return 0;
+}
+
+int pool_thin_data_open(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
+			size_t nr_extra, uint64_t *bytes, struct pool_error *err)
+{
+	unsigned int legs = legs_with(p, tp, extra, nr_extra), nr;
+	struct linear_seg *segs;
+	int r;
+
+	if (tp->tp.data) {		/* built before its records (create) */
+		*bytes = tp->rec.size;
+		return 0;
+	}
+	if (legs > 1) {
+		*bytes = tp->rec.size;
+		return pool_mirror_build(p, tp, legs, extra, nr_extra, &tp->tp.data, err);
+	}
+	r = pool_thin_data_segs(p, tp, extra, nr_extra, &segs, &nr, bytes, err);
+	if (r)
+		return r;
+	r = linear_create(segs, nr, &tp->tp.data);
+	free(segs);
+	return r ? pool_fail(err, r, "cannot build its data area: %s", strerror(-r)) : 0;
+}
+
+void pool_thin_data_close(struct pool_volume *tp)
+{
+	if (tp->tp.data)
+		tp->tp.data->ops->destroy(tp->tp.data);
+	tp->tp.data = NULL;
+}
