@@ -165,12 +165,19 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
  *     file system must not vanish, and on a read-only volume (EROFS);
  *   - larger: the volume grows online, as `mapperctl extend` (the pool
  *     service; ENOSPC where there is no room);
- *   - smaller: EPERM, as for unlink and rename: a volume's size and name
- *     are the pool's, changed by mapperctl, and the daemon's log says why;
- *     unless all it would cut off is zeros the daemon knows of (emptied,
- *     not written since): then it succeeds and the volume keeps its size,
- *     so `qemu-img convert` into a larger volume (truncate to 0, then to
- *     the image's size) and `cp` of a smaller sparse file work.
+ *   - smaller, where the administrator allowed it on the volume (`set
+ *     --allow-shrink on`): the volume shrinks as `mapperctl reduce` does
+ *     (thin: its blocks past the end unmapped; linear and striped: its
+ *     extents past the end freed), though this file has it open, so that
+ *     `qemu-img resize --shrink` works; refused (EBUSY) while another file
+ *     has it open, and for a mirror (EOPNOTSUPP) or a volume being moved
+ *     (EBUSY), the log says why;
+ *   - smaller, elsewhere: EPERM, as for unlink and rename: a volume's size
+ *     and name are the pool's, changed by mapperctl, and the daemon's log
+ *     says why; unless all it would cut off is zeros the daemon knows of
+ *     (emptied, not written since): then it succeeds and the volume keeps
+ *     its size, so `qemu-img convert` into a larger volume (truncate to 0,
+ *     then to the image's size) and `cp` of a smaller sparse file work.
  * mtime may be set (touch), and is kept as the last write; atime is
  * accepted and forgotten; owner and mode are fixed.
  */
@@ -211,10 +218,8 @@ static int truncate_volume(fuse_req_t req, struct volume *v, bool own_file, uint
 	/* Holders: ours (hold_ino), the caller's file if any, others. */
 	if (size == 0 && cur > 0)
 		return empty_volume(req, v, 1 + own_file, "a truncate to 0");
-	if (size < cur && atomic_load(&v->zeros_from) <= size)
-		return 0;	/* it would cut off only zeros: the volume keeps them */
 	/* The service takes the admin lock and waits for grace periods. */
-	r = pool_truncate(daemon_pool(daemon_of(req)), v->id, size, &err);
+	r = pool_truncate(daemon_pool(daemon_of(req)), v->id, size, 1 + own_file, &err);
 	if (r)
 		log_info("truncate refused: %s", err.msg);
 	else if (size > cur)	/* a linear volume's new space holds what it held */

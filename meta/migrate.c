@@ -245,6 +245,18 @@ static int step9_stripes(struct store *s)
 		"  CHECK (stripe_size >= 4096 AND (stripe_size & (stripe_size - 1)) = 0));");
 }
 
+/*
+ * Version 10: the administrator's consent that a truncate of a volume's
+ * file shrinks the volume (set --allow-shrink), as lvreduce would.
+ * Volumes made before only grow by a truncate, as they did.
+ */
+static int step10_allow_shrink(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE volume ADD COLUMN allow_shrink INTEGER NOT NULL DEFAULT 0"
+		" CHECK (allow_shrink IN (0, 1));");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -256,6 +268,7 @@ static int (*const steps[])(struct store *s) = {
 	step7_tags,
 	step8_layout_seq,
 	step9_stripes,
+	step10_allow_shrink,
 };
 
 int migrate_latest(void)

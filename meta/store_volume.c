@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#define VOLUME_COLUMNS	"id, name, kind, size, created, coalesce(modified, 0), read_only, active"
+#define VOLUME_COLUMNS	"id, name, kind, size, created, coalesce(modified, 0), read_only, active," \
+			" allow_shrink"
 
 static int volume_row(sqlite3_stmt *st, void *rec)
 {
@@ -25,6 +26,7 @@ static int volume_row(sqlite3_stmt *st, void *rec)
 	v->modified = sqlite3_column_int64(st, 5);
 	v->read_only = sqlite3_column_int(st, 6) != 0;
 	v->inactive = sqlite3_column_int(st, 7) == 0;
+	v->allow_shrink = sqlite3_column_int(st, 8) != 0;
 	return 0;
 }
 
@@ -49,7 +51,7 @@ static int insert_volume(struct store *s, const struct volume_rec *v, const int6
 	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
 		return -EINVAL;
 	r = store_stmt(s, "INSERT INTO volume (id, name, kind, size, created, read_only, active,"
-			  " modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &st);
+			  " modified, allow_shrink) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &st);
 	if (r)
 		return r;
 	if (id)
@@ -66,6 +68,7 @@ static int insert_volume(struct store *s, const struct volume_rec *v, const int6
 		sqlite3_bind_int64(st, 8, v->modified);
 	else
 		sqlite3_bind_null(st, 8);
+	sqlite3_bind_int(st, 9, v->allow_shrink);
 	return store_step_done(s, st);
 }
 
@@ -119,14 +122,15 @@ int store_volume_update(struct store *s, const struct volume_rec *v)
 	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
 		return -ENAMETOOLONG;
 	r = store_stmt(s, "UPDATE volume SET name = ?, read_only = ?, active = ?,"
-			  " modified = nullif(?, 0) WHERE id = ?", &st);
+			  " modified = nullif(?, 0), allow_shrink = ? WHERE id = ?", &st);
 	if (r)
 		return r;
 	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, v->read_only);
 	sqlite3_bind_int(st, 3, !v->inactive);
 	sqlite3_bind_int64(st, 4, v->modified);
-	sqlite3_bind_int64(st, 5, v->id);
+	sqlite3_bind_int(st, 5, v->allow_shrink);
+	sqlite3_bind_int64(st, 6, v->id);
 	return volume_change(s, st);
 }
 

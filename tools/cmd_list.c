@@ -104,6 +104,12 @@ static void get_read_only(const void *r, struct field_value *out)
 	out->none = !row(r)->file;
 }
 
+static void get_allow_shrink(const void *r, struct field_value *out)
+{
+	out->n = row(r)->rec.allow_shrink;
+	out->none = !row(r)->file;
+}
+
 static void time_value(struct field_value *out, int64_t seconds)
 {
 	out->n = seconds;
@@ -221,6 +227,8 @@ static const struct report_field fields[] = {
 	  get_active, "lv_active" },
 	{ "read_only", "RO", "writes fail with EROFS (set --read-only)", FIELD_BOOL, 0,
 	  get_read_only, NULL },
+	{ "allow_shrink", "SHRINK", "a truncate of its file may shrink it (set --allow-shrink)",
+	  FIELD_BOOL, 0, get_allow_shrink, NULL },
 	{ "created", "CREATED", "when it was created", FIELD_TIME, 16, get_created,
 	  "lv_time" },
 	{ "modified", "MODIFIED", "when it was last written", FIELD_TIME, 16, get_modified, NULL },
@@ -316,8 +324,8 @@ const struct cmd cmd_list = {
 		"  --separator STR  columns joined by STR, unpadded\n"
 		"  --json  print a JSON array of {\"name\", \"kind\", \"size\", \"state\",\n"
 		"          \"created\"}, sizes in bytes, \"reason\" when failed; volumes add\n"
-		"          \"active\", \"read_only\", \"modified\"; linear volumes and thin\n"
-		"          pools add \"segments\", mirrors \"mirror\" instead (\"legs\",\n"
+		"          \"active\", \"read_only\", \"allow_shrink\", \"modified\"; linear\n"
+		"          volumes and thin pools add \"segments\", mirrors \"mirror\" instead (\"legs\",\n"
 		"          \"sync_percent\", \"dirty_regions\", \"degraded\", \"leg_list\"\n"
 		"          of {\"leg\", \"state\", \"segments\"}); striped volumes \"stripes\",\n"
 		"          \"stripe_size\" and a \"stripe\" in each segment; switch volumes \"region_size\",\n"

@@ -108,6 +108,7 @@ int layout_write(const struct layout *l, FILE *f)
 		put_u64(f, "modified", (uint64_t)v->modified);
 		put_u64(f, "read_only", v->read_only);
 		put_u64(f, "active", !v->inactive);
+		put_u64(f, "allow_shrink", v->allow_shrink);
 		fputc('\n', f);
 	}
 	for (size_t i = 0; i < m->nr_extents; i++) {
@@ -480,6 +481,9 @@ static int parse_volume(struct parser *ps)
 	if (!r)
 		r = get_bool(ps, "active", &active);
 	v->inactive = !active;
+	/* A layout written before version 10 of the schema has none. */
+	if (!r && find(ps, "allow_shrink"))
+		r = get_bool(ps, "allow_shrink", &v->allow_shrink);
 	return r;
 }
 

@@ -10,7 +10,9 @@
  * a layout written before stripes has no stripe record and still
  * parses), switch volumes with their paths and region tables, thin pools
  * with their policies, thin volumes (pool, snapshot origin, external
- * origin), and the tags of all of them.  A thin volume's map is not in
+ * origin), and the tags of all of them.  A volume written before
+ * allow_shrink (schema version 10) has no allow_shrink= and may not
+ * shrink by a truncate.  A thin volume's map is not in
  * it (it may be millions of pages, and changes on every commit): `dump`
  * keeps maps, and a layout alone brings a thin volume back only where its
  * map still exists.
@@ -23,7 +25,7 @@
  *
  *   layout version=1 pool=UUID seq=12 time=1796236800 command="remove lv1"
  *   device id=1 name=d0 uuid=UUID size=268435456 path=/srv/d0.img
- *   volume id=2 name=lv1 kind=linear size=67108864 created=... modified=0 read_only=0 active=1
+ *   volume id=2 name=lv1 kind=linear size=67108864 created=... modified=0 read_only=0 active=1 allow_shrink=0
  *   extent volume=2 seq=0 device=1 offset=1048576 length=67108864
  *   stripe volume=6 stripes=2 stripe_size=65536
  *   switch volume=3 region_size=65536 regions=1024 paths=2 entry_bits=1 table=aa*128

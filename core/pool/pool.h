@@ -425,6 +425,13 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 		struct pool_error *err);
 int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 		       struct pool_error *err);
+/*
+ * Whether a truncate of the volume's file may shrink the volume
+ * (pool_truncate): the administrator's consent, recorded, off for a new
+ * volume.  Online; -EINVAL for a thin pool, -ENOENT for no such volume.
+ */
+int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
+			  struct pool_error *err);
 int pool_activate(struct pool *p, const char *name, bool active, struct pool_error *err);
 /*
  * Adds tags @add and removes tags @del (LVM's --addtag, --deltag) of the
@@ -441,12 +448,22 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
 /*
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
- * (-ENOSPC where there is no room); a smaller one is refused (-EPERM:
- * a file only grows, and the message says that pool_reduce shrinks); a
- * read-only one -EROFS.
- * Volume @id as the mount shows it.
+ * (-ENOSPC where there is no room); a read-only one -EROFS.  A smaller
+ * one shrinks the volume as pool_reduce does where the volume allows it
+ * (pool_set_allow_shrink), though the truncating file has it open:
+ * @holds of its holders are the truncate's own (its request's, its
+ * file's), and another one is -EBUSY; a mirror is -EOPNOTSUPP, a volume
+ * being moved -EBUSY, a size that is not a multiple of 4 KiB (of a
+ * striped volume's row) -EINVAL, and reduce's own refusals stand.  Where
+ * it is not allowed, a smaller size is refused (-EPERM: a file only
+ * grows, and the message says how to allow it and that pool_reduce
+ * shrinks), unless all it would cut off is zeros the daemon knows of
+ * (volume.h: zeros_from): then it does nothing and succeeds.
+ * Volume @id as the mount shows it.  Blocks on the admin lock, and a
+ * shrink on the devices and the store.
  */
-int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err);
+int pool_truncate(struct pool *p, int64_t id, uint64_t size, int holds,
+		  struct pool_error *err);
 
 /*
  * Records when each volume was last written (their files' mtime), for

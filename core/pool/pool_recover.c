@@ -366,7 +366,7 @@ static void say_line(void *arg, const char *line)
 
 /*
  * What the layout says of restored thin volume @v beyond its map: read-only,
- * inactive, its tags.
+ * the consent to shrink, inactive, its tags.
  */
 static int settle_thin(struct pool *p, const struct layout *l, const struct volume_rec *v,
 		       struct pool_error *err)
@@ -377,6 +377,8 @@ static int settle_thin(struct pool *p, const struct layout *l, const struct volu
 
 	if (v->read_only)
 		r = pool_set_read_only(p, v->name, true, err);
+	if (!r && v->allow_shrink)
+		r = pool_set_allow_shrink(p, v->name, true, err);
 	if (!r && v->inactive)
 		r = pool_activate(p, v->name, false, err);
 	for (size_t i = 0; i < l->img.nr_tags && nr < 64; i++)

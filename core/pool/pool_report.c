@@ -96,6 +96,7 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	if (v->type->served) {
 		json_bool(j, "active", !v->rec.inactive);
 		json_bool(j, "read_only", v->rec.read_only);
+		json_bool(j, "allow_shrink", v->rec.allow_shrink);
 	}
 	if (v->rec.created)
 		json_time(j, "created", v->rec.created);

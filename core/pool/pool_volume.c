@@ -1,8 +1,8 @@
 /*
  * core/pool/pool_volume.c: the life cycle every kind of volume shares, in the
- * pool service: rename, read-only, activation (LVM's lvrename,
- * lvchange -p and -a), a volume file's truncate, and the last-write
- * times that become the files' mtimes.
+ * pool service: rename, read-only, the consent to shrink by a truncate,
+ * activation (LVM's lvrename, lvchange -p and -a), a volume file's
+ * truncate, and the last-write times that become the files' mtimes.
  *
  * Each is the service's usual shape on the volume's row: validate
  * against memory, record the row in one transaction, then show it.  None
@@ -18,6 +18,15 @@
  * shares (no volume reads the one removed or shrunk as its origin; a new
  * size is larger, or smaller; nobody has a volume open while it shrinks)
  * around the kind's own hook, which does the work.
+ *
+ * A truncate that shrinks a volume whose administrator allowed it runs
+ * the same hook, with one difference: the truncating file has the
+ * volume open, so it is held alone but for that file (and no other may
+ * be open).  Requests in flight are then the truncating program's own:
+ * the kernel keeps a write it has under way and the truncate apart (the
+ * inode's lock; asynchronous direct I/O aside), and a read that raced
+ * the truncate past the new end fails (volume.c: the size drops before
+ * the target stops covering it).
  */
 #include "pool_int.h"
 
@@ -107,6 +116,30 @@ out:
 	return r;
 }
 
+int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
+			  struct pool_error *err)
+{
+	struct volume_rec row;
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = get_served_kind(p, name, true, &v, err);
+	if (r || v->rec.allow_shrink == allow)
+		goto out;
+	row = v->rec;
+	row.allow_shrink = allow;
+	r = pool_record(p, "record the consent to shrink", record_row, &row, err);
+	if (r)
+		goto out;
+	v->rec = row;
+	log_info("a truncate of volume '%s' %s now", name,
+		 allow ? "may shrink it" : "only grows it");
+out:
+	pool_admin_unlock(p);
+	return r;
+}
+
 int pool_activate(struct pool *p, const char *name, bool active, struct pool_error *err)
 {
 	struct volume_rec row;
@@ -139,33 +172,6 @@ int pool_activate(struct pool *p, const char *name, bool active, struct pool_err
 	}
 	if (retired)
 		volume_unretire(v->served);
-out:
-	pool_admin_unlock(p);
-	return r;
-}
-
-int pool_truncate(struct pool *p, int64_t id, uint64_t size, struct pool_error *err)
-{
-	char cur[SIZE_STR_LEN];
-	struct pool_volume *v;
-	int r = 0;
-
-	pool_admin_lock(p);
-	v = pool_volume_by_id(p, id);
-	if (!v || !v->published)
-		r = pool_fail(err, -ENOENT, "no volume %lld in the mount", (long long)id);
-	else if (size == v->rec.size)
-		goto out;
-	else if (v->rec.read_only)
-		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
-	else if (size < v->rec.size)
-		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s by a truncate: 'mapperctl reduce' shrinks a closed volume",
-			      v->rec.name, format_size(v->rec.size, cur));
-	else
-		r = v->type->extend(p, v, size, NULL, 0, err);
-	if (!r)
-		log_info("extended volume '%s' to %s (truncate of its file)", v->rec.name,
-			 format_size(size, cur));
 out:
 	pool_admin_unlock(p);
 	return r;
@@ -334,6 +340,94 @@ int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_r
 			*out = v->rec;
 		log_info("reduced volume '%s' to %s", name, format_size(v->rec.size, cur));
 	}
+out:
+	pool_admin_unlock(p);
+	return r;
+}
+
+/* ---- a volume file's truncate ------------------------------------------ */
+
+/*
+ * Refuses what a truncate cannot shrink, though reduce may, or would do
+ * otherwise: a truncate gets the size it asked for, or nothing.
+ */
+static int check_truncate_shrink(struct pool *p, struct pool_volume *v, uint64_t size,
+				 struct pool_error *err)
+{
+	char row[SIZE_STR_LEN];
+	uint64_t row_bytes;
+
+	if (pool_volume_legs(p, v) > 1)
+		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink it",
+				 v->rec.name);
+	if (pool_move_source_of(p, v) >= 0)
+		return pool_fail(err, -EBUSY, "volume '%s' is being moved: a truncate can shrink it once the move is done",
+				 v->rec.name);
+	if (v->type != &striped_type)
+		return 0;
+	row_bytes = (uint64_t)v->stripe.stripes * v->stripe.stripe_size;
+	if (size % row_bytes)
+		return pool_fail(err, -EINVAL, "volume '%s' is striped: it shrinks by whole rows of %s",
+				 v->rec.name, format_size(row_bytes, row));
+	return 0;
+}
+
+/*
+ * Shrinks @v to @size for a truncate of its file, @holds of its holders
+ * the truncate's own, as pool_reduce does.
+ */
+static int truncate_shrink(struct pool *p, struct pool_volume *v, uint64_t size, int holds,
+			   struct pool_error *err)
+{
+	int r = check_reduce(p, v, size, err);
+
+	if (!r)
+		r = check_truncate_shrink(p, v, size, err);
+	if (r)
+		return r;
+	/* No other file has it open, nor opens it meanwhile. */
+	if (volume_hold_alone_with(v->served, holds))
+		return pool_fail(err, -EBUSY, "volume '%s' is open elsewhere: a truncate shrinks it only from its one open file",
+				 v->rec.name);
+	r = v->type->reduce(p, v, size, err);
+	volume_unhold_alone(v->served);
+	return r;
+}
+
+int pool_truncate(struct pool *p, int64_t id, uint64_t size, int holds,
+		  struct pool_error *err)
+{
+	char cur[SIZE_STR_LEN];
+	struct pool_volume *v;
+	const char *done = "extended";
+	int r = 0;
+
+	pool_admin_lock(p);
+	v = pool_volume_by_id(p, id);
+	if (!v || !v->published) {
+		r = pool_fail(err, -ENOENT, "no volume %lld in the mount", (long long)id);
+		goto out;
+	}
+	if (size == v->rec.size)
+		goto out;
+	/* Not to shrink, and it would cut off only zeros: the volume keeps them. */
+	if (size < v->rec.size && !v->rec.allow_shrink &&
+	    atomic_load(&v->served->zeros_from) <= size)
+		goto out;
+	if (size < v->rec.size)
+		done = "reduced";
+	if (v->rec.read_only)
+		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
+	else if (size > v->rec.size)
+		r = v->type->extend(p, v, size, NULL, 0, err);
+	else if (v->rec.allow_shrink)
+		r = truncate_shrink(p, v, size, holds, err);
+	else
+		r = pool_fail(err, -EPERM, "volume '%s' cannot shrink below %s by a truncate unless allowed ('mapperctl set %s --allow-shrink on'); 'mapperctl reduce' shrinks a closed volume",
+			      v->rec.name, format_size(v->rec.size, cur), v->rec.name);
+	if (!r)
+		log_info("%s volume '%s' to %s (truncate of its file)", done, v->rec.name,
+			 format_size(size, cur));
 out:
 	pool_admin_unlock(p);
 	return r;

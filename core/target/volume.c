@@ -214,13 +214,18 @@ int volume_hold(struct volume *v)
 
 int volume_hold_alone(struct volume *v)
 {
+	return volume_hold_alone_with(v, 0);
+}
+
+int volume_hold_alone_with(struct volume *v, int theirs)
+{
 	bool was = false;
 	int r = 0;
 
 	if (!atomic_compare_exchange_strong(&v->alone, &was, true))
 		return -EBUSY;
 	/* Ours counts before we look, as in volume_hold: one of two racers sees the other. */
-	if (atomic_fetch_add(&v->holders, 1))
+	if (atomic_fetch_add(&v->holders, 1) != theirs)
 		r = -EBUSY;
 	else if (atomic_load(&v->retired))
 		r = -ENOENT;
@@ -285,16 +290,22 @@ static bool covers(const struct segs *s, enum io_dir dir, uint32_t len)
 
 /*
  * Returns MAP_REMAPPED with @segs covering the request, MAP_DEFER for a
- * write, or -errno: what breaks the contract is -EIO (breach).
+ * write, or -errno: what breaks the contract is -EIO (breach).  The
+ * request was clipped to @size_seen.
  */
 static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
-		     uint32_t len, struct segs *segs)
+		     uint32_t len, uint64_t size_seen, struct segs *segs)
 {
 	int r;
 
-	/* Clipped just now, and sizes only grow: a breach would be ours. */
-	if (off + len > atomic_load_explicit(&v->size, memory_order_relaxed))
-		return breach(v, RULE_RANGE);
+	/*
+	 * Clipped just now.  A size only drops under a request when a
+	 * truncate the volume allows shrank it meanwhile (its size drops
+	 * before its target stops covering it): the bytes asked for are
+	 * gone, and the request fails.  Otherwise a breach would be ours.
+	 */
+	if (off + len > atomic_load_explicit(&v->size, memory_order_acquire))
+		return off + len <= size_seen ? -EIO : breach(v, RULE_RANGE);
 	r = t->ops->map(t, dir, off, len, segs);
 	if (r == MAP_REMAPPED)
 		return covers(segs, dir, len) ? r : breach(v, RULE_COVER);
@@ -324,11 +335,15 @@ static int count(struct volume *v, enum io_dir dir, uint32_t len, int r)
 	return r;
 }
 
-/* Clips [off, off + *len) to the volume; false if it starts at or past the end. */
-static bool clip(struct volume *v, uint64_t off, uint32_t *len)
+/*
+ * Clips [off, off + *len) to the volume, whose size it saw in *size; false
+ * if it starts at or past the end.
+ */
+static bool clip(struct volume *v, uint64_t off, uint32_t *len, uint64_t *size_out)
 {
 	uint64_t size = atomic_load_explicit(&v->size, memory_order_acquire);
 
+	*size_out = size;
 	if (off >= size)
 		return false;
 	if (*len > size - off)
@@ -341,16 +356,17 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 {
 	struct target *t;
 	struct segs segs;
+	uint64_t size;
 	int r;
 
 	if (rcu_reading())
 		return count(v, IO_READ, len, breach(v, RULE_RCU));
-	if (!clip(v, off, &len))
+	if (!clip(v, off, &len, &size))
 		return 0;
 	segs_init(&segs);
 	rcu_read_begin();
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_READ, off, len, &segs);
+	r = map_range(v, t, IO_READ, off, len, size, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_read(e, &segs, buf);
 		if (r == -EIO)		/* the devices failed it: the target may retry */
@@ -404,17 +420,18 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 	bool nested = rcu_reading();
 	struct target *t;
 	struct segs segs;
+	uint64_t size;
 	int r;
 
 	*nr_iov = 0;
 	rcu_read_begin();		/* ended by volume_read_done(), whatever the result */
 	if (nested)
 		return count(v, IO_READ, len, breach(v, RULE_RCU));
-	if (!clip(v, off, &len))
+	if (!clip(v, off, &len, &size))
 		return 0;
 	segs_init(&segs);
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_READ, off, len, &segs);
+	r = map_range(v, t, IO_READ, off, len, size, &segs);
 	if (r == MAP_REMAPPED) {
 		r = read_described(e, &segs, buf, iov, nr_iov);
 		if (r == -E2BIG || r == -EIO) {	/* too scattered, or failed */
@@ -446,6 +463,7 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 {
 	struct target *t;
 	struct segs segs;
+	uint64_t size;
 	bool remapped, slow;
 	int r;
 
@@ -453,12 +471,12 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		return count(v, IO_WRITE, len, breach(v, RULE_RCU));
 	if (atomic_load_explicit(&v->read_only, memory_order_relaxed))
 		return -EROFS;
-	if (!clip(v, off, &len))
+	if (!clip(v, off, &len, &size))
 		return len ? -ENOSPC : 0;
 	segs_init(&segs);
 	rcu_read_begin();
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_WRITE, off, len, &segs);
+	r = map_range(v, t, IO_WRITE, off, len, size, &segs);
 	remapped = r == MAP_REMAPPED;
 	if (remapped) {
 		r = engine_write(e, &segs, buf);

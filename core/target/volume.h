@@ -104,6 +104,12 @@ void volume_unhold(struct volume *v);
  * with -EBUSY, as for any holder.  Never blocks.
  */
 int volume_hold_alone(struct volume *v);
+/*
+ * volume_hold_alone, but @theirs holders are the caller's own (the file
+ * and the request of a truncate that shrinks it): -EBUSY if anyone else
+ * holds it.  volume_unhold_alone lets go, and leaves @theirs held.
+ */
+int volume_hold_alone_with(struct volume *v, int theirs);
 void volume_unhold_alone(struct volume *v);
 /* Marks the volume retired.  0, or -EBUSY if it is held (then unchanged). */
 int volume_retire(struct volume *v);

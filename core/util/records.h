@@ -40,6 +40,7 @@ struct volume_rec {
 	int64_t modified;		/* seconds: last write recorded, or 0 */
 	bool read_only;			/* writes fail with EROFS */
 	bool inactive;			/* not a file in the mount (LVM's activation) */
+	bool allow_shrink;		/* a truncate of its file may shrink it */
 };
 
 /* A piece of a raw device that a volume (or thin pool) owns. */

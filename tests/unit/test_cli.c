@@ -512,6 +512,7 @@ START_TEST(list_json_is_an_array_of_name_kind_size)
 	ck_assert_str_eq(timeless(), "[\n  {\n    \"name\": \"v\",\n    \"kind\": \"linear\",\n"
 			      "    \"size\": 1048576,\n    \"state\": \"ok\",\n"
 			      "    \"active\": true,\n    \"read_only\": false,\n"
+			      "    \"allow_shrink\": false,\n"
 			      "    \"segments\": [\n      {\n        \"device\": \"d0\",\n"
 			      "        \"offset\": 0,\n        \"length\": 1048576\n      }\n"
 			      "    ]\n  }\n]\n");
@@ -607,6 +608,24 @@ START_TEST(restore_whose_pool_does_not_start_is_undone)
 }
 END_TEST
 
+START_TEST(set_allow_shrink_is_on_or_off_and_shows_in_status)
+{
+	ck_assert_int_eq(RUN("create", "linear", "v", "--size", "1M"), 0);
+	ck_assert_int_eq(RUN("set", "v", "--allow-shrink", "on"), 0);
+	ck_assert_str_eq(out, "a truncate of volume 'v' may shrink it\n");
+	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"allow_shrink\": true"));
+	ck_assert_int_eq(RUN("list", "-o", "name,allow_shrink", "--noheadings"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "yes"));
+	ck_failed(RUN("set", "v", "--allow-shrink", "yes"), CMD_FAIL);
+	ck_assert_str_eq(err, "mapperctl: set: --allow-shrink takes on or off, not 'yes'\n");
+	ck_assert_int_eq(RUN("set", "v", "--allow-shrink", "off"), 0);
+	ck_assert_int_eq(RUN("status", "v", "--json"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"allow_shrink\": false"));
+	ck_failed(RUN("set", "nosuch", "--allow-shrink", "on"), CMD_FAIL);
+}
+END_TEST
+
 START_TEST(status_json_shows_segments_relative_to_the_data_area)
 {
 	ck_assert_int_eq(RUN("create", "linear", "v", "--segment", "d1:4M:4K"), 0);
@@ -614,7 +633,7 @@ START_TEST(status_json_shows_segments_relative_to_the_data_area)
 	ck_assert_str_eq(timeless(),
 		"{\n  \"name\": \"v\",\n  \"kind\": \"linear\",\n  \"size\": 4096,\n"
 		"  \"state\": \"ok\",\n"
-		"  \"active\": true,\n  \"read_only\": false,\n"
+		"  \"active\": true,\n  \"read_only\": false,\n  \"allow_shrink\": false,\n"
 		"  \"segments\": [\n    {\n      \"device\": \"d1\",\n"
 		"      \"offset\": 4194304,\n      \"length\": 4096\n    }\n  ],\n"
 		"  \"open\": 0,\n  \"reads\": 0,\n  \"writes\": 0,\n  \"read_bytes\": 0,\n"
@@ -960,6 +979,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, list_json_is_an_array_of_name_kind_size);
 	tcase_add_test(tc, every_command_that_prints_takes_json);
 	tcase_add_test(tc, status_json_shows_segments_relative_to_the_data_area);
+	tcase_add_test(tc, set_allow_shrink_is_on_or_off_and_shows_in_status);
 	tcase_add_test(tc, open_volume_is_not_removed_and_stays_served);
 	tcase_add_test(tc, status_of_a_served_volume_counts_its_openers);
 	tcase_add_test(tc, restore_whose_pool_does_not_start_is_undone);

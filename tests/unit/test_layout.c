@@ -36,7 +36,8 @@ static void make(struct layout *l)
 	m->nr_volumes = 4;
 	m->volumes = calloc(4, sizeof(*m->volumes));
 	m->volumes[0] = (struct volume_rec){ .id = 1, .name = "lv", .kind = "linear",
-					     .size = 8 << 20, .created = 5, .modified = 7 };
+					     .size = 8 << 20, .created = 5, .modified = 7,
+					     .allow_shrink = true };
 	m->volumes[1] = (struct volume_rec){ .id = 2, .name = "sw", .kind = "switch",
 					     .size = 1 << 20, .read_only = true, .inactive = true };
 	m->volumes[2] = (struct volume_rec){ .id = 4, .name = "tp", .kind = "thin-pool",
@@ -117,6 +118,7 @@ START_TEST(every_record_reads_back_as_written)
 	ck_assert_str_eq(b.img.thin_pools[0].on_event, a.img.thin_pools[0].on_event);
 	ck_assert_str_eq(b.img.origins[0].origin_path, a.img.origins[0].origin_path);
 	ck_assert(b.img.volumes[1].read_only && b.img.volumes[1].inactive);
+	ck_assert(b.img.volumes[0].allow_shrink && !b.img.volumes[1].allow_shrink);
 	ck_assert_int_eq(b.table_lens[0], TABLE_LEN);
 	ck_assert_mem_eq(b.tables[0], a.tables[0], TABLE_LEN);
 	ck_assert(b.img.thin_pools[0].wait && b.img.thin_pools[0].wait_seconds == 30);
@@ -165,6 +167,7 @@ START_TEST(bad_text_is_refused_with_its_line)
 	refused(t, "stripe_size=65536", "stripe_size=65537", "bad stripes=2 stripe_size=65537");
 	refused(t, "tag on=volume owner=9", "tag on=volume owner=77", "volume 77");
 	refused(t, "tag=vm", "tag=\"v m\"", "bad tag='v m'");
+	refused(t, "allow_shrink=1", "allow_shrink=yes", "bad allow_shrink='yes'");
 	refused(t, "end\n", "volume id=99 name=\"open\nend\n", "unterminated");
 	refused(t, "# mapperfs", "junk\n# mapperfs", "line 1: not a mapperfs layout");
 	free(t);

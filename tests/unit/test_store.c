@@ -392,6 +392,21 @@ START_TEST(volume_ids_are_never_reused)
 }
 END_TEST
 
+START_TEST(volume_may_shrink_only_once_allowed_and_keeps_it)
+{
+	struct volume_rec v = volume("vm1", "linear", MiB), got;
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(find_volume("vm1", &got), 0);
+	ck_assert(!got.allow_shrink);
+	got.allow_shrink = true;
+	ck_assert_int_eq(store_volume_update(s, &got), 0);
+	reopen();
+	ck_assert_int_eq(find_volume("vm1", &got), 0);
+	ck_assert(got.allow_shrink && !got.read_only && !got.inactive);
+}
+END_TEST
+
 START_TEST(empty_pool_lists_nothing)
 {
 	struct device_rec *d = (void *)1;
@@ -804,6 +819,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, volume_of_unknown_kind_is_refused);
 	tcase_add_test(rows, changing_an_unknown_volume_is_enoent);
 	tcase_add_test(rows, volume_ids_are_never_reused);
+	tcase_add_test(rows, volume_may_shrink_only_once_allowed_and_keeps_it);
 	tcase_add_test(rows, empty_pool_lists_nothing);
 	tcase_add_test(rows, extent_length_changes_and_extent_goes_alone);
 	tcase_add_test(rows, stripe_row_reads_back_and_goes_with_its_volume);
