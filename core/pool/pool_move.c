@@ -417,10 +417,9 @@ static int plan_pieces(struct pool *p, struct pool_volume *v, struct pool_device
 	}
 	if (nr_runs > 1) {
 		for (uint32_t k = 0; !r && k < nr_runs; k++)
-			if (bytes[k]) {
+			if (bytes[k])
 				r = plan_stripe(p, v, k, bytes[k], from, to, taken,
 						seq + (uint32_t)m->nr, m, err);
-			}
 		return r;
 	}
 	devs = calloc(p->nr_devs + 1, sizeof(*devs));
@@ -469,11 +468,20 @@ static int move_volume(struct pool *p, struct pool_volume *v, struct pool_device
 	return 0;
 }
 
+/* "thin pools", "switch volumes": @t's volumes, in a refusal. */
+static void kind_plural(const struct target_type *t, char *buf, size_t len)
+{
+	if (strcmp(t->noun, "volume"))
+		snprintf(buf, len, "%s", t->nouns);
+	else
+		snprintf(buf, len, "%s volumes", t->words);
+}
+
 int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *started,
 	      struct pool_error *err)
 {
 	struct pool_device *from, *to = NULL;
-	char blocked[POOL_ERROR_LEN / 2] = "", kinds[64] = "";
+	char blocked[POOL_ERROR_LEN / 2] = "", kinds[96] = "", kind[40];
 	size_t blen = 0, tlen = 0;
 	int r = 0;
 
@@ -509,9 +517,12 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		if (why && blen < sizeof(blocked))
 			blen += (size_t)snprintf(blocked + blen, sizeof(blocked) - blen, "%s'%s' (%s)",
 						 blen ? ", " : "", v->rec.name, why);
-		if (!v->type->movable && tlen < sizeof(kinds) && !strstr(kinds, v->type->nouns))
-			tlen += (size_t)snprintf(kinds + tlen, sizeof(kinds) - tlen, "%s%s",
-						 tlen ? " and " : "; ", v->type->nouns);
+		if (!v->type->movable && tlen < sizeof(kinds)) {
+			kind_plural(v->type, kind, sizeof(kind));
+			if (!strstr(kinds, kind))
+				tlen += (size_t)snprintf(kinds + tlen, sizeof(kinds) - tlen, "%s%s",
+							 tlen ? " and " : "; ", kind);
+		}
 	}
 	if (blen) {
 		r = pool_fail(err, -EOPNOTSUPP, "cannot move off '%s': %s%s%s", s->device, blocked,
