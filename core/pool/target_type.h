@@ -69,9 +69,10 @@ struct target_type {
 	 * recorded ones: leg 0, in seq order, numbered as @v's own (a
 	 * striped volume's carry their stripe).  Move (pool_move.c) builds
 	 * with it @v as it is and as it will be, the two legs of the mirror
-	 * that carries the move, and then serves @v as it became.  The
-	 * devices must be open.  0, or -errno with @err set.  Default: none,
-	 * and the kind does not move (movable false).
+	 * that carries the move, and then serves @v as it became: so the
+	 * target must map every request at once, never MAP_DEFER (mirror.h).
+	 * The devices must be open.  0, or -errno with @err set.  Default:
+	 * none, and the kind does not move (movable false).
 	 */
 	int (*build_over)(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
 			  size_t n, struct target **out, struct pool_error *err);
