@@ -28,6 +28,22 @@ unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v)
 	return legs;
 }
 
+/* The segment of extent @x, on its device if that is open. */
+static int extent_seg(struct pool *p, const struct extent_rec *x, struct linear_seg *out,
+		      struct pool_error *err)
+{
+	struct pool_device *d = pool_device_by_id(p, x->device);
+
+	if (!d)
+		return pool_fail(err, -EUCLEAN, "it uses device %lld, which the pool does not have",
+				 (long long)x->device);
+	if (!d->dev)
+		return pool_fail(err, -ENODEV, "its device '%s' is failed: %s", d->rec.name,
+				 d->failure);
+	*out = (struct linear_seg){ d->dev, x->dev_offset, x->length };
+	return 0;
+}
+
 int pool_leg_segs(struct pool *p, struct pool_volume *v, unsigned int leg,
 		  const struct extent_rec *extra, size_t nr_extra,
 		  struct linear_seg **out, unsigned int *nr, struct pool_error *err)
@@ -40,22 +56,35 @@ int pool_leg_segs(struct pool *p, struct pool_volume *v, unsigned int leg,
 		return pool_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n + nr_extra; i++) {
 		const struct extent_rec *x = i < n ? &e[i] : &extra[i - n];
-		struct pool_device *d = pool_device_by_id(p, x->device);
+		int r;
 
 		if (pool_extent_leg(x) != leg)
 			continue;
-		if (!d || !d->dev) {
+		r = extent_seg(p, x, &segs[k++], err);
+		if (r) {
 			free(segs);
-			if (!d)
-				return pool_fail(err, -EUCLEAN, "it uses device %lld, which the pool does not have",
-						 (long long)x->device);
-			return pool_fail(err, -ENODEV, "its device '%s' is failed: %s",
-					 d->rec.name, d->failure);
+			return r;
 		}
-		segs[k++] = (struct linear_seg){ d->dev, x->dev_offset, x->length };
 	}
 	*out = segs;
 	*nr = (unsigned int)k;
+	return 0;
+}
+
+int pool_extents_segs(struct pool *p, const struct extent_rec *e, size_t n,
+		      struct linear_seg **out, unsigned int *nr, struct pool_error *err)
+{
+	struct linear_seg *segs = calloc(n + 1, sizeof(*segs));
+	int r = segs ? 0 : pool_fail(err, -ENOMEM, "out of memory");
+
+	for (size_t i = 0; !r && i < n; i++)
+		r = extent_seg(p, &e[i], &segs[i], err);
+	if (r) {
+		free(segs);
+		return r;
+	}
+	*out = segs;
+	*nr = (unsigned int)n;
 	return 0;
 }
 

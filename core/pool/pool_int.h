@@ -382,6 +382,9 @@ int pool_volume_segs(struct pool *p, struct pool_volume *v,
 int pool_leg_segs(struct pool *p, struct pool_volume *v, unsigned int leg,
 		  const struct extent_rec *extra, size_t nr_extra,
 		  struct linear_seg **out, unsigned int *nr, struct pool_error *err);
+/* The same for the extents @e[0..n), all of them, in order. */
+int pool_extents_segs(struct pool *p, const struct extent_rec *e, size_t n,
+		      struct linear_seg **out, unsigned int *nr, struct pool_error *err);
 /* Legs of @v: 1 unless it is mirrored.  O(its extents). */
 unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
 
@@ -464,6 +467,8 @@ int pool_move_abort(struct pool *p, struct pool_volume *v, struct pool_error *er
 void pool_move_watch(struct pool *p, struct pool_volume *v);
 /* Adds "move": from, copy_percent. */
 void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j);
+/* list's Cpy%Sync of @v, being moved: how much of its copy is done. */
+void pool_move_info(struct pool_volume *v, struct pool_volume_info *out);
 
 /* Adds "mirror": legs, their states and segments, sync progress. */
 void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs,

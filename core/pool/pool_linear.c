@@ -63,6 +63,22 @@ static int linear_build(struct pool *p, struct pool_volume *v, struct pool_error
 	return serve_linear(p, v, NULL, 0, err);
 }
 
+static int linear_build_over(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			     size_t n, struct target **out, struct pool_error *err)
+{
+	struct linear_seg *segs;
+	unsigned int nr;
+	int r;
+
+	(void)v;
+	r = pool_extents_segs(p, e, n, &segs, &nr, err);
+	if (r)
+		return r;
+	r = linear_create(segs, nr, out);
+	free(segs);
+	return r ? pool_fail(err, r, "cannot build its table: %s", strerror(-r)) : 0;
+}
+
 /* ---- create --------------------------------------------------------------- */
 
 static int check_size(uint64_t size, const char *what, struct pool_error *err)
@@ -340,6 +356,8 @@ static void linear_info(struct pool *p, struct pool_volume *v, struct pool_volum
 
 	if (legs > 1)
 		pool_mirror_info(v, legs, out);
+	else if (pool_move_source_of(p, v) >= 0)
+		pool_move_info(v, out);
 }
 
 static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
@@ -355,19 +373,21 @@ static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_erro
 
 static struct log_limit mirror_start_failed;
 
-/* The daemon's monitor starts a mirror's background work (mirror.h). */
+/* The daemon's monitor starts a mirror's background work (mirror.h), or a move's. */
 static void linear_watch(struct pool *p, struct pool_volume *v)
 {
 	int r;
 
+	if (pool_move_source_of(p, v) >= 0) {
+		pool_move_watch(p, v);
+		return;
+	}
 	if (!v->served || !mirror_is(v->served->target))
 		return;
 	r = mirror_start(v->served->target);
 	if (r)
 		log_error_limited(&mirror_start_failed, "volume '%s': cannot start its resync: %s",
 				  v->rec.name, strerror(-r));
-	else if (pool_move_source_of(p, v) >= 0)
-		pool_move_watch(p, v);
 }
 
 static void linear_release(struct pool *p, struct pool_volume *v)
@@ -379,9 +399,9 @@ static void linear_release(struct pool *p, struct pool_volume *v)
 struct target_type linear_type = {
 	.name = "linear",
 	.served = true,
-	.movable = true,
 	.build_order = 1,
 	.build = linear_build,
+	.build_over = linear_build_over,
 	.extend = linear_extend,
 	.reduce = pool_linear_reduce,
 	.check = linear_check,

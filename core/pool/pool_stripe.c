@@ -114,28 +114,50 @@ static int table_of(struct pool *p, const struct pool_volume *v, const struct ex
 	return r;
 }
 
-static int serve_striped(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
-			 size_t n, struct pool_error *err)
+static int striped_build_over(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			      size_t n, struct target **out, struct pool_error *err)
 {
 	struct stripe_table *tb;
-	struct target *t;
 	int r;
 
 	r = table_of(p, v, e, n, &tb, err);
 	if (r)
 		return r;
-	r = stripe_create(tb, &t);
-	if (!r)
-		r = pool_volume_serve(v, t);
+	r = stripe_create(tb, out);
 	return r ? pool_fail(err, r, "out of memory") : 0;
 }
 
+static int serve_striped(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			 size_t n, struct pool_error *err)
+{
+	struct target *t;
+	int r;
+
+	r = striped_build_over(p, v, e, n, &t, err);
+	if (!r && (r = pool_volume_serve(v, t)))
+		r = pool_fail(err, r, "out of memory");
+	return r;
+}
+
+/* Being moved (pool_move.c), it is served as the mirror that carries the move. */
 static int striped_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	size_t n;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 
+	if (pool_move_source_of(p, v) >= 0)
+		return pool_move_serve(p, v, err);
 	return serve_striped(p, v, e, n, err);
+}
+
+/* -EBUSY while @v is being moved: its table is the move's until it is done. */
+static int refuse_moving(struct pool *p, struct pool_volume *v, const char *op,
+			 struct pool_error *err)
+{
+	if (pool_move_source_of(p, v) < 0)
+		return 0;
+	return pool_fail(err, -EBUSY, "volume '%s' is being moved: %s it once the move is done "
+			 "(or 'mapperctl move DEVICE --abort')", v->rec.name, op);
 }
 
 /* ---- create --------------------------------------------------------------- */
@@ -380,6 +402,9 @@ static int striped_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	int r;
 
 	(void)on;
+	r = refuse_moving(p, v, "extend", err);
+	if (r)
+		return r;
 	if (nr_on)
 		return pool_fail(err, -EINVAL, "--on does not apply to striped volume '%s': each stripe grows on its own device",
 				 v->rec.name);
@@ -421,7 +446,9 @@ static int striped_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 	int r;
 
-	r = round_to_rows(size, row_of(&v->stripe), &size, err);
+	r = refuse_moving(p, v, "reduce", err);
+	if (!r)
+		r = round_to_rows(size, row_of(&v->stripe), &size, err);
 	if (r)
 		return r;
 	if (size >= v->rec.size)
@@ -468,6 +495,8 @@ static void check_stripes(struct pool *p, struct pool_volume *v, struct pool_che
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = stripe_of(&e[i]);
 
+		if (e[i].seq >= POOL_MOVE_SEQ)
+			continue;	/* a move's piece (pool_check_extent_sum) */
 		if (k >= nr) {
 			pool_breach(c, v, "extent %u belongs to stripe %u of %u", e[i].seq, k, nr);
 			continue;
@@ -522,6 +551,8 @@ static void striped_status(struct pool *p, struct pool_volume *v, struct json *j
 	for (size_t i = 0; i < n; i++) {
 		struct pool_device *d = pool_device_by_id(p, e[i].device);
 
+		if (e[i].seq >= POOL_MOVE_SEQ)
+			continue;	/* a move's piece: "move" says where it goes */
 		json_object_begin(j, NULL);
 		json_u64(j, "stripe", stripe_of(&e[i]));
 		json_string(j, "device", d ? d->rec.name : "?");
@@ -530,13 +561,34 @@ static void striped_status(struct pool *p, struct pool_volume *v, struct json *j
 		json_object_end(j);
 	}
 	json_array_end(j);
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_status(p, v, j);
 }
 
 static void striped_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
 {
-	(void)p;
 	out->stripes = v->stripe.stripes;
 	out->stripe_size = v->stripe.stripe_size;
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_info(v, out);
+}
+
+static int striped_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	int64_t id = v->rec.id;
+	bool moving = pool_move_source_of(p, v) >= 0;
+	int r = pool_remove_records(p, v, err);
+
+	if (!r && moving)
+		pool_mirror_forget_log(p, id);
+	return r;
+}
+
+/* The daemon's monitor copies a move and finishes it (pool_move.c). */
+static void striped_watch(struct pool *p, struct pool_volume *v)
+{
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_watch(p, v);
 }
 
 struct target_type striped_type = {
@@ -547,9 +599,12 @@ struct target_type striped_type = {
 	.claims = striped_claims,
 	.attach = striped_attach,
 	.build = striped_build,
+	.build_over = striped_build_over,
 	.extend = striped_extend,
 	.reduce = striped_reduce,
+	.remove = striped_remove,
 	.check = striped_check,
 	.status = striped_status,
 	.info = striped_info,
+	.watch = striped_watch,
 };

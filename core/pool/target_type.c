@@ -23,6 +23,14 @@ static int no_attach(struct pool_volume *v, const struct pool_meta_image *img)
 	return 0;
 }
 
+static int no_build_over(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			 size_t n, struct target **out, struct pool_error *err)
+{
+	(void)p, (void)e, (void)n, (void)out;
+	return pool_fail(err, -EOPNOTSUPP, "%s '%s' cannot be built over other extents",
+			 v->type->noun, v->rec.name);
+}
+
 static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 		     char *const *on, size_t nr_on, struct pool_error *err)
 {
@@ -124,6 +132,9 @@ static void register_types(void)
 			t->words = t->name;
 		if (!t->attach)
 			t->attach = no_attach;
+		t->movable = t->build_over != NULL;
+		if (!t->build_over)
+			t->build_over = no_build_over;
 		if (!t->extend)
 			t->extend = no_extend;
 		if (!t->reduce)

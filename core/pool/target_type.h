@@ -30,6 +30,7 @@ struct pool_meta_image;
 struct pool_error;
 struct pool_volume;
 struct pool_volume_info;
+struct target;
 
 struct target_type {
 	const char *name;		/* as stored */
@@ -41,7 +42,8 @@ struct target_type {
 	 */
 	const char *words;
 	bool served;			/* a file in the mount (not a thin pool) */
-	bool movable;			/* move can copy its extents off a device (pool_move.c) */
+	/* Move can copy its extents off a device: it has build_over (set at registration). */
+	bool movable;
 	/*
 	 * Order of building at open: lower first (thin pools before their
 	 * volumes, origins before the thin volumes that read them).
@@ -62,6 +64,18 @@ struct target_type {
 	 * On failure, sets @err; the service then keeps @v as failed.
 	 */
 	int (*build)(struct pool *p, struct pool_volume *v, struct pool_error *err);
+	/*
+	 * A target serving @v over the extents @e[0..n) in place of its
+	 * recorded ones: leg 0, in seq order, numbered as @v's own (a
+	 * striped volume's carry their stripe).  Move (pool_move.c) builds
+	 * with it @v as it is and as it will be, the two legs of the mirror
+	 * that carries the move, and then serves @v as it became: so the
+	 * target must map every request at once, never MAP_DEFER (mirror.h).
+	 * The devices must be open.  0, or -errno with @err set.  Default:
+	 * none, and the kind does not move (movable false).
+	 */
+	int (*build_over)(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			  size_t n, struct target **out, struct pool_error *err);
 	/*
 	 * Grows @v to @size bytes (> its size, validated as a size): the
 	 * whole change, validate, record, publish.  Default: refused.

@@ -1,7 +1,10 @@
 /*
  * core/target/mirror.h: the mirror target (dm-raid1, LVM's raid1): two to
- * four legs, each a linear target on devices of its own, holding the same
- * bytes.
+ * four legs holding the same bytes.  A leg is any target that maps
+ * everything at once (map never defers; flush, discard and seek are
+ * what the mirror calls besides): a mirrored volume's legs are linear
+ * targets on devices of their own, a move's (pool_move.c) are the
+ * volume's table as it is and as it will be, linear or striped.
  *
  * Writes go to every leg that is not failed, on the fast path: map()
  * returns one copy of the segments per leg, and the engine submits them
@@ -45,7 +48,7 @@ struct mirror_status {
 };
 
 /*
- * A mirror of @size bytes over @nr_legs legs (linear targets, taken; a
+ * A mirror of @size bytes over @nr_legs legs (targets that never defer, taken; a
  * NULL leg is one whose devices are missing: it is marked failed), with
  * @log (taken).  @name names it in the log's messages; @leg_names each
  * leg.  @rate: rebuild bytes per second, 0 for no limit.  Its thread
@@ -72,8 +75,8 @@ bool mirror_is(const struct target *t);
 void mirror_status(struct target *t, struct mirror_status *out);
 
 /*
- * Leg @leg's linear target, for extend to publish a longer table into;
- * NULL for a missing leg.
+ * Leg @leg's target (linear, for a mirrored volume's extend to publish a
+ * longer table into); NULL for a missing leg.
  */
 struct target *mirror_leg(struct target *t, unsigned int leg);
 

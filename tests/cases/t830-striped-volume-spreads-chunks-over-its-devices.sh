@@ -24,35 +24,11 @@ grep -q "created linear volume 'sv' (12.00 MiB, 3 stripes of 64.00 KiB, the size
 [ "$(mapperctl status sv --json | jq -c '[.segments[] | [.stripe, .device]]')" = \
 	'[[0,"d1"],[1,"d2"],[2,"d3"]]' ] || fail "status segments: $(mapperctl status sv --json | jq -c .segments)"
 
-# from_devices NAME: the striped volume NAME reassembled from its raw
-# device files, chunk by chunk, as status --json places its stripes.
-from_devices()
-{
-	mapperctl status "$1" --json >"$T_DIR/.status.json"
-	mapperctl device list --json >"$T_DIR/.devices.json"
-	python3 - "$T_DIR/.status.json" "$T_DIR/.devices.json" "$LABEL_SIZE" <<'EOF'
-import json, sys
-st = json.load(open(sys.argv[1]))
-paths = {d["name"]: d["path"] for d in json.load(open(sys.argv[2]))}
-label = int(sys.argv[3])
-n, chunk, size = st["stripes"], st["stripe_size"], st["size"]
-stripes = [b""] * n
-for s in st["segments"]:
-    with open(paths[s["device"]], "rb") as f:
-        f.seek(label + s["offset"])
-        stripes[s["stripe"]] += f.read(s["length"])
-out = sys.stdout.buffer
-for c in range(size // chunk):
-    k, row = c % n, c // n
-    out.write(stripes[k][row * chunk:(row + 1) * chunk])
-EOF
-}
-
 start_daemon
 head -c $((12 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/sv" bs=1M conv=notrunc,fsync status=none
 cmp data "$MNT/sv" || fail "the volume does not read back what was written"
-from_devices sv >raw
+stripes_from_devices sv >raw
 cmp data raw || fail "the raw devices do not hold chunk c on stripe c mod 3"
 # A request inside one chunk, and one across many, at odd offsets.
 head -c 5000 /dev/urandom >small
@@ -61,7 +37,7 @@ dd if=small of=data bs=5000 seek=1 oflag=seek_bytes conv=notrunc status=none
 head -c $((700 * 1024 + 512)) /dev/urandom >big
 dd if=big of="$MNT/sv" bs=1M seek=$((3 * MiB + 4096)) oflag=seek_bytes conv=notrunc,fsync status=none
 dd if=big of=data bs=1M seek=$((3 * MiB + 4096)) oflag=seek_bytes conv=notrunc status=none
-from_devices sv | cmp data - || fail "odd-sized writes landed in the wrong places"
+stripes_from_devices sv | cmp data - || fail "odd-sized writes landed in the wrong places"
 
 # Extend: each stripe grows by 2 MiB on its own device; nothing moves.
 mapperctl extend sv --size 18M >out.txt
@@ -76,7 +52,7 @@ done
 head -c $((6 * MiB)) /dev/urandom >>data
 dd if=data of="$MNT/sv" bs=1M skip=12 seek=12 conv=notrunc,fsync status=none
 cmp data "$MNT/sv" || fail "the extended volume does not read back"
-from_devices sv | cmp data - || fail "after extend, chunks are not where the stripes say"
+stripes_from_devices sv | cmp data - || fail "after extend, chunks are not where the stripes say"
 mapperctl check sv >/dev/null || fail "check: $(mapperctl check sv)"
 expect_fail -s 1 -m "--on does not apply to striped volume 'sv'" mapperctl extend sv --size 24M --on d0
 

@@ -504,6 +504,31 @@ vol_from_devices()
 	done <"$T_DIR/.segs"
 }
 
+# stripes_from_devices NAME: the striped volume NAME reassembled on stdout
+# from its raw device files, chunk by chunk, as status --json places its
+# stripes.
+stripes_from_devices()
+{
+	mapperctl status "$1" --json >"$T_DIR/.status.json"
+	mapperctl device list --json >"$T_DIR/.devices.json"
+	python3 - "$T_DIR/.status.json" "$T_DIR/.devices.json" "$LABEL_SIZE" <<'EOF'
+import json, sys
+st = json.load(open(sys.argv[1]))
+paths = {d["name"]: d["path"] for d in json.load(open(sys.argv[2]))}
+label = int(sys.argv[3])
+n, chunk, size = st["stripes"], st["stripe_size"], st["size"]
+stripes = [b""] * n
+for s in st["segments"]:
+    with open(paths[s["device"]], "rb") as f:
+        f.seek(label + s["offset"])
+        stripes[s["stripe"]] += f.read(s["length"])
+out = sys.stdout.buffer
+for c in range(size // chunk):
+    k, row = c % n, c // n
+    out.write(stripes[k][row * chunk:(row + 1) * chunk])
+EOF
+}
+
 # leg_from_devices VOL LEG: leg LEG of mirror VOL reassembled on stdout
 # from its raw devices, segment by segment as status lists them.
 leg_from_devices()
