@@ -459,6 +459,9 @@ void pool_thin_data_close(struct pool_volume *tp);
 /* ---- moves (pool_move.c) ---- */
 /* The device @v is being moved off, or -1. */
 int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v);
+/* The mirror that carries @v's move in flight, in *@out. */
+int pool_move_build(struct pool *p, struct pool_volume *v, struct target **out,
+		    struct pool_error *err);
 /* Serves @v, being moved, as the mirror that carries the move. */
 int pool_move_serve(struct pool *p, struct pool_volume *v, struct pool_error *err);
 /* Ends @v's move where it is: its pieces deleted, served as it was. */

@@ -278,10 +278,16 @@ static int move_target(struct pool *p, struct pool_volume *v, const struct exten
 	return r ? pool_fail(err, r, "cannot start its move: %s", strerror(-r)) : 0;
 }
 
+int pool_move_build(struct pool *p, struct pool_volume *v, struct target **out,
+		    struct pool_error *err)
+{
+	return move_target(p, v, NULL, 0, false, out, err);
+}
+
 int pool_move_serve(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct target *t;
-	int r = move_target(p, v, NULL, 0, false, &t, err);
+	int r = pool_move_build(p, v, &t, err);
 
 	if (!r && (r = pool_volume_serve(v, t)))
 		r = pool_fail(err, r, "out of memory");
@@ -459,7 +465,7 @@ static int move_volume(struct pool *p, struct pool_volume *v, struct pool_device
 	}
 	pool_extents_publish(p, m.ext, m.nr);
 	free(m.ext);
-	old = volume_reload(v->served, t);
+	old = v->type->reload(v, t);
 	if (old)
 		old->ops->destroy(old);
 	mirror_start(t);
@@ -512,7 +518,7 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 
 		if ((s->volume && strcmp(s->volume, v->rec.name)) || !bytes_on(p, v, from->rec.id))
 			continue;
-		why = !v->type->movable ? v->type->words : !v->served ? "failed" :
+		why = !v->type->movable ? v->type->words : !v->type->runs_on(v) ? "failed" :
 		      pool_move_source_of(p, v) >= 0 ? "moving already" : NULL;
 		if (why && blen < sizeof(blocked))
 			blen += (size_t)snprintf(blocked + blen, sizeof(blocked) - blen, "%s'%s' (%s)",
@@ -590,7 +596,7 @@ static void reload_plain(struct pool *p, struct pool_volume *v)
 	char path[PATH_MAX];
 
 	if (build_leg(p, v, NULL, 0, false, &t, &err) == 0) {
-		old = volume_reload(v->served, t);
+		old = v->type->reload(v, t);
 		if (old)
 			old->ops->destroy(old);
 	} else {
@@ -610,7 +616,7 @@ int pool_move_abort(struct pool *p, struct pool_volume *v, struct pool_error *er
 	if (r)
 		return r;
 	pool_extents_unpublish(p, v->rec.id, POOL_MOVE_SEQ, POOL_PLACED_SEQ - 1);
-	if (v->served)
+	if (v->type->runs_on(v))
 		reload_plain(p, v);
 	log_info("volume '%s': its move off '%s' aborted: it stays where it was",
 		 v->rec.name, from ? from->rec.name : "?");
@@ -627,15 +633,15 @@ void pool_move_watch(struct pool *p, struct pool_volume *v)
 	struct pool_error err;
 	int r;
 
-	if (!v->served || !mirror_is(v->served->target))
+	if (!pool_volume_mirror(v))
 		return;
-	r = mirror_start(v->served->target);
+	r = mirror_start(pool_volume_mirror(v));
 	if (r) {
 		log_error_limited(&move_start_failed, "volume '%s': cannot start the copy of its "
 				  "move: %s", v->rec.name, strerror(-r));
 		return;
 	}
-	mirror_status(v->served->target, &s);
+	mirror_status(pool_volume_mirror(v), &s);
 	from = pool_device_by_id(p, pool_move_source_of(p, v));
 	if (s.leg_state[1] == MIRROR_LEG_FAILED) {	/* as pvmove: the copy failed, abort */
 		log_error("volume '%s': its move off '%s' failed (writes to the new place failed): "
@@ -667,8 +673,8 @@ void pool_move_watch(struct pool *p, struct pool_volume *v)
 static void move_progress(struct pool_volume *v, struct mirror_status *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (v->served && mirror_is(v->served->target))
-		mirror_status(v->served->target, out);
+	if (pool_volume_mirror(v))
+		mirror_status(pool_volume_mirror(v), out);
 }
 
 void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j)

@@ -111,6 +111,11 @@ static struct target *served_target(const struct pool_volume *v)
 	return v->served ? v->served->target : NULL;
 }
 
+static struct target *reload_served(struct pool_volume *v, struct target *t)
+{
+	return volume_reload(v->served, t);
+}
+
 static struct target_type *const registry[] = {
 	&thin_pool_type, &striped_type, &linear_type, &switch_type, &thin_type,
 };
@@ -163,6 +168,8 @@ static void register_types(void)
 			t->release = no_release;
 		if (!t->runs_on)
 			t->runs_on = served_target;
+		if (!t->reload)
+			t->reload = reload_served;
 	}
 }
 

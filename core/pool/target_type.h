@@ -156,6 +156,14 @@ struct target_type {
 	 * Default: its served target, or NULL.
 	 */
 	struct target *(*runs_on)(const struct pool_volume *v);
+	/*
+	 * Runs @v on @t (taken) from now on, online (a move's mirror, then
+	 * its plain table): requests that began on the old target finish on
+	 * it.  Returns the old one for the caller to destroy, or NULL if @t
+	 * could not be taken (and was destroyed).  Blocks for a grace period.
+	 * Default: volume_reload of its served volume.
+	 */
+	struct target *(*reload)(struct pool_volume *v, struct target *t);
 };
 
 /* Fills in the defaults, once; before any type is used. */
