@@ -26,11 +26,7 @@ fio --name=w --filename="$MNT/m" --rw=randwrite --bs=64k --size=8M --time_based 
 	--direct=1 --ioengine=libaio --iodepth=8 --output=fio.out >/dev/null 2>&1 &
 fio=$!
 sleep "0.$((RANDOM % 9 + 1))"	# the random moment of the kill (not a synchronisation)
-pid=$(daemon_pid)
-kill -KILL "$pid"
-wait_pid "$pid"
-wait "$fio" 2>/dev/null || true	# it fails on the dead mount: before the unmount, or
-fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"	# it would make its file beneath
+crash_daemon "$fio"
 
 mark=$(log_mark)
 start_daemon

@@ -91,11 +91,7 @@ fio --name=w --filename="$MNT/v" --rw=randwrite --bs=64k --size=8M --time_based 
 	--direct=1 --ioengine=libaio --iodepth=8 --output=fio.out >/dev/null 2>&1 &
 fio=$!
 sleep "0.$((RANDOM % 9 + 1))"	# the random moment of the kill (not a synchronisation)
-pid=$(daemon_pid)
-kill -KILL "$pid"
-wait_pid "$pid"
-wait "$fio" 2>/dev/null || true
-fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
+crash_daemon "$fio"
 mark=$(log_mark)
 start_daemon
 wait_log "volume 'tp': resynced [0-9]+ dirty region" "$mark"

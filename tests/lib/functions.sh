@@ -243,6 +243,46 @@ wait_pid()
 	fi
 }
 
+# crash_daemon [PID]: kills the daemon with SIGKILL at once, waits until
+# it is gone, waits for PID (a writer on the mount, which fails now) if
+# given, then detaches the dead mount (after the writer: a writer that
+# opens by name would otherwise make its file beneath it).
+crash_daemon()
+{
+	local pid
+
+	pid=$(daemon_pid)
+	kill -KILL "$pid"
+	wait_pid "$pid"
+	[ -z "${1:-}" ] || wait "$1" 2>/dev/null || true
+	fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
+}
+
+# ack_crash_rounds FILE ROUNDS [BLOCKS]: ROUNDS times, starts the daemon
+# with the test's start function, writes and fsyncs FILE in the mount with
+# tests/lib/ack_writer.py (its first BLOCKS 64 KiB blocks, default 512),
+# kills the daemon at a random moment, starts it again, checks that every
+# fsync-acknowledged write reads back (or a later one to its block) and
+# that check passes, and stops it.  The writer's log is acks.log, which
+# the test empties first and may verify again later.
+ack_crash_rounds()
+{
+	local file=$1 rounds=$2 blocks=${3:-512} round writer
+
+	for round in $(seq 1 "$rounds"); do
+		start
+		python3 "$T_SRC/tests/lib/ack_writer.py" "$MNT/$file" acks.log "$round" "$blocks" &
+		writer=$!
+		sleep "0.$((RANDOM % 9 + 1))"	# the random moment (not a synchronisation)
+		crash_daemon "$writer"
+		start
+		python3 "$T_SRC/tests/lib/ack_verify.py" "$MNT/$file" acks.log ||
+			fail "round $round: an fsync-acknowledged write was lost"
+		mapperctl check >check.log 2>&1 || { cat check.log >&2; fail "round $round: check failed"; }
+		stop_daemon
+	done
+}
+
 # stop_daemon [MNT [POOL]]: unmounts MNT the normal way and waits for the
 # daemon to exit.  Fails if the unmount fails (something still open) or the
 # daemon does not exit.  The daemon is not our child, so its exit status
