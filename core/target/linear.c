@@ -108,38 +108,18 @@ static int linear_map(struct target *t, enum io_dir dir, uint64_t off,
 	return MAP_REMAPPED;
 }
 
-/* Devices synced per engine call: a volume may lie on any number of them. */
-#define FLUSH_BATCH 64
+/* The devices of @t's table, for target_sync_devices.  Under RCU. */
+static struct device *const *linear_devs(struct target *t, unsigned int *nr)
+{
+	struct linear_table *tb = rcu_load(to_linear(t)->table);
 
-/*
- * fdatasync of every device of the table, FLUSH_BATCH at a time, each
- * batch copied out of the read section (devices outlive every table, and
- * a table only gains devices).  Blocks.  0 or the first -errno; the
- * devices after a failed one are synced all the same.
- */
+	*nr = tb->nr_devs;
+	return tb->devs;
+}
+
 static int linear_flush(struct target *t, struct engine *e)
 {
-	struct device *devs[FLUSH_BATCH];
-	unsigned int done = 0, nr;
-	int r = 0;
-
-	do {
-		struct linear_table *tb;
-		int rb;
-
-		rcu_read_begin();
-		tb = rcu_load(to_linear(t)->table);
-		nr = tb->nr_devs > done ? tb->nr_devs - done : 0;
-		if (nr > FLUSH_BATCH)
-			nr = FLUSH_BATCH;
-		memcpy(devs, tb->devs + done, nr * sizeof(*devs));
-		rcu_read_end();
-		rb = nr ? engine_sync(e, devs, nr) : 0;
-		if (!r)
-			r = rb;
-		done += nr;
-	} while (nr == FLUSH_BATCH);
-	return r;
+	return target_sync_devices(t, e, linear_devs);
 }
 
 static int linear_discard(struct target *t, struct engine *e, uint64_t off,

@@ -185,32 +185,18 @@ static int stripe_map(struct target *t, enum io_dir dir, uint64_t off,
 }
 
 /* Devices synced per engine call. */
-#define FLUSH_BATCH 64
+/* The devices of @t's table, for target_sync_devices.  Under RCU. */
+static struct device *const *stripe_devs(struct target *t, unsigned int *nr)
+{
+	struct stripe_table *tb = rcu_load(to_stripe(t)->table);
 
-/* As linear_flush: every device, FLUSH_BATCH at a time, copied out. */
+	*nr = tb->nr_devs;
+	return tb->devs;
+}
+
 static int stripe_flush(struct target *t, struct engine *e)
 {
-	struct device *devs[FLUSH_BATCH];
-	unsigned int done = 0, nr;
-	int r = 0;
-
-	do {
-		struct stripe_table *tb;
-		int rb;
-
-		rcu_read_begin();
-		tb = rcu_load(to_stripe(t)->table);
-		nr = tb->nr_devs > done ? tb->nr_devs - done : 0;
-		if (nr > FLUSH_BATCH)
-			nr = FLUSH_BATCH;
-		memcpy(devs, tb->devs + done, nr * sizeof(*devs));
-		rcu_read_end();
-		rb = nr ? engine_sync(e, devs, nr) : 0;
-		if (!r)
-			r = rb;
-		done += nr;
-	} while (nr == FLUSH_BATCH);
-	return r;
+	return target_sync_devices(t, e, stripe_devs);
 }
 
 /*

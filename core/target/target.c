@@ -2,9 +2,12 @@
 #include "target.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "device.h"
+#include "engine.h"
+#include "rcu.h"
 
 int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf)
@@ -52,4 +55,33 @@ int target_device_discard(struct device *dev, uint64_t off, uint64_t len,
 	if (mode == DISCARD_UNMAP)
 		return device_discard(dev, off, len);
 	return device_zero(dev, off, len, mode == DISCARD_PUNCH);
+}
+
+#define FLUSH_BATCH 64
+
+int target_sync_devices(struct target *t, struct engine *e,
+			struct device *const *(*devs_of)(struct target *t, unsigned int *nr))
+{
+	struct device *devs[FLUSH_BATCH];
+	unsigned int done = 0, nr;
+	int r = 0;
+
+	do {
+		struct device *const *all;
+		unsigned int total;
+		int rb;
+
+		rcu_read_begin();
+		all = devs_of(t, &total);
+		nr = total > done ? total - done : 0;
+		if (nr > FLUSH_BATCH)
+			nr = FLUSH_BATCH;
+		memcpy(devs, all + done, nr * sizeof(*devs));
+		rcu_read_end();
+		rb = nr ? engine_sync(e, devs, nr) : 0;
+		if (!r)
+			r = rb;
+		done += nr;
+	} while (nr == FLUSH_BATCH);
+	return r;
 }

@@ -133,6 +133,17 @@ uint64_t target_all_mapped(struct target *t, uint64_t size);	/* @size */
 struct device;
 
 /*
+ * fdatasync of every device of @t's table, whose array and count
+ * @devs_of reads inside a read section, FLUSH_BATCH (64) devices per
+ * engine call, each batch copied out of the section (devices outlive
+ * every table, and a table only gains devices).  A target's flush.
+ * Blocks.  0 or the first -errno; the devices after a failed one are
+ * synced all the same.
+ */
+int target_sync_devices(struct target *t, struct engine *e,
+			struct device *const *(*devs_of)(struct target *t, unsigned int *nr));
+
+/*
  * Discards [off, off + len) of @dev as @mode asks: device_zero (punching
  * or not) or device_discard.  What every target that lands on devices
  * calls.  Blocks.  0 or -errno (-EOPNOTSUPP: the device cannot unmap).
