@@ -649,9 +649,13 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 		pthread_cond_init(&m->kick, NULL);
 		if (!m->name)
 			r = -ENOMEM;
-		for (unsigned int i = 0; !r && i < nr_legs; i++)
-			if (!atomic_load(&m->leg[i]) && leg_state(m, i) != MIRROR_LEG_FAILED)
+		for (unsigned int i = 0; !r && i < nr_legs; i++) {
+			if (leg_state(m, i) == MIRROR_LEG_FAILED)	/* the log says why not */
+				snprintf(m->why[i], sizeof(m->why[i]), "failed before this start "
+					 "(its reason was logged then)");
+			else if (!atomic_load(&m->leg[i]))
 				r = mirror_fail_leg(&m->target, i, "its device is missing");
+		}
 		if (!r && !in_sync_legs(m))
 			r = -ENODEV;
 		if (r) {

@@ -29,6 +29,8 @@ cmp data "$MNT/m" || fail "a degraded mirror does not read back what was written
 mapperctl status m --json >st.json
 [ "$(json_get '.mirror.degraded' <st.json)" = true ] || fail "status does not say degraded"
 [ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] || fail "leg 1 is not failed"
+[ "$(json_get '.mirror.leg_list[1].reason' <st.json)" = "its device is missing" ] ||
+	fail "status does not say why leg 1 failed: $(jq -c .mirror st.json)"
 stop_daemon
 
 mv "$d1.away" "$d1"
@@ -37,6 +39,8 @@ start_daemon
 mapperctl status m --json >st.json
 [ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] ||
 	fail "a leg that missed writes came back in sync: $(jq -c .mirror st.json)"
+json_get '.mirror.leg_list[1].reason' <st.json | grep -q "failed before this start" ||
+	fail "status gives no reason for a leg failed in an earlier run: $(jq -c .mirror st.json)"
 cmp data "$MNT/m" || fail "the volume reads the stale leg"
 mapperctl replace m --leg d1 --to d2 >/dev/null
 wait_log "volume 'm': leg 1 \(d2\) rebuilt, in sync" "$mark"
