@@ -257,6 +257,18 @@ static int step10_allow_shrink(struct store *s)
 		" CHECK (allow_shrink IN (0, 1));");
 }
 
+/*
+ * Version 11: which legs of a mirror are not in sync (failed, rebuilding,
+ * catching up), as the daemon last saw: the write-intent log file says
+ * so first, and this copy is what a lost log leaves to go by.
+ */
+static int step11_stale_legs(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE volume ADD COLUMN stale_legs INTEGER NOT NULL DEFAULT 0"
+		" CHECK (stale_legs BETWEEN 0 AND 15);");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -269,6 +281,7 @@ static int (*const steps[])(struct store *s) = {
 	step8_layout_seq,
 	step9_stripes,
 	step10_allow_shrink,
+	step11_stale_legs,
 };
 
 int migrate_latest(void)

@@ -87,7 +87,10 @@ int store_volume_insert(struct store *s, struct volume_rec *v);
 int store_volume_restore(struct store *s, const struct volume_rec *v);
 int store_volume_list(struct store *s, struct volume_rec **out, size_t *nr);
 int store_volume_set_size(struct store *s, int64_t id, uint64_t size);
-/* Name, read_only, active, modified, allow_shrink. -ENOENT, -EEXIST (name taken). */
+/*
+ * Name, read_only, active, modified, allow_shrink, stale_legs.  -ENOENT,
+ * -EEXIST (name taken).
+ */
 int store_volume_update(struct store *s, const struct volume_rec *v);
 /* Deletes the volume and everything that belongs to it (extents ...). */
 int store_volume_delete(struct store *s, int64_t id);

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #define VOLUME_COLUMNS	"id, name, kind, size, created, coalesce(modified, 0), read_only, active," \
-			" allow_shrink"
+			" allow_shrink, stale_legs"
 
 static int volume_row(sqlite3_stmt *st, void *rec)
 {
@@ -27,6 +27,7 @@ static int volume_row(sqlite3_stmt *st, void *rec)
 	v->read_only = sqlite3_column_int(st, 6) != 0;
 	v->inactive = sqlite3_column_int(st, 7) == 0;
 	v->allow_shrink = sqlite3_column_int(st, 8) != 0;
+	v->stale_legs = (uint8_t)sqlite3_column_int(st, 9);
 	return 0;
 }
 
@@ -51,7 +52,8 @@ static int insert_volume(struct store *s, const struct volume_rec *v, const int6
 	if (strnlen(v->kind, sizeof(v->kind)) == sizeof(v->kind))
 		return -EINVAL;
 	r = store_stmt(s, "INSERT INTO volume (id, name, kind, size, created, read_only, active,"
-			  " modified, allow_shrink) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &st);
+			  " modified, allow_shrink, stale_legs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		       &st);
 	if (r)
 		return r;
 	if (id)
@@ -69,6 +71,7 @@ static int insert_volume(struct store *s, const struct volume_rec *v, const int6
 	else
 		sqlite3_bind_null(st, 8);
 	sqlite3_bind_int(st, 9, v->allow_shrink);
+	sqlite3_bind_int(st, 10, v->stale_legs);
 	return store_step_done(s, st);
 }
 
@@ -122,7 +125,8 @@ int store_volume_update(struct store *s, const struct volume_rec *v)
 	if (strnlen(v->name, sizeof(v->name)) == sizeof(v->name))
 		return -ENAMETOOLONG;
 	r = store_stmt(s, "UPDATE volume SET name = ?, read_only = ?, active = ?,"
-			  " modified = nullif(?, 0), allow_shrink = ? WHERE id = ?", &st);
+			  " modified = nullif(?, 0), allow_shrink = ?, stale_legs = ? WHERE id = ?",
+		       &st);
 	if (r)
 		return r;
 	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
@@ -130,7 +134,8 @@ int store_volume_update(struct store *s, const struct volume_rec *v)
 	sqlite3_bind_int(st, 3, !v->inactive);
 	sqlite3_bind_int64(st, 4, v->modified);
 	sqlite3_bind_int(st, 5, v->allow_shrink);
-	sqlite3_bind_int64(st, 6, v->id);
+	sqlite3_bind_int(st, 6, v->stale_legs);
+	sqlite3_bind_int64(st, 7, v->id);
 	return volume_change(s, st);
 }
 

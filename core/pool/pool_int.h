@@ -410,6 +410,12 @@ int pool_mirror_build(struct pool *p, struct pool_volume *v, unsigned int legs,
  * thin pool's data area; NULL for none (not a mirror, or not running).
  */
 struct target *pool_volume_mirror(const struct pool_volume *v);
+/*
+ * The monitor's pass over mirror @v: records in pool.db which legs are not
+ * in sync when that changed, for a lost log to go by (pool_mirror_build).
+ * Admin lock held.
+ */
+void pool_mirror_note_stale(struct pool *p, struct pool_volume *v);
 /* Serves @v as a mirror of @legs legs over its extents and @extra. */
 int pool_mirror_serve(struct pool *p, struct pool_volume *v, unsigned int legs,
 		      const struct extent_rec *extra, size_t nr_extra, struct pool_error *err);

@@ -388,6 +388,7 @@ static void linear_watch(struct pool *p, struct pool_volume *v)
 	if (r)
 		log_error_limited(&mirror_start_failed, "volume '%s': cannot start its resync: %s",
 				  v->rec.name, strerror(-r));
+	pool_mirror_note_stale(p, v);
 }
 
 static void linear_release(struct pool *p, struct pool_volume *v)

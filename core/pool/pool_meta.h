@@ -103,7 +103,10 @@ struct pool_meta_ops {
 	int (*device_delete)(struct pool_meta *m, int64_t id);
 	int (*volume_insert)(struct pool_meta *m, struct volume_rec *v);	/* sets id */
 	int (*volume_set_size)(struct pool_meta *m, int64_t id, uint64_t size);
-	/* Writes the name, read_only, inactive, modified and allow_shrink of @v (by id). */
+	/*
+ * Writes the name, read_only, inactive, modified, allow_shrink and
+ * stale_legs of @v (by id).
+ */
 	int (*volume_update)(struct pool_meta *m, const struct volume_rec *v);
 	/* Deletes the volume and all that hangs on it (extents, kind rows). */
 	int (*volume_delete)(struct pool_meta *m, int64_t id);

@@ -161,6 +161,7 @@ static int log_open(struct pool *p, struct pool_volume *v, unsigned int legs,
 		    struct pool_error *err)
 {
 	bool fresh = !v->rec.id;
+	int stale;
 	int fd, r;
 
 	if (fresh) {
@@ -194,7 +195,24 @@ static int log_open(struct pool *p, struct pool_volume *v, unsigned int legs,
 	r = regfile_open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, &fd);
 	if (!r)
 		r = mirror_log_create(fd, legs, MIRROR_REGION_SIZE, regions, true, out);
-	return r ? pool_fail(err, r, "cannot make its mirror log %s: %s", path, strerror(-r)) : 0;
+	if (r)
+		return pool_fail(err, r, "cannot make its mirror log %s: %s", path, strerror(-r));
+	/* A lost log: the legs pool.db says were not in sync stay out, never the source. */
+	stale = fresh ? 0 : v->rec.stale_legs & ((1 << legs) - 1);
+	for (unsigned int leg = 0; stale && stale != (1 << legs) - 1 && leg < legs; leg++) {
+		if (!(stale & (1 << leg)))
+			continue;
+		r = mirror_log_set_leg(*out, leg, MIRROR_LEG_FAILED, 0);
+		if (r) {
+			mirror_log_close(*out);
+			return pool_fail(err, r, "cannot record leg %u as failed in its new mirror log: "
+					 "%s", leg, strerror(-r));
+		}
+		log_warn("volume '%s': leg %u was not in sync when its log was lost (pool.db says "
+			 "so): failed; 'mapperctl refresh %s' copies it whole", v->rec.name, leg,
+			 v->rec.name);
+	}
+	return 0;
 }
 
 /* ---- serve ------------------------------------------------------------------- */
@@ -588,6 +606,50 @@ int pool_replace_leg(struct pool *p, const char *name, const char *leg_device,
 		r = pool_replace_leg_locked(p, v, from, to, err);
 	pool_admin_unlock(p);
 	return r;
+}
+
+/* ---- stale legs, kept in pool.db too ------------------------------------------------ */
+
+static int record_stale_legs(struct pool *p, void *arg)
+{
+	return p->meta->ops->volume_update(p->meta, arg);
+}
+
+static struct log_limit stale_unrecorded;
+
+void pool_mirror_note_stale(struct pool *p, struct pool_volume *v)
+{
+	struct target *m = pool_volume_mirror(v);
+	unsigned int legs = pool_volume_legs(p, v);
+	struct mirror_status s;
+	struct volume_rec row;
+	struct pool_error err;
+	char list[MIRROR_LEGS_MAX * 2 + 1];
+	uint8_t stale = 0;
+	size_t len = 0;
+
+	if (!m || legs < 2)
+		return;
+	mirror_status(m, &s);
+	for (unsigned int leg = 0; leg < s.nr_legs; leg++)
+		if (s.leg_state[leg] != MIRROR_LEG_IN_SYNC)
+			stale |= (uint8_t)(1u << leg);
+	if (stale == v->rec.stale_legs)
+		return;
+	row = v->rec;
+	row.stale_legs = stale;
+	if (pool_record(p, "record which legs are not in sync", record_stale_legs, &row, &err)) {
+		log_error_limited(&stale_unrecorded, "volume '%s': %s (tried again in a moment)",
+				 v->rec.name, err.msg);
+		return;
+	}
+	v->rec.stale_legs = stale;
+	for (unsigned int leg = 0; leg < s.nr_legs; leg++)
+		if (stale & (1u << leg))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", len ? " " : "",
+						leg);
+	log_info("volume '%s': legs not in sync as pool.db records them: %s", v->rec.name,
+		 len ? list : "none");
 }
 
 /* ---- check ---------------------------------------------------------------------- */

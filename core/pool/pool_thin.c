@@ -2252,6 +2252,7 @@ static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
 	if (pool_volume_mirror(tp) && (r = mirror_start(pool_volume_mirror(tp))))
 		log_error_limited(&mirror_start_failed, "thin pool '%s': cannot start its resync: %s",
 				  tp->rec.name, strerror(-r));
+	pool_mirror_note_stale(p, tp);
 	thin_pool_usage(tp->tp.pool, &u);
 	edge(p, tp, &seen->low_water, u.raised.low_water, "low-water", LOG_LEVEL_WARN);
 	edge(p, tp, &seen->full, u.raised.full, "full", LOG_LEVEL_WARN);

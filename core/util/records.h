@@ -41,6 +41,7 @@ struct volume_rec {
 	bool read_only;			/* writes fail with EROFS */
 	bool inactive;			/* not a file in the mount (LVM's activation) */
 	bool allow_shrink;		/* a truncate of its file may shrink it */
+	uint8_t stale_legs;		/* a mirror's legs not in sync, bit per leg */
 };
 
 /* A piece of a raw device that a volume (or thin pool) owns. */

@@ -3,9 +3,11 @@
 # mirror's second leg is gone when the daemon starts.  The mirror is
 # served all the same, from its first leg, and says so (the log names the
 # leg and why; status says degraded, the leg failed); what is written
-# reads back.  The device back, the leg stays failed (it missed writes)
-# until `replace` rebuilds it, here on a third device; the legs are then
-# equal and the old device free to leave the pool.
+# reads back.  The device back, the leg stays failed (it missed writes);
+# pool.db records it too, so that with the write-intent log lost it comes
+# back failed again, and `refresh` copies it whole.  `replace` rebuilds it
+# on a third device; the legs are then equal and the old device free to
+# leave the pool.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
@@ -42,6 +44,24 @@ mapperctl status m --json >st.json
 json_get '.mirror.leg_list[1].reason' <st.json | grep -q "failed before this start" ||
 	fail "status gives no reason for a leg failed in an earlier run: $(jq -c .mirror st.json)"
 cmp data "$MNT/m" || fail "the volume reads the stale leg"
+stop_daemon
+
+# The log lost (pool.db still says leg 1 is not in sync): leg 1 comes back
+# failed, not trusted as the source of a resync; refresh copies it whole.
+grep -q "volume 'm': legs not in sync as pool.db records them: 1" "$POOL/mapperfs.log" ||
+	fail "pool.db was not told that leg 1 is not in sync"
+rm "$POOL/mirrors/"*.log
+mark=$(log_mark)
+start_daemon
+wait_log "volume 'm': leg 1 was not in sync when its log was lost" "$mark"
+[ "$(mapperctl status m --json | json_get '.mirror.leg_list[1].state')" = failed ] ||
+	fail "a stale leg came back in sync with a new log: $(mapperctl status m --json | jq -c .mirror)"
+cmp data "$MNT/m" || fail "the volume reads the stale leg after its log was lost"
+mapperctl refresh m >/dev/null
+wait_log "volume 'm': leg 1 \(d1\) caught up, in sync" "$mark"
+leg_from_devices m 1 | cmp - data || fail "the leg taken back does not hold the data"
+wait_log "volume 'm': legs not in sync as pool.db records them: none" "$mark"
+mark=$(log_mark)
 mapperctl replace m --leg d1 --to d2 >/dev/null
 wait_log "volume 'm': leg 1 \(d2\) rebuilt, in sync" "$mark"
 cmp data "$MNT/m" || fail "the volume changed in the rebuild"
