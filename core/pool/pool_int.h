@@ -486,6 +486,15 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  uint64_t length, struct pool_device **devs, size_t nr_devs,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err);
 
+/*
+ * The first place on @d, from a SPACE_ALIGN boundary, where @length bytes
+ * are free in one piece, given every range in use and @extra (a plan):
+ * what a switch path needs, at create and when it moves.  0, -ENOSPC or
+ * -ENOMEM.
+ */
+int pool_find_whole(struct pool *p, const struct pool_device *d, uint64_t length,
+		    const struct extent_rec *extra, size_t nr_extra, uint64_t *offset);
+
 /* The same, preferring the free range at @prefer on devs[0] (space.h). */
 int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 			uint64_t length, struct pool_device **devs, size_t nr_devs,

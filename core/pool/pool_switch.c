@@ -37,7 +37,6 @@
 #include "json.h"
 #include "log.h"
 #include "size.h"
-#include "space.h"
 #include "switch.h"
 #include "switch_msg.h"
 #include "switch_table.h"
@@ -149,33 +148,13 @@ static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
 			 const struct extent_rec *plan, size_t nr_plan,
 			 uint64_t *offset, struct pool_error *err)
 {
-	struct space_range *free_ranges = NULL;
 	char want[SIZE_STR_LEN];
-	struct extent_rec *used;
-	size_t nr = 0, nr_used;
-	int r;
+	int r = pool_find_whole(p, d, size, plan, nr_plan, offset);
 
-	if (pool_used(p, plan, nr_plan, &used, &nr_used))
-		return pool_fail(err, -ENOMEM, "out of memory");
-	r = space_free_ranges(used, nr_used, &d->rec, &free_ranges, &nr);
-	free(used);
-	if (r)
-		return pool_fail(err, r, "out of memory");
-	r = -ENOSPC;
-	for (size_t i = 0; i < nr && r; i++) {
-		uint64_t start = (free_ranges[i].offset + SPACE_ALIGN - 1) / SPACE_ALIGN * SPACE_ALIGN;
-		uint64_t end = free_ranges[i].offset + free_ranges[i].length;
-
-		if (start < end && end - start >= size) {
-			*offset = start;
-			r = 0;
-		}
-	}
-	free(free_ranges);
-	if (r)
+	if (r == -ENOSPC)
 		return pool_fail(err, r, "path '%s': device '%s' has no %s free in one piece",
 				 sp->arg, d->rec.name, format_size(size, want));
-	return 0;
+	return r ? pool_fail(err, r, "out of memory") : 0;
 }
 
 struct new_switch {
