@@ -419,6 +419,9 @@ static int plan_whole(struct pool *p, struct pool_volume *v, struct pool_device 
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 	char want[SIZE_STR_LEN];
 
+	if (to && !to->dev)
+		return pool_fail(err, -ENODEV, "device '%s' is failed: %s", to->rec.name,
+				 to->failure);
 	for (size_t i = 0; i < n; i++) {
 		struct extent_rec x = { v->rec.id, seq + (uint32_t)m->nr, -1, 0, e[i].length };
 		struct extent_rec *grown;
