@@ -132,12 +132,12 @@ uint64_t space_free_bytes(const struct extent_rec *ext, size_t nr_ext,
 }
 
 /*
- * Takes up to *left bytes from the free ranges of @d, first fit, appending
- * the pieces to @v and lowering *left.
+ * Takes up to *left bytes from the free ranges of @d, first fit, in
+ * pieces of whole @grain bytes, appending them to @v and lowering *left.
  */
 static int space_take(const struct extent_rec *ext, size_t nr_ext,
-		      const struct device_rec *d, uint64_t prefer, uint64_t *left,
-		      struct space_range **v, size_t *nr, size_t *cap)
+		      const struct device_rec *d, uint64_t prefer, uint64_t grain,
+		      uint64_t *left, struct space_range **v, size_t *nr, size_t *cap)
 {
 	struct space_range *ranges;
 	size_t nr_ranges;
@@ -162,6 +162,9 @@ static int space_take(const struct extent_rec *ext, size_t nr_ext,
 		if (!usable(&ranges[i], prefer, &start, &end))
 			continue;
 		take = end - start < *left ? end - start : *left;
+		take -= take % grain;
+		if (!take)
+			continue;
 		r = range_push(v, nr, cap, d->id, start, take);
 		if (r)
 			break;
@@ -175,13 +178,13 @@ int space_allocate(const struct extent_rec *ext, size_t nr_ext,
 		   const struct device_rec *const *devs, size_t nr_devs,
 		   uint64_t length, struct space_range **out, size_t *nr)
 {
-	return space_allocate_after(ext, nr_ext, devs, nr_devs, UINT64_MAX, length, out, nr);
+	return space_allocate_after(ext, nr_ext, devs, nr_devs, UINT64_MAX, length, 1, out, nr);
 }
 
 int space_allocate_after(const struct extent_rec *ext, size_t nr_ext,
 			 const struct device_rec *const *devs, size_t nr_devs,
-			 uint64_t prefer, uint64_t length, struct space_range **out,
-			 size_t *nr)
+			 uint64_t prefer, uint64_t length, uint64_t grain,
+			 struct space_range **out, size_t *nr)
 {
 	struct space_range *pieces = NULL;
 	size_t n = 0, cap = 0;
@@ -194,8 +197,8 @@ int space_allocate_after(const struct extent_rec *ext, size_t nr_ext,
 		for (size_t j = 0; j < i; j++)
 			seen |= devs[j]->id == devs[i]->id;
 		if (!seen)
-			r = space_take(ext, nr_ext, devs[i], i ? UINT64_MAX : prefer, &left,
-				       &pieces, &n, &cap);
+			r = space_take(ext, nr_ext, devs[i], i ? UINT64_MAX : prefer, grain,
+				       &left, &pieces, &n, &cap);
 	}
 	if (!r && left)
 		r = -ENOSPC;

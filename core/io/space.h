@@ -55,11 +55,12 @@ int space_allocate(const struct extent_rec *ext, size_t nr_ext,
 /*
  * The same, taking first on devs[0] the free range that starts at byte
  * @prefer (the end of the volume that grows: it stays contiguous), if
- * there is one.
+ * there is one, in pieces of whole @grain bytes each (a thin pool's
+ * blocks; 1: any) when @length is a multiple of it.
  */
 int space_allocate_after(const struct extent_rec *ext, size_t nr_ext,
 			 const struct device_rec *const *devs, size_t nr_devs,
-			 uint64_t prefer, uint64_t length, struct space_range **out,
-			 size_t *nr);
+			 uint64_t prefer, uint64_t length, uint64_t grain,
+			 struct space_range **out, size_t *nr);
 
 #endif

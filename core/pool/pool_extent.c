@@ -128,13 +128,13 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  uint64_t length, struct pool_device **devs, size_t nr_devs,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err)
 {
-	return pool_allocate_after(p, volume, seq, length, devs, nr_devs, UINT64_MAX, out,
+	return pool_allocate_after(p, volume, seq, length, devs, nr_devs, UINT64_MAX, 1, out,
 				   nr, err);
 }
 
 int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 			uint64_t length, struct pool_device **devs, size_t nr_devs,
-			uint64_t prefer, struct extent_rec **out, size_t *nr,
+			uint64_t prefer, uint64_t grain, struct extent_rec **out, size_t *nr,
 			struct pool_error *err)
 {
 	const struct device_rec **recs = calloc(p->nr_devs + 1, sizeof(*recs));
@@ -155,7 +155,7 @@ int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 		if (d->dev)		/* nothing is carved from a failed device */
 			recs[n++] = &d->rec;
 	}
-	r = space_allocate_after(used, nr_used, recs, n, prefer, length, &pieces,
+	r = space_allocate_after(used, nr_used, recs, n, prefer, length, grain, &pieces,
 				 &nr_pieces);
 	if (r == -ENOSPC) {
 		char names[POOL_ERROR_LEN / 2] = "";
@@ -231,7 +231,7 @@ static int prefer_own_devices(struct pool *p, const struct extent_rec *e, size_t
 }
 
 int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
-		      char *const *on, size_t nr_on, struct extent_plan *out,
+		      uint64_t grain, char *const *on, size_t nr_on, struct extent_plan *out,
 		      struct pool_error *err)
 {
 	struct pool_device **devs;
@@ -249,7 +249,7 @@ int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
 		return r;
 	if (nr_devs && n && devs[0]->rec.id == e[n - 1].device)
 		prefer = e[n - 1].dev_offset + e[n - 1].length;
-	r = pool_allocate_after(p, v->rec.id, seq, more, devs, nr_devs, prefer, &out->ext,
+	r = pool_allocate_after(p, v->rec.id, seq, more, devs, nr_devs, prefer, grain, &out->ext,
 				&out->nr_ext, err);
 	free(devs);
 	if (!r && pool_reserve(p, 0, out->nr_ext)) {

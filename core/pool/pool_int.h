@@ -456,6 +456,12 @@ int pool_thin_data_open(struct pool *p, struct pool_volume *tp, const struct ext
 			size_t nr_extra, uint64_t *bytes, struct pool_error *err);
 /* Destroys tp->tp.data (after the thin pool over it closed). */
 void pool_thin_data_close(struct pool_volume *tp);
+/* thin_pool_type's build_over: a linear data area over @e, whole blocks each. */
+int pool_thin_data_build_over(struct pool *p, struct pool_volume *tp,
+			      const struct extent_rec *e, size_t n, struct target **out,
+			      struct pool_error *err);
+/* thin_pool_type's reload: @tp's data area runs on @t; the old one returned. */
+struct target *pool_thin_data_reload(struct pool_volume *tp, struct target *t);
 /* ---- moves (pool_move.c) ---- */
 /* The device @v is being moved off, or -1. */
 int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v);
@@ -487,6 +493,16 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err);
 
 /*
+ * The same, preferring the free range at @prefer on devs[0] (UINT64_MAX:
+ * none), in extents of whole @grain bytes (a thin pool's blocks; 1: any)
+ * (space.h).
+ */
+int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
+			uint64_t length, struct pool_device **devs, size_t nr_devs,
+			uint64_t prefer, uint64_t grain, struct extent_rec **out, size_t *nr,
+			struct pool_error *err);
+
+/*
  * The first place on @d, from a SPACE_ALIGN boundary, where @length bytes
  * are free in one piece, given every range in use and @extra (a plan):
  * what a switch path needs, at create and when it moves.  0, -ENOSPC or
@@ -494,12 +510,6 @@ int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
  */
 int pool_find_whole(struct pool *p, const struct pool_device *d, uint64_t length,
 		    const struct extent_rec *extra, size_t nr_extra, uint64_t *offset);
-
-/* The same, preferring the free range at @prefer on devs[0] (space.h). */
-int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
-			uint64_t length, struct pool_device **devs, size_t nr_devs,
-			uint64_t prefer, struct extent_rec **out, size_t *nr,
-			struct pool_error *err);
 
 /* New extents for a volume that grows. */
 struct extent_plan {
@@ -509,10 +519,11 @@ struct extent_plan {
 
 /*
  * Plans @more bytes for @v from the devices @on (all when @nr_on is 0),
- * after its last extent, and reserves the room to publish them.
+ * after its last extent, in extents of whole @grain bytes, and reserves
+ * the room to publish them.
  */
 int pool_plan_extents(struct pool *p, struct pool_volume *v, uint64_t more,
-		      char *const *on, size_t nr_on, struct extent_plan *out,
+		      uint64_t grain, char *const *on, size_t nr_on, struct extent_plan *out,
 		      struct pool_error *err);
 /* Records the planned extents and @v's new @size in one transaction. */
 int pool_record_extents(struct pool *p, struct pool_volume *v, uint64_t size,

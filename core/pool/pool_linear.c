@@ -278,7 +278,7 @@ static int linear_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	else if (!r && legs > 1)
 		return pool_mirror_extend(p, v, legs, size, err);
 	if (!r)
-		r = pool_plan_extents(p, v, size - v->rec.size, on, nr_on, &plan, err);
+		r = pool_plan_extents(p, v, size - v->rec.size, 1, on, nr_on, &plan, err);
 	if (r)
 		return r;
 	r = pool_volume_segs(p, v, plan.ext, plan.nr_ext, &segs, &nr, err);

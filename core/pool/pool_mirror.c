@@ -389,7 +389,7 @@ int pool_mirror_extend(struct pool *p, struct pool_volume *v, unsigned int legs,
 				devs[nr_devs++] = d;
 		}
 		r = pool_allocate_after(p, v->rec.id, seq, size - v->rec.size, devs, nr_devs,
-					prefer, &ext, &nr, err);
+					prefer, 1, &ext, &nr, err);
 		if (r) {
 			char msg[POOL_ERROR_LEN];
 

@@ -46,11 +46,10 @@
  * the volume onto its first leg alone.
  *
  * A mirror with a leg on the device has that leg replaced instead
- * (pool_replace_leg's way).  Kinds without build_over (thin pool data)
- * are not moved yet, nor what was placed by hand (a switch path given as
- * DEVICE:OFFSET: it owns no extent, its place was its creator's choice,
- * and other paths may share it): a move that would need them is refused,
- * naming them.
+ * (pool_replace_leg's way).  Kinds without build_over are not moved
+ * yet, nor what was placed by hand (a switch path given as DEVICE:OFFSET:
+ * it owns no extent, its place was its creator's choice, and other paths
+ * may share it): a move that would need them is refused, naming them.
  */
 #include "pool_int.h"
 
@@ -454,7 +453,8 @@ static int plan_whole(struct pool *p, struct pool_volume *v, struct pool_device 
 /*
  * Carves the places where @v's bytes on @from go: pieces numbered from
  * POOL_MOVE_SEQ with @from's id, in @v's order.  A linear volume's go to
- * @to, or anywhere but @from; a striped volume's stripes each to one
+ * @to, or anywhere but @from (a thin pool's data likewise, in whole
+ * blocks: its kind's grain); a striped volume's stripes each to one
  * device of their own (plan_stripe), so that they stay apart.
  */
 static int plan_pieces(struct pool *p, struct pool_volume *v, struct pool_device *from,
@@ -491,8 +491,8 @@ static int plan_pieces(struct pool *p, struct pool_volume *v, struct pool_device
 	for (size_t i = 0; i < p->nr_devs; i++)
 		if (to ? p->devs[i] == to : p->devs[i] != from && p->devs[i]->dev)
 			devs[nr_devs++] = p->devs[i];
-	r = nr_devs ? pool_allocate(p, v->rec.id, seq, bytes[0], devs, nr_devs, &m->ext, &m->nr,
-				    err) :
+	r = nr_devs ? pool_allocate_after(p, v->rec.id, seq, bytes[0], devs, nr_devs, UINT64_MAX,
+					  v->type->grain(v), &m->ext, &m->nr, err) :
 		      pool_fail(err, -ENOSPC, "no other device to move to");
 	free(devs);
 	return r;

@@ -356,7 +356,7 @@ static int plan_growth(struct pool *p, struct pool_volume *v, uint64_t more,
 			break;
 		}
 		r = pool_allocate_after(p, v->rec.id, last->seq + 1, more, &d, 1,
-					last->dev_offset + last->length, &x, &nx, &why);
+					last->dev_offset + last->length, 1, &x, &nx, &why);
 		if (r == -ENOSPC)
 			r = pool_fail(err, r, "device '%s' of stripe %u has no %s free: each stripe grows on its own device",
 				      d->rec.name, k, format_size(more, want));

@@ -859,7 +859,8 @@ int pool_create_thin_pool(struct pool *p, const struct pool_thin_pool_spec *s,
 		r = pool_mirror_plan(p, n.rec.size, s->mirrors + 1, s->on, s->nr_on, &n.plan.ext,
 				     &n.plan.nr_ext, err);
 	else
-		r = pool_plan_extents(p, &probe, n.rec.size, s->on, s->nr_on, &n.plan, err);
+		r = pool_plan_extents(p, &probe, n.rec.size, n.tp.block_size, s->on, s->nr_on,
+				      &n.plan, err);
 	if (r)
 		goto out;
 	snprintf(n.rec.name, sizeof(n.rec.name), "%s", s->name);
@@ -1530,7 +1531,8 @@ static int grow_plain(struct pool *p, struct pool_volume *tp, uint64_t size, cha
 	unsigned int nr;
 	int r;
 
-	r = pool_plan_extents(p, tp, size - tp->rec.size, on, nr_on, &plan, err);
+	r = pool_plan_extents(p, tp, size - tp->rec.size, tp->tp.rec->block_size, on, nr_on,
+			      &plan, err);
 	if (r)
 		return r;
 	r = pool_thin_data_segs(p, tp, plan.ext, plan.nr_ext, &segs, &nr, bytes, err);
@@ -1576,6 +1578,9 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 	r = pool_thin_check_blocks(tp->rec.name, bs, size, err);
 	if (r)
 		return r;
+	if (pool_move_source_of(p, tp) >= 0)
+		return pool_fail(err, -EBUSY, "thin pool '%s' is being moved: it grows once the "
+				 "move is done or aborted", tp->rec.name);
 	legs = pool_volume_legs(p, tp);
 	if (legs > 1 && nr_on)
 		return pool_fail(err, -EINVAL, "the legs of mirrored thin pool '%s' grow on their "
@@ -1695,7 +1700,7 @@ static int thin_remove_volume(struct pool *p, struct pool_volume *v, struct pool
 static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_error *err)
 {
 	struct thin_pool *pool = tp->tp.pool;
-	bool logged = pool_volume_legs(p, tp) > 1;
+	bool logged = pool_volume_legs(p, tp) > 1 || pool_move_source_of(p, tp) >= 0;
 	int64_t id = tp->rec.id;
 	size_t n = 0;
 	int r;
@@ -1800,6 +1805,8 @@ static void thin_pool_info(struct pool *p, struct pool_volume *tp, struct pool_v
 		out->condition = "low-water";
 	if (pool_volume_legs(p, tp) > 1)	/* "degraded" first: a copy is missing */
 		pool_mirror_info(tp, pool_volume_legs(p, tp), out);
+	if (pool_move_source_of(p, tp) >= 0)
+		pool_move_info(tp, out);
 }
 
 static bool thin_pool_failing(struct pool_volume *tp, char *why, size_t len)
@@ -1866,6 +1873,8 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		pool_mirror_status(p, tp, pool_volume_legs(p, tp), j);
 	else
 		pool_report_segments(p, tp, j);
+	if (pool_move_source_of(p, tp) >= 0)
+		pool_move_status(p, tp, j);
 }
 
 int pool_diff(struct pool *p, const char *a, const char *b,
@@ -2225,6 +2234,11 @@ static struct target *thin_pool_data(const struct pool_volume *tp)
 	return tp->tp.data;
 }
 
+static uint64_t thin_pool_grain(const struct pool_volume *tp)
+{
+	return tp->tp.rec->block_size;
+}
+
 static struct log_limit mirror_start_failed;
 
 static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
@@ -2244,7 +2258,9 @@ static void thin_pool_watch(struct pool *p, struct pool_volume *tp)
 	edge(p, tp, &seen->metadata_full, u.raised.metadata_full, "metadata-full",
 	     LOG_LEVEL_WARN);
 	edge(p, tp, &seen->failed, u.raised.failed, "failed", LOG_LEVEL_ERROR);
-	if (!u.failed)
+	if (pool_move_source_of(p, tp) >= 0)
+		pool_move_watch(p, tp);
+	else if (!u.failed)
 		autoextend(p, tp);
 }
 
@@ -2301,6 +2317,9 @@ struct target_type thin_pool_type = {
 	.watch = thin_pool_watch,
 	.release = thin_pool_release,
 	.runs_on = thin_pool_data,
+	.build_over = pool_thin_data_build_over,
+	.reload = pool_thin_data_reload,
+	.grain = thin_pool_grain,
 };
 
 /* The monitor's look at the volume's origin image: a writer fences it. */

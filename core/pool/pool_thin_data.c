@@ -11,6 +11,13 @@
  * volume has (pool_mirror.c), its write-intent log POOL/mirrors/<id>.log,
  * resync, failed legs served around, replace and refresh.  The thin map
  * above it does not know which it runs on.
+ *
+ * A plain pool's data moves off a device (pool_move.c) as a linear
+ * volume does: run on a mirror of where it is and where it goes
+ * (thin_pool_set_data), then on the new place.  For that its extents are
+ * whole blocks, so that both places number the blocks alike: pools are
+ * carved in whole blocks (pool_plan_extents' grain), and one carved
+ * before, with an extent short of whole blocks, is refused by name.
  */
 #include "pool_int.h"
 
@@ -73,6 +80,10 @@ int pool_thin_data_open(struct pool *p, struct pool_volume *tp, const struct ext
 		*bytes = tp->rec.size;
 		return 0;
 	}
+	if (pool_move_source_of(p, tp) >= 0) {	/* whole blocks: pool_thin_data_build_over */
+		*bytes = tp->rec.size;
+		return pool_move_build(p, tp, &tp->tp.data, err);
+	}
 	if (legs > 1) {
 		*bytes = tp->rec.size;
 		return pool_mirror_build(p, tp, legs, extra, nr_extra, &tp->tp.data, err);
@@ -90,4 +101,40 @@ void pool_thin_data_close(struct pool_volume *tp)
 	if (tp->tp.data)
 		tp->tp.data->ops->destroy(tp->tp.data);
 	tp->tp.data = NULL;
+}
+
+int pool_thin_data_build_over(struct pool *p, struct pool_volume *tp,
+			      const struct extent_rec *e, size_t n, struct target **out,
+			      struct pool_error *err)
+{
+	uint32_t bs = tp->tp.rec->block_size;
+	struct linear_seg *segs;
+	unsigned int nr;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pool_device *d = pool_device_by_id(p, e[i].device);
+
+		if (e[i].length % bs)
+			return pool_fail(err, -EOPNOTSUPP, "thin pool '%s': its data extent on '%s' "
+					 "is not whole blocks of %u bytes (carved before pools were "
+					 "carved in whole blocks): its data cannot move", tp->rec.name,
+					 d ? d->rec.name : "?", bs);
+	}
+	r = pool_extents_segs(p, e, n, &segs, &nr, err);
+	if (r)
+		return r;
+	r = linear_create(segs, nr, out);
+	free(segs);
+	return r ? pool_fail(err, r, "cannot build its data area: %s", strerror(-r)) : 0;
+}
+
+struct target *pool_thin_data_reload(struct pool_volume *tp, struct target *t)
+{
+	struct target *old = tp->tp.data;
+
+	if (tp->tp.pool)
+		old = thin_pool_set_data(tp->tp.pool, t);
+	tp->tp.data = t;
+	return old;
 }

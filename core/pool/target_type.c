@@ -129,6 +129,12 @@ static struct target *reload_served(struct pool_volume *v, struct target *t)
 	return volume_reload(v->served, t);
 }
 
+static uint64_t any_grain(const struct pool_volume *v)
+{
+	(void)v;
+	return 1;
+}
+
 static struct target_type *const registry[] = {
 	&thin_pool_type, &striped_type, &linear_type, &switch_type, &thin_type,
 };
@@ -187,6 +193,8 @@ static void register_types(void)
 			t->runs_on = served_target;
 		if (!t->reload)
 			t->reload = reload_served;
+		if (!t->grain)
+			t->grain = any_grain;
 	}
 }
 

@@ -187,6 +187,11 @@ struct target_type {
 	 * Default: volume_reload of its served volume.
 	 */
 	struct target *(*reload)(struct pool_volume *v, struct target *t);
+	/*
+	 * Bytes @v's extents are used in whole (a thin pool's block): a move
+	 * carves their new places in multiples of it.  Default: 1.
+	 */
+	uint64_t (*grain)(const struct pool_volume *v);
 };
 
 /* Fills in the defaults, once; before any type is used. */

@@ -75,9 +75,10 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 static int push_run(struct thin_pool *p, enum io_dir dir, uint64_t at, uint32_t n,
 		    uint32_t buf_off, bool whole, struct segs *out)
 {
+	struct target *d = rcu_load(p->data);
 	unsigned int first = out->nr;
 	uint64_t bytes = 0;
-	int r = p->data->ops->map(p->data, dir, at, n, out);
+	int r = d->ops->map(d, dir, at, n, out);
 
 	if (r == MAP_REMAPPED) {
 		for (unsigned int i = first; i < out->nr; i++) {
@@ -203,7 +204,7 @@ static int thin_read_failed(struct target *t, struct engine *e, uint64_t off,
 	char *dst = buf;
 	int r = 0;
 
-	if (p->data->ops->read_failed == target_no_read_retry)
+	if (!thin_data_retries(p, false))
 		return err;
 	while (len && !r) {
 		uint32_t in = (uint32_t)(off & (block_size(p) - 1));
@@ -239,7 +240,7 @@ static int thin_read_failed(struct target *t, struct engine *e, uint64_t off,
 static int thin_write_failed(struct target *t, struct engine *e, uint64_t off,
 			     uint32_t len, const void *buf, int err)
 {
-	if (to_thin(t)->pool->data->ops->write_failed == target_no_write_retry)
+	if (!thin_data_retries(to_thin(t)->pool, true))
 		return err;
 	return thin_write_deferred(t, e, off, len, buf);
 }

@@ -57,7 +57,11 @@ struct thin_pool {
 	uint8_t block_shift;		/* log2(block_size) */
 	const struct thin_meta_ops *meta;
 	void *meta_arg;
-	struct target *data;		/* the data area: block b at b << block_shift */
+	/*
+	 * The data area: block b at b << block_shift.  RCU; a call outside a
+	 * read section holds it (thin_data_get); thin_pool_set_data swaps it.
+	 */
+	struct target *_Atomic data;
 	struct engine engine;		/* commits' flushes and discards: commit_lock */
 
 	pthread_mutex_t lock;
@@ -142,6 +146,19 @@ int thin_push_unmapped(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_o
  */
 int thin_data_io(struct thin_pool *p, struct engine *e, uint64_t at, uint32_t n, void *buf,
 		 bool write);
+/* Makes @n bytes at data offset @at read zeros.  Blocks.  0 or -errno. */
+int thin_data_zero(struct thin_pool *p, struct engine *e, uint64_t at, uint32_t n);
+/*
+ * The data target, held until thin_data_put, even if thin_pool_set_data
+ * replaces it meanwhile: for calls that block outside a read section.
+ */
+struct target *thin_data_get(struct thin_pool *p);
+void thin_data_put(struct target *d);
+/*
+ * Whether the data target can do a failed read (@write false) or write
+ * again another way (a mirror: another leg).  Never blocks.
+ */
+bool thin_data_retries(struct thin_pool *p, bool write);
 
 /*
  * Waits while @th is suspended (thin.c: Quiescing).  Lock held, dropped

@@ -115,7 +115,7 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 	p->block_shift = (uint8_t)__builtin_ctz(params->block_size);
 	p->meta = meta;
 	p->meta_arg = meta_arg;
-	p->data = data;
+	atomic_init(&p->data, data);
 	if (!p->name) {
 		r = -ENOMEM;
 		goto err_free;
@@ -879,7 +879,8 @@ static void settle_pages(struct batch *b)
 /* Makes every completed write to the data area durable.  commit_lock held. */
 static int sync_data(struct thin_pool *p)
 {
-	int r = p->data->ops->flush(p->data, &p->engine);
+	struct target *d = atomic_load(&p->data);	/* set_data waits for commit_lock */
+	int r = d->ops->flush(d, &p->engine);
 
 	if (r)
 		log_error("thin pool '%s': cannot flush its data area: %s", p->name,
@@ -1019,6 +1020,7 @@ static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
  */
 static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint64_t *done)
 {
+	struct target *data = atomic_load(&p->data);	/* set_data waits for commit_lock */
 	struct discard_range *d = NULL;
 	size_t n = 0;
 	int r;
@@ -1027,7 +1029,7 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint6
 	r = discard_ranges(p, (uint32_t *)v, nr, &d, &n);
 	pthread_mutex_unlock(&p->lock);
 	for (size_t i = 0; !r && i < n; i++) {
-		r = p->data->ops->discard(p->data, &p->engine, d[i].off, d[i].len, DISCARD_UNMAP);
+		r = data->ops->discard(data, &p->engine, d[i].off, d[i].len, DISCARD_UNMAP);
 		if (r)
 			break;
 		/* Counted as each is done: status agrees with du meanwhile. */
@@ -1194,7 +1196,8 @@ int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *n
 		    uint64_t *first_hole)
 {
 	uint64_t nr_blocks, base = first << p->block_shift, end, pos = base, data, size;
-	int r;
+	struct target *d;
+	int r = 0;
 
 	pthread_mutex_lock(&p->lock);
 	nr_blocks = p->alloc.nr_blocks;
@@ -1203,23 +1206,26 @@ int thin_pool_holes(struct thin_pool *p, uint64_t first, uint64_t n, uint64_t *n
 		return -EINVAL;
 	size = nr_blocks << p->block_shift;
 	end = (first + n) << p->block_shift;
+	d = thin_data_get(p);
 	while (pos < end) {
-		r = p->data->ops->seek(p->data, pos, size, SEEK_DATA, &data);
+		r = d->ops->seek(d, pos, size, SEEK_DATA, &data);
 		if (r == -ENXIO)
 			data = end;		/* no data from pos to the area's end */
 		else if (r)
-			return r;
+			break;
+		r = 0;
 		count_hole(base, first, p->block_shift, pos, data < end ? data : end, nr_holes,
 			   first_hole);
 		if (data >= end)
-			return 0;
-		r = p->data->ops->seek(p->data, data, size, SEEK_HOLE, &pos);
+			break;
+		r = d->ops->seek(d, data, size, SEEK_HOLE, &pos);
+		if (!r && pos <= data)
+			r = -EIO;		/* a file system that contradicts itself */
 		if (r)
-			return r;
-		if (pos <= data)
-			return -EIO;		/* a file system that contradicts itself */
+			break;
 	}
-	return 0;
+	thin_data_put(d);
+	return r;
 }
 
 #define TRIM_CHUNK	4096		/* blocks held at once by a trim */

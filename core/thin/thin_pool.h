@@ -106,6 +106,14 @@ int thin_pool_stop(struct thin_pool *p);
 void thin_pool_close(struct thin_pool *p);
 
 /*
+ * Runs the pool on @data from now on (a move of its data: a mirror of
+ * where it is and where it goes, then the new place alone), which maps
+ * the same bytes.  Requests that began on the old target finish on it;
+ * waits for them, and for the commit in flight.  Returns the old target,
+ * for the caller to destroy.  Admin path.
+ */
+struct target *thin_pool_set_data(struct thin_pool *p, struct target *data);
+/*
  * Whether the data area may grow to @data_bytes: 0, -EINVAL (smaller),
  * -EFBIG (more blocks than a pool may have).
  */

@@ -124,8 +124,7 @@ static int block_io(struct thin_pool *p, struct engine *e, uint32_t b,
 static int zero_range(struct thin_pool *p, struct engine *e, uint32_t b, uint32_t in,
 		      uint32_t n)
 {
-	return p->data->ops->discard(p->data, e, ((uint64_t)b << p->block_shift) + in, n,
-				     DISCARD_ZERO);
+	return thin_data_zero(p, e, ((uint64_t)b << p->block_shift) + in, n);
 }
 
 /*

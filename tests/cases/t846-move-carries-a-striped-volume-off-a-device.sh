@@ -7,8 +7,8 @@
 # the raw devices hold chunk c on stripe c mod 2, status and list showed
 # the move, check is clean during and after it, and d0 leaves the pool.
 # --to a device of the other stripe is refused, a switch volume with a
-# path placed by hand is refused by name; --abort of a move in flight leaves the volume
-# where it was, its pieces freed.
+# path placed by hand is refused by name; --abort of a move in flight
+# leaves the volume where it was, its pieces freed.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires fio jq python3

@@ -19,7 +19,10 @@ with open(path, "rb") as f:
     for b, seqs in per_block.items():
         f.seek(b * 65536)
         head = f.read(20)
-        got = int(head) if head.strip(b"\0") else 0
+        try:
+            got = int(head) if head.strip(b"\0") else 0
+        except ValueError:
+            got = -1    # bytes no write of ours left there (the file held others)
         last_acked = max([s for s in seqs if s in acked], default=None)
         if last_acked is None:
             continue

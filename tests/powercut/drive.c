@@ -17,8 +17,9 @@
  * first writes, overwrites and copy-on-write after snapshots (tagged
  * sectors, sector.h; one in ten with RWF_DSYNC, the FUA of files),
  * fsyncs, discards, snapshot creation and removal, thin, linear and pool
- * extends, switch-map, moves of the linear volume between the devices
- * (copied at 1 MiB/s, so writes and cuts land in the copy), and a clean
+ * extends, switch-map, moves of the linear volume and of the thin pool's
+ * data between the devices (copied at 1 MiB/s, so writes and cuts land
+ * in the copy), and a clean
  * daemon restart or two.  One thread,
  * one operation at a time, so the journal's order is the order the
  * daemon saw; except for a second thread, the side lane,
@@ -643,14 +644,17 @@ static void do_switch_map(struct driver *d)
 	switch_map(d, regions, paths, n);
 }
 
-/* Starts moving @v off device @dev (the daemon copies in the background). */
-static void move_off(struct driver *d, const char *dev, struct vol *v)
+/*
+ * Starts moving volume @name (a linear volume, or the thin pool's data)
+ * off device @dev (the daemon copies in the background).
+ */
+static void move_off(struct driver *d, const char *dev, const char *name)
 {
 	struct op op = { .kind = OP_MOVE };
 
-	snprintf(op.name, sizeof(op.name), "%s", v->name);
+	snprintf(op.name, sizeof(op.name), "%s", name);
 	op.q = position(d);
-	op.rc = ctl(d, NULL, 0, "move", dev, "--volume", v->name, NULL);
+	op.rc = ctl(d, NULL, 0, "move", dev, "--volume", name, NULL);
 	op.a = position(d);
 	record(d, &op);
 }
@@ -700,8 +704,10 @@ static void step(struct driver *d)
 		do_switch_map(d);
 	else if (dice < 93)
 		do_restart(d);
+	else if (dice < 94)
+		move_off(d, rnd(d, 2) ? "d1" : "d0", "lin");
 	else if (dice < 95)
-		move_off(d, rnd(d, 2) ? "d1" : "d0", vol_named(d, "lin"));
+		move_off(d, rnd(d, 2) ? "d1" : "d0", "tp");
 	else
 		do_write(d);
 }
@@ -781,7 +787,7 @@ static void script_step(struct driver *d, char *text, int line)
 		discard_at(d, script_vol(d, w[1], line), strtoull(w[2], NULL, 0),
 			   strtoull(w[3], NULL, 0), FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE);
 	else if (!strcmp(w[0], "move") && n == 3)
-		move_off(d, w[1], script_vol(d, w[2], line));
+		move_off(d, w[1], !strcmp(w[2], "tp") ? "tp" : script_vol(d, w[2], line)->name);
 	else if (!strcmp(w[0], "fsync") && n == 2)
 		fsync_vol(d, script_vol(d, w[1], line));
 	else if (!strcmp(w[0], "snapshot") && n == 3)
