@@ -182,6 +182,12 @@ static int port_switch_resize(struct pool_meta *m, int64_t volume, uint64_t nr_r
 	return store_switch_resize(st(m), volume, nr_regions, table, len);
 }
 
+static int port_switch_path_set(struct pool_meta *m, int64_t volume, uint32_t idx,
+				int64_t device, uint64_t dev_offset)
+{
+	return store_switch_path_set(st(m), volume, idx, device, dev_offset);
+}
+
 static int port_thin_pool_insert(struct pool_meta *m, const struct thin_pool_rec *p)
 {
 	return store_thin_pool_insert(st(m), p);
@@ -280,6 +286,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.switch_insert = port_switch_insert,
 	.switch_table_set = port_switch_table_set,
 	.switch_resize = port_switch_resize,
+	.switch_path_set = port_switch_path_set,
 	.thin_pool_insert = port_thin_pool_insert,
 	.thin_pool_update = port_thin_pool_update,
 	.thin_put = port_thin_put,

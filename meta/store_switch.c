@@ -178,3 +178,25 @@ int store_switch_resize(struct store *s, int64_t volume, uint64_t nr_regions,
 		return -ENOENT;
 	return r;
 }
+
+int store_switch_path_set(struct store *s, int64_t volume, uint32_t idx, int64_t device,
+			  uint64_t dev_offset)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "UPDATE switch_path SET device = ?, dev_offset = ?"
+			  " WHERE volume = ? AND idx = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, device);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)dev_offset);
+	sqlite3_bind_int64(st, 3, volume);
+	sqlite3_bind_int64(st, 4, idx);
+	rc = sqlite3_step(st);
+	r = rc == SQLITE_DONE ? 0 : insert_error(s, rc);
+	store_stmt_done(st);
+	if (!r && sqlite3_changes(s->db) == 0)
+		return -ENOENT;
+	return r;
+}

@@ -41,5 +41,12 @@ int store_switch_resize(struct store *s, int64_t volume, uint64_t nr_regions,
 			const void *table, size_t len);
 int store_switch_table_set(struct store *s, int64_t volume, const void *table,
 			   size_t len);
+/*
+ * Puts path @idx of switch volume @volume at @dev_offset of device
+ * @device (a move carried it there).  -ENOENT if the path or the device
+ * is missing.
+ */
+int store_switch_path_set(struct store *s, int64_t volume, uint32_t idx, int64_t device,
+			  uint64_t dev_offset);
 
 #endif

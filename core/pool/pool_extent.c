@@ -96,6 +96,34 @@ int pool_volume_segs(struct pool *p, struct pool_volume *v,
 	return pool_leg_segs(p, v, 0, extra, nr_extra, out, nr, err);
 }
 
+int pool_find_whole(struct pool *p, const struct pool_device *d, uint64_t length,
+		    const struct extent_rec *extra, size_t nr_extra, uint64_t *offset)
+{
+	struct space_range *free_ranges = NULL;
+	struct extent_rec *used;
+	size_t nr = 0, nr_used;
+	int r;
+
+	if (pool_used(p, extra, nr_extra, &used, &nr_used))
+		return -ENOMEM;
+	r = space_free_ranges(used, nr_used, &d->rec, &free_ranges, &nr);
+	free(used);
+	if (r)
+		return r;
+	r = -ENOSPC;
+	for (size_t i = 0; i < nr && r; i++) {
+		uint64_t start = (free_ranges[i].offset + SPACE_ALIGN - 1) / SPACE_ALIGN * SPACE_ALIGN;
+		uint64_t end = free_ranges[i].offset + free_ranges[i].length;
+
+		if (start < end && end - start >= length) {
+			*offset = start;
+			r = 0;
+		}
+	}
+	free(free_ranges);
+	return r;
+}
+
 int pool_allocate(struct pool *p, int64_t volume, uint32_t seq,
 		  uint64_t length, struct pool_device **devs, size_t nr_devs,
 		  struct extent_rec **out, size_t *nr, struct pool_error *err)

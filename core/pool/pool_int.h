@@ -508,6 +508,15 @@ int pool_allocate_after(struct pool *p, int64_t volume, uint32_t seq,
 			uint64_t prefer, uint64_t grain, struct extent_rec **out, size_t *nr,
 			struct pool_error *err);
 
+/*
+ * The first place on @d, from a SPACE_ALIGN boundary, where @length bytes
+ * are free in one piece, given every range in use and @extra (a plan):
+ * what a switch path needs, at create and when it moves.  0, -ENOSPC or
+ * -ENOMEM.
+ */
+int pool_find_whole(struct pool *p, const struct pool_device *d, uint64_t length,
+		    const struct extent_rec *extra, size_t nr_extra, uint64_t *offset);
+
 /* New extents for a volume that grows. */
 struct extent_plan {
 	struct extent_rec *ext;		/* numbered after the volume's last; malloc'ed */

@@ -127,6 +127,9 @@ struct pool_meta_ops {
 	/* A switch volume's new region count and its table (extend). */
 	int (*switch_resize)(struct pool_meta *m, int64_t volume, uint64_t nr_regions,
 			     const void *table, size_t len);
+	/* Puts path @idx of switch volume @volume at a new place (a move's end). */
+	int (*switch_path_set)(struct pool_meta *m, int64_t volume, uint32_t idx,
+			       int64_t device, uint64_t dev_offset);
 	int (*thin_pool_insert)(struct pool_meta *m, const struct thin_pool_rec *p);
 	/* Writes every policy but the block size: all that change can set. */
 	int (*thin_pool_update)(struct pool_meta *m, const struct thin_pool_rec *p);

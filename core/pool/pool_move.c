@@ -26,9 +26,15 @@
  * on one device (--to, or the first with room) that none of its other
  * stripes uses, as create places them, so the stripes stay apart and
  * check's "stripes share a device" stays true; --to a device of another
- * stripe is refused.  A kind gets moves by having build_over, and its
- * build and watch hooks serving the move (pool_move_serve) and finishing
- * it (pool_move_watch).
+ * stripe is refused.  A switch volume's (moves_whole: a path reaches the
+ * volume's size in one run) go extent by extent, each whole in one free
+ * range of --to or of the first device that has one (plan_whole); its
+ * legs are two switch targets over one region table, its paths' places
+ * taken from the extents (pool_switch.c says why switch-map waits
+ * meanwhile), and the finishing transaction rewrites its path rows too
+ * (record_moved).  A kind gets moves by having build_over, and its build
+ * and watch hooks serving the move (pool_move_serve) and finishing it
+ * (pool_move_watch).
  *
  * Crash safety, at every step: before the pieces are recorded nothing
  * changed; after, the volume opens as the mirror again, its log (POOL/
@@ -40,9 +46,10 @@
  * the volume onto its first leg alone.
  *
  * A mirror with a leg on the device has that leg replaced instead
- * (pool_replace_leg's way).  Kinds without build_over (thin pool data,
- * switch volumes) are not moved yet: a move that would need them is
- * refused, naming them.
+ * (pool_replace_leg's way).  Kinds without build_over are not moved
+ * yet, nor what was placed by hand (a switch path given as DEVICE:OFFSET:
+ * it owns no extent, its place was its creator's choice, and other paths
+ * may share it): a move that would need them is refused, naming them.
  */
 #include "pool_int.h"
 
@@ -397,6 +404,53 @@ static int plan_stripe(struct pool *p, struct pool_volume *v, uint32_t k, uint64
 }
 
 /*
+ * Carves the places where @v's extents on @from go when its kind needs
+ * each whole (moves_whole: a switch path reaches the volume's size in one
+ * run): one piece per extent, of its length, in one free range of @to or
+ * of the first other open device that has one, numbered from @seq in
+ * @v's order, so that as_will_be puts each piece in its extent's place.
+ */
+static int plan_whole(struct pool *p, struct pool_volume *v, struct pool_device *from,
+		      struct pool_device *to, uint32_t seq, struct move_record *m,
+		      struct pool_error *err)
+{
+	size_t n;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	char want[SIZE_STR_LEN];
+
+	if (to && !to->dev)
+		return pool_fail(err, -ENODEV, "device '%s' is failed: %s", to->rec.name,
+				 to->failure);
+	for (size_t i = 0; i < n; i++) {
+		struct extent_rec x = { v->rec.id, seq + (uint32_t)m->nr, -1, 0, e[i].length };
+		struct extent_rec *grown;
+		int r = -ENOSPC;
+
+		if (!as_is_extent(&e[i]) || e[i].device != from->rec.id)
+			continue;
+		for (size_t k = 0; r == -ENOSPC && k < (to ? 1 : p->nr_devs); k++) {
+			struct pool_device *d = to ? to : p->devs[k];
+
+			if (d != from && d->dev &&
+			    !(r = pool_find_whole(p, d, x.length, m->ext, m->nr, &x.dev_offset)))
+				x.device = d->rec.id;
+		}
+		if (r == -ENOSPC)
+			return pool_fail(err, r, "%s %s '%s' moves each of its extents whole, and "
+					 "%s%s%s has no %s free in one piece", v->type->words,
+					 v->type->noun, v->rec.name,
+					 to ? "device '" : "no other device", to ? to->rec.name : "",
+					 to ? "'" : "", format_size(x.length, want));
+		grown = r ? NULL : realloc(m->ext, (m->nr + 1) * sizeof(*grown));
+		if (!grown)
+			return pool_fail(err, -ENOMEM, "out of memory");
+		grown[m->nr++] = x;
+		m->ext = grown;
+	}
+	return 0;
+}
+
+/*
  * Carves the places where @v's bytes on @from go: pieces numbered from
  * POOL_MOVE_SEQ with @from's id, in @v's order.  A linear volume's go to
  * @to, or anywhere but @from (a thin pool's data likewise, in whole
@@ -414,6 +468,8 @@ static int plan_pieces(struct pool *p, struct pool_volume *v, struct pool_device
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 	int r = 0;
 
+	if (v->type->moves_whole)
+		return plan_whole(p, v, from, to, seq, m, err);
 	for (size_t i = 0; i < n; i++) {
 		if (!as_is_extent(&e[i]))
 			continue;
@@ -475,6 +531,32 @@ static int move_volume(struct pool *p, struct pool_volume *v, struct pool_device
 	return 0;
 }
 
+struct placed_find {
+	int64_t device;
+	bool found;
+};
+
+static void note_placed(void *arg, const struct extent_rec *range)
+{
+	struct placed_find *f = arg;
+
+	f->found |= range->device == f->device;
+}
+
+/*
+ * Whether @v uses a range of device @dev placed by hand (its type's
+ * placed hook: a switch path given as DEVICE:OFFSET), which a move does
+ * not carry: it owns no extent to carve anew, its place was its
+ * creator's choice, and other paths may share it (multipath).
+ */
+static bool placed_on(struct pool *p, struct pool_volume *v, int64_t dev)
+{
+	struct placed_find f = { dev, false };
+
+	v->type->placed(p, v, note_placed, &f);
+	return f.found;
+}
+
 /* "thin pools", "switch volumes": @t's volumes, in a refusal. */
 static void kind_plural(const struct target_type *t, char *buf, size_t len)
 {
@@ -490,6 +572,7 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 	struct pool_device *from, *to = NULL;
 	char blocked[POOL_ERROR_LEN / 2] = "", kinds[96] = "", kind[40];
 	size_t blen = 0, tlen = 0;
+	bool placed_kinds = false;
 	int r = 0;
 
 	*started = 0;
@@ -515,12 +598,16 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 	/* What cannot move yet, and what is moving already: refuse it all, named. */
 	for (size_t i = 0; !s->abort && i < p->nr_vols; i++) {
 		struct pool_volume *v = p->vols[i];
+		bool placed = placed_on(p, v, from->rec.id);
 		const char *why;
 
-		if ((s->volume && strcmp(s->volume, v->rec.name)) || !bytes_on(p, v, from->rec.id))
+		if ((s->volume && strcmp(s->volume, v->rec.name)) ||
+		    (!bytes_on(p, v, from->rec.id) && !placed))
 			continue;
 		why = !v->type->movable ? v->type->words : !v->type->runs_on(v) ? "failed" :
-		      pool_move_source_of(p, v) >= 0 ? "moving already" : NULL;
+		      pool_move_source_of(p, v) >= 0 ? "moving already" :
+		      placed ? "placed there by hand, as DEVICE:OFFSET" : NULL;
+		placed_kinds |= placed && v->type->movable;
 		if (why && blen < sizeof(blocked))
 			blen += (size_t)snprintf(blocked + blen, sizeof(blocked) - blen, "%s'%s' (%s)",
 						 blen ? ", " : "", v->rec.name, why);
@@ -532,8 +619,10 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		}
 	}
 	if (blen) {
-		r = pool_fail(err, -EOPNOTSUPP, "cannot move off '%s': %s%s%s", s->device, blocked,
-			      kinds, tlen ? " do not move yet" : "");
+		r = pool_fail(err, -EOPNOTSUPP, "cannot move off '%s': %s%s%s%s", s->device, blocked,
+			      kinds, tlen ? " do not move yet" : "", placed_kinds ?
+			      "; a place chosen by hand stays where it was put (it owns no extent "
+			      "to carve anew, and other paths may share it)" : "");
 		goto out;
 	}
 	for (size_t i = 0; !r && i < p->nr_vols; i++) {
@@ -573,6 +662,7 @@ struct move_end {
 static int record_move_end(struct pool *p, void *arg)
 {
 	const struct move_end *m = arg;
+	struct pool_volume *v = pool_volume_by_id(p, m->volume);
 	int r;
 
 	if (!m->ext)
@@ -581,6 +671,8 @@ static int record_move_end(struct pool *p, void *arg)
 	r = p->meta->ops->extent_delete(p->meta, m->volume, 0, POOL_PLACED_SEQ - 1);
 	for (size_t i = 0; !r && i < m->nr; i++)
 		r = p->meta->ops->extent_insert(p->meta, &m->ext[i]);
+	if (!r)
+		r = v->type->record_moved(p, v, m->ext, m->nr);
 	return r;
 }
 
@@ -662,6 +754,7 @@ void pool_move_watch(struct pool *p, struct pool_volume *v)
 		free(m.ext);
 		return;
 	}
+	v->type->publish_moved(p, v, m.ext, m.nr);
 	pool_extents_unpublish(p, v->rec.id, 0, POOL_PLACED_SEQ - 1);
 	pool_extents_publish(p, m.ext, m.nr);
 	free(m.ext);

@@ -16,8 +16,25 @@
  * each path's end, on its device, must be free (or the device must have
  * them: a path placed by hand), since byte x of the volume is byte
  * OFFSET + x of every path; the new regions go to the paths round-robin,
- * r % N as at create.  An owned path's extent grows with it.  There is
- * no moving a path: one without room is refused, naming its device.
+ * r % N as at create.  An owned path's extent grows with it.  Extend
+ * does not move a path: one without room is refused, naming its device.
+ *
+ * Move (pool_move.c) carries owned paths off a device, each whole to one
+ * free range elsewhere (the kind moves_whole), on a mirror of two switch
+ * targets: the paths as they are and as they will be (build_over: an
+ * owned path at the place of the extent in its extent's position, a
+ * placed one where it is).  Both legs load the table as stored, and
+ * switch-map and extend are refused while the move runs rather than
+ * sharing one live table: the mirror maps a write on each leg in turn, so
+ * a table changed between the two would send it to one path in one leg
+ * and another in the other; and the copy carries the volume as its table
+ * routes it, so a region routed to a moved path after the copy passed it
+ * would read bytes the copy never wrote.  For the same reason what a move
+ * carries of a path is the regions the table gives it: its bytes in
+ * regions routed elsewhere are no part of the volume and stay behind.
+ * The finishing transaction rewrites the moved paths' rows with the
+ * extents (record_moved), since a row holds its device and offset.  A
+ * placed path is not moved (pool_move.c says why).
  *
  * switch-map stages the whole message on a private copy of the live
  * table (switch_msg.h); only if every argument was good is the copy
@@ -36,8 +53,8 @@
 #include "label.h"
 #include "json.h"
 #include "log.h"
+#include "mirror.h"
 #include "size.h"
-#include "space.h"
 #include "switch.h"
 #include "switch_msg.h"
 #include "switch_table.h"
@@ -68,45 +85,56 @@ static int switch_attach(struct pool_volume *v, const struct pool_meta_image *im
 	return 0;
 }
 
-/* The live paths of @v on the open devices. */
-static int live_paths(struct pool *p, const struct pool_volume *v,
+/* The paths @recs[0..nr) on the open devices. */
+static int live_paths(struct pool *p, const struct switch_path_rec *recs, uint32_t nr,
 		      struct switch_path *out, struct pool_error *err)
 {
-	for (uint32_t i = 0; i < v->sw.rec.nr_paths; i++) {
-		struct pool_device *d = pool_device_by_id(p, v->sw.paths[i].device);
+	for (uint32_t i = 0; i < nr; i++) {
+		struct pool_device *d = pool_device_by_id(p, recs[i].device);
 
 		if (!d)
 			return pool_fail(err, -EUCLEAN, "path %u uses device %lld, which the pool does not have",
-					 i, (long long)v->sw.paths[i].device);
+					 i, (long long)recs[i].device);
 		if (!d->dev)
 			return pool_fail(err, -ENODEV, "path %u's device '%s' is failed: %s", i,
 					 d->rec.name, d->failure);
-		out[i] = (struct switch_path){ d->dev, v->sw.paths[i].dev_offset };
+		out[i] = (struct switch_path){ d->dev, recs[i].dev_offset };
 	}
 	return 0;
+}
+
+/* A switch target of @v over the paths @recs, with the table @tb (taken). */
+static int switch_over(struct pool *p, struct pool_volume *v, const struct switch_path_rec *recs,
+		       struct switch_table *tb, struct target **out, struct pool_error *err)
+{
+	struct switch_path paths[SWITCH_PATHS_MAX];
+	int r;
+
+	r = live_paths(p, recs, v->sw.rec.nr_paths, paths, err);
+	if (r) {
+		switch_table_destroy(tb);
+		return r;
+	}
+	r = switch_create(paths, v->sw.rec.nr_paths, v->sw.rec.region_size, tb, out);
+	return r ? pool_fail(err, r, "cannot build its target: %s", strerror(-r)) : 0;
 }
 
 static int serve_switch(struct pool *p, struct pool_volume *v,
 			struct switch_table *tb, struct pool_error *err)
 {
-	struct switch_path paths[SWITCH_PATHS_MAX];
 	struct target *t;
 	int r;
 
-	r = live_paths(p, v, paths, err);
-	if (r) {
-		switch_table_destroy(tb);
-		return r;
-	}
-	r = switch_create(paths, v->sw.rec.nr_paths, v->sw.rec.region_size, tb, &t);
-	if (!r)
-		r = pool_volume_serve(v, t);
-	return r ? pool_fail(err, r, "cannot build its target: %s", strerror(-r)) : 0;
+	r = switch_over(p, v, v->sw.paths, tb, &t, err);
+	if (!r && (r = pool_volume_serve(v, t)))
+		r = pool_fail(err, r, "out of memory");
+	return r;
 }
 
-static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
+/* @v's region table as stored, in *out. */
+static int load_table(struct pool *p, struct pool_volume *v, struct switch_table **out,
+		      struct pool_error *err)
 {
-	struct switch_table *tb;
 	void *blob = NULL;
 	size_t len = 0;
 	int r;
@@ -117,18 +145,141 @@ static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error
 	r = p->meta->ops->switch_table(p->meta, v->rec.id, &blob, &len);
 	if (r)
 		return pool_fail(err, r, "cannot read its region table: %s", strerror(-r));
-	r = switch_table_create(v->sw.rec.nr_regions, v->sw.rec.nr_paths, &tb);
-	if (!r) {
-		r = switch_table_import(tb, blob, len);
-		if (r)
-			switch_table_destroy(tb);
-	}
+	r = switch_table_create(v->sw.rec.nr_regions, v->sw.rec.nr_paths, out);
+	if (!r && (r = switch_table_import(*out, blob, len)))
+		switch_table_destroy(*out);
 	free(blob);
 	if (r == -EUCLEAN)
 		return pool_fail(err, r, "its stored region table is corrupt");
 	if (r)
 		return pool_fail(err, r, "cannot load its region table: %s", strerror(-r));
-	return serve_switch(p, v, tb, err);
+	return 0;
+}
+
+/* Being moved (pool_move.c), it is served as the mirror that carries the move. */
+static int switch_build(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	struct switch_table *tb;
+	int r;
+
+	if (pool_move_source_of(p, v) >= 0)
+		return pool_move_serve(p, v, err);
+	r = load_table(p, v, &tb, err);
+	return r ? r : serve_switch(p, v, tb, err);
+}
+
+/* ---- moves (pool_move.c) ---------------------------------------------------- */
+
+/* The position of path @sp's extent among @v's own (not a move's pieces), or -1: placed. */
+static ssize_t owned_position(struct pool *p, const struct pool_volume *v,
+			      const struct switch_path_rec *sp, size_t *nr_owned)
+{
+	size_t n, k = 0;
+	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	ssize_t at = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].seq >= POOL_MOVE_SEQ)
+			continue;
+		if (e[i].device == sp->device && e[i].dev_offset == sp->dev_offset && at < 0)
+			at = (ssize_t)k;
+		k++;
+	}
+	*nr_owned = k;
+	return at;
+}
+
+/*
+ * @v's paths over the extents @e[0..n) (in the order of its own, as
+ * build_over takes them) in @out: an owned path at the place of the
+ * extent in its own extent's position, a path placed by hand where it is.
+ */
+static int paths_over(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+		      size_t n, struct switch_path_rec *out, struct pool_error *err)
+{
+	for (uint32_t i = 0; i < v->sw.rec.nr_paths; i++) {
+		size_t nr_owned;
+		ssize_t k = owned_position(p, v, &v->sw.paths[i], &nr_owned);
+
+		out[i] = v->sw.paths[i];
+		if (k < 0)
+			continue;
+		if (n != nr_owned || e[k].length != v->rec.size)
+			return pool_fail(err, -EUCLEAN, "the extents of its move do not match its "
+					 "paths: %zu of %zu, path %u", n, nr_owned, i);
+		out[i].device = e[k].device;
+		out[i].dev_offset = e[k].dev_offset;
+	}
+	return 0;
+}
+
+/*
+ * Both legs of a move's mirror are switch targets over the table as
+ * stored, which switch-map leaves alone meanwhile (switch_map), so they
+ * route alike.
+ */
+static int switch_build_over(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			     size_t n, struct target **out, struct pool_error *err)
+{
+	struct switch_path_rec recs[SWITCH_PATHS_MAX];
+	struct switch_table *tb;
+	int r;
+
+	r = paths_over(p, v, e, n, recs, err);
+	if (!r)
+		r = load_table(p, v, &tb, err);
+	return r ? r : switch_over(p, v, recs, tb, out, err);
+}
+
+/* The finishing transaction of a move: the moved paths' rows at their new places. */
+static int switch_record_moved(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			       size_t n)
+{
+	struct switch_path_rec recs[SWITCH_PATHS_MAX];
+	struct pool_error err;
+	int r;
+
+	r = paths_over(p, v, e, n, recs, &err);
+	for (uint32_t i = 0; !r && i < v->sw.rec.nr_paths; i++)
+		if (recs[i].device != v->sw.paths[i].device ||
+		    recs[i].dev_offset != v->sw.paths[i].dev_offset)
+			r = p->meta->ops->switch_path_set(p->meta, v->rec.id, i, recs[i].device,
+							  recs[i].dev_offset);
+	return r;
+}
+
+/* The same in memory: paths_over cannot fail on what switch_record_moved recorded. */
+static void switch_publish_moved(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+				 size_t n)
+{
+	struct switch_path_rec recs[SWITCH_PATHS_MAX];
+	struct pool_error err;
+
+	if (!paths_over(p, v, e, n, recs, &err))
+		memcpy(v->sw.paths, recs, v->sw.rec.nr_paths * sizeof(*recs));
+}
+
+/* The switch target @v is served by: its own, or while it moves the one it is moved from. */
+static struct target *switch_target(const struct pool_volume *v)
+{
+	struct target *t = v->served->target;
+
+	return mirror_is(t) ? mirror_leg(t, 0) : t;
+}
+
+/* -EBUSY while @v is being moved: both legs of its move route by one table. */
+static int refuse_moving(struct pool *p, struct pool_volume *v, const char *what,
+			 struct pool_error *err)
+{
+	struct pool_device *from;
+
+	if (pool_move_source_of(p, v) < 0)
+		return 0;
+	from = pool_device_by_id(p, pool_move_source_of(p, v));
+	return pool_fail(err, -EBUSY, "switch volume '%s' is being moved off '%s': %s once the "
+			 "move is done (its old and new places route by one table meanwhile), or "
+			 "after 'mapperctl move %s --abort'", v->rec.name, from ? from->rec.name : "?",
+			 what, from ? from->rec.name : "DEVICE");
 }
 
 static void switch_release(struct pool *p, struct pool_volume *v)
@@ -149,33 +300,13 @@ static int allocate_path(struct pool *p, const struct pool_switch_path *sp,
 			 const struct extent_rec *plan, size_t nr_plan,
 			 uint64_t *offset, struct pool_error *err)
 {
-	struct space_range *free_ranges = NULL;
 	char want[SIZE_STR_LEN];
-	struct extent_rec *used;
-	size_t nr = 0, nr_used;
-	int r;
+	int r = pool_find_whole(p, d, size, plan, nr_plan, offset);
 
-	if (pool_used(p, plan, nr_plan, &used, &nr_used))
-		return pool_fail(err, -ENOMEM, "out of memory");
-	r = space_free_ranges(used, nr_used, &d->rec, &free_ranges, &nr);
-	free(used);
-	if (r)
-		return pool_fail(err, r, "out of memory");
-	r = -ENOSPC;
-	for (size_t i = 0; i < nr && r; i++) {
-		uint64_t start = (free_ranges[i].offset + SPACE_ALIGN - 1) / SPACE_ALIGN * SPACE_ALIGN;
-		uint64_t end = free_ranges[i].offset + free_ranges[i].length;
-
-		if (start < end && end - start >= size) {
-			*offset = start;
-			r = 0;
-		}
-	}
-	free(free_ranges);
-	if (r)
+	if (r == -ENOSPC)
 		return pool_fail(err, r, "path '%s': device '%s' has no %s free in one piece",
 				 sp->arg, d->rec.name, format_size(size, want));
-	return 0;
+	return r ? pool_fail(err, r, "out of memory") : 0;
 }
 
 struct new_switch {
@@ -424,6 +555,8 @@ int pool_switch_map(struct pool *p, const char *name, size_t argc,
 
 	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &switch_type, false, &v, err);
+	if (!r)
+		r = refuse_moving(p, v, "change its region table", err);
 	if (r)
 		goto out;
 	live = switch_table_of(v->served->target);
@@ -466,7 +599,7 @@ int pool_switch_dump(struct pool *p, const char *name, FILE *f,
 	pool_admin_lock(p);
 	r = pool_volume_get(p, name, &switch_type, false, &v, err);
 	if (!r) {
-		r = switch_msg_dump(switch_table_of(v->served->target), f);
+		r = switch_msg_dump(switch_table_of(switch_target(v)), f);
 		if (r)
 			pool_fail(err, r, "cannot write the table: %s", strerror(-r));
 	}
@@ -610,6 +743,9 @@ static int switch_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 	int r;
 
 	(void)on;
+	r = refuse_moving(p, v, "extend it", err);
+	if (r)
+		return r;
 	if (nr_on)
 		return pool_fail(err, -EINVAL, "--on does not apply to switch volume '%s': its paths grow where they are",
 				 v->rec.name);
@@ -659,7 +795,7 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 	uint64_t regions[SWITCH_PATHS_MAX] = { 0 };
 
 	if (v->served)
-		switch_table_count(switch_table_of(v->served->target), regions);
+		switch_table_count(switch_table_of(switch_target(v)), regions);
 	json_size(j, "region_size", v->sw.rec.region_size);
 	json_u64(j, "region_count", v->sw.rec.nr_regions);
 	json_array_begin(j, "paths");
@@ -672,7 +808,7 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 		json_string(j, "device", d ? d->rec.name : "?");
 		json_size(j, "offset", sp->dev_offset - DEVICE_DATA_OFFSET);
 		if (v->served) {
-			const struct switch_path_stats *st = switch_path_stats(v->served->target, i);
+			const struct switch_path_stats *st = switch_path_stats(switch_target(v), i);
 
 			json_u64(j, "regions", regions[i]);
 			json_u64(j, "reads", atomic_load_explicit(&st->reads, memory_order_relaxed));
@@ -685,6 +821,32 @@ static void switch_status(struct pool *p, struct pool_volume *v, struct json *j)
 		json_object_end(j);
 	}
 	json_array_end(j);
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_status(p, v, j);
+}
+
+static void switch_info(struct pool *p, struct pool_volume *v, struct pool_volume_info *out)
+{
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_info(v, out);
+}
+
+/* The daemon's monitor copies a move and finishes it (pool_move.c). */
+static void switch_watch(struct pool *p, struct pool_volume *v)
+{
+	if (pool_move_source_of(p, v) >= 0)
+		pool_move_watch(p, v);
+}
+
+static int switch_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	int64_t id = v->rec.id;
+	bool moving = pool_move_source_of(p, v) >= 0;
+	int r = pool_remove_records(p, v, err);
+
+	if (!r && moving)
+		pool_mirror_forget_log(p, id);
+	return r;
 }
 
 /* The paths placed by hand: those that are not one of @v's extents. */
@@ -706,12 +868,16 @@ static void switch_placed(struct pool *p, struct pool_volume *v,
 	}
 }
 
-/* Every path reaches the whole volume; owned ones own exactly that. */
+/*
+ * Every path reaches the whole volume; owned ones own exactly that, and a
+ * move in flight has one piece for each of them on the device it leaves.
+ */
 static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check *c,
 			struct pool_error *err)
 {
-	size_t n;
+	size_t n, pieces = 0, moved = 0;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
+	int64_t from = pool_move_source_of(p, v);
 
 	(void)err;
 	if (!v->sw.rec.region_size)
@@ -731,10 +897,18 @@ static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check
 			 v->rec.size > d->rec.size - sp->dev_offset)
 			pool_breach(c, v, "path %u runs past the end of device '%s'", i, d->rec.name);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (e[i].length != v->rec.size)
 			pool_breach(c, v, "the extent of path %u is %llu bytes, not its size",
 				    e[i].seq, (unsigned long long)e[i].length);
+		if (e[i].seq >= POOL_MOVE_SEQ)
+			pieces++;
+		else
+			moved += e[i].device == from;
+	}
+	if (pieces != moved)
+		pool_breach(c, v, "a move in flight has %zu places to go to for %zu paths it moves",
+			    pieces, moved);
 	return 0;
 }
 
@@ -743,10 +917,17 @@ struct target_type switch_type = {
 	.served = true,
 	.build_order = 1,
 	.attach = switch_attach,
+	.moves_whole = true,
 	.build = switch_build,
+	.build_over = switch_build_over,
+	.record_moved = switch_record_moved,
+	.publish_moved = switch_publish_moved,
 	.extend = switch_extend,
+	.remove = switch_remove,
 	.check = switch_check,
 	.placed = switch_placed,
 	.status = switch_status,
+	.info = switch_info,
+	.watch = switch_watch,
 	.release = switch_release,
 };

@@ -31,6 +31,19 @@ static int no_build_over(struct pool *p, struct pool_volume *v, const struct ext
 			 v->type->noun, v->rec.name);
 }
 
+static int nothing_to_record(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			     size_t n)
+{
+	(void)p, (void)v, (void)e, (void)n;
+	return 0;
+}
+
+static void nothing_to_publish(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			       size_t n)
+{
+	(void)p, (void)v, (void)e, (void)n;
+}
+
 static int no_extend(struct pool *p, struct pool_volume *v, uint64_t size,
 		     char *const *on, size_t nr_on, struct pool_error *err)
 {
@@ -146,6 +159,10 @@ static void register_types(void)
 		t->movable = t->build_over != NULL;
 		if (!t->build_over)
 			t->build_over = no_build_over;
+		if (!t->record_moved)
+			t->record_moved = nothing_to_record;
+		if (!t->publish_moved)
+			t->publish_moved = nothing_to_publish;
 		if (!t->extend)
 			t->extend = no_extend;
 		if (!t->reduce)

@@ -45,6 +45,13 @@ struct target_type {
 	/* Move can copy its extents off a device: it has build_over (set at registration). */
 	bool movable;
 	/*
+	 * Move carves each extent it carries in one piece of the extent's
+	 * length on one device, never spread over free ranges: the kind
+	 * needs every extent whole (a switch path reaches the volume's size
+	 * in one run).  Default false.
+	 */
+	bool moves_whole;
+	/*
 	 * Order of building at open: lower first (thin pools before their
 	 * volumes, origins before the thin volumes that read them).
 	 */
@@ -76,6 +83,22 @@ struct target_type {
 	 */
 	int (*build_over)(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
 			  size_t n, struct target **out, struct pool_error *err);
+	/*
+	 * A move's finishing transaction makes @e[0..n) (as build_over
+	 * takes them) @v's extents: what the kind records of its places
+	 * besides them (a switch volume's path rows, which hold device and
+	 * offset), inside that transaction, its extents as they were still
+	 * in memory.  No device I/O.  0 or -errno.  Default: nothing.
+	 */
+	int (*record_moved)(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			    size_t n);
+	/*
+	 * The same in memory, once committed, before @v's extents change
+	 * there and before it is reloaded onto its plain target.  Cannot
+	 * fail.  Default: nothing.
+	 */
+	void (*publish_moved)(struct pool *p, struct pool_volume *v, const struct extent_rec *e,
+			      size_t n);
 	/*
 	 * Grows @v to @size bytes (> its size, validated as a size): the
 	 * whole change, validate, record, publish.  Default: refused.

@@ -6,9 +6,9 @@
 # the volume uses d2 and d1.  fio sees no error and verifies every block,
 # the raw devices hold chunk c on stripe c mod 2, status and list showed
 # the move, check is clean during and after it, and d0 leaves the pool.
-# --to a device of the other stripe is refused, a switch volume is
-# refused by name and kind; --abort of a move in flight leaves the volume
-# where it was, its pieces freed.
+# --to a device of the other stripe is refused, a switch volume with a
+# path placed by hand is refused by name; --abort of a move in flight
+# leaves the volume where it was, its pieces freed.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires fio jq python3
@@ -48,9 +48,9 @@ stripes_from_devices sv | cmp - "$MNT/sv" || fail "the stripes' devices do not h
 mapperctl check >check.out 2>&1 || fail "check after the move: $(cat check.out)"
 mapperctl device remove d0 >/dev/null || fail "d0 is still in use after the move"
 
-# What cannot move yet is named, with its kind; nothing starts.
-mapperctl create switch sw --size 4M --region-size 1M --path d3 --path d3 >/dev/null
-expect_fail -s 1 -m "cannot move off 'd3': 'sw' \(switch\); switch volumes do not move yet" \
+# What cannot move is named, with why; nothing starts.
+mapperctl create switch sw --size 4M --region-size 1M --path d3:0 --path d3 >/dev/null
+expect_fail -s 1 -m "cannot move off 'd3': 'sw' \(placed there by hand, as DEVICE:OFFSET\)" \
 	mapperctl move d3
 mapperctl remove sw >/dev/null
 

@@ -569,6 +569,41 @@ for c in range(size // chunk):
 EOF
 }
 
+# switch_from_devices NAME: switch volume NAME reassembled on stdout from
+# its raw device files: region r read from the path its table names (as
+# `switch-map NAME --dump` says), at that path's offset plus r's, as
+# status --json places the paths.
+switch_from_devices()
+{
+	mapperctl status "$1" --json >"$T_DIR/.status.json"
+	mapperctl device list --json >"$T_DIR/.devices.json"
+	mapperctl switch-map "$1" --dump >"$T_DIR/.table"
+	python3 - "$T_DIR/.status.json" "$T_DIR/.devices.json" "$T_DIR/.table" "$LABEL_SIZE" <<'EOF'
+import json, sys
+st = json.load(open(sys.argv[1]))
+paths = {d["name"]: d["path"] for d in json.load(open(sys.argv[2]))}
+label = int(sys.argv[4])
+table = []
+for arg in open(sys.argv[3]).read().split():
+    if arg[0] in "Rr":
+        n, m = (int(x, 16) for x in arg[1:].split(","))
+        for _ in range(m):
+            table.append(table[-n])
+    else:
+        idx, path = arg.split(":")
+        if idx:
+            table = table[:int(idx, 16)]
+        table.append(int(path, 16))
+rs, size = st["region_size"], st["size"]
+out = sys.stdout.buffer
+for r in range((size + rs - 1) // rs):
+    p = st["paths"][table[r]]
+    with open(paths[p["device"]], "rb") as f:
+        f.seek(label + p["offset"] + r * rs)
+        out.write(f.read(min(rs, size - r * rs)))
+EOF
+}
+
 # leg_from_devices VOL LEG: leg LEG of mirror VOL reassembled on stdout
 # from its raw devices, segment by segment as status lists them.
 leg_from_devices()

@@ -17,6 +17,7 @@
 #include "migrate.h"
 #include "store.h"
 #include "store_int.h"
+#include "store_switch.h"
 #include "thin_store.h"
 
 #define MiB (1ull << 20)
@@ -551,6 +552,36 @@ START_TEST(stripe_row_reads_back_and_goes_with_its_volume)
 }
 END_TEST
 
+START_TEST(switch_path_moves_to_a_new_place_and_keeps_its_index)
+{
+	struct device_rec d0 = device("d0", "/a", 64 * MiB), d1 = device("d1", "/b", 64 * MiB);
+	struct volume_rec v = volume("sw", "switch", 4 * MiB);
+	struct switch_path_rec paths[2], *list;
+	struct switch_rec sw;
+	uint8_t table[8] = { 0 };
+	size_t nr;
+
+	ck_assert_int_eq(store_device_insert(s, &d0), 0);
+	ck_assert_int_eq(store_device_insert(s, &d1), 0);
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	sw = (struct switch_rec){ .volume = v.id, .region_size = MiB, .nr_regions = 4,
+				  .nr_paths = 2, .entry_bits = 1 };
+	paths[0] = (struct switch_path_rec){ v.id, 0, d0.id, MiB };
+	paths[1] = (struct switch_path_rec){ v.id, 1, d0.id, 5 * MiB };
+	ck_assert_int_eq(store_switch_insert(s, &sw, paths, table, sizeof(table)), 0);
+	ck_assert_int_eq(store_switch_path_set(s, v.id, 1, d1.id, 9 * MiB), 0);
+	ck_assert_int_eq(store_switch_path_set(s, v.id, 2, d1.id, 9 * MiB), -ENOENT);
+	ck_assert_int_eq(store_switch_path_set(s, v.id + 1, 0, d1.id, 9 * MiB), -ENOENT);
+	ck_assert_int_eq(store_switch_path_set(s, v.id, 0, d1.id + 1, 9 * MiB), -ENOENT);
+	ck_assert_int_eq(store_switch_path_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 2);
+	ck_assert(list[0].idx == 0 && list[0].device == d0.id && list[0].dev_offset == MiB);
+	ck_assert(list[1].idx == 1 && list[1].device == d1.id && list[1].dev_offset == 9 * MiB);
+	free(list);
+	ck_assert_int_eq(store_device_delete(s, d1.id), -EBUSY);	/* the path names it now */
+}
+END_TEST
+
 static struct tag_rec tag(enum tag_owner on, int64_t owner, const char *name)
 {
 	struct tag_rec t = { .on = on, .owner = owner };
@@ -823,6 +854,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, empty_pool_lists_nothing);
 	tcase_add_test(rows, extent_length_changes_and_extent_goes_alone);
 	tcase_add_test(rows, stripe_row_reads_back_and_goes_with_its_volume);
+	tcase_add_test(rows, switch_path_moves_to_a_new_place_and_keeps_its_index);
 	tcase_add_test(rows, extents_are_listed_by_volume_then_seq);
 	tcase_add_test(rows, duplicate_extent_seq_is_refused);
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
