@@ -139,9 +139,10 @@ static void get_state(const void *r, struct field_value *out)
 	}
 }
 
+/* Why it is failed, or what its condition (degraded) is about. */
 static void get_reason(const void *r, struct field_value *out)
 {
-	string_value(out, row(r)->reason);
+	string_value(out, row(r)->reason[0] ? row(r)->reason : row(r)->condition_why);
 }
 
 static void get_id(const void *r, struct field_value *out)

@@ -683,6 +683,7 @@ struct pool_volume_info {
 	 * mirror's "degraded" (a leg failed), or NULL
 	 */
 	const char *condition;
+	char condition_why[96];		/* what the condition is about ("leg 1 failed: ..."), or "" */
 	/*
 	 * A thin volume's device id, as dump numbers it (dev_id: what
 	 * thin_delta and thin_ls take), or 0.

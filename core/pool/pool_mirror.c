@@ -556,7 +556,7 @@ int pool_replace_leg_locked(struct pool *p, struct pool_volume *v, struct pool_d
 			r = pool_fail(err, r, "cannot build the new leg: %s", strerror(-r));
 	}
 	/* The old leg is failed in the log before the store forgets it. */
-	if (!r && (r = mirror_fail_leg(pool_volume_mirror(v), s.leg, "being replaced")))
+	if (!r && (r = mirror_retire_leg(pool_volume_mirror(v), s.leg, "being replaced")))
 		r = pool_fail(err, r, r == -EBUSY ?
 			      "leg %u on '%s' is the only one in sync: replace another" :
 			      "cannot record leg %u as failed in the mirror log", s.leg,
@@ -713,6 +713,25 @@ void pool_mirror_check(struct pool *p, struct pool_volume *v, unsigned int legs,
 
 /* ---- refresh ------------------------------------------------------------------- */
 
+/*
+ * Leg @leg of @v, missing when the mirror was built, gets its target if
+ * its devices are open now (`mapperctl reload` brought them back).
+ */
+static int attach_leg(struct pool *p, struct pool_volume *v, unsigned int leg)
+{
+	struct target *t;
+	struct linear_seg *segs;
+	struct pool_error why;
+	unsigned int nr;
+	int r = pool_leg_segs(p, v, leg, NULL, 0, &segs, &nr, &why);
+
+	if (r)
+		return r;
+	r = linear_create(segs, nr, &t);
+	free(segs);
+	return r ? r : mirror_attach_leg(pool_volume_mirror(v), leg, t);
+}
+
 int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 		 struct pool_error *err)
 {
@@ -731,6 +750,9 @@ int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 	for (unsigned int leg = 0; !r && leg < legs; leg++) {
 		int rl = mirror_readd_leg(pool_volume_mirror(v), leg);
 
+		if (rl == -ENODEV && !attach_leg(p, v, leg))	/* its device opened since */
+			rl = mirror_readd_leg(pool_volume_mirror(v), leg);
+
 		if (rl == -EALREADY)
 			continue;
 		if (rl == -ENODEV) {
@@ -747,8 +769,8 @@ int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 	}
 	if (!r && missing && !*readded)
 		r = pool_fail(err, -ENODEV, "the failed leg(s) of '%s' have no device open: bring "
-			      "the device back and restart the daemon, or 'mapperctl replace' them",
-			      name);
+			      "the device back ('mapperctl reload' opens it), or 'mapperctl replace' "
+			      "them", name);
 	pool_admin_unlock(p);
 	return r;
 }
@@ -782,6 +804,8 @@ void pool_mirror_status(struct pool *p, struct pool_volume *v, unsigned int legs
 	json_percent(j, "sync_percent", s.sync_done, s.sync_total ? s.sync_total : 1);
 	json_u64(j, "dirty_regions", s.dirty);
 	json_u64(j, "resynced_regions", s.resynced);
+	if (s.stall[0])
+		json_string(j, "copy_stalled", s.stall);
 	json_bool(j, "degraded", !m || degraded(&s));
 	json_array_begin(j, "leg_list");
 	for (unsigned int leg = 0; leg < legs; leg++) {
@@ -829,6 +853,15 @@ void pool_mirror_info(struct pool_volume *v, unsigned int legs, struct pool_volu
 		return;
 	mirror_status(pool_volume_mirror(v), &s);
 	out->sync_pct = (int32_t)(s.sync_total ? s.sync_done * 10000 / s.sync_total : 10000);
-	if (degraded(&s))
-		out->condition = "degraded";
+	if (!degraded(&s))
+		return;
+	out->condition = "degraded";
+	for (unsigned int leg = 0; leg < s.nr_legs; leg++)
+		if (s.leg_state[leg] != MIRROR_LEG_IN_SYNC) {
+			snprintf(out->condition_why, sizeof(out->condition_why), "leg %u %s%s%s", leg,
+				 leg_states[s.leg_state[leg] <= 3 ? s.leg_state[leg] : 1],
+				 s.leg_state[leg] == MIRROR_LEG_FAILED ? ": " : "",
+				 s.leg_state[leg] == MIRROR_LEG_FAILED ? s.why[leg] : "");
+			break;
+		}
 }

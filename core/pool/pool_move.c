@@ -780,6 +780,8 @@ void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_object_begin(j, "move");
 	json_string(j, "from", from ? from->rec.name : "?");
 	json_percent(j, "copy_percent", s.sync_done, s.sync_total ? s.sync_total : 1);
+	if (s.stall[0])
+		json_string(j, "copy_stalled", s.stall);
 	json_object_end(j);
 }
 

@@ -20,6 +20,7 @@ struct mirror {
 	struct target *_Atomic leg[MIRROR_LEGS_MAX];
 	char *leg_name[MIRROR_LEGS_MAX];
 	char why[MIRROR_LEGS_MAX][64];		/* lock: why a leg failed (this run) */
+	char stall[MIRROR_STALL_LEN];		/* lock: why the copy waits, or "" */
 	struct mirror_log *log;
 	_Atomic uint64_t size;
 	_Atomic uint64_t rate;			/* copy bytes/s, 0: no limit */
@@ -150,9 +151,9 @@ static int leg_io(struct mirror *m, struct engine *e, unsigned int leg, enum io_
 	return r;
 }
 
-int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
+/* Marks @leg failed for @why; @planned (a replace) is news, not an error. */
+static int fail_leg(struct mirror *m, unsigned int leg, const char *why, bool planned)
 {
-	struct mirror *m = to_mirror(t);
 	int r;
 
 	if (leg_state(m, leg) == MIRROR_LEG_FAILED)
@@ -163,20 +164,61 @@ int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
 	snprintf(m->why[leg], sizeof(m->why[leg]), "%s", why);
 	pthread_mutex_unlock(&m->lock);
 	r = mirror_log_set_leg(m->log, leg, MIRROR_LEG_FAILED, 0);
-	log_error("volume '%s': leg %u (%s) failed: %s; serving degraded from %u leg(s)%s",
-		  m->name, leg, m->leg_name[leg], why, in_sync_legs(m),
-		  r ? " (the failure could not be recorded in the log)" : "");
+	if (planned && !r)
+		log_info("volume '%s': leg %u (%s) taken out: %s; %u leg(s) in sync meanwhile",
+			 m->name, leg, m->leg_name[leg], why, in_sync_legs(m));
+	else
+		log_error("volume '%s': leg %u (%s) failed: %s; serving degraded from %u leg(s)%s",
+			  m->name, leg, m->leg_name[leg], why, in_sync_legs(m),
+			  r ? " (the failure could not be recorded in the log)" : "");
 	return r;
 }
 
+int mirror_fail_leg(struct target *t, unsigned int leg, const char *why)
+{
+	return fail_leg(to_mirror(t), leg, why, false);
+}
+
+int mirror_retire_leg(struct target *t, unsigned int leg, const char *why)
+{
+	return fail_leg(to_mirror(t), leg, why, true);
+}
+
+/* Whether a region of [off, off + len) may differ between the legs. */
+static bool range_nosync(struct mirror *m, uint64_t off, uint32_t len)
+{
+	uint64_t first = mirror_region(m->log, off), last = mirror_region(m->log, off + len - 1);
+	_Atomic uint8_t *st;
+	bool nosync = false;
+
+	rcu_read_begin();
+	st = rcu_load(m->log->state);
+	for (uint64_t i = first; i <= last && i < atomic_load(&m->log->nr_regions); i++)
+		nosync |= atomic_load_explicit(&st[i], memory_order_acquire) & MIRROR_NOSYNC;
+	rcu_read_end();
+	return nosync;
+}
+
+/*
+ * The leg the fast path read from failed: it is read again, and failed if
+ * it fails again (a transient error fails nothing), then the others are
+ * tried in turn.  Starting from leg 0 instead would pass over a failing
+ * leg that is not the first, and the volume would lose a copy unseen.
+ */
 static int mirror_read_failed(struct target *t, struct engine *e, uint64_t off,
 			      uint32_t len, void *buf, int err)
 {
 	struct mirror *m = to_mirror(t);
-	int r = err;
+	int chosen = read_leg(m, off, range_nosync(m, off, len)), r = err;
 
+	if (chosen >= 0) {
+		r = leg_io(m, e, (unsigned int)chosen, IO_READ, off, len, buf);
+		if (!r)
+			return 0;
+		mirror_fail_leg(t, (unsigned int)chosen, "a read failed");
+	}
 	for (unsigned int i = 0; i < m->nr_legs; i++) {
-		if (leg_state(m, i) != MIRROR_LEG_IN_SYNC)
+		if ((int)i == chosen || leg_state(m, i) != MIRROR_LEG_IN_SYNC)
 			continue;
 		r = leg_io(m, e, i, IO_READ, off, len, buf);
 		if (!r)
@@ -461,12 +503,36 @@ static bool region_dirty(struct mirror *m, uint64_t i)
  * holds the same bytes as the leg it copies from (a move's legs share
  * what does not move) is passed over.
  */
+static struct log_limit stall_logged;
+
+/*
+ * The copy to @leg cannot read region @region from any leg in sync (@r;
+ * 0: it could again): it waits for the next pass, the reason in status.
+ * The leg it copies to is not at fault, and nothing is failed.
+ */
+static void stall(struct mirror *m, unsigned int leg, uint64_t region, int r)
+{
+	pthread_mutex_lock(&m->lock);
+	if (r)
+		snprintf(m->stall, sizeof(m->stall), "region %llu cannot be read from a leg in "
+			 "sync (%s)", (unsigned long long)region, strerror(-r));
+	else
+		m->stall[0] = 0;
+	pthread_mutex_unlock(&m->lock);
+	if (r)
+		log_error_limited(&stall_logged, "volume '%s': the copy to leg %u (%s) waits: region "
+				  "%llu cannot be read from a leg in sync (%s); tried again in a moment",
+				  m->name, leg, m->leg_name[leg], (unsigned long long)region,
+				  strerror(-r));
+}
+
 static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 {
 	uint8_t mode = leg_state(m, leg);
 	uint64_t i = atomic_load(&m->log->cursor[leg]), copied = 0;
 	bool catching_up = mode == MIRROR_LEG_CATCHING_UP;
 	struct timespec t0;
+	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	log_info("volume '%s': %s leg %u (%s) from region %llu of %llu", m->name,
@@ -484,10 +550,17 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 			atomic_store(&m->log->cursor[leg], i + 1);
 			continue;
 		}
-		if (copy_region(m, e, i, 1u << leg) || leg_flush(m, e, leg)) {
-			mirror_fail_leg(&m->target, leg, "the rebuild could not copy to it");
+		/* A leg the copy cannot write is failed in copy_region; here the source. */
+		r = copy_region(m, e, i, 1u << leg);
+		if (r) {
+			stall(m, leg, i, r);
+			break;
+		}
+		if (leg_flush(m, e, leg)) {
+			mirror_fail_leg(&m->target, leg, "the rebuild could not flush it");
 			return;
 		}
+		stall(m, leg, i, 0);
 		/*
 		 * On its media before the log says so: a power cut keeps it.
 		 * A failure of the leg meanwhile (a write of the copy, or of
@@ -649,13 +722,9 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 		pthread_cond_init(&m->kick, NULL);
 		if (!m->name)
 			r = -ENOMEM;
-		for (unsigned int i = 0; !r && i < nr_legs; i++) {
-			if (leg_state(m, i) == MIRROR_LEG_FAILED)	/* the log says why not */
-				snprintf(m->why[i], sizeof(m->why[i]), "failed before this start "
-					 "(its reason was logged then)");
-			else if (!atomic_load(&m->leg[i]))
-				r = mirror_fail_leg(&m->target, i, "its device is missing");
-		}
+		for (unsigned int i = 0; !r && i < nr_legs; i++)
+			if (!atomic_load(&m->leg[i]) && leg_state(m, i) != MIRROR_LEG_FAILED)
+				r = mirror_fail_leg(&m->target, i, "its device could not be opened");
 		if (!r && !in_sync_legs(m))
 			r = -ENODEV;
 		if (r) {
@@ -729,6 +798,7 @@ void mirror_status(struct target *t, struct mirror_status *out)
 	for (unsigned int i = 0; i < m->nr_legs; i++)
 		snprintf(out->why[i], sizeof(out->why[i]), "%s",
 			 m->why[i][0] ? m->why[i] : "failed before this start of the daemon");
+	snprintf(out->stall, sizeof(out->stall), "%s", m->stall);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -754,6 +824,19 @@ int mirror_grow(struct target *t, uint64_t size)
 		atomic_store(&m->size, old);
 	kick(m);		/* resync what grew */
 	return r;
+}
+
+int mirror_attach_leg(struct target *t, unsigned int leg, struct target *leg_target)
+{
+	struct mirror *m = to_mirror(t);
+	struct target *none = NULL;
+
+	if (!atomic_compare_exchange_strong(&m->leg[leg], &none, leg_target)) {
+		leg_target->ops->destroy(leg_target);
+		return -EBUSY;
+	}
+	rcu_wait_readers();	/* nothing loaded the leg as missing any more */
+	return 0;
 }
 
 int mirror_readd_leg(struct target *t, unsigned int leg)

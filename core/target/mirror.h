@@ -38,6 +38,8 @@
 #include "mirror_log.h"
 #include "target.h"
 
+#define MIRROR_STALL_LEN	96
+
 struct mirror_status {
 	unsigned int nr_legs;
 	uint8_t leg_state[MIRROR_LEGS_MAX];	/* enum mirror_leg_state */
@@ -45,6 +47,7 @@ struct mirror_status {
 	uint64_t dirty;				/* regions whose bit is set */
 	uint64_t resynced;			/* regions copied since start */
 	char why[MIRROR_LEGS_MAX][64];		/* a failed leg's reason */
+	char stall[MIRROR_STALL_LEN];		/* why a rebuild waits (its source unreadable), or "" */
 };
 
 /*
@@ -88,6 +91,15 @@ int mirror_grow(struct target *t, uint64_t size);
  * unless it is the last in-sync leg.  0, -EBUSY for the last one, -errno.
  */
 int mirror_fail_leg(struct target *t, unsigned int leg, const char *why);
+/* The same for a leg taken out on purpose (a replace): logged as news, not an error. */
+int mirror_retire_leg(struct target *t, unsigned int leg, const char *why);
+/*
+ * Gives leg @leg, whose devices were missing when the mirror was made, its
+ * target (taken) now that they are open: it stays failed until
+ * mirror_readd_leg.  Blocks for a grace period.  0, or -EBUSY (it has
+ * one; @leg_target destroyed).
+ */
+int mirror_attach_leg(struct target *t, unsigned int leg, struct target *leg_target);
 
 /*
  * Takes failed leg @leg back (its device answers again: lvchange

@@ -24,14 +24,14 @@ stop_daemon
 mv "$d1" "$d1.away"
 mark=$(log_mark)
 start_daemon
-wait_log "volume 'm': leg 1 \(d1\) failed: its device is missing; serving degraded from 1 leg" "$mark"
+wait_log "volume 'm': leg 1 \(d1\) failed: its device could not be opened; serving degraded from 1 leg" "$mark"
 head -c $((32 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/m" bs=1M oflag=direct conv=notrunc,fsync status=none
 cmp data "$MNT/m" || fail "a degraded mirror does not read back what was written"
 mapperctl status m --json >st.json
 [ "$(json_get '.mirror.degraded' <st.json)" = true ] || fail "status does not say degraded"
 [ "$(json_get '.mirror.leg_list[1].state' <st.json)" = failed ] || fail "leg 1 is not failed"
-[ "$(json_get '.mirror.leg_list[1].reason' <st.json)" = "its device is missing" ] ||
+[ "$(json_get '.mirror.leg_list[1].reason' <st.json)" = "its device could not be opened" ] ||
 	fail "status does not say why leg 1 failed: $(jq -c .mirror st.json)"
 stop_daemon
 
