@@ -582,6 +582,10 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		r = pool_fail(err, -ENOENT, "no device '%s'", s->device);
 		goto out;
 	}
+	if (s->volume && !pool_volume_by_name(p, s->volume)) {
+		r = pool_fail(err, -ENOENT, "no volume '%s'", s->volume);
+		goto out;
+	}
 	if (s->to && !(to = pool_device_by_name(p, s->to))) {
 		r = pool_fail(err, -ENOENT, "no device '%s'", s->to);
 		goto out;
@@ -643,9 +647,10 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		}
 	}
 	if (!r && !*started)
-		r = pool_fail(err, -ENOENT, s->abort ? "nothing is moving off '%s'%s%s" :
-			      "nothing to move off '%s'%s%s", s->device,
-			      s->volume ? " for volume " : "", s->volume ? s->volume : "");
+		r = pool_fail(err, -ENOENT, s->abort ? "nothing is moving off '%s'%s%s%s" :
+			      "nothing to move off '%s'%s%s%s", s->device,
+			      s->volume ? " for volume '" : "", s->volume ? s->volume : "",
+			      s->volume ? "'" : "");
 out:
 	pool_admin_unlock(p);
 	return r;
