@@ -482,6 +482,11 @@ int pool_move_abort(struct pool *p, struct pool_volume *v, struct pool_error *er
 void pool_move_watch(struct pool *p, struct pool_volume *v);
 /* Adds "move": from, copy_percent. */
 void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j);
+/*
+ * check's summary line for @v if it is being moved: off which device, how
+ * much of the copy is done (as status's copy_percent).  Not a breach.
+ */
+void pool_move_check(struct pool *p, struct pool_volume *v, struct pool_check *c);
 /* list's Cpy%Sync of @v, being moved: how much of its copy is done. */
 void pool_move_info(struct pool_volume *v, struct pool_volume_info *out);
 

@@ -788,6 +788,29 @@ void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j)
 	json_object_end(j);
 }
 
+void pool_move_check(struct pool *p, struct pool_volume *v, struct pool_check *c)
+{
+	int64_t src = pool_move_source_of(p, v);
+	struct pool_device *from;
+	struct mirror_status s;
+	uint64_t h;
+
+	if (src < 0)
+		return;
+	from = pool_device_by_id(p, src);
+	move_progress(v, &s);
+	if (!s.sync_total) {	/* not served: no copy under way to measure */
+		pool_summary(c, "%s '%s': moving off '%s', its copy not under way: it goes on "
+			     "when the %s is served", v->type->noun, v->rec.name,
+			     from ? from->rec.name : "?", v->type->noun);
+		return;
+	}
+	h = (s.sync_done * 10000 + s.sync_total / 2) / s.sync_total;	/* as json_percent */
+	pool_summary(c, "%s '%s': moving off '%s', copy %llu.%02llu%% done", v->type->noun,
+		     v->rec.name, from ? from->rec.name : "?", (unsigned long long)(h / 100),
+		     (unsigned long long)(h % 100));
+}
+
 void pool_move_info(struct pool_volume *v, struct pool_volume_info *out)
 {
 	struct mirror_status s;
