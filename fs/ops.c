@@ -221,7 +221,7 @@ static int truncate_volume(fuse_req_t req, struct volume *v, bool own_file, uint
 	/* The service takes the admin lock and waits for grace periods. */
 	r = pool_truncate(daemon_pool(daemon_of(req)), v->id, size, 1 + own_file, &err);
 	if (r)
-		log_info("truncate refused: %s", err.msg);
+		log_info("%s (truncate refused)", err.msg);	/* "volume 'x' ..." */
 	else if (size > cur)	/* a linear volume's new space holds what it held */
 		atomic_store(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	return r;

@@ -459,6 +459,7 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
  * grows, and the message says how to allow it and that pool_reduce
  * shrinks), unless all it would cut off is zeros the daemon knows of
  * (volume.h: zeros_from): then it does nothing and succeeds.
+ * A refusal's message starts with "volume 'NAME'", for the daemon's log.
  * Volume @id as the mount shows it.  Blocks on the admin lock, and a
  * shrink on the devices and the store.
  */

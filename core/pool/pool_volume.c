@@ -373,6 +373,23 @@ static int check_truncate_shrink(struct pool *p, struct pool_volume *v, uint64_t
 }
 
 /*
+ * Makes @err's message start with "volume 'NAME'", as the daemon's other
+ * log lines about a volume do: the checks shared with reduce and extend
+ * leave out the name their command line gave.
+ */
+static void name_first(const struct pool_volume *v, struct pool_error *err)
+{
+	char head[POOL_NAME_MAX + 16], msg[POOL_ERROR_LEN];
+	int n = snprintf(head, sizeof(head), "volume '%s'", v->rec.name);
+
+	if (!strncmp(err->msg, head, (size_t)n))
+		return;
+	memcpy(msg, err->msg, sizeof(msg));
+	if (snprintf(err->msg, sizeof(err->msg), "%s: %s", head, msg) >= (int)sizeof(err->msg))
+		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
+}
+
+/*
  * Shrinks @v to @size for a truncate of its file, @holds of its holders
  * the truncate's own, as pool_reduce does.
  */
@@ -428,6 +445,8 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, int holds,
 	if (!r)
 		log_info("%s volume '%s' to %s (truncate of its file)", done, v->rec.name,
 			 format_size(size, cur));
+	else
+		name_first(v, err);
 out:
 	pool_admin_unlock(p);
 	return r;
