@@ -387,6 +387,14 @@ int pool_extents_segs(struct pool *p, const struct extent_rec *e, size_t n,
 		      struct linear_seg **out, unsigned int *nr, struct pool_error *err);
 /* Legs of @v: 1 unless it is mirrored.  O(its extents). */
 unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
+/*
+ * How to shrink a mirror, which neither reduce nor a truncate does yet:
+ * the tail of their refusals, a format taking the mirror's --mirrors
+ * (its legs - 1).
+ */
+#define POOL_MIRROR_SHRINK_INSTEAD "copy what it holds to a smaller mirror instead: " \
+	"'mapperctl create linear NEW --size SIZE --mirrors %u', then dd its first SIZE " \
+	"bytes into NEW's file (or qemu-img convert -n)"
 
 /* ---- mirrored linear volumes (pool_mirror.c) ---- */
 #define POOL_LEGS_MAX	4	/* MIRROR_LEGS_MAX */
