@@ -428,7 +428,8 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 /*
  * Whether a truncate of the volume's file may shrink the volume
  * (pool_truncate): the administrator's consent, recorded, off for a new
- * volume.  Online; -EINVAL for a thin pool, -ENOENT for no such volume.
+ * volume.  Online; -EINVAL for a thin pool, -ENOENT for no such volume,
+ * -EOPNOTSUPP to allow it on a mirror (a truncate cannot shrink one).
  */
 int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
 			  struct pool_error *err);

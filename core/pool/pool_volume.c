@@ -125,6 +125,9 @@ int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
 
 	pool_admin_lock(p);
 	r = get_served_kind(p, name, true, &v, err);
+	if (!r && allow && pool_volume_legs(p, v) > 1)	/* else a consent every truncate refuses */
+		r = pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink "
+			      "it; " POOL_MIRROR_SHRINK_INSTEAD, name, pool_volume_legs(p, v) - 1);
 	if (r || v->rec.allow_shrink == allow)
 		goto out;
 	row = v->rec;
@@ -357,9 +360,10 @@ static int check_truncate_shrink(struct pool *p, struct pool_volume *v, uint64_t
 	char row[SIZE_STR_LEN];
 	uint64_t row_bytes;
 
-	if (pool_volume_legs(p, v) > 1)
-		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink it",
-				 v->rec.name);
+	if (pool_volume_legs(p, v) > 1)	/* set refuses the consent; an old record has it */
+		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink "
+				 "it; " POOL_MIRROR_SHRINK_INSTEAD, v->rec.name,
+				 pool_volume_legs(p, v) - 1);
 	if (pool_move_source_of(p, v) >= 0)
 		return pool_fail(err, -EBUSY, "volume '%s' is being moved: a truncate can shrink it once the move is done",
 				 v->rec.name);
