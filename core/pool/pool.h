@@ -449,7 +449,9 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
 /*
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
- * (-ENOSPC where there is no room); a read-only one -EROFS.  A smaller
+ * (-ENOSPC where there is no room), but to exactly @size: for a striped
+ * volume one that is not whole rows is -EINVAL, not rounded up; a
+ * read-only one -EROFS.  A smaller
  * one shrinks the volume as pool_reduce does where the volume allows it
  * (pool_set_allow_shrink), though the truncating file has it open:
  * @holds of its holders are the truncate's own (its request's, its
