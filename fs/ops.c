@@ -164,7 +164,8 @@ static void mfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
  *     (EBUSY) while another file has the volume open, as a loop device's
  *     file system must not vanish, and on a read-only volume (EROFS);
  *   - larger: the volume grows online, as `mapperctl extend` (the pool
- *     service; ENOSPC where there is no room);
+ *     service; ENOSPC where there is no room), to exactly that size: a
+ *     striped volume's not in whole rows is EINVAL, never rounded up;
  *   - smaller, where the administrator allowed it on the volume (`set
  *     --allow-shrink on`): the volume shrinks as `mapperctl reduce` does
  *     (thin: its blocks past the end unmapped; linear and striped: its
@@ -221,7 +222,7 @@ static int truncate_volume(fuse_req_t req, struct volume *v, bool own_file, uint
 	/* The service takes the admin lock and waits for grace periods. */
 	r = pool_truncate(daemon_pool(daemon_of(req)), v->id, size, 1 + own_file, &err);
 	if (r)
-		log_info("truncate refused: %s", err.msg);
+		log_info("%s (truncate refused)", err.msg);	/* "volume 'x' ..." */
 	else if (size > cur)	/* a linear volume's new space holds what it held */
 		atomic_store(&v->zeros_from, VOLUME_ZEROS_UNKNOWN);
 	return r;

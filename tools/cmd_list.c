@@ -220,7 +220,9 @@ static const struct report_field fields[] = {
 	  FIELD_PERCENT, 6, get_metadata_percent, NULL },
 	{ "legs", "LEGS", "a mirror's copies (create linear --mirrors)", FIELD_NUMBER, 0,
 	  get_legs, NULL },
-	{ "sync_percent", "CPY%SYNC", "a mirror's regions in sync on every leg, %",
+	{ "sync_percent", "CPY%SYNC",
+	  "a mirror's (or move's) regions copied to every leg not failed, %; a failed leg "
+	  "shows in state",
 	  FIELD_PERCENT, 6, get_sync_percent, "copy_percent" },
 	{ "attr", "ATTR", "rw or ro, then a (active) or - (inactive)", FIELD_STRING, 4,
 	  get_attr, "lv_attr" },

@@ -428,7 +428,8 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 /*
  * Whether a truncate of the volume's file may shrink the volume
  * (pool_truncate): the administrator's consent, recorded, off for a new
- * volume.  Online; -EINVAL for a thin pool, -ENOENT for no such volume.
+ * volume.  Online; -EINVAL for a thin pool, -ENOENT for no such volume,
+ * -EOPNOTSUPP to allow it on a mirror (a truncate cannot shrink one).
  */
 int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
 			  struct pool_error *err);
@@ -448,7 +449,9 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
 /*
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
- * (-ENOSPC where there is no room); a read-only one -EROFS.  A smaller
+ * (-ENOSPC where there is no room), but to exactly @size: for a striped
+ * volume one that is not whole rows is -EINVAL, not rounded up; a
+ * read-only one -EROFS.  A smaller
  * one shrinks the volume as pool_reduce does where the volume allows it
  * (pool_set_allow_shrink), though the truncating file has it open:
  * @holds of its holders are the truncate's own (its request's, its
@@ -459,6 +462,7 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
  * grows, and the message says how to allow it and that pool_reduce
  * shrinks), unless all it would cut off is zeros the daemon knows of
  * (volume.h: zeros_from): then it does nothing and succeeds.
+ * A refusal's message starts with "volume 'NAME'", for the daemon's log.
  * Volume @id as the mount shows it.  Blocks on the admin lock, and a
  * shrink on the devices and the store.
  */

@@ -387,6 +387,14 @@ int pool_extents_segs(struct pool *p, const struct extent_rec *e, size_t n,
 		      struct linear_seg **out, unsigned int *nr, struct pool_error *err);
 /* Legs of @v: 1 unless it is mirrored.  O(its extents). */
 unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
+/*
+ * How to shrink a mirror, which neither reduce nor a truncate does yet:
+ * the tail of their refusals, a format taking the mirror's --mirrors
+ * (its legs - 1).
+ */
+#define POOL_MIRROR_SHRINK_INSTEAD "copy what it holds to a smaller mirror instead: " \
+	"'mapperctl create linear NEW --size SIZE --mirrors %u', then dd its first SIZE " \
+	"bytes into NEW's file (or qemu-img convert -n)"
 
 /* ---- mirrored linear volumes (pool_mirror.c) ---- */
 #define POOL_LEGS_MAX	4	/* MIRROR_LEGS_MAX */
@@ -482,6 +490,11 @@ int pool_move_abort(struct pool *p, struct pool_volume *v, struct pool_error *er
 void pool_move_watch(struct pool *p, struct pool_volume *v);
 /* Adds "move": from, copy_percent. */
 void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j);
+/*
+ * check's summary line for @v if it is being moved: off which device, how
+ * much of the copy is done (as status's copy_percent).  Not a breach.
+ */
+void pool_move_check(struct pool *p, struct pool_volume *v, struct pool_check *c);
 /* list's Cpy%Sync of @v, being moved: how much of its copy is done. */
 void pool_move_info(struct pool_volume *v, struct pool_volume_info *out);
 

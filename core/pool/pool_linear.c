@@ -334,6 +334,7 @@ static int linear_check(struct pool *p, struct pool_volume *v, struct pool_check
 	pool_check_extent_sum(p, v, c);
 	if (legs > 1)
 		pool_mirror_check(p, v, legs, c);
+	pool_move_check(p, v, c);
 	return 0;
 }
 

@@ -582,6 +582,10 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		r = pool_fail(err, -ENOENT, "no device '%s'", s->device);
 		goto out;
 	}
+	if (s->volume && !pool_volume_by_name(p, s->volume)) {
+		r = pool_fail(err, -ENOENT, "no volume '%s'", s->volume);
+		goto out;
+	}
 	if (s->to && !(to = pool_device_by_name(p, s->to))) {
 		r = pool_fail(err, -ENOENT, "no device '%s'", s->to);
 		goto out;
@@ -643,9 +647,10 @@ int pool_move(struct pool *p, const struct pool_move_spec *s, unsigned int *star
 		}
 	}
 	if (!r && !*started)
-		r = pool_fail(err, -ENOENT, s->abort ? "nothing is moving off '%s'%s%s" :
-			      "nothing to move off '%s'%s%s", s->device,
-			      s->volume ? " for volume " : "", s->volume ? s->volume : "");
+		r = pool_fail(err, -ENOENT, s->abort ? "nothing is moving off '%s'%s%s%s" :
+			      "nothing to move off '%s'%s%s%s", s->device,
+			      s->volume ? " for volume '" : "", s->volume ? s->volume : "",
+			      s->volume ? "'" : "");
 out:
 	pool_admin_unlock(p);
 	return r;
@@ -783,6 +788,29 @@ void pool_move_status(struct pool *p, struct pool_volume *v, struct json *j)
 	if (s.stall[0])
 		json_string(j, "copy_stalled", s.stall);
 	json_object_end(j);
+}
+
+void pool_move_check(struct pool *p, struct pool_volume *v, struct pool_check *c)
+{
+	int64_t src = pool_move_source_of(p, v);
+	struct pool_device *from;
+	struct mirror_status s;
+	uint64_t h;
+
+	if (src < 0)
+		return;
+	from = pool_device_by_id(p, src);
+	move_progress(v, &s);
+	if (!s.sync_total) {	/* not served: no copy under way to measure */
+		pool_summary(c, "%s '%s': moving off '%s', its copy not under way: it goes on "
+			     "when the %s is served", v->type->noun, v->rec.name,
+			     from ? from->rec.name : "?", v->type->noun);
+		return;
+	}
+	h = (s.sync_done * 10000 + s.sync_total / 2) / s.sync_total;	/* as json_percent */
+	pool_summary(c, "%s '%s': moving off '%s', copy %llu.%02llu%% done", v->type->noun,
+		     v->rec.name, from ? from->rec.name : "?", (unsigned long long)(h / 100),
+		     (unsigned long long)(h % 100));
 }
 
 void pool_move_info(struct pool_volume *v, struct pool_volume_info *out)

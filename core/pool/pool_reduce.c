@@ -156,8 +156,9 @@ int pool_linear_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
 	int r;
 
 	if (pool_volume_legs(p, v) > 1)
-		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: shrinking one is not "
-				 "offered yet", v->rec.name);
+		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: reduce cannot shrink "
+				 "one yet; " POOL_MIRROR_SHRINK_INSTEAD, v->rec.name,
+				 pool_volume_legs(p, v) - 1);
 	if (pool_move_source_of(p, v) >= 0)
 		return pool_fail(err, -EBUSY, "volume '%s' is being moved: reduce it once the move "
 				 "is done (or 'mapperctl move DEVICE --abort')", v->rec.name);

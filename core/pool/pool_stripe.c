@@ -537,6 +537,7 @@ static int striped_check(struct pool *p, struct pool_volume *v, struct pool_chec
 			    (unsigned long long)v->rec.size, s->stripes, s->stripe_size);
 	else
 		check_stripes(p, v, c);
+	pool_move_check(p, v, c);
 	return 0;
 }
 

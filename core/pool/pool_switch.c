@@ -909,6 +909,7 @@ static int switch_check(struct pool *p, struct pool_volume *v, struct pool_check
 	if (pieces != moved)
 		pool_breach(c, v, "a move in flight has %zu places to go to for %zu paths it moves",
 			    pieces, moved);
+	pool_move_check(p, v, c);
 	return 0;
 }
 

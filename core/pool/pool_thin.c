@@ -2049,6 +2049,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	pool_check_extent_sum(p, tp, c);
 	if (pool_volume_legs(p, tp) > 1)
 		pool_mirror_check(p, tp, pool_volume_legs(p, tp), c);
+	pool_move_check(p, tp, c);
 	if (!c->deep)
 		return 0;
 	if (!running(tp))

@@ -125,6 +125,9 @@ int pool_set_allow_shrink(struct pool *p, const char *name, bool allow,
 
 	pool_admin_lock(p);
 	r = get_served_kind(p, name, true, &v, err);
+	if (!r && allow && pool_volume_legs(p, v) > 1)	/* else a consent every truncate refuses */
+		r = pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink "
+			      "it; " POOL_MIRROR_SHRINK_INSTEAD, name, pool_volume_legs(p, v) - 1);
 	if (r || v->rec.allow_shrink == allow)
 		goto out;
 	row = v->rec;
@@ -348,28 +351,68 @@ out:
 /* ---- a volume file's truncate ------------------------------------------ */
 
 /*
+ * Refuses a size that is not whole stripe rows of striped @v, to grow or
+ * to shrink: a truncate gets the size it asked for, or nothing, where
+ * extend and reduce round up to whole rows and say so.
+ */
+static int check_truncate_rows(const struct pool_volume *v, uint64_t size,
+			       struct pool_error *err)
+{
+	char row[SIZE_STR_LEN], chunk[SIZE_STR_LEN];
+	uint64_t row_bytes;
+
+	if (v->type != &striped_type)
+		return 0;
+	row_bytes = (uint64_t)v->stripe.stripes * v->stripe.stripe_size;
+	if (size % row_bytes)
+		return pool_fail(err, -EINVAL, "volume '%s' is striped: a truncate takes it to whole "
+				 "rows of %s (%u stripes x %s) only", v->rec.name,
+				 format_size(row_bytes, row), v->stripe.stripes,
+				 format_size(v->stripe.stripe_size, chunk));
+	return 0;
+}
+
+/*
  * Refuses what a truncate cannot shrink, though reduce may, or would do
  * otherwise: a truncate gets the size it asked for, or nothing.
  */
 static int check_truncate_shrink(struct pool *p, struct pool_volume *v, uint64_t size,
 				 struct pool_error *err)
 {
-	char row[SIZE_STR_LEN];
-	uint64_t row_bytes;
-
-	if (pool_volume_legs(p, v) > 1)
-		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink it",
-				 v->rec.name);
+	if (pool_volume_legs(p, v) > 1)	/* set refuses the consent; an old record has it */
+		return pool_fail(err, -EOPNOTSUPP, "volume '%s' is a mirror: a truncate cannot shrink "
+				 "it; " POOL_MIRROR_SHRINK_INSTEAD, v->rec.name,
+				 pool_volume_legs(p, v) - 1);
 	if (pool_move_source_of(p, v) >= 0)
 		return pool_fail(err, -EBUSY, "volume '%s' is being moved: a truncate can shrink it once the move is done",
 				 v->rec.name);
-	if (v->type != &striped_type)
-		return 0;
-	row_bytes = (uint64_t)v->stripe.stripes * v->stripe.stripe_size;
-	if (size % row_bytes)
-		return pool_fail(err, -EINVAL, "volume '%s' is striped: it shrinks by whole rows of %s",
-				 v->rec.name, format_size(row_bytes, row));
-	return 0;
+	return check_truncate_rows(v, size, err);
+}
+
+/*
+ * Makes @err's message start with "volume 'NAME'", as the daemon's other
+ * log lines about a volume do: the checks shared with reduce and extend
+ * leave out the name their command line gave.
+ */
+static void name_first(const struct pool_volume *v, struct pool_error *err)
+{
+	char head[POOL_NAME_MAX + 16], msg[POOL_ERROR_LEN];
+	int n = snprintf(head, sizeof(head), "volume '%s'", v->rec.name);
+
+	if (!strncmp(err->msg, head, (size_t)n))
+		return;
+	memcpy(msg, err->msg, sizeof(msg));
+	if (snprintf(err->msg, sizeof(err->msg), "%s: %s", head, msg) >= (int)sizeof(err->msg))
+		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
+}
+
+/* Grows @v to exactly @size for a truncate of its file, as pool_extend does. */
+static int truncate_grow(struct pool *p, struct pool_volume *v, uint64_t size,
+			 struct pool_error *err)
+{
+	int r = check_truncate_rows(v, size, err);
+
+	return r ? r : v->type->extend(p, v, size, NULL, 0, err);
 }
 
 /*
@@ -419,7 +462,7 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, int holds,
 	if (v->rec.read_only)
 		r = pool_fail(err, -EROFS, "volume '%s' is read-only", v->rec.name);
 	else if (size > v->rec.size)
-		r = v->type->extend(p, v, size, NULL, 0, err);
+		r = truncate_grow(p, v, size, err);
 	else if (v->rec.allow_shrink)
 		r = truncate_shrink(p, v, size, holds, err);
 	else
@@ -428,6 +471,8 @@ int pool_truncate(struct pool *p, int64_t id, uint64_t size, int holds,
 	if (!r)
 		log_info("%s volume '%s' to %s (truncate of its file)", done, v->rec.name,
 			 format_size(size, cur));
+	else
+		name_first(v, err);
 out:
 	pool_admin_unlock(p);
 	return r;

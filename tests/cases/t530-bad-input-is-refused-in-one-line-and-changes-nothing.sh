@@ -140,6 +140,9 @@ refuses 1 "invalid name 'a/b'" device add new.img --create 8M --name a/b
 refuses 1 "--create needs a size larger than zero" device add new.img --create 0
 refuses 1 "device 'd0' is in use by 2 volumes: 'lin' and 'sw'" device remove d0
 refuses 1 "no device 'nosuch'" device remove nosuch
+# Moves: a volume that is not there is named as such, not as one with nothing to move.
+refuses 1 "no volume 'nosuch'$" move d0 --volume nosuch
+refuses 1 "nothing to move off 'd1' for volume 'lin'$" move d1 --volume lin
 [ ! -e new.img ] || fail "a refused device add left its file behind"
 # Thin pools and thin volumes.
 refuses 1 "must be a power of two from 64K to 1G" create thin-pool x --size 8M --block-size 100K

@@ -26,7 +26,13 @@ truncate -s 16M "$MNT/lin" || fail "truncate to a larger size did not grow the l
 	fail "the pool does not know the linear volume grew"
 [ "$(stat -L -c %s /proc/self/fd/3)" -eq $((16 * MiB)) ] || fail "the open file has the old size"
 exec 3>&-
+mark=$(log_mark)
 expect_fail -m "No space left on device" truncate -s 1G "$MNT/lin"
+# Each refusal's log line starts with the volume's name, as the others do.
+wait_log "info: volume 'lin': not enough free space.* \(truncate refused\)$" "$mark"
+mark=$(log_mark)
+expect_fail -m "Invalid argument" truncate -s $((16 * MiB + 1000)) "$MNT/lin"
+wait_log "info: volume 'lin': .*multiple of 4 KiB.* \(truncate refused\)$" "$mark"
 expect_fail -m "Operation not permitted" truncate -s 4M "$MNT/lin"
 [ "$(size_of "$MNT/lin")" -eq $((16 * MiB)) ] || fail "a refused truncate changed the size"
 grep -q "cannot shrink below 16.00 MiB" "$POOL/mapperfs.log" || fail "the log does not say why"

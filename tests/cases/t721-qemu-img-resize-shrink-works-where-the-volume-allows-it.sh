@@ -6,8 +6,8 @@
 # reduce does: a thin volume keeps its bytes below the cut, gives its
 # blocks past it back to its pool and reads zeros there once grown
 # again; a linear volume keeps its first bytes and frees its extents
-# past the cut on its device.  A mirror stays refused though allowed, and
-# so does a volume that another file has open; both change nothing.  The
+# past the cut on its device.  A mirror refuses the consent itself, and a
+# volume that another file has open the shrink; both change nothing.  The
 # consent shows in list and status, survives a restart, is in the
 # layout, and off again refuses again; check is clean throughout.
 # TRANSPORTS: io_uring dev-fuse
@@ -33,7 +33,8 @@ free_of() { mapperctl device list --json | json_get --arg d "$1" '.[] | select(.
 size_in_list() { mapperctl list --json | json_get --arg v "$1" '.[] | select(.name == $v) | .size'; }
 
 # refused NAME SIZE REGEX: qemu-img cannot shrink NAME to SIZE, the log
-# says why (REGEX), and the pool is as it was.
+# says why (REGEX, which starts with the volume's name), and the pool is as
+# it was.
 refused()
 {
 	local mark
@@ -41,7 +42,7 @@ refused()
 	mapperctl list --json | jq -S 'map(del(.modified))' >before.json
 	mark=$(log_mark)
 	expect_fail qemu-img resize -q -f raw --shrink "$MNT/$1" "$2"
-	wait_log "truncate refused: $3" "$mark"
+	wait_log "info: $3.* \(truncate refused\)$" "$mark"
 	mapperctl list --json | jq -S 'map(del(.modified))' | cmp -s before.json - ||
 		fail "a refused shrink of '$1' changed the pool"
 }
@@ -85,9 +86,13 @@ qemu-img resize -q -f raw --shrink "$MNT/lv" 4M || fail "qemu-img resize --shrin
 cmp -n $((4 * MiB)) ldata "$MNT/lv" || fail "lv's first 4 MiB changed"
 [ "$(free_of d0)" -eq $((free + 12 * MiB)) ] || fail "d0 has $(free_of d0) bytes free, was $free"
 
-# A mirror: allowed, and still refused.
-mapperctl set m --allow-shrink on >/dev/null
-refused m 4M "volume 'm' is a mirror: a truncate cannot shrink it"
+# A mirror: the consent is refused, since every truncate would be, and
+# the refusal says how to get a smaller one; off is no error.
+expect_fail -s 1 -m "^mapperctl: .*volume 'm' is a mirror: a truncate cannot shrink it; copy what it holds to a smaller mirror instead: 'mapperctl create linear NEW --size SIZE --mirrors 1'" \
+	mapperctl set m --allow-shrink on
+[ "$(mapperctl status m --json | json_get .allow_shrink)" = false ] || fail "a refused consent was recorded"
+mapperctl set m --allow-shrink off >/dev/null || fail "set --allow-shrink off of a mirror failed"
+refused m 4M "volume 'm' cannot shrink below 8.00 MiB by a truncate unless allowed"
 [ "$(size_of "$MNT/m")" -eq $((8 * MiB)) ] || fail "a refused shrink changed the mirror's size"
 
 # The consent is recorded: it outlives the daemon, and off takes it back.

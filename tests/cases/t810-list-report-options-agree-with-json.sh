@@ -104,3 +104,6 @@ jq -e --slurpfile d devs.json '. == [$d[0][] | {name, free, tags}]' got.json >/d
 	fail "device list --select @hdd picked an untagged device"
 mapperctl device list -o help | grep -q '^uuid ' || fail "device list -o help does not list uuid"
 mapperctl list -o help | grep -q '^thin_id ' || fail "list -o help does not list thin_id"
+# Cpy%Sync counts the legs not failed: a failed one is the state's (degraded).
+mapperctl list -o help | grep -q "^sync_percent .*copied to every leg not failed, %; a failed leg shows in state" ||
+	fail "list -o help says: $(mapperctl list -o help | grep '^sync_percent')"

@@ -5,7 +5,8 @@
 # stripe's device range, which the raw device files show byte for byte;
 # extend grows every stripe on its own device and moves no chunk; the
 # bytes, the stripes and the layout archive survive a daemon restart;
-# list, status and check say what it is.
+# list, status and check say what it is; a truncate that grows it gets
+# whole rows exactly, or fails (EINVAL), never a size rounded up.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq python3 cmp
@@ -74,3 +75,17 @@ expect_fail -s 1 -m "need 4 devices with that much free; 1 of the 4 open devices
 	mapperctl create linear x --size 240M --stripes 4
 expect_fail -s 2 -m "--stripes and --stripe-size go with --size" \
 	mapperctl create linear x --segment d0:0:1M --stripes 2
+
+# A truncate gets the size it asks for, or fails: a growth that is not
+# whole rows (3 x 64 KiB) is EINVAL, logged with the volume and the row,
+# never rounded up as extend rounds; whole rows grow it to exactly that.
+mark=$(log_mark)
+expect_fail -m "Invalid argument" truncate -s $((18 * MiB + 64 * 1024)) "$MNT/sv"
+[ "$(size_of "$MNT/sv")" -eq $((18 * MiB)) ] || fail "a refused truncate made sv $(size_of "$MNT/sv") bytes"
+wait_log "info: volume 'sv' is striped: a truncate takes it to whole rows of 192.00 KiB \(3 stripes x 64.00 KiB\) only \(truncate refused\)$" "$mark"
+truncate -s $((18 * MiB + 192 * 1024)) "$MNT/sv" || fail "a truncate to whole rows failed"
+[ "$(size_of "$MNT/sv")" -eq $((18 * MiB + 192 * 1024)) ] || fail "a truncate to whole rows made sv $(size_of "$MNT/sv") bytes"
+[ "$(mapperctl status sv --json | json_get .size)" -eq $((18 * MiB + 192 * 1024)) ] ||
+	fail "the pool does not know sv grew"
+cmp -n $((18 * MiB)) data "$MNT/sv" || fail "a truncate changed sv's bytes"
+mapperctl check sv >/dev/null || fail "check after the truncates: $(mapperctl check sv)"

@@ -6,7 +6,8 @@
 # devices keeps its first bytes, its file is the new size at once, the
 # extents past it are free in `device list` at once, and the change is
 # archived like every other; a striped volume shrinks every stripe (the
-# size rounded up to whole rows); switch volumes and thin pools refuse;
+# size rounded up to whole rows); switch volumes and thin pools refuse,
+# and mirrors, saying how to copy one into a smaller one;
 # all of it survives a restart.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -23,6 +24,7 @@ mapperctl create linear lv --size 40M --on d0,d1 >/dev/null	# 23M on d0, 17M on 
 mapperctl create linear sv --size 12M --stripes 3 --on d1,d2,d3 >/dev/null
 mapperctl create switch sw --size 4M --region-size 1M --path d2 --path d2 >/dev/null
 mapperctl create thin-pool tp --size 8M --on d2 >/dev/null
+mapperctl create linear m --size 4M --mirrors 1 --on d2,d3 >/dev/null
 start_daemon
 head -c $((40 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/lv" bs=1M conv=notrunc,fsync status=none
@@ -52,6 +54,9 @@ regex="cannot shrink volume 'sw': not supported for a switch$"
 unchanged reduce sw --size 2M --yes
 regex="cannot shrink thin pool 'tp': not supported for a thin pool$"
 unchanged reduce tp --size 4M --yes
+# A mirror: refused, with the way to a smaller one.
+regex="volume 'm' is a mirror: reduce cannot shrink one yet; copy what it holds to a smaller mirror instead: 'mapperctl create linear NEW --size SIZE --mirrors 1', then dd"
+unchanged reduce m --size 2M --yes
 
 d0=$(free_of d0) d1=$(free_of d1) n=$(archived)
 mapperctl reduce lv --size 10M --yes >out.txt

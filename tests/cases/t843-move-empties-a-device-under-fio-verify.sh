@@ -4,7 +4,7 @@
 # d0 and d1: the daemon copies the d0 part to d2 with writes going to both
 # places, then the volume uses d2 alone.  fio sees no error and verifies
 # every block, the volume reads what its new extents hold, status showed
-# the move, check is clean, and d0 leaves the pool; --abort of a move in
+# the move, check told it and is clean, and d0 leaves the pool; --abort of a move in
 # flight leaves the volume where it was.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -28,6 +28,10 @@ grep -q "moving 1 volume" move.out || fail "move says: $(cat move.out)"
 mapperctl status v --json >st.json
 [ "$(json_get '.move.from' <st.json)" = d0 ] || fail "status does not show the move: $(cat st.json)"
 expect_fail -s 1 -m "is being moved" mapperctl extend v --size 52M
+# check tells the move in flight, as a summary line, not a breach.
+mapperctl check >check.out 2>&1 || fail "check during the move: $(cat check.out)"
+grep -Eq "^volume 'v': moving off 'd0', copy [0-9]+\.[0-9]{2}% done$" check.out ||
+	fail "check does not tell the move in flight: $(cat check.out)"
 wait_log "volume 'v': moved off device 'd0'" "$mark"
 wait "$fio" || fail "fio failed: $(tail -5 fio.out)"
 grep -q "err= 0" fio.out || fail "fio saw errors during the move: $(grep err= fio.out)"
@@ -38,6 +42,7 @@ jq -e '[.segments[].device] | index("d0") == null' st.json >/dev/null ||
 jq -e 'has("move") | not' st.json >/dev/null || fail "status still shows a move"
 vol_from_devices v | cmp - "$MNT/v" || fail "the new extents do not hold what the volume reads"
 mapperctl check >check.out 2>&1 || fail "check after the move: $(cat check.out)"
+! grep -q "moving off" check.out || fail "check still tells a finished move: $(cat check.out)"
 mapperctl device remove d0 >/dev/null || fail "d0 is still in use after the move"
 
 # An aborted move leaves the volume where it was, the copy freed.
