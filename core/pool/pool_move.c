@@ -808,9 +808,9 @@ void pool_move_check(struct pool *p, struct pool_volume *v, struct pool_check *c
 		return;
 	}
 	h = (s.sync_done * 10000 + s.sync_total / 2) / s.sync_total;	/* as json_percent */
-	pool_summary(c, "%s '%s': moving off '%s', copy %llu.%02llu%% done", v->type->noun,
+	pool_summary(c, "%s '%s': moving off '%s', copy %llu.%02llu%% done%s%s", v->type->noun,
 		     v->rec.name, from ? from->rec.name : "?", (unsigned long long)(h / 100),
-		     (unsigned long long)(h % 100));
+		     (unsigned long long)(h % 100), s.stall[0] ? "; it waits: " : "", s.stall);
 }
 
 void pool_move_info(struct pool_volume *v, struct pool_volume_info *out)

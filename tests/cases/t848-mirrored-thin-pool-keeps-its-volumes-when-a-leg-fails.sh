@@ -84,9 +84,12 @@ mapperctl extend tp --size 40M >/dev/null
 dd if=/dev/urandom of="$MNT/v" bs=1M seek=40 count=12 oflag=direct conv=notrunc,fsync \
 	status=none || fail "cannot write into the grown pool"
 
-# Killed while writing: only what was being written is resynced.
+# Killed while writing: only what was being written is resynced.  Written
+# once first (their bits set when it returns), then by fio when the kill
+# comes, which may be before fio wrote anything.
 mark=$(log_mark)
 wait_log "volume 'tp': every region clean in its log" "$mark"
+dd if=/dev/urandom of="$MNT/v" bs=1M count=4 oflag=direct conv=notrunc status=none
 fio --name=w --filename="$MNT/v" --rw=randwrite --bs=64k --size=8M --time_based --runtime=60 \
 	--direct=1 --ioengine=libaio --iodepth=8 --output=fio.out >/dev/null 2>&1 &
 fio=$!

@@ -45,6 +45,8 @@ mapperctl move bad --volume src --to d1 >/dev/null
 wait_log "volume 'src': the copy to leg 1 \(to d1\) waits: region [0-9]+ cannot be read" "$mark"
 mapperctl status src --json | json_get '.move.copy_stalled' | grep -q "cannot be read" ||
 	fail "status does not say the move waits: $(mapperctl status src --json | jq -c .move)"
+mapperctl check 2>&1 | grep -q "volume 'src': moving off 'bad', copy .* done; it waits: region" ||
+	fail "check does not say the move waits: $(mapperctl check 2>&1)"
 grep -q "volume 'src': leg 1 (to d1) failed" "$POOL/mapperfs.log" &&
 	fail "the move blamed its new place for its source's read errors"
 nbd_heal bad
