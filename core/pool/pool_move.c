@@ -525,7 +525,8 @@ static int move_volume(struct pool *p, struct pool_volume *v, struct pool_device
 	old = v->type->reload(v, t);
 	if (old)
 		old->ops->destroy(old);
-	mirror_start(t);
+	if (p->monitor)		/* a mapperctl on a pool no daemon serves copies nothing */
+		mirror_start(t);
 	log_info("volume '%s': moving off device '%s' to %s", v->rec.name, from->rec.name,
 		 to ? to->rec.name : "the other devices");
 	return 0;

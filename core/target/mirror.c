@@ -21,6 +21,7 @@ struct mirror {
 	char *leg_name[MIRROR_LEGS_MAX];
 	char why[MIRROR_LEGS_MAX][64];		/* lock: why a leg failed (this run) */
 	char stall[MIRROR_STALL_LEN];		/* lock: why the copy waits, or "" */
+	uint64_t announced[MIRROR_LEGS_MAX];	/* the thread's: region a rebuild was logged from */
 	struct mirror_log *log;
 	_Atomic uint64_t size;
 	_Atomic uint64_t rate;			/* copy bytes/s, 0: no limit */
@@ -383,7 +384,27 @@ static bool stopping(struct mirror *m)
 
 static void throttle(struct mirror *m, const struct timespec *t0, uint64_t bytes);
 
-/* Resyncs every NOSYNC region to every leg that is not failed, at the rate. */
+/* Resyncs every NOSYNC region to the legs resync_targets names, at the rate. */
+/*
+ * The legs a resync of @region copies to: those in sync, and those being
+ * rebuilt or catching up below their cursor (past it, their rebuild copies
+ * the region anyway: a resync there would copy it twice).
+ */
+static unsigned int resync_targets(struct mirror *m, uint64_t region)
+{
+	unsigned int to = 0;
+
+	for (unsigned int i = 0; i < m->nr_legs; i++) {
+		uint8_t st = leg_state(m, i);
+
+		if (st == MIRROR_LEG_IN_SYNC ||
+		    ((st == MIRROR_LEG_REBUILDING || st == MIRROR_LEG_CATCHING_UP) &&
+		     atomic_load(&m->log->cursor[i]) > region))
+			to |= 1u << i;
+	}
+	return to;
+}
+
 static void resync(struct mirror *m, struct engine *e)
 {
 	uint64_t n = atomic_load(&m->log->nr_regions), done = 0;
@@ -398,7 +419,7 @@ static void resync(struct mirror *m, struct engine *e)
 		rcu_read_end();
 		if (!(s & MIRROR_NOSYNC))
 			continue;
-		if (copy_region(m, e, i, ~0u))
+		if (copy_region(m, e, i, resync_targets(m, i)))
 			continue;
 		done++;
 		throttle(m, &t0, done * m->log->region_size);
@@ -535,9 +556,11 @@ static void rebuild(struct mirror *m, struct engine *e, unsigned int leg)
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	log_info("volume '%s': %s leg %u (%s) from region %llu of %llu", m->name,
-		 catching_up ? "catching up" : "rebuilding", leg, m->leg_name[leg],
-		 (unsigned long long)i, (unsigned long long)atomic_load(&m->log->nr_regions));
+	if (m->announced[leg] != i)	/* a copy that waits is not announced each pass */
+		log_info("volume '%s': %s leg %u (%s) from region %llu of %llu", m->name,
+			 catching_up ? "catching up" : "rebuilding", leg, m->leg_name[leg],
+			 (unsigned long long)i, (unsigned long long)atomic_load(&m->log->nr_regions));
+	m->announced[leg] = i;
 	for (; i < atomic_load(&m->log->nr_regions); i++) {
 		uint64_t off = i * m->log->region_size, size = atomic_load(&m->size);
 		uint32_t len = (uint32_t)(size - off < m->log->region_size ? size - off :
@@ -708,6 +731,8 @@ int mirror_create(const char *name, uint64_t size, struct target **legs,
 		m->name = strdup(name);
 		m->nr_legs = nr_legs;
 		m->log = log;
+		for (unsigned int i = 0; i < MIRROR_LEGS_MAX; i++)
+			m->announced[i] = UINT64_MAX;
 		atomic_init(&m->rate, rate);
 		atomic_init(&m->size, size);
 		for (unsigned int i = 0; i < nr_legs; i++) {

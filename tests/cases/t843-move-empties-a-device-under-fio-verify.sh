@@ -54,3 +54,11 @@ jq -e '[.segments[].device] | index("d1") != null' st.json >/dev/null ||
 jq -e 'has("move") | not' st.json >/dev/null || fail "status still shows the aborted move"
 mapperctl check >check.out 2>&1 || fail "check after the abort: $(cat check.out)"
 stop_daemon
+
+# Offline, a move is recorded and copies nothing until a daemon serves the pool.
+mapperctl move d1 --to d3 | grep -q "the copy starts when one does" ||
+	fail "an offline move does not say the copy waits for a daemon"
+[ "$(mapperctl status v --json | json_get '.move.copy_percent')" = 0 ] ||
+	fail "mapperctl copied part of a move itself: $(mapperctl status v --json | jq -c .move)"
+mapperctl move d1 --abort >/dev/null
+mapperctl check >check.out 2>&1 || fail "check after an offline move and its abort: $(cat check.out)"
