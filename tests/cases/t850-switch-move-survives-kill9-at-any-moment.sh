@@ -26,22 +26,7 @@ start() { start_daemon "$POOL" "$T_DIR/mnt" -o sync_rate=2; }
 start
 mapperctl move d0 >/dev/null
 stop_daemon
-for round in $(seq 1 "$ROUNDS"); do
-	start
-	python3 "$T_SRC/tests/lib/ack_writer.py" "$MNT/v" acks.log "$round" 512 &
-	writer=$!
-	# The random moment of the crash (not a synchronisation).
-	sleep "0.$((RANDOM % 9 + 1))"
-	pid=$(daemon_pid)
-	kill -KILL "$pid"
-	wait_pid "$pid"
-	fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
-	wait "$writer" 2>/dev/null || true
-	start
-	python3 "$T_SRC/tests/lib/ack_verify.py" "$MNT/v" acks.log || fail "round $round: an fsync-acknowledged write was lost"
-	mapperctl check >check.log 2>&1 || { cat check.log >&2; fail "round $round: check failed"; }
-	stop_daemon
-done
+ack_crash_rounds v "$ROUNDS"
 start
 wait_log "volume 'v': moved off device 'd0'"
 python3 "$T_SRC/tests/lib/ack_verify.py" "$MNT/v" acks.log || fail "after the move: an fsync-acknowledged write was lost"
