@@ -16,16 +16,25 @@
 #include "size.h"
 #include "space.h"
 
-unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v)
+unsigned int pool_volume_legs_with(struct pool *p, const struct pool_volume *v,
+				   const struct extent_rec *extra, size_t nr_extra)
 {
 	size_t n;
 	const struct extent_rec *e = pool_extents_of(p, v->rec.id, &n);
 	unsigned int legs = 1;
 
-	for (size_t i = 0; i < n; i++)
-		if (pool_extent_leg(&e[i]) != POOL_LEG_MOVE && pool_extent_leg(&e[i]) + 1 > legs)
-			legs = pool_extent_leg(&e[i]) + 1;
+	for (size_t i = 0; i < n + nr_extra; i++) {
+		const struct extent_rec *x = i < n ? &e[i] : &extra[i - n];
+
+		if (pool_extent_leg(x) != POOL_LEG_MOVE && pool_extent_leg(x) + 1 > legs)
+			legs = pool_extent_leg(x) + 1;
+	}
 	return legs;
+}
+
+unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v)
+{
+	return pool_volume_legs_with(p, v, NULL, 0);
 }
 
 /* The segment of extent @x, on its device if that is open. */

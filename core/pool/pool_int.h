@@ -387,6 +387,9 @@ int pool_extents_segs(struct pool *p, const struct extent_rec *e, size_t n,
 		      struct linear_seg **out, unsigned int *nr, struct pool_error *err);
 /* Legs of @v: 1 unless it is mirrored.  O(its extents). */
 unsigned int pool_volume_legs(struct pool *p, const struct pool_volume *v);
+/* The same counting @extra too (the extents of a volume being made). */
+unsigned int pool_volume_legs_with(struct pool *p, const struct pool_volume *v,
+				   const struct extent_rec *extra, size_t nr_extra);
 /*
  * How to shrink a mirror, which neither reduce nor a truncate does yet:
  * the tail of their refusals, a format taking the mirror's --mirrors
@@ -479,6 +482,11 @@ struct target *pool_thin_data_reload(struct pool_volume *tp, struct target *t);
 /* ---- moves (pool_move.c) ---- */
 /* The device @v is being moved off, or -1. */
 int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v);
+/*
+ * The remove of the kinds that may be mirrored or moved: the default one,
+ * then the logs of @v's mirror or move in flight deleted.
+ */
+int pool_remove_with_logs(struct pool *p, struct pool_volume *v, struct pool_error *err);
 /* The mirror that carries @v's move in flight, in *@out. */
 int pool_move_build(struct pool *p, struct pool_volume *v, struct target **out,
 		    struct pool_error *err);

@@ -35,14 +35,11 @@ static int serve_linear(struct pool *p, struct pool_volume *v,
 			const struct extent_rec *extra, size_t nr_extra,
 			struct pool_error *err)
 {
-	unsigned int nr, legs = pool_volume_legs(p, v);
+	unsigned int nr, legs = pool_volume_legs_with(p, v, extra, nr_extra);
 	struct linear_seg *segs;
 	struct target *t;
 	int r;
 
-	for (size_t i = 0; i < nr_extra; i++)
-		if (pool_extent_leg(&extra[i]) + 1 > legs)
-			legs = pool_extent_leg(&extra[i]) + 1;
 	if (legs > 1)
 		return pool_mirror_serve(p, v, legs, extra, nr_extra, err);
 	if (pool_move_source_of(p, v) >= 0)
@@ -361,17 +358,6 @@ static void linear_info(struct pool *p, struct pool_volume *v, struct pool_volum
 		pool_move_info(v, out);
 }
 
-static int linear_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
-{
-	int64_t id = v->rec.id;
-	bool logged = pool_volume_legs(p, v) > 1 || pool_move_source_of(p, v) >= 0;
-	int r = pool_remove_records(p, v, err);
-
-	if (!r && logged)
-		pool_mirror_forget_log(p, id);
-	return r;
-}
-
 static struct log_limit mirror_start_failed;
 
 /* The daemon's monitor starts a mirror's background work (mirror.h), or a move's. */
@@ -407,7 +393,7 @@ struct target_type linear_type = {
 	.extend = linear_extend,
 	.reduce = pool_linear_reduce,
 	.check = linear_check,
-	.remove = linear_remove,
+	.remove = pool_remove_with_logs,
 	.status = linear_status,
 	.info = linear_info,
 	.watch = linear_watch,

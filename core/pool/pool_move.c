@@ -69,6 +69,17 @@
 #include "size.h"
 #include "volume.h"
 
+int pool_remove_with_logs(struct pool *p, struct pool_volume *v, struct pool_error *err)
+{
+	int64_t id = v->rec.id;
+	bool logged = pool_volume_legs(p, v) > 1 || pool_move_source_of(p, v) >= 0;
+	int r = pool_remove_records(p, v, err);
+
+	if (!r && logged)
+		pool_mirror_forget_log(p, id);
+	return r;
+}
+
 /* The device @v is being moved off, or -1. */
 int64_t pool_move_source_of(struct pool *p, const struct pool_volume *v)
 {

@@ -574,17 +574,6 @@ static void striped_info(struct pool *p, struct pool_volume *v, struct pool_volu
 		pool_move_info(v, out);
 }
 
-static int striped_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
-{
-	int64_t id = v->rec.id;
-	bool moving = pool_move_source_of(p, v) >= 0;
-	int r = pool_remove_records(p, v, err);
-
-	if (!r && moving)
-		pool_mirror_forget_log(p, id);
-	return r;
-}
-
 /* The daemon's monitor copies a move and finishes it (pool_move.c). */
 static void striped_watch(struct pool *p, struct pool_volume *v)
 {
@@ -603,7 +592,7 @@ struct target_type striped_type = {
 	.build_over = striped_build_over,
 	.extend = striped_extend,
 	.reduce = striped_reduce,
-	.remove = striped_remove,
+	.remove = pool_remove_with_logs,
 	.check = striped_check,
 	.status = striped_status,
 	.info = striped_info,

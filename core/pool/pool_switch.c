@@ -838,17 +838,6 @@ static void switch_watch(struct pool *p, struct pool_volume *v)
 		pool_move_watch(p, v);
 }
 
-static int switch_remove(struct pool *p, struct pool_volume *v, struct pool_error *err)
-{
-	int64_t id = v->rec.id;
-	bool moving = pool_move_source_of(p, v) >= 0;
-	int r = pool_remove_records(p, v, err);
-
-	if (!r && moving)
-		pool_mirror_forget_log(p, id);
-	return r;
-}
-
 /* The paths placed by hand: those that are not one of @v's extents. */
 static void switch_placed(struct pool *p, struct pool_volume *v,
 			  void (*fn)(void *arg, const struct extent_rec *range), void *arg)
@@ -924,7 +913,7 @@ struct target_type switch_type = {
 	.record_moved = switch_record_moved,
 	.publish_moved = switch_publish_moved,
 	.extend = switch_extend,
-	.remove = switch_remove,
+	.remove = pool_remove_with_logs,
 	.check = switch_check,
 	.placed = switch_placed,
 	.status = switch_status,

@@ -29,19 +29,6 @@
 #include "mirror.h"
 #include "thin_pool.h"
 
-/* Legs of @tp's data counting @extra's (a pool being created has no extents yet). */
-static unsigned int legs_with(struct pool *p, struct pool_volume *tp,
-			      const struct extent_rec *extra, size_t nr_extra)
-{
-	unsigned int legs = pool_volume_legs(p, tp);
-
-	for (size_t i = 0; i < nr_extra; i++)
-		if (pool_extent_leg(&extra[i]) != POOL_LEG_MOVE &&
-		    pool_extent_leg(&extra[i]) + 1 > legs)
-			legs = pool_extent_leg(&extra[i]) + 1;
-	return legs;
-}
-
 int pool_thin_data_segs(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
 			size_t nr_extra, struct linear_seg **out, unsigned int *nr,
 			uint64_t *bytes, struct pool_error *err)
@@ -72,7 +59,7 @@ int pool_thin_data_segs(struct pool *p, struct pool_volume *tp, const struct ext
 int pool_thin_data_open(struct pool *p, struct pool_volume *tp, const struct extent_rec *extra,
 			size_t nr_extra, uint64_t *bytes, struct pool_error *err)
 {
-	unsigned int legs = legs_with(p, tp, extra, nr_extra), nr;
+	unsigned int legs = pool_volume_legs_with(p, tp, extra, nr_extra), nr;
 	struct linear_seg *segs;
 	int r;
 
