@@ -43,8 +43,9 @@
 #include "control.h"
 #include "daemon.h"
 #include "fuse_abi.h"
-#include "log.h"
 #include "lock_wait.h"
+#include "log.h"
+#include "nbd_link.h"
 #include "ops.h"
 #include "pool.h"
 #include "pool_port.h"
@@ -83,6 +84,7 @@ struct options {
 	unsigned int spin_us;		/* a ring thread polls through quiet spells this long */
 	unsigned int batch;		/* ring entries per thread; 0: by the devices */
 	unsigned int sync_mib;		/* mirror resync and move copy, MiB/s; 0: no limit */
+	unsigned int nbd_timeout_s;	/* an NBD device's requests fail after */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -117,6 +119,8 @@ static const char usage_text[] =
 	"  -o nonempty    mount over a directory that has files in it\n"
 	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
 	"                 S seconds (1..86400, default 60)\n"
+	"  -o nbd_timeout=S  an NBD raw device's requests wait up to S seconds for\n"
+	"                 its server to come back, then fail (1..3600, default 30)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
 	"                 (defaults, auto, noauto, nofail, _netdev, user, x-*,\n"
 	"                 comment=) are ignored; a value with commas is quoted as\n"
@@ -255,6 +259,11 @@ static int parse_o(struct options *o, char *list)
 				log_error("invalid -o %s: use event_timeout=1..86400 (seconds)", opt);
 				return -EINVAL;
 			}
+		} else if (!strncmp(opt, "nbd_timeout=", 12)) {
+			if (parse_count(opt + 12, 1, 3600, &o->nbd_timeout_s)) {
+				log_error("invalid -o %s: use nbd_timeout=1..3600 (seconds)", opt);
+				return -EINVAL;
+			}
 		} else if (!strncmp(opt, "spin=", 5)) {
 			if (parse_count(opt + 5, 0, 1000, &o->spin_us)) {
 				log_error("invalid -o %s: use spin=0..1000 (microseconds)", opt);
@@ -311,6 +320,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->workers = DEFAULT_WORKERS;
 	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
 	o->sync_mib = POOL_SYNC_RATE >> 20;
+	o->nbd_timeout_s = NBD_LINK_TIMEOUT_MS / 1000;
 	o->spin_us = DEFAULT_SPIN_US;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
@@ -1014,6 +1024,7 @@ static int run(struct options *opts)
 	}
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
+	nbd_link_set_timeout(o.nbd_timeout_s * 1000);
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (!r)		/* what opening found failed: each fault once */
 		pool_failures(pool, warn_fault, NULL);

@@ -42,7 +42,7 @@ static int device_add_run(struct cmd_ctx *ctx, int argc, char **argv)
 				goto out;
 		}
 	}
-	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device or file PATH");
+	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the device, file or NBD URI PATH");
 	if (r)
 		goto out;
 	s.path = argv[ctx->optind];
@@ -68,10 +68,14 @@ const struct cmd cmd_device_add = {
 		"device add PATH [--create SIZE] [--name NAME] [--force] [--addtag TAG]...\n"
 		"\n"
 		"Registers the block device or file PATH in the pool and writes the\n"
-		"pool's label at its start; volumes use it from 1 MiB on.\n"
+		"pool's label at its start; volumes use it from 1 MiB on.  PATH may be\n"
+		"an NBD export, as a libnbd URI: nbd://HOST[:PORT]/EXPORT or\n"
+		"nbd+unix:///EXPORT?socket=SOCKET (the daemon's -o nbd_timeout says how\n"
+		"long its requests wait for a server that went away).\n"
 		"\n"
 		"  --create SIZE  create the file PATH with SIZE bytes first (K, M, G, T)\n"
-		"  --name NAME    the device's name (default: the file name of PATH)\n"
+		"  --name NAME    the device's name (default: the file name of PATH, or\n"
+		"                 an NBD URI's export name)\n"
 		"  --force        take over a device that carries a mapperfs label\n"
 		"  --addtag TAG   tags it (see 'mapperctl device set'); repeatable\n",
 	.run = device_add_run,

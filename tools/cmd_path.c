@@ -3,23 +3,33 @@
  * before the line leaves for the daemon, whose working directory is not the
  * user's.  Which options carry paths is the command's own table
  * (path_options, path_or_name_options, path_positional); "-" for standard
- * input or output stays as it is.
+ * input or output, and a URI (nbd://..., a raw device over NBD), stay as
+ * they are.
  */
 #include "cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Whether @path begins with a URI scheme ("nbd+unix://"): RFC 3986's. */
+static bool is_uri(const char *path)
+{
+	size_t n = strspn(path, "abcdefghijklmnopqrstuvwxyz0123456789+-.");
+
+	return n && path[0] >= 'a' && path[0] <= 'z' && !strncmp(path + n, "://", 3);
+}
+
 char *cmd_absolute(const char *path, struct pool_error *err)
 {
 	char cwd[PATH_MAX], *abs;
 
-	if (path[0] == '/') {
+	if (path[0] == '/' || is_uri(path)) {
 		abs = strdup(path);
 		if (!abs)
 			pool_fail(err, -ENOMEM, "out of memory");

@@ -23,10 +23,19 @@
  * holds a descriptor of its own until the last of them closes.  The claim
  * also holds the file's range lock (direct.h), so that every struct device
  * of this process on one file keeps its read-modify-writes to itself.
+ *
+ * An NBD export (nbd_link.h) is claimed through a lock file named after
+ * its URI, in a directory of the daemon's user (/run/mapperfs for root):
+ * the same table, the same flock, the same refusal naming the holder.
+ * That keeps two pools of this host off one export under one URI; a pool
+ * on another host, or this host under another URI, is kept off by the
+ * label (another pool's label is refused, the same device twice in one
+ * pool too), not by a lock: NBD has none to take.
  */
 #include "device.h"
 #include "direct.h"
 #include "log.h"
+#include "nbd_link.h"
 #include "proc.h"
 #include "rangelock.h"
 #include "writelog.h"
@@ -39,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <sys/file.h>
@@ -379,13 +389,110 @@ err_free:
 	return r;
 }
 
+/* ---- NBD exports ----------------------------------------------------------- */
+
+/* Why the last NBD open of this thread failed, for device_strerror(). */
+static __thread char nbd_why[160];
+
+/* The directory of this user's NBD lock files, made if need be. */
+static int nbd_lock_dir(char *dir, size_t len)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (getuid() == 0)
+		snprintf(dir, len, "/run/mapperfs");
+	else if (run && run[0] == '/')
+		snprintf(dir, len, "%s/mapperfs", run);
+	else
+		snprintf(dir, len, "/tmp/mapperfs-%u", (unsigned int)getuid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077))
+		return -EPERM;
+	return 0;
+}
+
+/* The lock file that stands for @uri: its name is a hash of the URI. */
+static int nbd_lock_path(const char *uri, char *path, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+	char dir[PATH_MAX - 64];
+	int r = nbd_lock_dir(dir, sizeof(dir));
+
+	if (r)
+		return r;
+	for (const char *c = uri; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	snprintf(path, len, "%s/nbd-%016llx.lock", dir, (unsigned long long)h);
+	return 0;
+}
+
+static int nbd_claim(const char *uri, struct claim **out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, r = nbd_lock_path(uri, path, sizeof(path));
+
+	if (r)
+		return r;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = fstat(fd, &st) < 0 ? -errno : claim_take(fd, &st, true, out);
+	close(fd);
+	return r;
+}
+
+static int open_nbd(const char *uri, int64_t id, struct device **out)
+{
+	struct device *dev = calloc(1, sizeof(*dev));
+	int r;
+
+	if (!dev)
+		return -ENOMEM;
+	nbd_why[0] = '\0';
+	dev->id = id;
+	dev->fd = dev->fd_direct = -1;
+	dev->path = strdup(uri);
+	if (!dev->path) {
+		r = -ENOMEM;
+		goto err_free;
+	}
+	r = nbd_claim(uri, &dev->claim);
+	if (r)
+		goto err_free;
+	r = nbd_link_open(uri, &dev->nbd, nbd_why, sizeof(nbd_why));
+	if (r)
+		goto err_drop_claim;
+	dev->lock = &dev->claim->lock;
+	dev->size = nbd_link_size(dev->nbd);
+	dev->dio_off_align = nbd_link_min_block(dev->nbd);
+	dev->dio_mem_align = 1;
+	*out = dev;
+	return 0;
+
+err_drop_claim:
+	claim_drop(dev->claim);
+err_free:
+	free(dev->path);
+	free(dev);
+	return r;
+}
+
 int device_open(const char *path, int64_t id, struct device **out)
 {
+	if (nbd_link_is_uri(path))
+		return open_nbd(path, id, out);
 	return open_claimed(path, id, true, out);
 }
 
 int device_open_shared(const char *path, struct device **out)
 {
+	if (nbd_link_is_uri(path))
+		return -ENOTBLK;
 	return open_claimed(path, 0, false, out);
 }
 
@@ -397,7 +504,9 @@ void device_close(struct device *dev)
 		munmap((void *)dev->mem, dev->size);
 	if (dev->fd_direct >= 0)
 		close(dev->fd_direct);
-	close(dev->fd);
+	if (dev->fd >= 0)
+		close(dev->fd);
+	nbd_link_close(dev->nbd);
 	claim_drop(dev->claim);
 	free(dev->path);
 	free(dev);
@@ -425,10 +534,19 @@ static bool mounted_at(dev_t rdev, char *at, size_t len)
 
 const char *device_strerror(const char *path, int r, char *buf, size_t len)
 {
-	char comm[64], at[512];
+	char comm[64], at[512], lock[PATH_MAX];
 	struct stat st;
 	pid_t pid;
 
+	if (nbd_link_is_uri(path) && r != -EBUSY) {
+		if (nbd_why[0])
+			snprintf(buf, len, "%s", nbd_why);
+		else
+			snprintf(buf, len, "%s", strerror(-r));
+		return buf;
+	}
+	if (nbd_link_is_uri(path) && !nbd_lock_path(path, lock, sizeof(lock)))
+		path = lock;
 	if (r != -EBUSY || stat(path, &st) < 0) {
 		snprintf(buf, len, "%s", strerror(-r));
 	} else if (S_ISBLK(st.st_mode)) {
@@ -447,9 +565,81 @@ const char *device_strerror(const char *path, int r, char *buf, size_t len)
 	return buf;
 }
 
+int device_read_at(struct device *dev, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (off > dev->size || len > dev->size - off)
+		return -ENODATA;
+	if (dev->nbd)
+		return nbd_link_pread(dev->nbd, buf, len, off);
+	n = pread(dev->fd, buf, len, (off_t)off);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -ENODATA;
+}
+
+int device_write_at(struct device *dev, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (dev->nbd)
+		return nbd_link_pwrite(dev->nbd, buf, len, off);
+	n = pwrite(dev->fd, buf, len, (off_t)off);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* Copies [off, off + len) of @dev, as far as it reaches, into @fd. */
+static int copy_span(struct device *dev, int fd, uint64_t off, uint64_t len, char *buf)
+{
+	if (off >= dev->size)
+		return 0;
+	if (len > dev->size - off)
+		len = dev->size - off;
+	if (device_read_at(dev, buf, len, off))
+		return -EIO;
+	return pwrite(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -errno;
+}
+
+int device_probe_fd(struct device *dev)
+{
+	char *buf;
+	int fd, r;
+
+	if (!dev->nbd) {
+		fd = fcntl(dev->fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = memfd_create("mapperfs-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(PROBE_SPAN);
+	r = !buf ? -ENOMEM : ftruncate(fd, (off_t)dev->size) < 0 ? -errno : 0;
+	if (!r)
+		r = copy_span(dev, fd, 0, PROBE_SPAN, buf);
+	if (!r && dev->size > PROBE_SPAN)
+		r = copy_span(dev, fd, dev->size - PROBE_SPAN, PROBE_SPAN, buf);
+	free(buf);
+	if (r) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int device_label_read(struct device *dev, struct device_label *out)
 {
-	return device_label_read_fd(dev->fd, out);
+	char buf[LABEL_SIZE];
+	int r;
+
+	if (!dev->nbd)
+		return device_label_read_fd(dev->fd, out);
+	r = device_read_at(dev, buf, sizeof(buf), 0);
+	if (r)
+		return r == -ENODATA ? r : -EIO;
+	return label_decode(buf, out);
 }
 
 int device_label_read_fd(int fd, struct device_label *out)
@@ -476,7 +666,7 @@ int device_label_write(struct device *dev, const struct device_label *l)
 	char buf[LABEL_SIZE];
 
 	label_encode(l, buf);
-	if (pwrite(dev->fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+	if (device_write_at(dev, buf, sizeof(buf), 0))
 		return -EIO;
 	if (dev->log_file)
 		writelog_write(dev->log_file, issued, 0, buf, sizeof(buf));
@@ -517,6 +707,8 @@ int device_sync(struct device *dev)
 {
 	uint64_t issued = issue_point(dev);
 
+	if (dev->nbd)
+		return nbd_link_flush(dev->nbd);
 	if (fdatasync(dev->fd) < 0)
 		return -errno;
 	if (dev->log_file)
@@ -558,7 +750,10 @@ static int zero_range(struct device *dev, int mode, uint64_t off, uint64_t len)
 	int r;
 
 	rangelock_share(dev->lock, &held, off, len);
-	r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	if (dev->nbd)
+		r = nbd_link_zero(dev->nbd, off, len, mode & FALLOC_FL_PUNCH_HOLE);
+	else
+		r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
 	rangelock_unlock(dev->lock, &held);
 	return r;
 }
@@ -584,6 +779,8 @@ int device_discard(struct device *dev, uint64_t off, uint64_t len)
 	uint64_t range[2] = { off, len };
 	struct stat st;
 
+	if (dev->nbd)
+		return nbd_link_trim(dev->nbd, off, len);
 	if (fstat(dev->fd, &st) < 0)
 		return -errno;
 	if (S_ISBLK(st.st_mode))
@@ -596,15 +793,15 @@ int device_discard(struct device *dev, uint64_t off, uint64_t len)
 
 int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out)
 {
-	off_t at = lseek(dev->fd, (off_t)off, whence);
+	off_t at = dev->nbd ? -1 : lseek(dev->fd, (off_t)off, whence);
 
 	if (at >= 0) {
 		*out = (uint64_t)at;
 		return 0;
 	}
-	if (errno != EINVAL)
+	if (!dev->nbd && errno != EINVAL)
 		return -errno;
-	/* A block device, or a file system that cannot tell: all data. */
+	/* A block device, NBD, or a file system that cannot tell: all data. */
 	if (off >= dev->size)
 		return -ENXIO;
 	*out = whence == SEEK_DATA ? off : dev->size;

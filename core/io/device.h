@@ -42,6 +42,12 @@
  * a block device, an flock on a regular file, held until the last struct
  * device of this process on it is closed.  Another process that opens it
  * meanwhile gets -EBUSY; device_strerror() says who holds it.
+ *
+ * A device whose path is an NBD URI (nbd_link.h) has no descriptor: fd
+ * and fd_direct are -1, its data goes through its link (the engine sends
+ * it with nbd_batch.h, direct.c the rest), and the calls below go there
+ * too.  It is never in the page cache, like a device with fd_direct, and
+ * its block size is its unit (dio_off_align).
  */
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
@@ -69,13 +75,22 @@ struct device {
 	const char *mem;		/* memory-backed file mapped read-only, or NULL */
 	struct claim *claim;		/* this process's hold on it (device.c) */
 	uint64_t log_file;		/* its id in the write log (writelog.h), or 0 */
+	struct nbd_link *nbd;		/* an NBD export, or NULL */
 };
 
+/* Its data bypasses the page cache: O_DIRECT, or over NBD. */
+static inline bool device_unbuffered(const struct device *dev)
+{
+	return dev->fd_direct >= 0 || dev->nbd;
+}
+
 /*
- * Opens @path read-write and claims it.  Blocks (open, fstat).  Returns 0,
- * -ENOENT if it does not exist, -ENOTBLK if it is neither a block device
- * nor a regular file, -EBUSY if another process holds it (or, for a block
- * device, it is mounted), or another -errno.
+ * Opens @path read-write and claims it.  Blocks (open, fstat; for an NBD
+ * URI, the connection, up to the link's timeout).  Returns 0, -ENOENT if
+ * it does not exist, -ENOTBLK if it is neither a block device nor a
+ * regular file nor an NBD URI, -EBUSY if another process holds it (or,
+ * for a block device, it is mounted), -EHOSTUNREACH if an NBD server did
+ * not answer, or another -errno.
  */
 int device_open(const char *path, int64_t id, struct device **out);
 /*
@@ -110,6 +125,24 @@ void device_close(struct device *dev);
  * mounted on '/mnt'"), else strerror.  Reads /proc.  Returns @buf.
  */
 const char *device_strerror(const char *path, int r, char *buf, size_t len);
+
+/*
+ * Reads or writes @len bytes at @off of @dev outside its volumes' data
+ * (its label, its layout area, a signature probe), through the buffered
+ * descriptor or the NBD link.  Blocks.  0, -ENODATA for a read past the
+ * end, or -errno.  A write is not synced.
+ */
+int device_read_at(struct device *dev, void *buf, size_t len, uint64_t off);
+int device_write_at(struct device *dev, const void *buf, size_t len, uint64_t off);
+
+/*
+ * A descriptor a signature probe (probe.h) can read @dev through: its
+ * own, or, for a device without one (NBD), a sparse copy in memory of
+ * its first and last PROBE_SPAN bytes, where signatures lie.  Close it.
+ * Blocks.  The descriptor or -errno.
+ */
+#define PROBE_SPAN	(1u << 20)
+int device_probe_fd(struct device *dev);
 
 /* Reads the label.  Returns 0, -ENODATA, -EBADMSG or -EIO. */
 int device_label_read(struct device *dev, struct device_label *out);

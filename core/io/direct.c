@@ -5,11 +5,44 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nbd_link.h"
 #include "rangelock.h"
 
 static ssize_t result(ssize_t n)
 {
 	return n < 0 ? -errno : n;
+}
+
+/*
+ * pread(2) and pwrite(2) of @dev's unbuffered data: fd_direct, or the
+ * NBD link, which transfers all or fails (short only at the end).
+ */
+static ssize_t raw_pread(const struct device *dev, void *p, size_t n, uint64_t at)
+{
+	int r;
+
+	if (!dev->nbd)
+		return result(pread(dev->fd_direct, p, n, (off_t)at));
+	if (at >= dev->size)
+		return 0;
+	if (n > dev->size - at)
+		n = dev->size - at;
+	r = nbd_link_pread(dev->nbd, p, n, at);
+	return r ? r : (ssize_t)n;
+}
+
+static ssize_t raw_pwrite(const struct device *dev, const void *p, size_t n, uint64_t at)
+{
+	int r;
+
+	if (!dev->nbd)
+		return result(pwrite(dev->fd_direct, p, n, (off_t)at));
+	if (at >= dev->size)
+		return 0;
+	if (n > dev->size - at)
+		n = dev->size - at;
+	r = nbd_link_pwrite(dev->nbd, p, n, at);
+	return r ? r : (ssize_t)n;
 }
 
 /*
@@ -40,12 +73,12 @@ static ssize_t read_full(const struct device *dev, char *p, size_t n, uint64_t a
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = pread(dev->fd_direct, p + got, n - got, (off_t)(at + got));
+		ssize_t r = raw_pread(dev, p + got, n - got, at + got);
 
-		if (r < 0 && errno == EINTR)
+		if (r == -EINTR)
 			continue;
 		if (r < 0)
-			return -errno;
+			return r;
 		if ((size_t)r < n - got)
 			return (ssize_t)(got + (size_t)r);	/* a short direct read: the end */
 		got += (size_t)r;
@@ -118,7 +151,7 @@ static ssize_t bounce_write(struct device *dev, const char *buf, size_t len, uin
 	}
 	if (!n) {
 		memcpy(bounce + (off - a), buf, end - off);
-		n = of_caller(result(pwrite(dev->fd_direct, bounce, b - a, (off_t)a)), a, off, end);
+		n = of_caller(raw_pwrite(dev, bounce, b - a, a), a, off, end);
 	}
 	rangelock_unlock(dev->lock, &r);
 	free(bounce);
@@ -127,10 +160,10 @@ static ssize_t bounce_write(struct device *dev, const char *buf, size_t len, uin
 
 ssize_t direct_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 {
-	if (dev->fd_direct < 0)
+	if (!device_unbuffered(dev))
 		return result(pread(dev->fd, buf, len, (off_t)off));
 	if (direct_aligned(dev, off, len, buf))
-		return result(pread(dev->fd_direct, buf, len, (off_t)off));
+		return raw_pread(dev, buf, len, off);
 	return bounce_read(dev, buf, len, off);
 }
 
@@ -139,12 +172,12 @@ ssize_t direct_pwrite(struct device *dev, const void *buf, size_t len, uint64_t 
 	struct rangelock_range r;
 	ssize_t n;
 
-	if (dev->fd_direct < 0)
+	if (!device_unbuffered(dev))
 		return result(pwrite(dev->fd, buf, len, (off_t)off));
 	if (!direct_aligned(dev, off, len, buf))
 		return bounce_write(dev, buf, len, off);
 	rangelock_share(dev->lock, &r, off, len);
-	n = result(pwrite(dev->fd_direct, buf, len, (off_t)off));
+	n = raw_pwrite(dev, buf, len, off);
 	rangelock_unlock(dev->lock, &r);
 	return n;
 }

@@ -24,7 +24,9 @@
  * disk's sector would be.
  *
  * A device without fd_direct is read and written through its buffered
- * descriptor, at any alignment, with no lock: the kernel does that.
+ * descriptor, at any alignment, with no lock: the kernel does that.  An
+ * NBD device (device.h) is served as one with fd_direct, through its
+ * link, its unit the server's minimum block size.
  *
  * The units touched never leave the 4 KiB-aligned piece that holds the
  * request, since dio_off_align is at most 4 KiB (device.c) and extents

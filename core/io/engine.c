@@ -9,6 +9,8 @@
 #include "device.h"
 #include "direct.h"
 #include "log.h"
+#include "nbd_batch.h"
+#include "nbd_link.h"
 #include "rangelock.h"
 #include "writelog.h"
 
@@ -20,6 +22,7 @@ static int init(struct engine *e, unsigned int depth, unsigned int flags)
 	e->broken = false;
 	e->scratch = NULL;
 	e->scratch_size = 0;
+	e->nbd = NULL;
 	r = io_uring_queue_init(depth, &e->ring, flags);
 	if (r == -EINVAL && flags)
 		r = io_uring_queue_init(depth, &e->ring, 0);
@@ -41,6 +44,10 @@ void engine_exit(struct engine *e)
 	io_uring_queue_exit(&e->ring);
 	free(e->scratch);
 	e->scratch = NULL;
+	if (e->nbd)
+		nbd_batch_release(e->nbd);
+	free(e->nbd);
+	e->nbd = NULL;
 }
 
 void *engine_scratch(struct engine *e, size_t size)
@@ -74,7 +81,7 @@ static bool seg_rest_fits(const struct seg *g, const char *buf)
 /* @g is direct I/O, all of it aligned: the ring's, sharing the range lock. */
 static bool seg_direct_ring(const struct seg *g, const char *buf)
 {
-	return g->dev && g->dev->fd_direct >= 0 &&
+	return g->dev && device_unbuffered(g->dev) &&
 	       direct_aligned(g->dev, g->dev_off, g->len, buf + g->buf_off);
 }
 
@@ -180,7 +187,7 @@ static int rw_each(struct segs *s, char *buf, bool write, uint64_t issued,
 
 static bool seg_bounced(const struct seg *g, const char *buf)
 {
-	return g->dev->fd_direct >= 0 && !seg_direct_ring(g, buf);
+	return device_unbuffered(g->dev) && !seg_direct_ring(g, buf);
 }
 
 static void ring_unshare(struct segs *s, const char *buf, unsigned int nr)
@@ -229,7 +236,7 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 				memset(buf + g->buf_off, 0, g->len);
 				continue;
 			}
-			if (g->done == g->len)
+			if (g->done == g->len || g->dev->nbd)
 				continue;
 			queue_seg(e, g, next, buf, write);
 			inflight++;
@@ -274,6 +281,39 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 	return err;
 }
 
+static bool any_nbd(const struct segs *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (s->v[i].dev && s->v[i].dev->nbd)
+			return true;
+	return false;
+}
+
+/*
+ * The ring's segments, and those on NBD devices (nbd_batch.h): the first
+ * links' sent before the ring's are queued and finished after them, any
+ * further links' after that.
+ */
+static int rw_ring_and_nbd(struct engine *e, struct segs *s, char *buf, bool write,
+			   uint64_t issued)
+{
+	int sent = 0, err = 0, r;
+
+	if (any_nbd(s) && !e->nbd && !(e->nbd = calloc(1, sizeof(*e->nbd))))
+		return -EIO;
+	if (e->nbd)
+		sent = nbd_batch_start(e->nbd, s, buf, write);
+	err = rw_ring(e, s, buf, write, issued);
+	while (sent > 0) {
+		r = nbd_batch_finish(e->nbd, &e->ring, s, buf, write);
+		if (r && r != -EIO)
+			return engine_break(e, r);
+		err = err ? err : r;
+		sent = nbd_batch_start(e->nbd, s, buf, write);
+	}
+	return sent < 0 ? -EIO : err;
+}
+
 static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 {
 	uint64_t issued = write && writelog_on() ? writelog_now() : 0;
@@ -284,12 +324,12 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 
 	for (unsigned int i = 0; i < s->nr; i++)
 		s->v[i].done = 0;
-	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait)
+	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait && !s->v[0].dev->nbd)
 		return rw_inline(&s->v[0], buf, write, issued);
 	err = rw_each(s, buf, write, issued, seg_bounced);
 	if (write && !ring_share(s, buf))
 		return rw_each(s, buf, write, issued, NULL) ? -EIO : err;
-	r = rw_ring(e, s, buf, write, issued);
+	r = rw_ring_and_nbd(e, s, buf, write, issued);
 	if (write)
 		ring_unshare(s, buf, s->nr);
 	return r ? r : err;
@@ -305,24 +345,44 @@ int engine_write(struct engine *e, struct segs *s, const void *buf)
 	return rw(e, s, (char *)buf, true);
 }
 
+/* Flushes the NBD devices among @devs, one after another. */
+static int sync_nbd(struct device *const *devs, unsigned int nr)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < nr; i++)
+		if (devs[i]->nbd && nbd_link_flush(devs[i]->nbd)) {
+			static struct log_limit limit;
+
+			log_error_limited(&limit, "flush of '%s' failed", devs[i]->path);
+			err = -EIO;
+		}
+	return err;
+}
+
 int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 {
-	unsigned int done = 0;
-	int err = 0;
+	unsigned int next = 0;
+	int err;
 
 	if (e->broken)
 		return -EIO;
-	while (done < nr) {
-		unsigned int batch = nr - done < e->depth ? nr - done : e->depth;
+	err = sync_nbd(devs, nr);
+	while (next < nr) {
 		uint64_t issued = writelog_on() ? writelog_now() : 0;
+		unsigned int batch = 0;
 		struct io_uring_cqe *cqe;
 		int r;
 
-		for (unsigned int i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+		for (; next < nr && batch < e->depth; next++) {
+			struct io_uring_sqe *sqe;
 
-			io_uring_prep_fsync(sqe, devs[done + i]->fd, IORING_FSYNC_DATASYNC);
-			io_uring_sqe_set_data64(sqe, done + i);
+			if (devs[next]->nbd)
+				continue;
+			sqe = io_uring_get_sqe(&e->ring);
+			io_uring_prep_fsync(sqe, devs[next]->fd, IORING_FSYNC_DATASYNC);
+			io_uring_sqe_set_data64(sqe, next);
+			batch++;
 		}
 		r = io_uring_submit(&e->ring);
 		if (r < 0)
@@ -342,7 +402,6 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 			}
 			io_uring_cqe_seen(&e->ring, cqe);
 		}
-		done += batch;
 	}
 	return err;
 }

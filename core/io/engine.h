@@ -20,6 +20,9 @@
  * write log (writelog.h) before the call returns; a device that is not
  * recorded costs one test of its log_file.
  *
+ * Segments on NBD devices go out on the network before the ring's are
+ * queued, and are waited for on the same ring after (nbd_batch.h).
+ *
  * An engine belongs to one thread; it takes no lock.
  */
 #ifndef MAPPERFS_ENGINE_H
@@ -31,6 +34,7 @@
 #include "segs.h"
 
 struct device;
+struct nbd_batch;
 
 struct engine {
 	struct io_uring ring;
@@ -38,6 +42,7 @@ struct engine {
 	bool broken;			/* a ring failure: every call is -EIO */
 	void *scratch;			/* engine_scratch's, or NULL */
 	size_t scratch_size;
+	struct nbd_batch *nbd;		/* made on the first NBD request, or NULL */
 };
 
 int engine_init(struct engine *e, unsigned int depth);	/* 0 or -errno */
@@ -66,7 +71,7 @@ int engine_read(struct engine *e, struct segs *s, void *buf);
 /* Writes @buf + seg.buf_off to every segment of @s (no holes allowed). */
 int engine_write(struct engine *e, struct segs *s, const void *buf);
 
-/* fdatasync of @nr devices at once.  Blocks.  Returns 0 or -EIO. */
+/* fdatasync (NBD: flush) of @nr devices at once.  Blocks.  0 or -EIO. */
 int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr);
 
 #endif

@@ -55,7 +55,7 @@ static int decode_slot(const uint8_t *buf, struct layout_slot *s)
 	return 0;
 }
 
-int layout_area_read(int fd, struct layout_area *out)
+int layout_area_read(struct device *dev, struct layout_area *out)
 {
 	uint8_t *buf = malloc(LAYOUT_SLOT_SIZE);
 	int r = 0;
@@ -64,11 +64,11 @@ int layout_area_read(int fd, struct layout_area *out)
 	if (!buf)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < 2 && !r; i++) {
-		ssize_t n = pread(fd, buf, LAYOUT_SLOT_SIZE, (off_t)slot_offset(i));
+		int n = device_read_at(dev, buf, LAYOUT_SLOT_SIZE, slot_offset(i));
 
-		if (n < 0)
+		if (n && n != -ENODATA)
 			r = -EIO;
-		else if (n == LAYOUT_SLOT_SIZE)
+		else if (!n)
 			r = decode_slot(buf, &out->slot[i]);
 	}
 	free(buf);
@@ -117,7 +117,7 @@ int layout_area_write(struct device *dev, const struct uuid *pool, uint64_t seq,
 	memcpy(buf + LAYOUT_SLOT_HEADER, text, len);
 	h->text_crc_le = htole32(label_crc32(buf + LAYOUT_SLOT_HEADER, len));
 	h->header_crc_le = htole32(label_crc32(h, offsetof(struct slot_header, header_crc_le)));
-	if (pwrite(dev->fd, buf, total, (off_t)off) != (ssize_t)total)
+	if (device_write_at(dev, buf, total, off))
 		r = -EIO;
 	else if (dev->log_file)
 		writelog_write(dev->log_file, issued, off, buf, total);

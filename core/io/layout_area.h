@@ -50,11 +50,11 @@ struct layout_area {
 };
 
 /*
- * Reads both slots of the device open at @fd.  0 (each slot's state set;
+ * Reads both slots of @dev.  0 (each slot's state set;
  * a device too small for the area reads as empty), -ENOMEM or -EIO.
  * Blocks: one read of 1 MiB.
  */
-int layout_area_read(int fd, struct layout_area *out);
+int layout_area_read(struct device *dev, struct layout_area *out);
 /* The good slot with the highest seq, or NULL. */
 const struct layout_slot *layout_area_newest(const struct layout_area *a);
 void layout_area_release(struct layout_area *a);

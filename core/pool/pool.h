@@ -220,9 +220,9 @@ int pool_commit_all(struct pool *p);
 
 /*
  * Whether a request's backing I/O can wait on a device: some open device
- * is read and written with O_DIRECT (a disk file system, a block device),
- * rather than every one being memory (tmpfs), whose I/O is a copy that
- * never sleeps.  Takes the admin lock; O(devices).
+ * is read and written with O_DIRECT (a disk file system, a block device)
+ * or over NBD, rather than every one being memory (tmpfs), whose I/O is
+ * a copy that never sleeps.  Takes the admin lock; O(devices).
  */
 bool pool_io_waits(struct pool *p);
 
@@ -684,7 +684,8 @@ struct pool_volume_info {
 	int32_t sync_pct;		/* a mirror's Cpy%Sync in hundredths, or -1 */
 	/*
 	 * a thin pool's "full" or "low-water" (status's data flags), a
-	 * mirror's "degraded" (a leg failed), or NULL
+	 * mirror's "degraded" (a leg failed), "reconnecting" (an NBD device
+	 * under it waits for its server), or NULL
 	 */
 	const char *condition;
 	char condition_why[96];		/* what the condition is about ("leg 1 failed: ..."), or "" */
@@ -707,6 +708,7 @@ struct pool_device_info {
 	struct device_rec rec;
 	uint64_t free;			/* bytes of its data area no extent uses */
 	char reason[POOL_ERROR_LEN];	/* "" when it is open */
+	bool reconnecting;		/* an NBD device waiting for its server */
 	struct tags tags;		/* a copy, freed by pool_device_infos_release() */
 };
 

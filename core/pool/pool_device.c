@@ -46,6 +46,7 @@
 #include "device.h"
 #include "log.h"
 #include "names.h"
+#include "nbd_link.h"
 #include "probe.h"
 #include "size.h"
 
@@ -225,7 +226,13 @@ static int check_device(struct pool *p, struct device *dev, bool force,
 	if (r != -ENODATA)
 		return pool_fail(err, r, "cannot read the label of '%s': %s", dev->path,
 				 strerror(-r));
-	r = probe_signature(dev->fd, what, sizeof(what));
+	r = device_probe_fd(dev);
+	if (r >= 0) {
+		int fd = r;
+
+		r = probe_signature(fd, what, sizeof(what));
+		close(fd);
+	}
 	if (r < 0)
 		return pool_fail(err, r, "cannot read '%s': %s", dev->path, strerror(-r));
 	if (r)
@@ -238,14 +245,14 @@ static int check_device(struct pool *p, struct device *dev, bool force,
 static int save_head(struct device *dev, void **out)
 {
 	void *buf = malloc(LABEL_SIZE);
-	ssize_t n;
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
-	n = pread(dev->fd, buf, LABEL_SIZE, 0);
-	if (n != LABEL_SIZE) {
+	r = device_read_at(dev, buf, LABEL_SIZE, 0);
+	if (r) {
 		free(buf);
-		return n < 0 ? -errno : -EIO;
+		return r == -ENODATA ? -EIO : r;
 	}
 	*out = buf;
 	return 0;
@@ -255,7 +262,7 @@ static void restore_head(struct device *dev, const void *buf)
 {
 	char label[SIZE_STR_LEN];
 
-	if (pwrite(dev->fd, buf, LABEL_SIZE, 0) != LABEL_SIZE || device_sync(dev))
+	if (device_write_at(dev, buf, LABEL_SIZE, 0) || device_sync(dev))
 		log_error("cannot restore the first %s of '%s' after a failed add",
 			  format_size(LABEL_SIZE, label), dev->path);
 }
@@ -370,12 +377,31 @@ static int check_not_image(struct pool *p, const char *abs, struct pool_error *e
 	return r;
 }
 
+/*
+ * The export name of NBD URI @uri ("disk" in nbd+unix:///disk?socket=S),
+ * as a device's name when none is given; NULL if it has none.
+ */
+static const char *uri_export_name(const char *uri, char *buf, size_t len)
+{
+	const char *auth = strstr(uri, "://"), *slash, *end;
+
+	slash = auth ? strchr(auth + 3, '/') : NULL;
+	if (!slash || !slash[1] || slash[1] == '?')
+		return NULL;
+	end = slash + 1 + strcspn(slash + 1, "?#");
+	if ((size_t)(end - slash - 1) >= len)
+		return NULL;
+	snprintf(buf, len, "%.*s", (int)(end - slash - 1), slash + 1);
+	return buf;
+}
+
 /* Opens the device at @abs and checks that it may be added: *dev. */
 static int open_new_device(struct pool *p, const char *abs, bool force,
 			   struct device **dev, struct pool_error *err)
 {
 	char why[160];
-	int r = check_not_image(p, abs, err);
+	bool nbd = nbd_link_is_uri(abs);
+	int r = nbd ? 0 : check_not_image(p, abs, err);
 
 	if (r)
 		return r;
@@ -386,7 +412,8 @@ static int open_new_device(struct pool *p, const char *abs, bool force,
 	if (r)
 		return pool_fail(err, r, "cannot open '%s': %s", abs,
 				 device_strerror(abs, r, why, sizeof(why)));
-	r = pool_check_not_own(p, (*dev)->fd, abs, "device", err);
+	if (!nbd)
+		r = pool_check_not_own(p, (*dev)->fd, abs, "device", err);
 	if (!r)
 		r = check_device(p, *dev, force, err);
 	if (r) {
@@ -399,20 +426,27 @@ static int open_new_device(struct pool *p, const char *abs, bool force,
 int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		    struct device_rec *out, struct pool_error *err)
 {
+	bool nbd = nbd_link_is_uri(s->path);
 	struct device_rec rec = { 0 };
 	const char *name = s->name;
 	struct device *dev = NULL;
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], export[POOL_NAME_MAX + 1];
 	void *head = NULL;
 	int r;
 
-	if (s->path[0] != '/')
+	if (s->path[0] != '/' && !nbd)
 		return pool_fail(err, -EINVAL, "device path '%s' is not absolute", s->path);
+	if (nbd && s->create_size)
+		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
+	if (!name && nbd)
+		name = uri_export_name(s->path, export, sizeof(export));
 	if (!name) {
 		const char *slash = strrchr(s->path, '/');
 
 		name = slash[1] ? slash + 1 : s->path;
 	}
+	if (nbd && !name_valid(name))
+		return pool_fail(err, -EINVAL, "give the NBD device '%s' a name with --name", s->path);
 	if (!name_valid(name))
 		return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, name);
 	dev_lock(p);
@@ -421,7 +455,12 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		r = create_file(s->path, s->create_size, err);
 	if (r)
 		goto out_unlock;
-	if (!realpath(s->path, abs)) {
+	if (nbd && strlen(s->path) >= sizeof(abs)) {
+		r = pool_fail(err, -ENAMETOOLONG, "the URI '%s' is too long", s->path);
+		goto out_unlink;
+	} else if (nbd) {
+		memcpy(abs, s->path, strlen(s->path) + 1);
+	} else if (!realpath(s->path, abs)) {
 		r = pool_fail(err, -errno, "cannot open '%s': %s", s->path, strerror(errno));
 		goto out_unlink;
 	}
@@ -586,13 +625,23 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	return r;
 }
 
+bool pool_device_reconnecting(const struct pool_device *d)
+{
+	struct nbd_link_stats st;
+
+	if (!d->dev || !d->dev->nbd)
+		return false;
+	nbd_link_stats(d->dev->nbd, &st);
+	return st.reconnecting;
+}
+
 bool pool_io_waits(struct pool *p)
 {
 	bool waits = false;
 
 	pool_admin_lock(p);
 	for (size_t i = 0; i < p->nr_devs && !waits; i++)
-		waits = p->devs[i]->dev && p->devs[i]->dev->fd_direct >= 0;
+		waits = p->devs[i]->dev && device_unbuffered(p->devs[i]->dev);
 	pool_admin_unlock(p);
 	return waits;
 }

@@ -522,7 +522,7 @@ void pool_layout_open(struct pool *p)
 	for (size_t i = 0; areas && text && i < p->nr_devs; i++) {
 		const struct layout_slot *s;
 
-		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev->fd, &areas[i]))
+		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev, &areas[i]))
 			continue;
 		s = layout_area_newest(&areas[i]);
 		if (s && !uuid_equal(&s->pool, &p->uuid))

@@ -218,7 +218,7 @@ static int read_devices(const struct pool_recover_spec *s, struct found *f,
 		if (i && !uuid_equal(&f[i].label.pool, &f[0].label.pool))
 			return pool_fail(err, -EINVAL, "'%s' belongs to another pool than '%s'",
 					 s->paths[i], s->paths[0]);
-		r = layout_area_read(f[i].dev->fd, &f[i].area);
+		r = layout_area_read(f[i].dev, &f[i].area);
 		if (r)
 			return pool_fail(err, r, "cannot read the layout copies of '%s': %s",
 					 s->paths[i], strerror(-r));

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "json.h"
+#include "device.h"
 #include "label.h"
+#include "nbd_link.h"
 #include "space.h"
 #include "volume.h"
 
@@ -40,6 +42,50 @@ static void report_tags(struct json *j, const struct tags *t)
 	json_array_end(j);
 }
 
+/* An NBD device's link (nbd_link.h): its connections and what they met. */
+static void report_nbd(struct json *j, struct nbd_link *l)
+{
+	struct nbd_link_stats st;
+
+	nbd_link_stats(l, &st);
+	json_object_begin(j, "nbd");
+	json_u64(j, "connections", st.conns);
+	json_bool(j, "multi_conn", st.multi_conn);
+	json_u64(j, "timeout_ms", nbd_link_timeout_ms(l));
+	json_u64(j, "reconnects", st.reconnects);
+	json_u64(j, "retried", st.retried);
+	json_u64(j, "failed", st.failed);
+	json_object_end(j);
+}
+
+static const char *device_state(const struct pool_device *d)
+{
+	return !d->dev ? "failed" : pool_device_reconnecting(d) ? "reconnecting" : "ok";
+}
+
+/*
+ * Whether a device under @v (its thin pool's, for a thin volume) waits
+ * for its NBD server to come back.  O(extents of the volume).
+ */
+static bool volume_reconnecting(struct pool *p, const struct pool_volume *v)
+{
+	const struct extent_rec *e;
+	size_t nr;
+
+	if (!strcmp(v->rec.kind, "thin"))
+		v = pool_volume_by_id(p, v->thin.rec.pool);
+	if (!v)
+		return false;
+	e = pool_extents_of(p, v->rec.id, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		struct pool_device *d = pool_device_by_id(p, e[i].device);
+
+		if (d && pool_device_reconnecting(d))
+			return true;
+	}
+	return false;
+}
+
 static void report_device(struct pool *p, struct json *j, const struct pool_device *d)
 {
 	uint64_t free_bytes = device_free(p, d);
@@ -53,9 +99,11 @@ static void report_device(struct pool *p, struct json *j, const struct pool_devi
 	json_size(j, "size", d->rec.size);
 	json_size(j, "used", area > free_bytes ? area - free_bytes : 0);
 	json_size(j, "free", free_bytes);
-	json_string(j, "state", d->dev ? "ok" : "failed");
+	json_string(j, "state", device_state(d));
 	if (d->failure)
 		json_string(j, "reason", d->failure);
+	if (d->dev && d->dev->nbd)
+		report_nbd(j, d->dev->nbd);
 	report_tags(j, &d->tags);
 }
 
@@ -90,7 +138,8 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	json_string(j, "name", v->rec.name);
 	json_string(j, "kind", v->rec.kind);
 	json_size(j, "size", v->rec.size);
-	json_string(j, "state", failure ? "failed" : pool_volume_degraded(p, v) ? "degraded" : "ok");
+	json_string(j, "state", failure ? "failed" : volume_reconnecting(p, v) ? "reconnecting" :
+			  pool_volume_degraded(p, v) ? "degraded" : "ok");
 	if (failure)
 		json_string(j, "reason", failure);
 	if (v->type->served) {
@@ -208,6 +257,8 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", failure ? failure : "");
 		v[i].data_pct = v[i].meta_pct = v[i].sync_pct = -1;
 		p->vols[i]->type->info(p, p->vols[i], &v[i]);
+		if (!v[i].condition && volume_reconnecting(p, p->vols[i]))
+			v[i].condition = "reconnecting";
 		r = tags_copy(&v[i].tags, &p->vols[i]->tags);
 	}
 	pool_admin_unlock(p);
@@ -232,6 +283,7 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 	for (size_t i = 0; v && !r && i < n; i++) {
 		v[i].rec = p->devs[i]->rec;
 		v[i].free = device_free(p, p->devs[i]);
+		v[i].reconnecting = pool_device_reconnecting(p->devs[i]);
 		if (p->devs[i]->failure)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
 		r = tags_copy(&v[i].tags, &p->devs[i]->tags);

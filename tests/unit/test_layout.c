@@ -188,20 +188,20 @@ START_TEST(copies_alternate_slots_and_survive_one_damaged)
 	close(fd);
 	ck_assert_int_eq(device_open(path, 1, &dev), 0);
 	ck_assert_int_eq(uuid_generate(&pool), 0);
-	ck_assert_int_eq(layout_area_read(dev->fd, &area), 0);
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
 	ck_assert_ptr_null(layout_area_newest(&area));
 	layout_area_release(&area);
 
 	ck_assert_int_eq(layout_area_write(dev, &pool, 7, "seven", 5), 0);
 	ck_assert_int_eq(layout_area_write(dev, &pool, 8, "eight!", 6), 0);
-	ck_assert_int_eq(layout_area_read(dev->fd, &area), 0);
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
 	ck_assert_uint_eq(layout_area_newest(&area)->seq, 8);
 	ck_assert_str_eq(layout_area_newest(&area)->text, "eight!");
 	layout_area_release(&area);
 
 	/* a torn write of 9 lands where 7 was: 8 stays */
 	ck_assert_int_eq(pwrite(dev->fd, "XX", 2, LABEL_SIZE + LAYOUT_SLOT_SIZE * 1 + LAYOUT_SLOT_HEADER), 2);
-	ck_assert_int_eq(layout_area_read(dev->fd, &area), 0);
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
 	ck_assert_int_eq(area.slot[1].state, LAYOUT_SLOT_DAMAGED);
 	ck_assert_uint_eq(layout_area_newest(&area)->seq, 8);
 	layout_area_release(&area);
