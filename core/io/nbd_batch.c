@@ -78,11 +78,13 @@ static void report(const struct seg *g, const struct nbd_piece *p, bool write, c
 			  (unsigned long long)(g->dev_off + p->at), g->dev->path, why);
 }
 
-static void fail_piece(struct nbd_piece *p, struct segs *s, bool write, const char *why)
+static void fail_piece(struct nbd_batch *b, struct nbd_piece *p, struct segs *s, bool write,
+		       const char *why)
 {
 	if (p->cookie == PIECE_FAILED)
 		return;
 	report(&s->v[p->seg], p, write, why);
+	nbd_link_failed(b->slots[p->slot].link);
 	p->cookie = PIECE_FAILED;
 }
 
@@ -129,7 +131,7 @@ int nbd_batch_start(struct nbd_batch *b, struct segs *s, char *buf, bool write)
 		if (b->slots[p->slot].conn)
 			send_piece(b, p, s, buf, write);
 		else
-			fail_piece(p, s, write, "no connection to the NBD server");
+			fail_piece(b, p, s, write, "no connection to the NBD server");
 	}
 	return b->nr_pieces > 0;
 }
@@ -152,7 +154,7 @@ static void reap(struct nbd_batch *b, unsigned int slot, struct segs *s, bool wr
 		} else if (r < 0 && nbd_conn_dropped(b->slots[slot].conn)) {
 			p->cookie = PIECE_UNSENT;
 		} else if (r < 0) {
-			fail_piece(p, s, write, nbd_get_error());
+			fail_piece(b, p, s, write, nbd_get_error());
 		}
 	}
 }
@@ -197,10 +199,8 @@ static void resend(struct nbd_batch *b, unsigned int slot, struct segs *s, char 
 		if (sl->conn)
 			send_piece(b, p, s, buf, write);
 		else
-			fail_piece(p, s, write, "the NBD server did not come back within the timeout");
+			fail_piece(b, p, s, write, "the NBD server did not come back within the timeout");
 	}
-	if (!sl->conn)
-		nbd_link_failed(sl->link);
 }
 
 /*
@@ -242,7 +242,7 @@ static void give_up(struct nbd_batch *b, unsigned int slot, struct segs *s, bool
 
 	for (unsigned int i = 0; i < b->nr_pieces; i++)
 		if (b->pieces[i].slot == slot && b->pieces[i].cookie >= 0)
-			fail_piece(&b->pieces[i], s, write, why);
+			fail_piece(b, &b->pieces[i], s, write, why);
 	nbd_shutdown(sl->conn->h, LIBNBD_SHUTDOWN_ABANDON_PENDING);
 	nbd_link_put(sl->link, sl->conn);
 	sl->conn = NULL;

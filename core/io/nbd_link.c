@@ -27,7 +27,6 @@ struct nbd_link {
 	pthread_cond_t idle_cond;	/* a connection went idle or closed */
 	struct nbd_conn *idle;
 	unsigned int conns, max_conns;	/* open (idle or taken), allowed */
-	unsigned int reconnecting;	/* threads connecting after a drop */
 	bool dropped;			/* a connection dropped since the last open */
 	uint64_t reconnects, retried, failed;
 };
@@ -232,7 +231,7 @@ const char *nbd_link_uri(const struct nbd_link *l)
 void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out)
 {
 	pthread_mutex_lock(&l->lock);
-	out->reconnecting = l->reconnecting > 0;
+	out->reconnecting = l->dropped;
 	out->conns = l->conns;
 	out->multi_conn = l->multi_conn;
 	out->reconnects = l->reconnects;
@@ -250,12 +249,7 @@ static struct nbd_conn *reconnect(struct nbd_link *l, uint64_t deadline)
 	unsigned int pause = BACKOFF_MIN_MS;
 	struct nbd_conn *c;
 	char why[160];
-	bool after_drop;
 
-	pthread_mutex_lock(&l->lock);
-	after_drop = l->dropped;
-	l->reconnecting += after_drop;
-	pthread_mutex_unlock(&l->lock);
 	while (!(c = conn_open(l->uri, deadline, why, sizeof(why))) && remaining_ms(deadline)) {
 		struct timespec ts;
 		int left = remaining_ms(deadline);
@@ -268,7 +262,6 @@ static struct nbd_conn *reconnect(struct nbd_link *l, uint64_t deadline)
 		pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
 	}
 	pthread_mutex_lock(&l->lock);
-	l->reconnecting -= after_drop;
 	if (c && l->dropped) {
 		l->dropped = false;
 		l->reconnects++;

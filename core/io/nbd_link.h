@@ -51,7 +51,7 @@ struct nbd_conn {
 
 /* What the link has seen, for status. */
 struct nbd_link_stats {
-	bool reconnecting;		/* a request waits for a connection now */
+	bool reconnecting;		/* a connection dropped, none opened since */
 	unsigned int conns;		/* open connections */
 	bool multi_conn;
 	uint64_t reconnects;		/* connections reopened after a drop */
@@ -106,7 +106,7 @@ bool nbd_conn_dropped(const struct nbd_conn *c);
  * the request first failed).
  */
 bool nbd_link_retry(struct nbd_link *l, uint64_t since_ms);
-/* Counts a request that failed for good. */
+/* Counts a request (or a piece of one) that failed for good. */
 void nbd_link_failed(struct nbd_link *l);
 
 /* CLOCK_MONOTONIC in milliseconds. */

@@ -438,15 +438,14 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		return pool_fail(err, -EINVAL, "device path '%s' is not absolute", s->path);
 	if (nbd && s->create_size)
 		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
-	if (!name && nbd)
-		name = uri_export_name(s->path, export, sizeof(export));
+	if (!name && nbd && !(name = uri_export_name(s->path, export, sizeof(export))))
+		return pool_fail(err, -EINVAL, "give the NBD device '%s' a name with --name: "
+				 "its URI names no export", s->path);
 	if (!name) {
 		const char *slash = strrchr(s->path, '/');
 
 		name = slash[1] ? slash + 1 : s->path;
 	}
-	if (nbd && !name_valid(name))
-		return pool_fail(err, -EINVAL, "give the NBD device '%s' a name with --name", s->path);
 	if (!name_valid(name))
 		return pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, name);
 	dev_lock(p);

@@ -168,7 +168,7 @@ struct pool_volume *pool_volume_by_name(struct pool *p, const char *name);
 struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id);
 struct pool_device *pool_device_by_name(struct pool *p, const char *name);
 struct pool_device *pool_device_by_id(struct pool *p, int64_t id);
-/* Whether @d is an NBD device whose requests wait for its server now. */
+/* Whether @d is an NBD device that lost its connection and has none yet. */
 bool pool_device_reconnecting(const struct pool_device *d);
 
 /*

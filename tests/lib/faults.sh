@@ -121,6 +121,49 @@ _t_undo_nbdkit()
 	timeout 10 tail --pid="$pid" -f /dev/null
 }
 
+# ---- raw devices over NBD: nbdkit serving a file --------------------------------
+
+# nbd_server NAME SIZE: an NBD export of a file of SIZE bytes
+# ($T_DIR/nbd/NAME/disk: read it to see what reached the server), served
+# by nbdkit's file plugin on a Unix socket through the log and error
+# filters (every request fails while nbd_fail NAME is in force, and
+# nbd_wait_request sees each, as for nbd_device); prints its URI, for
+# `mapperctl device add URI`.  nbd_server_kill NAME ends the
+# server as a crash would (kill -9), nbd_server_start NAME starts it again
+# on the same socket.  Registers the server's end.  Safe inside $(...).
+nbd_server()
+{
+	local dir=$T_DIR/nbd/$1
+
+	mkdir -p "$dir"
+	truncate -s "$2" "$dir/disk"
+	cleanup_fn _t_undo_nbdkit "$dir/nbdkit.pid"
+	nbd_server_start "$1"
+	echo "nbd+unix:///?socket=$dir/sock"
+}
+
+# nbd_server_start NAME: returns once the server listens (nbdkit writes
+# its pid file then).
+nbd_server_start()
+{
+	local dir=$T_DIR/nbd/$1
+
+	rm -f "$dir/sock" "$dir/nbdkit.pid"
+	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" --filter=log --filter=error \
+		file "$dir/disk" logfile="$dir/requests.log" error-rate=100% error-file="$dir/fail" \
+		</dev/null >/dev/null 2>>"$dir/nbdkit.log" ||
+		fail "nbdkit for $1 did not start: $(cat "$dir/nbdkit.log")"
+}
+
+nbd_server_kill()
+{
+	local dir=$T_DIR/nbd/$1 pid
+
+	pid=$(cat "$dir/nbdkit.pid") || fail "no nbdkit runs for $1"
+	kill -KILL "$pid"
+	timeout 10 tail --pid="$pid" -f /dev/null || fail "nbdkit $pid of $1 did not end"
+}
+
 # ---- a file system that fills up ---------------------------------------------------
 
 # small_tmpfs DIR SIZE: mounts a tmpfs of SIZE (K/M suffixes) on DIR
