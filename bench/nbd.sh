@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# bench/nbd.sh: a linear volume on an NBD raw device against nbdfuse over
+# the same server.
+#
+# One nbdkit memory server (1 GiB, a Unix socket) serves both sides at
+# once: mapperfs, whose pool has the export as raw device "r1" (libnbd's
+# asynchronous calls on each ring thread's io_uring, core/io/nbd_batch.c)
+# and a linear volume "lin" on it; and nbdfuse (libnbd's FUSE client,
+# Debian's libnbd-bin), which shows the whole export as one file.  Both
+# read the same bytes, filled first (no run reads holes the plugin
+# answers for free).  Each workload runs mapperfs, nbdfuse, nbdfuse,
+# mapperfs, time-based, and each side's two runs are averaged:
+#
+#   read64K    1 job x QD32 random 64 KiB reads, libaio, O_DIRECT    MiB/s
+#   read64Kx4  4 jobs x QD32, the same                               MiB/s
+#   write64K   1 job x QD32 random 64 KiB writes                     MiB/s
+#   seq1M      1 job x QD4 sequential 1 MiB reads                    MiB/s
+#   lat4K      4 KiB random reads at QD1: the median completion, us
+#
+# The figure asked of mapperfs is read64K >= 2 x nbdfuse's.
+# Environment: BENCH_SECONDS (default 5) per run, BENCH_TRANSPORT.
+# Needs root (FUSE), nbdkit, nbdfuse, fio, jq.  Not run by CI.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+bin=$src/build/bin
+secs=${BENCH_SECONDS:-5}
+MiB=$((1024 * 1024))
+size=$((896 * MiB))
+
+[ -x "$bin/mapperfs" ] && [ -x "$bin/mapperctl" ] ||
+	{ echo "bench/nbd.sh: build first (cmake --build build)" >&2; exit 1; }
+for t in nbdkit nbdfuse fio jq; do
+	command -v "$t" >/dev/null || { echo "bench/nbd.sh: needs $t" >&2; exit 1; }
+done
+dir=$(mktemp -d "${BENCH_DIR:-/tmp}/mapperfs-nbd-bench.XXXXXX")
+pool=$dir/pool
+mnt=$dir/mnt
+fuse=$dir/nbdfuse
+pid= fuse_pid=
+
+cleanup()
+{
+	set +e
+	if mountpoint -q "$mnt" 2>/dev/null; then
+		fusermount3 -u "$mnt" || umount -l "$mnt"
+	fi
+	[ -n "$pid" ] && timeout 30 tail --pid="$pid" -f /dev/null
+	if mountpoint -q "$fuse" 2>/dev/null; then
+		fusermount3 -u "$fuse" || umount -l "$fuse"
+	fi
+	[ -n "$fuse_pid" ] && timeout 30 tail --pid="$fuse_pid" -f /dev/null
+	[ -s "$dir/nbdkit.pid" ] && kill "$(cat "$dir/nbdkit.pid")"
+	rm -rf --one-file-system "$dir"
+}
+trap cleanup EXIT
+
+nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" memory size=1G </dev/null
+uri="nbd+unix:///?socket=$dir/sock"
+ctl() { "$bin/mapperctl" "$@"; }
+export MAPPERFS_POOL=$pool
+ctl init >/dev/null
+ctl device add "$uri" --name r1 >/dev/null
+ctl create linear lin --size $size --on r1 >/dev/null
+mkdir -p "$mnt" "$fuse"
+"$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=${BENCH_TRANSPORT:-auto}" 2>"$dir/mapperfs.err"
+pid=$(cat "$pool/mapperfs.pid")
+mkfifo "$dir/nbdfuse.pid"
+nbdfuse -P "$dir/nbdfuse.pid" "$fuse/disk" --unix "$dir/sock" </dev/null >/dev/null 2>&1 &
+fuse_pid=$(timeout 30 cat "$dir/nbdfuse.pid")
+dd if=/dev/urandom of="$mnt/lin" bs=1M count=$((size / MiB)) oflag=direct conv=notrunc status=none
+
+# fio_run NAME FILE ARGS...: one time-based workload, JSON on stdout.
+fio_run()
+{
+	local name=$1 file=$2
+
+	shift 2
+	fio --output-format=json --name="$name" --filename="$file" --size=$size \
+		--direct=1 --time_based --runtime="$secs" --ramp_time=1 \
+		--group_reporting "$@" 2>"$dir/fio.err"
+}
+
+read64K() { fio_run read64K "$1" --rw=randread --bs=64K --ioengine=libaio --iodepth=32 |
+	jq '.jobs[0].read.bw / 1024'; }
+read64Kx4() { fio_run read64Kx4 "$1" --rw=randread --bs=64K --ioengine=libaio \
+	--iodepth=32 --numjobs=4 | jq '.jobs[0].read.bw / 1024'; }
+write64K() { fio_run write64K "$1" --rw=randwrite --bs=64K --ioengine=libaio --iodepth=32 |
+	jq '.jobs[0].write.bw / 1024'; }
+seq1M() { fio_run seq1M "$1" --rw=read --bs=1M --ioengine=libaio --iodepth=4 |
+	jq '.jobs[0].read.bw / 1024'; }
+lat4K() { fio_run lat4K "$1" --rw=randread --bs=4K --ioengine=psync |
+	jq '.jobs[0].read.clat_ns.percentile["50.000000"] / 1000'; }
+
+mean() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a + b) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+declare -A res
+workloads=(read64K read64Kx4 write64K seq1M lat4K)
+for w in "${workloads[@]}"; do
+	echo "running $w ..." >&2
+	m1=$($w "$mnt/lin"); f1=$($w "$fuse/disk"); f2=$($w "$fuse/disk"); m2=$($w "$mnt/lin")
+	res[$w,m]=$(mean "$m1" "$m2")
+	res[$w,f]=$(mean "$f1" "$f2")
+	res[$w,runs]="mapperfs $m1 $m2, nbdfuse $f1 $f2"
+done
+
+printf '\nnbd bench: %ss per run, nbdkit memory over a Unix socket, transport %s, kernel %s, %s cores\n' \
+	"$secs" "${BENCH_TRANSPORT:-auto}" "$(uname -r)" "$(nproc)"
+printf '%-10s %12s %12s %8s   %s\n' workload mapperfs nbdfuse ratio runs
+for w in "${workloads[@]}"; do
+	printf '%-10s %12s %12s %8s   %s\n' "$w" "${res[$w,m]}" "${res[$w,f]}" \
+		"$(ratio "${res[$w,m]}" "${res[$w,f]}")" "${res[$w,runs]}"
+done
+echo "(lat4K in microseconds: lower is better, the ratio too; the rest MiB/s)"
