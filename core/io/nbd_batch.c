@@ -38,19 +38,43 @@ bool nbd_batch_takes(const struct seg *g, const char *buf)
 	       direct_aligned(g->dev, g->dev_off, g->len, buf + g->buf_off);
 }
 
-/* The slot of @l, taken (with a connection) if new; NBD_BATCH_LINKS if full. */
-static unsigned int slot_of(struct nbd_batch *b, struct nbd_link *l)
+/* The slot of @l, made if new; NBD_BATCH_LINKS if it is not there and all are taken. */
+static unsigned int slot_of(struct nbd_batch *b, struct nbd_link *l, bool make)
 {
 	unsigned int i;
 
 	for (i = 0; i < b->nr_slots; i++)
 		if (b->slots[i].link == l)
 			return i;
-	if (i == NBD_BATCH_LINKS)
-		return i;
-	b->slots[i] = (struct nbd_slot){ .link = l, .conn = nbd_link_get(l) };
+	if (!make || i == NBD_BATCH_LINKS)
+		return NBD_BATCH_LINKS;
+	b->slots[i] = (struct nbd_slot){ .link = l };
 	b->nr_slots++;
 	return i;
+}
+
+static int by_link(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct nbd_slot *)a)->link;
+	uintptr_t y = (uintptr_t)((const struct nbd_slot *)b)->link;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A connection of each link the segments of @s name, taken in the links'
+ * address order: two threads that each need the same two links, whose
+ * servers allow one connection each, never hold one while waiting for
+ * the other.
+ */
+static void take_links(struct nbd_batch *b, struct segs *s, const char *buf)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (nbd_batch_takes(&s->v[i], buf))
+			slot_of(b, s->v[i].dev->nbd, true);
+	qsort(b->slots, b->nr_slots, sizeof(b->slots[0]), by_link);
+	for (unsigned int i = 0; i < b->nr_slots; i++)
+		b->slots[i].conn = nbd_link_get(b->slots[i].link);
 }
 
 static int add_piece(struct nbd_batch *b, unsigned int seg, uint32_t at, uint32_t len,
@@ -106,6 +130,7 @@ int nbd_batch_start(struct nbd_batch *b, struct segs *s, char *buf, bool write)
 {
 	b->nr_slots = 0;
 	b->nr_pieces = 0;
+	take_links(b, s, buf);
 	for (unsigned int i = 0; i < s->nr; i++) {
 		struct seg *g = &s->v[i];
 		unsigned int slot;
@@ -113,7 +138,7 @@ int nbd_batch_start(struct nbd_batch *b, struct segs *s, char *buf, bool write)
 
 		if (!nbd_batch_takes(g, buf))
 			continue;
-		slot = slot_of(b, g->dev->nbd);
+		slot = slot_of(b, g->dev->nbd, false);
 		if (slot == NBD_BATCH_LINKS)
 			continue;
 		max = nbd_link_max_request(g->dev->nbd);

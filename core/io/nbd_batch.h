@@ -7,7 +7,8 @@
  * segments, and finishes it after, so the network and the local devices
  * work at once (a mirror with a remote leg writes both legs together).
  * Start takes one connection of each link the segments name (at most
- * NBD_BATCH_LINKS; start again for the rest) and sends every piece;
+ * NBD_BATCH_LINKS, in the links' address order; start again for the
+ * rest) and sends every piece;
  * finish arms one poll of each connection's socket on the ring, linked
  * to a timeout of the link's, tells libnbd what the poll saw, and retires
  * the pieces that completed, until none is left.  A connection that
