@@ -207,9 +207,7 @@ static void resend(struct nbd_batch *b, unsigned int slot, struct segs *s, char 
 	for (unsigned int i = 0; i < b->nr_pieces; i++)
 		if (b->pieces[i].slot == slot && b->pieces[i].cookie >= 0)
 			b->pieces[i].cookie = PIECE_UNSENT;
-	if (sl->timed_out || !nbd_conn_dropped(sl->conn))
-		nbd_shutdown(sl->conn->h, LIBNBD_SHUTDOWN_ABANDON_PENDING);
-	nbd_link_put(sl->link, sl->conn);
+	nbd_link_drop(sl->link, sl->conn);
 	sl->conn = NULL;
 	sl->timed_out = false;
 	if (!sl->failed_at)
@@ -268,8 +266,7 @@ static void give_up(struct nbd_batch *b, unsigned int slot, struct segs *s, bool
 	for (unsigned int i = 0; i < b->nr_pieces; i++)
 		if (b->pieces[i].slot == slot && b->pieces[i].cookie >= 0)
 			fail_piece(b, &b->pieces[i], s, write, why);
-	nbd_shutdown(sl->conn->h, LIBNBD_SHUTDOWN_ABANDON_PENDING);
-	nbd_link_put(sl->link, sl->conn);
+	nbd_link_drop(sl->link, sl->conn);
 	sl->conn = NULL;
 }
 

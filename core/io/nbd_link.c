@@ -194,7 +194,7 @@ void nbd_link_close(struct nbd_link *l)
 		struct nbd_conn *c = l->idle;
 
 		l->idle = c->next;
-		nbd_shutdown(c->h, 0);
+		nbd_aio_disconnect(c->h, 0);	/* never waits: the server may hang */
 		conn_close(c);
 	}
 	pthread_cond_destroy(&l->idle_cond);
@@ -311,24 +311,35 @@ bool nbd_conn_dropped(const struct nbd_conn *c)
 	       nbd_aio_get_fd(c->h) < 0;
 }
 
-void nbd_link_put(struct nbd_link *l, struct nbd_conn *c)
+/* Closes @c (abruptly: a hung server answers no disconnect) as lost. */
+static void drop(struct nbd_link *l, struct nbd_conn *c)
 {
-	bool dead = nbd_conn_dropped(c) || nbd_aio_in_flight(c->h) > 0;
-
-	if (dead)
-		conn_close(c);
+	conn_close(c);
 	pthread_mutex_lock(&l->lock);
-	if (dead) {
-		if (!l->dropped)
-			log_warn("NBD device '%s': connection lost; reconnecting", l->uri);
-		l->dropped = true;
-		l->conns--;
-	} else {
-		c->next = l->idle;
-		l->idle = c;
-	}
+	if (!l->dropped)
+		log_warn("NBD device '%s': connection lost; reconnecting", l->uri);
+	l->dropped = true;
+	l->conns--;
 	pthread_cond_signal(&l->idle_cond);
 	pthread_mutex_unlock(&l->lock);
+}
+
+void nbd_link_put(struct nbd_link *l, struct nbd_conn *c)
+{
+	if (nbd_conn_dropped(c) || nbd_aio_in_flight(c->h) > 0) {
+		drop(l, c);
+		return;
+	}
+	pthread_mutex_lock(&l->lock);
+	c->next = l->idle;
+	l->idle = c;
+	pthread_cond_signal(&l->idle_cond);
+	pthread_mutex_unlock(&l->lock);
+}
+
+void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c)
+{
+	drop(l, c);
 }
 
 bool nbd_link_retry(struct nbd_link *l, uint64_t since_ms)
@@ -395,8 +406,6 @@ static int run_on(struct nbd_link *l, struct nbd_conn *c, const struct request *
 
 		while (cookie >= 0 && !r && !(done = nbd_aio_command_completed(c->h, (uint64_t)cookie)))
 			r = poll_once(c->h, deadline);
-		if (r == -ETIMEDOUT)
-			nbd_shutdown(c->h, LIBNBD_SHUTDOWN_ABANDON_PENDING);
 		if (cookie < 0 || r || done < 0)
 			return nbd_conn_dropped(c) || r ? -ENOTCONN : -EIO;
 		at += n;
@@ -415,9 +424,10 @@ static int run(struct nbd_link *l, const struct request *q)
 		if (!c)
 			break;
 		r = run_on(l, c, q, since + l->timeout_ms);
-		if (r == -ENOTCONN && !nbd_conn_dropped(c))
-			nbd_shutdown(c->h, LIBNBD_SHUTDOWN_ABANDON_PENDING);
-		nbd_link_put(l, c);
+		if (r == -ENOTCONN)
+			nbd_link_drop(l, c);
+		else
+			nbd_link_put(l, c);
 		if (!r)
 			return 0;
 		if (r != -ENOTCONN || !nbd_link_retry(l, since)) {

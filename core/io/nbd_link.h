@@ -94,8 +94,14 @@ void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out);
  * passed (or out of memory).  Blocks.
  */
 struct nbd_conn *nbd_link_get(struct nbd_link *l);
-/* Gives @c back; a connection that died is closed instead. */
+/* Gives @c back; a connection that died, or has requests left, is closed instead. */
 void nbd_link_put(struct nbd_link *l, struct nbd_conn *c);
+/*
+ * Closes @c, at once and whatever it has in flight (no disconnect is
+ * asked: a hung server would never answer it), as a lost connection: the
+ * link says reconnecting until it opens another.
+ */
+void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c);
 
 /*
  * Whether a request that failed on @c failed because the connection

@@ -123,20 +123,22 @@ _t_undo_nbdkit()
 
 # ---- raw devices over NBD: nbdkit serving a file --------------------------------
 
-# nbd_server NAME SIZE: an NBD export of a file of SIZE bytes
-# ($T_DIR/nbd/NAME/disk: read it to see what reached the server), served
-# by nbdkit's file plugin on a Unix socket through the log and error
-# filters (every request fails while nbd_fail NAME is in force, and
-# nbd_wait_request sees each, as for nbd_device); prints its URI, for
-# `mapperctl device add URI`.  nbd_server_kill NAME ends the
-# server as a crash would (kill -9), nbd_server_start NAME starts it again
-# on the same socket.  Registers the server's end.  Safe inside $(...).
+# nbd_server NAME SIZE [NBDKIT_PARAM=VALUE...]: an NBD export of a file of
+# SIZE bytes ($T_DIR/nbd/NAME/disk: read it to see what reached the
+# server), served by nbdkit's file plugin on a Unix socket through the
+# log, pause, error and delay filters, as nbd_device's (nbd_fail,
+# nbd_pause, nbd_wait_request work on it; params such as delay-read=20ms
+# go to the filters); prints its URI, for `mapperctl device add URI`.
+# nbd_server_kill NAME ends the server as a crash would (kill -9),
+# nbd_server_start NAME starts it again on the same socket.  Registers
+# the server's end.  Safe inside $(...).
 nbd_server()
 {
 	local dir=$T_DIR/nbd/$1
 
 	mkdir -p "$dir"
 	truncate -s "$2" "$dir/disk"
+	printf '%s\n' "${@:3}" >"$dir/params"
 	cleanup_fn _t_undo_nbdkit "$dir/nbdkit.pid"
 	nbd_server_start "$1"
 	echo "nbd+unix:///?socket=$dir/sock"
@@ -147,10 +149,14 @@ nbd_server()
 nbd_server_start()
 {
 	local dir=$T_DIR/nbd/$1
+	local -a params
 
+	mapfile -t params < <(grep . "$dir/params")
 	rm -f "$dir/sock" "$dir/nbdkit.pid"
-	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" --filter=log --filter=error \
-		file "$dir/disk" logfile="$dir/requests.log" error-rate=100% error-file="$dir/fail" \
+	nbdkit --unix "$dir/sock" --pidfile "$dir/nbdkit.pid" \
+		--filter=log --filter=pause --filter=error --filter=delay file "$dir/disk" \
+		logfile="$dir/requests.log" pause-control="$dir/pause.sock" \
+		error-rate=100% error-file="$dir/fail" "${params[@]}" \
 		</dev/null >/dev/null 2>>"$dir/nbdkit.log" ||
 		fail "nbdkit for $1 did not start: $(cat "$dir/nbdkit.log")"
 }
