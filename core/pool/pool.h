@@ -461,6 +461,7 @@ const char *pool_export_state_name(enum pool_export_state s);
 
 struct pool_export_info {
 	struct export_rec rec;
+	char uri[PATH_MAX + 32];	/* pool_export_uri() of rec */
 	char volume[POOL_NAME_MAX + 1];	/* its volume's name */
 	bool served;			/* its volume's file is in the mount */
 	enum pool_export_state state;

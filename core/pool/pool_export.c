@@ -222,6 +222,7 @@ static void fill_info(struct pool *p, const struct pool_export_info *e,
 	struct pool_volume *v = pool_volume_by_id(p, e->rec.volume);
 
 	*out = *e;
+	pool_export_uri(&e->rec, out->uri, sizeof(out->uri));
 	snprintf(out->volume, sizeof(out->volume), "%s", v ? v->rec.name : "");
 	out->served = v && v->published;
 }
