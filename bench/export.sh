@@ -77,7 +77,7 @@ mibps()
 	local t0 t1
 
 	t0=$(date +%s%N)
-	nbdcopy "$1" null:
+	nbdcopy "$1" null: || { echo "bench: nbdcopy of $1 failed" >&2; kill $$; }
 	t1=$(date +%s%N)
 	echo $(( bytes * 1000 / MiB * 1000000 / (t1 - t0) ))
 }
