@@ -16,7 +16,10 @@
  * user's pool: the owner's export is the owner's), a TCP socket only on
  * the address given.  The socket stays with the daemon for the export's
  * life, so a restarted nbdkit takes the same one, and clients that come
- * meanwhile wait in its backlog rather than being refused.
+ * meanwhile wait in its backlog rather than being refused.  A Unix socket
+ * nobody listens on at the export's path (a daemon killed before it could
+ * remove it) is replaced; anything else there is left alone and the
+ * export fails, saying so.
  *
  * An nbdkit that dies is started again after a back-off (1 s, doubling to
  * 30 s, back to 1 s once one ran a minute); meanwhile the export shows
@@ -106,6 +109,13 @@ static int bind_socket(struct exporter *ex, struct export_entry *e, char *why, s
 		r = fsid_take(pool_owner(ex->pool), &self);
 		if (!r)
 			r = netaddr_listen_unix(addr, SOCKET_MODE, &e->listen_fd);
+		if (r == -EADDRINUSE && netaddr_unix_is_stale(addr)) {
+			/* a daemon killed before it could remove it */
+			log_info("export of volume '%s': removing the stale socket '%s'",
+				 e->info.volume, addr);
+			unlink(addr);
+			r = netaddr_listen_unix(addr, SOCKET_MODE, &e->listen_fd);
+		}
 		fsid_restore(&self);
 		if (!r && !lstat(addr, &st)) {
 			e->sock_dev = st.st_dev;

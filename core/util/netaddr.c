@@ -130,3 +130,22 @@ int netaddr_listen_unix(const char *path, mode_t mode, int *fd)
 		*fd = s;
 	return r;
 }
+
+bool netaddr_unix_is_stale(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	bool stale;
+	int s;
+
+	if (strlen(path) > NETADDR_UNIX_PATH_MAX || lstat(path, &st) || !S_ISSOCK(st.st_mode))
+		return false;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return false;
+	stale = connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0 && errno == ECONNREFUSED;
+	close(s);
+	return stale;
+}
+

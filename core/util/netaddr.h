@@ -8,6 +8,7 @@
 #ifndef MAPPERFS_NETADDR_H
 #define MAPPERFS_NETADDR_H
 
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -35,5 +36,12 @@ int netaddr_listen_tcp(const char *text, int *fd);
  * path), -ENAMETOOLONG, -ENOENT (no such directory), -EACCES.
  */
 int netaddr_listen_unix(const char *path, mode_t mode, int *fd);
+
+/*
+ * Whether @path is a Unix socket nobody listens on (connect() is refused):
+ * what a process that died without removing its socket leaves behind.
+ * Never blocks (a listener's backlog takes the connection at once).
+ */
+bool netaddr_unix_is_stale(const char *path);
 
 #endif

@@ -4,7 +4,9 @@
 # unmounting stops its nbdkit (by pid, none left) and removes its socket;
 # the next daemon serves it again (it is in pool.db); an nbdkit killed is
 # shown restarting and started again on the same socket; SIGTERM to the
-# daemon stops it too; unexport stops it at once and removes the socket.
+# daemon stops it too; kill -9 of the daemon takes nbdkit with it, and the
+# next daemon replaces the socket left; unexport stops it at once and
+# removes the socket.
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires nbdkit nbdinfo jq
@@ -57,7 +59,17 @@ wait_pid "$daemon" || fail "the daemon did not exit on SIGTERM"
 ! kill -0 "$pid3" 2>/dev/null || fail "nbdkit $pid3 still runs after SIGTERM to the daemon"
 [ ! -e "$sock" ] || fail "the socket is left after SIGTERM"
 
+# kill -9: nbdkit goes with its parent (--exit-with-parent); the socket
+# file stays, nobody listening, and the next daemon takes its place.
 start_daemon
+pid4=$(export_pid vm)
+crash_daemon
+wait_pid "$pid4" || fail "nbdkit $pid4 outlived the daemon's kill -9"
+[ -S "$sock" ] || fail "no stale socket left by kill -9 (the case this covers)"
+start_daemon
+[ "$(state)" = serving ] || fail "after kill -9 and a start the export is $(state)"
+grep -q "removing the stale socket '$sock'" "$POOL/mapperfs.log" || fail "the stale socket was not replaced"
+nbdinfo --size "$uri" >/dev/null || fail "cannot connect after kill -9 and a start"
 pid4=$(export_pid vm)
 mapperctl unexport vm >out || fail "unexport failed"
 grep -q "^volume 'vm' is no longer exported$" out || fail "unexport said: $(cat out)"

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,27 @@ START_TEST(a_unix_path_too_long_for_a_socket_is_enametoolong)
 }
 END_TEST
 
+START_TEST(only_a_socket_nobody_listens_on_is_stale)
+{
+	char dir[] = "/tmp/test_netaddr.XXXXXX", path[64], file[64];
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	ck_assert_int_eq(netaddr_listen_unix(path, 0600, &fd), 0);
+	ck_assert(!netaddr_unix_is_stale(path));		/* listening */
+	close(fd);						/* gone, its file left */
+	ck_assert(netaddr_unix_is_stale(path));
+	close(open(file, O_CREAT | O_WRONLY, 0600));
+	ck_assert(!netaddr_unix_is_stale(file));		/* not a socket */
+	ck_assert(!netaddr_unix_is_stale("/nonexistent/s.sock"));
+	unlink(path);
+	unlink(file);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *netaddr_suite(void)
 {
 	Suite *suite = suite_create("netaddr");
@@ -118,6 +140,7 @@ static Suite *netaddr_suite(void)
 	tcase_add_test(tc, a_tcp_address_in_use_is_eaddrinuse);
 	tcase_add_test(tc, a_unix_socket_is_made_with_the_mode_asked_and_never_over_a_file);
 	tcase_add_test(tc, a_unix_path_too_long_for_a_socket_is_enametoolong);
+	tcase_add_test(tc, only_a_socket_nobody_listens_on_is_stale);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
