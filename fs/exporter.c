@@ -163,6 +163,7 @@ static void start_entry(struct exporter *ex, struct export_entry *e)
 	}
 	if (!e->info.served) {
 		snprintf(why, sizeof(why), "volume '%s' is not served", e->info.volume);
+		log_warn("export of volume '%s': not started: %s", e->info.volume, why);
 		say_state(ex, e, POOL_EXPORT_FAILED, why);
 		return;		/* tried again at the next sync: a reload is one */
 	}
@@ -428,7 +429,6 @@ int exporter_start(struct pool *p, const char *mountpoint, struct exporter **out
 	return 0;
 
 err_free:
-	ex->stopped = true;
 	exporter_free(ex);
 	return r;
 }

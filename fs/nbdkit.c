@@ -194,7 +194,7 @@ static void emit(struct nbdkit *k, void (*line)(void *arg, const char *text), vo
 void nbdkit_drain(struct nbdkit *k, void (*line)(void *arg, const char *text), void *arg)
 {
 	char buf[1024];
-	ssize_t n;
+	ssize_t n = 0;
 
 	while (k->err_fd >= 0 && (n = read(k->err_fd, buf, sizeof(buf))) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
@@ -206,6 +206,10 @@ void nbdkit_drain(struct nbdkit *k, void (*line)(void *arg, const char *text), v
 			if (k->partial_len == sizeof(k->partial) - 1)
 				emit(k, line, arg);
 		}
+	}
+	if (!n) {			/* its end: nothing more will come, nor wake a poll */
+		emit(k, line, arg);
+		close_fd(&k->err_fd);
 	}
 }
 

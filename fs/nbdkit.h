@@ -51,7 +51,8 @@ int nbdkit_spawn(struct nbdkit *k, const char *exe, int listen_fd, const char *f
 /*
  * Reads what nbdkit wrote on its standard error so far, calling @line
  * with each whole line (without its newline; a line longer than
- * NBDKIT_LINE_MAX comes in pieces).  Never blocks.
+ * NBDKIT_LINE_MAX comes in pieces, and the last one at its end).  At the
+ * end of it (nbdkit exited) closes k->err_fd.  Never blocks.
  */
 void nbdkit_drain(struct nbdkit *k, void (*line)(void *arg, const char *text), void *arg);
 
