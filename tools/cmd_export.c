@@ -5,6 +5,7 @@
  * from the next start.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -67,8 +68,14 @@ static int export_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r)
 		return r;
 	name = argv[ctx->optind];
-	if (!e.address[0])
-		snprintf(e.address, sizeof(e.address), "%s/nbd-%s.sock", ctx->pool_dir, name);
+	if (!e.address[0]) {		/* POOL/nbd-NAME.sock; POOL may be relative offline */
+		char *pool_dir = cmd_absolute(ctx->pool_dir, &err);
+
+		if (!pool_dir)
+			return cmd_fail(ctx, WHAT_EXPORT, &err);
+		snprintf(e.address, sizeof(e.address), "%s/nbd-%.64s.sock", pool_dir, name);
+		free(pool_dir);
+	}
 	if (pool_export(ctx->pool, name, &e, &err))
 		return cmd_fail(ctx, WHAT_EXPORT, &err);
 	pool_export_uri(&e, uri, sizeof(uri));

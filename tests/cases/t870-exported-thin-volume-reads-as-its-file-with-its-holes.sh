@@ -3,7 +3,8 @@
 # volume with data and holes, exported on a Unix socket, reads over NBD
 # byte for byte as its file in the mount (qemu-img compare); `nbdinfo
 # --map` gives the same data and holes as SEEK_DATA/SEEK_HOLE on the file;
-# the socket is the daemon's alone (0600); the export offers trim, zero,
+# the socket is the daemon's alone (0600), in the pool directory if no
+# path is given; the export offers trim, zero,
 # flush, FUA and multi-conn; status, list and their --json say where it is
 # served, by which nbdkit, and that it serves.
 . "$(dirname "$0")/../lib/functions.sh"
@@ -15,6 +16,7 @@ make_pool
 add_file_device d0 256M >/dev/null
 mapperctl create thin-pool tp --size 128M --block-size 64K >/dev/null
 mapperctl create thin vm --pool tp --size 64M >/dev/null
+mapperctl create thin w --pool tp --size 8M >/dev/null
 no_nbdkit_left
 start_daemon
 
@@ -32,6 +34,11 @@ grep -q "^exported volume 'vm' on nbd+unix:///?socket=$sock\$" out ||
 uri="nbd+unix:///?socket=$sock"
 [ -S "$sock" ] || fail "no socket at $sock once export answered"
 [ "$(stat -c %a "$sock")" = 600 ] || fail "the socket's mode is $(stat -c %a "$sock"), not 600"
+
+# Without --unix: POOL/nbd-NAME.sock, absolute though POOL is given relative.
+(cd "$POOL/.." && mapperctl --pool "$(basename "$POOL")" export w) >out || fail "export w failed"
+grep -q "^exported volume 'w' on nbd+unix:///?socket=$POOL/nbd-w.sock\$" out || fail "export w said: $(cat out)"
+[ -S "$POOL/nbd-w.sock" ] && [ "$(stat -c %a "$POOL/nbd-w.sock")" = 600 ] || fail "no 0600 socket at $POOL/nbd-w.sock"
 
 qemu-img compare -f raw -F raw "$uri" "$MNT/vm" >compare.log ||
 	fail "qemu-img compare: the export differs from the file: $(cat compare.log)"
@@ -59,5 +66,5 @@ mapperctl status | grep -q "uri: $uri" || fail "status (text) does not show the 
 [ "$(mapperctl list --json | json_get '.[] | select(.name == "vm") | .export.pid')" = "$pid" ] ||
 	fail "list --json does not carry the export"
 [ "$(mapperctl list -o name,export,export_state,export_pid --noheadings --separator ' ' \
-	--select 'export_state == serving')" = "vm $uri serving $pid" ] ||
+	--select 'export_state == serving && name == vm')" = "vm $uri serving $pid" ] ||
 	fail "list -o export,...: $(mapperctl list -o name,export,export_state,export_pid)"
