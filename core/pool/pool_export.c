@@ -12,9 +12,10 @@
  * it is served when a daemon next serves the pool.
  *
  * nbdkit reaches the volume through its file in the mount, by name, and
- * opens it anew for each client.  So what takes that file away (remove,
- * rename, deactivate) is refused while the volume is exported, as it is
- * while the file is open (pool_export_refuse): unexport first.
+ * opens it anew for each client.  So what takes that file away is refused
+ * while the volume is exported (pool_export_refuse): remove and deactivate,
+ * as while the file is open, and rename, which an open file survives but
+ * the export's next client would not.  Unexport first.
  */
 #include "pool_int.h"
 
