@@ -79,7 +79,7 @@ mibps()
 	t0=$(date +%s%N)
 	nbdcopy "$1" null: || { echo "bench: nbdcopy of $1 failed" >&2; kill $$; }
 	t1=$(date +%s%N)
-	echo $(( bytes * 1000 / MiB * 1000000 / (t1 - t0) ))
+	awk -v b="$bytes" -v ns=$((t1 - t0)) 'BEGIN { printf "%d\n", b / 1048576 / (ns / 1e9) }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
