@@ -9,8 +9,10 @@
 # file in the mount).  The baseline is nbdkit's file plugin on the raw
 # file, cut to the same bytes of the pool's data area with the offset
 # filter: the same server, without mapperfs between it and the bytes.
-# A third column reads the volume's file with nbdcopy directly (no NBD),
-# to show what FUSE costs apart from nbdkit.
+# A third source is the volume's file read by nbdcopy directly (no NBD),
+# to show what FUSE costs apart from nbdkit.  Beside each throughput, the
+# CPU that nbdcopy and the servers (nbdkit, the daemon) used per GiB: on
+# a shared machine throughput follows the load, CPU per byte much less.
 #
 # Each round runs `nbdcopy SOURCE null:` (its defaults: multi-conn where
 # offered, 4 connections, 64 requests in flight each) on each source in
@@ -71,15 +73,43 @@ nbdkit -U "$dir/raw.sock" -P "$raw_pidfile" --filter=offset file "$dir/raw.img" 
 export_uri="nbd+unix:///?socket=$dir/vm.sock"
 raw_uri="nbd+unix:///?socket=$dir/raw.sock"
 
-# mibps SOURCE: MiB/s of one nbdcopy of SOURCE to null:.
-mibps()
-{
-	local t0 t1
+daemon=$(cat "$pool/mapperfs.pid")
+export_nbdkit=$(ctl status vm --json | jq .export.pid)
+raw_nbdkit=$(cat "$raw_pidfile")
+hz=$(getconf CLK_TCK)
 
+# ticks PID...: the CPU time (user and system) the processes used so far,
+# in clock ticks (/proc/PID/stat's utime and stime, all threads).
+ticks()
+{
+	local t=0 p
+	local -a f
+
+	for p; do
+		read -ra f <"/proc/$p/stat"
+		t=$((t + f[13] + f[14]))
+	done
+	echo "$t"
+}
+
+# copy SOURCE SERVER_PID...: one nbdcopy of SOURCE to null:; sets $mibps
+# and $cpu_ms_per_gib, the CPU that nbdcopy and the servers used for it
+# (what the machine pays, whatever else runs on it).
+copy()
+{
+	local src=$1 t0 t1 c0 c1 user sys TIMEFORMAT='%3U %3S'
+
+	shift
+	c0=$(ticks "$@")
 	t0=$(date +%s%N)
-	nbdcopy "$1" null: || { echo "bench: nbdcopy of $1 failed" >&2; kill $$; }
+	{ time nbdcopy "$src" null: 2>&3 || { echo "bench: nbdcopy of $src failed" >&2; kill $$; }; } \
+		3>&2 2>"$dir/time"
 	t1=$(date +%s%N)
-	awk -v b="$bytes" -v ns=$((t1 - t0)) 'BEGIN { printf "%d\n", b / 1048576 / (ns / 1e9) }'
+	c1=$(ticks "$@")
+	read -r user sys <"$dir/time"
+	mibps=$(awk -v b="$bytes" -v ns=$((t1 - t0)) 'BEGIN { printf "%d", b / 1048576 / (ns / 1e9) }')
+	cpu_ms_per_gib=$(awk -v b="$bytes" -v u="$user" -v s="$sys" -v t=$((c1 - c0)) -v hz="$hz" \
+		'BEGIN { printf "%d", ((u + s) * 1000 + t * 1000 / hz) * 1073741824 / b }')
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -87,30 +117,38 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # Rounds alternate which of export and raw goes first, and each gives a
 # ratio of its own: on a shared machine the load drifts, and a pair run
 # back to back sees the same load.
-exp_figs=() raw_figs=() file_figs=() ratios=()
+exp_figs=() raw_figs=() file_figs=() ratios=() exp_cpu=() raw_cpu=() file_cpu=()
 for r in $(seq 1 "$rounds"); do
-	if [ $((r % 2)) -eq 1 ]; then
-		e=$(mibps "$export_uri")
-		w=$(mibps "$raw_uri")
-	else
-		w=$(mibps "$raw_uri")
-		e=$(mibps "$export_uri")
-	fi
+	for which in $([ $((r % 2)) -eq 1 ] && echo "export raw" || echo "raw export"); do
+		if [ "$which" = export ]; then
+			copy "$export_uri" "$daemon" "$export_nbdkit"
+			e=$mibps
+			exp_cpu+=("$cpu_ms_per_gib")
+		else
+			copy "$raw_uri" "$raw_nbdkit"
+			w=$mibps
+			raw_cpu+=("$cpu_ms_per_gib")
+		fi
+	done
 	exp_figs+=("$e")
 	raw_figs+=("$w")
-	file_figs+=("$(mibps "$mnt/vm")")
+	copy "$mnt/vm" "$daemon"
+	file_figs+=("$mibps")
+	file_cpu+=("$cpu_ms_per_gib")
 	ratios+=("$(awk -v e="$e" -v w="$w" 'BEGIN { printf "%.2f", e / w }')")
 	echo "round $r: export $e MiB/s, raw file $w MiB/s (ratio ${ratios[-1]}), volume file ${file_figs[-1]} MiB/s" >&2
 done
-exp=$(printf '%s\n' "${exp_figs[@]}" | median)
-raw=$(printf '%s\n' "${raw_figs[@]}" | median)
-file=$(printf '%s\n' "${file_figs[@]}" | median)
-ratio=$(printf '%s\n' "${ratios[@]}" | median)
+med() { printf '%s\n' "$@" | median; }
+exp=$(med "${exp_figs[@]}")
+raw=$(med "${raw_figs[@]}")
+file=$(med "${file_figs[@]}")
+ratio=$(med "${ratios[@]}")
 
-echo "nbdcopy of a fully written ${size} thin volume to null:, medians of $rounds, MiB/s:"
-printf '%-44s %8s\n' "export (mapperctl export: file plugin, FUSE)" "$exp"
-printf '%-44s %8s\n' "nbdkit file plugin on the raw file" "$raw"
-printf '%-44s %8s\n' "the volume's file, no NBD (nbdcopy FILE)" "$file"
+echo "nbdcopy of a fully written ${size} thin volume to null:, medians of $rounds:"
+printf '%-44s %8s %14s\n' "" "MiB/s" "CPU ms/GiB"
+printf '%-44s %8s %14s\n' "export (mapperctl export: file plugin, FUSE)" "$exp" "$(med "${exp_cpu[@]}")"
+printf '%-44s %8s %14s\n' "nbdkit file plugin on the raw file" "$raw" "$(med "${raw_cpu[@]}")"
+printf '%-44s %8s %14s\n' "the volume's file, no NBD (nbdcopy FILE)" "$file" "$(med "${file_cpu[@]}")"
 awk -v q="$ratio" -v t="$target" 'BEGIN {
 	printf "ratio export / raw (median of the per-round ratios): %.2f (target >= %s: %s)\n", q, t,
 	       (q >= t) ? "met" : "missed"
