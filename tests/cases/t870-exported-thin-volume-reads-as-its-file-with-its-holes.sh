@@ -7,6 +7,7 @@
 # path is given; the export offers trim, zero,
 # flush, FUA and multi-conn; status, list and their --json say where it is
 # served, by which nbdkit, and that it serves.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires nbdkit nbdinfo qemu-img jq python3

@@ -5,6 +5,7 @@
 # the pool's used bytes fall, the file has a hole there), a write of
 # zeroes reads zeros; an export made --read-only says so, clients cannot
 # write to it, and the volume stays as it was.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires nbdkit qemu-io nbdinfo nbdcopy jq

@@ -5,6 +5,7 @@
 # connection (qemu-io) must make all of it durable: the daemon is killed
 # with -9 right after, before its periodic commit (1 s) would have taken
 # the last writes' new blocks, and the next daemon reads every byte back.
+# TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires nbdkit nbdcopy nbdinfo qemu-io jq
