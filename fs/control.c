@@ -244,6 +244,8 @@ static void serve(struct worker_slot *w, int fd, const struct ucred *cred, int a
 		fsid_restore(&self);
 		slot_end(w);
 		daemon_forget_stale(c->d);
+		if (!reads)
+			daemon_sync_exports(c->d);
 	}
 	if (ctx.out)
 		fclose(ctx.out);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exporter.h"
 #include "log.h"
 #include "pool.h"
 #include "rcu.h"
@@ -21,6 +22,7 @@
 struct daemon {
 	struct pool *pool;
 	struct fuse_session *_Atomic se;
+	struct exporter *_Atomic exporter;
 	uid_t uid;
 	gid_t gid;
 	struct timespec started;	/* CLOCK_REALTIME */
@@ -75,6 +77,19 @@ void daemon_set_session(struct daemon *d, struct fuse_session *se)
 struct fuse_session *daemon_session(struct daemon *d)
 {
 	return atomic_load(&d->se);
+}
+
+void daemon_set_exporter(struct daemon *d, struct exporter *ex)
+{
+	atomic_store(&d->exporter, ex);
+}
+
+void daemon_sync_exports(struct daemon *d)
+{
+	struct exporter *ex = atomic_load(&d->exporter);
+
+	if (ex)
+		exporter_sync(ex);
 }
 
 /*

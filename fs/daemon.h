@@ -11,6 +11,7 @@
 #include <time.h>
 
 struct daemon;
+struct exporter;
 struct fuse_session;
 struct pool;
 
@@ -33,6 +34,20 @@ struct timespec daemon_started(const struct daemon *d);
 /* The mounted session, once mounted; NULL before and after. */
 void daemon_set_session(struct daemon *d, struct fuse_session *se);
 struct fuse_session *daemon_session(struct daemon *d);
+
+/*
+ * The exporter (exporter.h) once it runs; NULL before and after.  The
+ * caller stops and frees it, after taking it away here and once no
+ * control worker runs (control_stop).
+ */
+void daemon_set_exporter(struct daemon *d, struct exporter *ex);
+
+/*
+ * After an admin command that may have changed them: serves the exports
+ * as the pool records them now (exporter_sync).  Nothing before the
+ * exporter runs or once it stopped.  Blocks while nbdkits start or stop.
+ */
+void daemon_sync_exports(struct daemon *d);
 
 /*
  * After an admin command: tells the kernel to forget what it may cache

@@ -42,6 +42,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "exporter.h"
 #include "fuse_abi.h"
 #include "lock_wait.h"
 #include "log.h"
@@ -909,6 +910,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		 int io_flusher_refused)
 {
 	struct control *control = NULL;
+	struct exporter *exporter = NULL;
 	struct serving s = { 0 };
 	struct fuse_session *se;
 	int detached = 0, sig, r;
@@ -928,11 +930,19 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		pool_set_mount(daemon_pool(d), st.st_dev);	/* before any request */
 	if (!r)
 		r = control_start(d, &control);
+	if (!r)		/* the mount is up: nbdkit can reach the volumes' files */
+		r = exporter_start(daemon_pool(d), o->mountpoint, &exporter);
+	if (!r)
+		daemon_set_exporter(d, exporter);
 	if (!r)
 		r = stop_watch_signals();
 	if (r) {
+		if (exporter)
+			exporter_stop(exporter);
 		if (control)
 			control_stop(control);
+		daemon_set_exporter(d, NULL);
+		exporter_free(exporter);
 		fuse_session_exit(se);
 		fuse_session_unmount(se);
 		join_serving(&s);
@@ -948,12 +958,16 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 
 	sig = stop_wait_request();
 	sd_notify(0, "STOPPING=1");
+	/* before the mount goes: what nbdkit has open would keep it */
+	exporter_stop(exporter);
 	if (sig)
 		detached = drain(d, o->mountpoint, control, &s, sig, st.st_dev);
 	join_serving(&s);		/* returns once the session is over */
 	stop_unwatch_signals();
 	if (control)
 		control_stop(control);
+	daemon_set_exporter(d, NULL);
+	exporter_free(exporter);
 	daemon_set_session(d, NULL);
 	if (!detached)
 		fuse_session_unmount(se);

@@ -269,6 +269,24 @@ static int step11_stale_legs(struct store *s)
 		" CHECK (stale_legs BETWEEN 0 AND 15);");
 }
 
+/*
+ * Version 12: volumes served over NBD (mapperctl export): where each
+ * listens and whether it is read-only.  The daemon runs nbdkit for every
+ * row while it serves the pool.  A volume is exported once; an address
+ * serves one volume.  The row goes with its volume (the service refuses
+ * to remove an exported one, but restore-layout deletes volume rows).
+ */
+static int step12_exports(struct store *s)
+{
+	return store_exec(s,
+		"CREATE TABLE export ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" transport TEXT NOT NULL CHECK (transport IN ('unix', 'tcp')),"
+		" address TEXT NOT NULL,"
+		" read_only INTEGER NOT NULL CHECK (read_only IN (0, 1)),"
+		" UNIQUE (transport, address));");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -282,6 +300,7 @@ static int (*const steps[])(struct store *s) = {
 	step9_stripes,
 	step10_allow_shrink,
 	step11_stale_legs,
+	step12_exports,
 };
 
 int migrate_latest(void)

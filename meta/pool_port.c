@@ -59,6 +59,8 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 		r = store_thin_origin_list(s, &out->origins, &out->nr_origins);
 	if (!r)
 		r = store_tag_list(s, &out->tags, &out->nr_tags);
+	if (!r)
+		r = store_export_list(s, &out->exports, &out->nr_exports);
 	if (r)
 		pool_meta_image_release(out);
 	return r;
@@ -218,6 +220,16 @@ static int port_tag_delete(struct pool_meta *m, const struct tag_rec *t)
 	return store_tag_delete(st(m), t);
 }
 
+static int port_export_insert(struct pool_meta *m, const struct export_rec *e)
+{
+	return store_export_insert(st(m), e);
+}
+
+static int port_export_delete(struct pool_meta *m, int64_t volume)
+{
+	return store_export_delete(st(m), volume);
+}
+
 static int port_thin_dir_put(struct pool_meta *m, int64_t pool,
 			     const struct thin_dir_rec *d)
 {
@@ -293,6 +305,8 @@ static const struct pool_meta_ops pool_port_ops = {
 	.thin_origin_put = port_thin_origin_put,
 	.tag_add = port_tag_add,
 	.tag_delete = port_tag_delete,
+	.export_insert = port_export_insert,
+	.export_delete = port_export_delete,
 	.thin_dir_put = port_thin_dir_put,
 	.thin_leaf_put = port_thin_leaf_put,
 	.thin_pages_delete = port_thin_pages_delete,

@@ -115,4 +115,14 @@ int store_tag_add(struct store *s, const struct tag_rec *t);
 /* Removes @t; one its owner does not carry is no error. */
 int store_tag_delete(struct store *s, const struct tag_rec *t);
 
+/* Every export, by volume. */
+int store_export_list(struct store *s, struct export_rec **out, size_t *nr);
+/*
+ * Adds @e.  -ENOENT: no such volume; -EEXIST: the volume is exported, or
+ * another export has its address.
+ */
+int store_export_insert(struct store *s, const struct export_rec *e);
+/* Removes volume @volume's export.  -ENOENT if it has none. */
+int store_export_delete(struct store *s, int64_t volume);
+
 #endif

@@ -200,6 +200,24 @@ static void get_when_full(const void *r, struct field_value *out)
 	string_value(out, row(r)->when_full);
 }
 
+static void get_export(const void *r, struct field_value *out)
+{
+	string_value(out, row(r)->export ? row(r)->export->uri : "");
+}
+
+static void get_export_state(const void *r, struct field_value *out)
+{
+	const struct pool_export_info *e = row(r)->export;
+
+	string_value(out, e ? pool_export_state_name(e->state) : "");
+}
+
+static void get_export_pid(const void *r, struct field_value *out)
+{
+	out->n = row(r)->export ? row(r)->export->pid : 0;
+	out->none = !out->n;
+}
+
 static void get_tags(const void *r, struct field_value *out)
 {
 	out->tags = &row(r)->tags;
@@ -256,6 +274,13 @@ static const struct report_field fields[] = {
 	  NULL },
 	{ "stripe_size", "STRIPE", "a striped volume's chunk size", FIELD_SIZE, 0,
 	  get_stripe_size, NULL },
+	{ "export", "EXPORT", "where it is served over NBD (export), as a URI", FIELD_STRING, 0,
+	  get_export, NULL },
+	{ "export_state", "EXPORT_STATE",
+	  "its export's serving, restarting, failed, or stopped (no daemon)", FIELD_STRING, 0,
+	  get_export_state, NULL },
+	{ "export_pid", "EXPORT_PID", "the pid of its export's nbdkit", FIELD_NUMBER, 0,
+	  get_export_pid, NULL },
 	{ "tags", "TAGS", "its tags (set --addtag)", FIELD_TAGS, 0, get_tags, "lv_tags" },
 };
 
@@ -342,7 +367,9 @@ const struct cmd cmd_list = {
 		"          \"when_full\", \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
 		"          \"discard_passdown\", \"autoextend\", \"autoextend_threshold\",\n"
 		"          \"autoextend_percent\", \"on_event\", and while its metadata\n"
-		"          commits fail \"commit_error\", \"commit_failing_ms\"; any object\n"
+		"          commits fail \"commit_error\", \"commit_failing_ms\"; an exported\n"
+		"          volume \"export\" ({\"uri\", \"transport\", \"address\",\n"
+		"          \"read_only\", \"state\", \"pid\", \"reason\"}); any object\n"
 		"          that carries tags \"tags\".  With -o, --select or --sort it\n"
 		"          prints the columns instead (the default ones without -o),\n"
 		"          each under its field's name, sizes in bytes\n",

@@ -446,6 +446,63 @@ int pool_tag(struct pool *p, enum tag_owner on, const char *name,
 	     char *const *add, size_t nr_add, char *const *del, size_t nr_del,
 	     struct pool_error *err);
 
+/* ---- exports: volumes served over NBD (pool_export.c) ------------------ */
+
+/* How an export fares, as the daemon last said (pool_export_set_state). */
+enum pool_export_state {
+	POOL_EXPORT_STOPPED,		/* no daemon serves the pool */
+	POOL_EXPORT_SERVING,		/* its nbdkit runs */
+	POOL_EXPORT_RESTARTING,		/* its nbdkit exited; started again soon */
+	POOL_EXPORT_FAILED,		/* it cannot be started (reason); tried again */
+};
+
+/* "stopped", "serving", "restarting", "failed". */
+const char *pool_export_state_name(enum pool_export_state s);
+
+struct pool_export_info {
+	struct export_rec rec;
+	char uri[PATH_MAX + 32];	/* pool_export_uri() of rec */
+	char volume[POOL_NAME_MAX + 1];	/* its volume's name */
+	bool served;			/* its volume's file is in the mount */
+	enum pool_export_state state;
+	int pid;			/* its nbdkit's, or 0 */
+	char reason[POOL_ERROR_LEN];	/* why restarting or failed, or "" */
+};
+
+/*
+ * Exports volume @name over NBD where @e says (its volume field is not
+ * read): records it, for the daemon to serve while it runs (fs/exporter.c).
+ * Checks first, in one line each: the volume exists, is a file (not a
+ * thin pool), is active, not failed, and not exported; the address is no
+ * other export's; a Unix path is absolute, short enough for a socket, in
+ * a directory that exists, and nothing is there yet; a TCP address is
+ * numeric with a port, and free now (a listening socket is made and
+ * closed).  Blocks on the store.  0, or -ENOENT, -EINVAL, -EEXIST,
+ * -EADDRINUSE, -EADDRNOTAVAIL, -EBUSY (store), -errno.
+ */
+int pool_export(struct pool *p, const char *name, const struct export_rec *e,
+		struct pool_error *err);
+/* Stops exporting volume @name.  -ENOENT: no such volume, or not exported. */
+int pool_unexport(struct pool *p, const char *name, struct pool_error *err);
+
+/*
+ * Every export, with its volume's name and state, by volume id; *out
+ * malloc'ed (free()), NULL and 0 when none.  Takes the admin lock.
+ * 0 or -ENOMEM.
+ */
+int pool_exports(struct pool *p, struct pool_export_info **out, size_t *nr);
+
+/*
+ * The host says how volume @volume's export fares: its state, its
+ * nbdkit's @pid (0: none) and @reason (NULL: none).  Nothing if it is no
+ * longer exported.  Takes the admin lock.
+ */
+void pool_export_set_state(struct pool *p, int64_t volume, enum pool_export_state s, int pid,
+			   const char *reason);
+
+/* The NBD URI of @e ("nbd+unix:///?socket=PATH", "nbd://ADDR:PORT") in @buf. */
+void pool_export_uri(const struct export_rec *e, char *buf, size_t len);
+
 /*
  * A volume file's truncate to @size bytes (the daemon's setattr): its own
  * size does nothing; a larger one grows the volume as pool_extend does
@@ -702,6 +759,8 @@ struct pool_volume_info {
 	uint32_t stripe_size;		/* its chunk size in bytes, or 0 */
 	char when_full[24];		/* a thin pool's "error" or "wait:SECONDS", or "" */
 	struct tags tags;		/* a copy, freed by pool_volume_infos_release() */
+	/* Its export, or NULL; malloc'ed, freed by pool_volume_infos_release() */
+	struct pool_export_info *export;
 };
 
 struct pool_device_info {

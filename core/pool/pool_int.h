@@ -148,6 +148,13 @@ struct pool {
 	 * devices, so that no change waits on a device (pool_layout.c).
 	 */
 	struct pool_copier *copier;	/* NULL: copies are written inline */
+	/*
+	 * The exports (pool_export.c), by volume id, and how each fares as
+	 * the host said; admin.  Their volume and served fields are filled
+	 * only in copies (pool_exports).
+	 */
+	struct pool_export_info *exports;
+	size_t nr_exports;
 	/* What PRAGMA quick_check found at open: the first problem, how many. */
 	char *damage;			/* NULL: none */
 	size_t nr_damage;
@@ -599,6 +606,20 @@ void pool_report_segments(struct pool *p, struct pool_volume *v, struct json *j)
 /* Opening: gives the devices and volumes loaded their tags (pool_tag.c). */
 int pool_tags_attach(struct pool *p, const struct pool_meta_image *img,
 		     struct pool_error *err);
+
+/* Opening: the exports recorded, each as stopped (pool_export.c). */
+int pool_exports_attach(struct pool *p, const struct pool_meta_image *img,
+			struct pool_error *err);
+/*
+ * -EBUSY, "volume 'v' is exported (...): unexport it first", if @v is
+ * exported: what takes its file away (remove, rename, deactivate) must
+ * not pull it from under its nbdkit.  Admin lock held.
+ */
+int pool_export_refuse(struct pool *p, const struct pool_volume *v, struct pool_error *err);
+/* Adds "export": {...} for @v if it is exported (status, list --json). */
+void pool_report_export(struct pool *p, struct json *j, const struct pool_volume *v);
+/* A malloc'ed copy of @v's export for the tables, or NULL (none, or no memory). */
+struct pool_export_info *pool_export_info_of(struct pool *p, const struct pool_volume *v);
 
 /* Opening (pool_lifecycle.c): the devices first. */
 int pool_devices_open(struct pool *p, const struct pool_meta_image *img,

@@ -429,6 +429,8 @@ static int open_pool(const char *dir, pool_meta_open_fn *open_meta, bool frozen,
 		r = kinds_attach(p, &img, err);
 	if (!r)
 		r = pool_tags_attach(p, &img, err);
+	if (!r)
+		r = pool_exports_attach(p, &img, err);
 	pool_meta_image_release(&img);
 	if (r)
 		goto err_free;
@@ -508,6 +510,7 @@ void pool_close(struct pool *p)
 	}
 	free(atomic_load(&p->thins));
 	free(p->damage);
+	free(p->exports);
 	free(p->layout_unwritten);
 	if (atomic_load(&p->served.cur))
 		volset_release(&p->served);

@@ -20,5 +20,6 @@ void pool_meta_image_release(struct pool_meta_image *img)
 	free(img->thins);
 	free(img->origins);
 	free(img->tags);
+	free(img->exports);
 	memset(img, 0, sizeof(*img));
 }

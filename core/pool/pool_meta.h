@@ -66,6 +66,8 @@ struct pool_meta_image {
 	size_t nr_origins;
 	struct tag_rec *tags;		/* volumes' then devices', by owner and tag */
 	size_t nr_tags;
+	struct export_rec *exports;	/* by volume */
+	size_t nr_exports;
 };
 
 void pool_meta_image_release(struct pool_meta_image *img);
@@ -143,6 +145,13 @@ struct pool_meta_ops {
 	 */
 	int (*tag_add)(struct pool_meta *m, const struct tag_rec *t);
 	int (*tag_delete)(struct pool_meta *m, const struct tag_rec *t);
+	/*
+	 * Exports a volume over NBD, or stops exporting it.  -EEXIST: the
+	 * volume or the address is exported already; -ENOENT: no such volume
+	 * (insert), no export (delete).
+	 */
+	int (*export_insert)(struct pool_meta *m, const struct export_rec *e);
+	int (*export_delete)(struct pool_meta *m, int64_t volume);
 	/* Writes a directory page of thin pool @pool. */
 	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
 			    const struct thin_dir_rec *d);

@@ -152,6 +152,7 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	if (v->served && v->type->served)
 		json_time(j, "modified", atomic_load(&v->served->modified));
 	report_tags(j, &v->tags);
+	pool_report_export(p, j, v);
 	v->type->status(p, v, j);
 	if (live && v->published)
 		report_live(j, v->served);
@@ -260,6 +261,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		if (!v[i].condition && volume_reconnecting(p, p->vols[i]))
 			v[i].condition = "reconnecting";
 		r = tags_copy(&v[i].tags, &p->vols[i]->tags);
+		v[i].export = pool_export_info_of(p, p->vols[i]);
 	}
 	pool_admin_unlock(p);
 	if (v && r) {
@@ -300,8 +302,10 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 
 void pool_volume_infos_release(struct pool_volume_info *v, size_t nr)
 {
-	for (size_t i = 0; v && i < nr; i++)
+	for (size_t i = 0; v && i < nr; i++) {
 		tags_release(&v[i].tags);
+		free(v[i].export);
+	}
 	free(v);
 }
 

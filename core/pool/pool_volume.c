@@ -65,6 +65,8 @@ int pool_rename(struct pool *p, const char *name, const char *new_name,
 	pool_admin_lock(p);
 	r = pool_volume_get(p, name, NULL, true, &v, err);
 	if (!r)
+		r = pool_export_refuse(p, v, err);
+	if (!r)
 		r = pool_check_new_name(p, new_name, err);
 	if (r)
 		goto out;
@@ -153,6 +155,8 @@ int pool_activate(struct pool *p, const char *name, bool active, struct pool_err
 	pool_admin_lock(p);
 	r = get_served_kind(p, name, false, &v, err);
 	if (r || v->rec.inactive == !active)
+		goto out;
+	if (!active && (r = pool_export_refuse(p, v, err)))
 		goto out;
 	if (!active && v->served) {
 		if (volume_retire(v->served)) {
@@ -259,6 +263,8 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 			r = pool_fail(err, -EBUSY, "volume '%s' is the origin of thin volume '%s'",
 				      name, user->rec.name);
 	}
+	if (!r)
+		r = pool_export_refuse(p, v, err);
 	if (!r) {
 		snprintf(vname, sizeof(vname), "%s", v->rec.name);
 		r = v->type->remove(p, v, err);

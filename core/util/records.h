@@ -1,6 +1,6 @@
 /*
  * core/util/records.h: the rows a pool is made of, in core's terms: devices,
- * volumes, extents, switch paths, thin pools and thin volumes, as the
+ * volumes, extents, switch paths, thin pools, thin volumes and exports, as the
  * store keeps them and the service holds them in memory.  Plain data, no
  * behaviour: every layer that reasons about a pool's layout (free space,
  * names, thin images) reads these, so they sit at the bottom, below the
@@ -131,6 +131,24 @@ struct tag_rec {
 	enum tag_owner on;
 	int64_t owner;			/* the volume's or device's id */
 	char tag[TAG_MAX + 1];
+};
+
+/* Where an export listens: a Unix socket or a TCP address. */
+enum export_transport {
+	EXPORT_UNIX,
+	EXPORT_TCP,
+};
+
+/*
+ * A volume served over NBD (mapperctl export): the daemon runs nbdkit on
+ * its file while it serves the pool.  One per volume.
+ */
+struct export_rec {
+	int64_t volume;
+	enum export_transport transport;
+	/* EXPORT_UNIX: the socket's absolute path; EXPORT_TCP: "ADDR:PORT", numeric */
+	char address[PATH_MAX];
+	bool read_only;			/* nbdkit -r: writes, trims, zeroes refused */
 };
 
 #endif

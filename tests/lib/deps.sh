@@ -13,7 +13,7 @@ MAPPERFS_PACKAGES=(
 	libblkid-dev libnbd-dev libexpat1-dev thin-provisioning-tools libsystemd-dev scdoc
 	bash-completion man-db systemd qemu-utils
 	fio e2fsprogs xfsprogs util-linux jq kmod python3
-	nbdkit libnbd-bin
+	nbdkit libnbd-bin iproute2
 	# the ASan/UBSan build and the libFuzzer harnesses (tests/fuzz):
 	# clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer
 	clang libclang-rt-14-dev llvm

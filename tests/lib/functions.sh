@@ -446,6 +446,49 @@ wait_line()
 	[ "$found" -eq 0 ] || fail "no line matching /$2/ in $file within 60 s"
 }
 
+# ---- NBD exports (mapperctl export) ------------------------------------------------
+
+# export_pid VOLUME: the pid of the nbdkit serving VOLUME's export, as
+# status --json says it; fails if there is none.
+export_pid()
+{
+	mapperctl status "$1" --json | json_get .export.pid
+}
+
+# nbdkits_under DIR: the pids of the nbdkit processes serving a file under
+# DIR (their file= argument), one per line.
+nbdkits_under()
+{
+	local d
+
+	for d in /proc/[0-9]*; do
+		[ "$(cat "$d/comm" 2>/dev/null)" = nbdkit ] || continue
+		tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -q "^file=$1/" && echo "${d#/proc/}"
+	done
+	return 0
+}
+
+# no_nbdkit_left [DIR]: registers, before start_daemon so that it runs
+# after the daemon stopped, a check that no nbdkit serves a file under DIR
+# (default the test's scratch directory): any left is killed, by pid, and
+# the test fails.
+no_nbdkit_left()
+{
+	cleanup_fn _t_undo_nbdkits "${1:-$T_DIR}"
+}
+
+_t_undo_nbdkits()
+{
+	local pids
+
+	pids=$(nbdkits_under "$1")
+	[ -z "$pids" ] && return 0
+	echo "$T_NAME: nbdkit left running after the daemon stopped: $pids" >&2
+	# shellcheck disable=SC2086
+	kill -KILL $pids 2>/dev/null
+	return 1
+}
+
 # ---- assertions ------------------------------------------------------------------------
 
 # expect_fail [-s STATUS] [-m REGEX] CMD [ARGS...]: CMD must fail (with

@@ -631,6 +631,70 @@ START_TEST(tags_are_listed_by_owner_and_go_with_it)
 }
 END_TEST
 
+static struct export_rec export_of(int64_t volume, enum export_transport t, const char *address)
+{
+	struct export_rec e = { .volume = volume, .transport = t };
+
+	snprintf(e.address, sizeof(e.address), "%s", address);
+	return e;
+}
+
+START_TEST(exports_read_back_one_per_volume_and_address_and_go_with_their_volume)
+{
+	struct volume_rec v = volume("v", "thin", MiB), w = volume("w", "thin", MiB);
+	struct export_rec e, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	ck_assert_int_eq(store_volume_insert(s, &w), 0);
+	e = export_of(w.id, EXPORT_TCP, "127.0.0.1:10809");
+	e.read_only = true;
+	ck_assert_int_eq(store_export_insert(s, &e), 0);
+	e = export_of(v.id, EXPORT_UNIX, "/run/v.sock");
+	ck_assert_int_eq(store_export_insert(s, &e), 0);
+	e = export_of(v.id, EXPORT_UNIX, "/run/v2.sock");
+	ck_assert_int_eq(store_export_insert(s, &e), -EEXIST);		/* one per volume */
+	e = export_of(w.id + 1, EXPORT_TCP, "127.0.0.1:10810");
+	ck_assert_int_eq(store_export_insert(s, &e), -ENOENT);		/* no such volume */
+	ck_assert_int_eq(store_volume_delete(s, w.id), 0);
+	e = export_of(v.id + 2, EXPORT_TCP, "127.0.0.1:10809");	/* its address is free again */
+	ck_assert_int_eq(store_export_insert(s, &e), -ENOENT);
+	w = volume("w2", "thin", MiB);
+	ck_assert_int_eq(store_volume_insert(s, &w), 0);
+	e = export_of(w.id, EXPORT_UNIX, "/run/v.sock");
+	ck_assert_int_eq(store_export_insert(s, &e), -EEXIST);		/* one per address */
+	reopen();
+	ck_assert_int_eq(store_export_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);				/* w's went with it */
+	ck_assert(list[0].volume == v.id && list[0].transport == EXPORT_UNIX && !list[0].read_only);
+	ck_assert_str_eq(list[0].address, "/run/v.sock");
+	free(list);
+	ck_assert_int_eq(store_export_delete(s, v.id), 0);
+	ck_assert_int_eq(store_export_delete(s, v.id), -ENOENT);
+	ck_assert_int_eq(store_export_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 0);
+	free(list);
+}
+END_TEST
+
+START_TEST(a_tcp_export_keeps_its_read_only_flag)
+{
+	struct volume_rec v = volume("v", "linear", MiB);
+	struct export_rec e, *list;
+	size_t nr;
+
+	ck_assert_int_eq(store_volume_insert(s, &v), 0);
+	e = export_of(v.id, EXPORT_TCP, "[::1]:10809");
+	e.read_only = true;
+	ck_assert_int_eq(store_export_insert(s, &e), 0);
+	ck_assert_int_eq(store_export_list(s, &list, &nr), 0);
+	ck_assert_uint_eq(nr, 1);
+	ck_assert(list[0].transport == EXPORT_TCP && list[0].read_only);
+	ck_assert_str_eq(list[0].address, "[::1]:10809");
+	free(list);
+}
+END_TEST
+
 /* Transactions */
 
 START_TEST(rolled_back_transaction_leaves_nothing)
@@ -860,6 +924,8 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, extent_naming_a_missing_volume_or_device_is_enoent);
 	tcase_add_test(rows, deleting_a_volume_deletes_its_extents);
 	tcase_add_test(rows, tags_are_listed_by_owner_and_go_with_it);
+	tcase_add_test(rows, exports_read_back_one_per_volume_and_address_and_go_with_their_volume);
+	tcase_add_test(rows, a_tcp_export_keeps_its_read_only_flag);
 	tcase_add_test(rows, rolled_back_transaction_leaves_nothing);
 	tcase_add_test(rows, interrupted_statement_is_ecanceled);
 	tcase_add_test(rows, read_cut_off_by_a_rollback_is_ecanceled);

@@ -1,0 +1,317 @@
+/*
+ * core/pool/pool_export.c: volumes served over NBD (mapperctl export,
+ * unexport), in the pool service.
+ *
+ * The service keeps the records and runs nothing.  An export is a row
+ * (which volume, where it listens, read-only or not), checked, recorded
+ * and then shown in memory in the usual shape.  The daemon's exporter
+ * (fs/exporter.c) reads the list after every command and runs, restarts
+ * and stops one nbdkit per export on the volume's file, and tells the
+ * service how each fares (pool_export_set_state), so that status and list
+ * say it whichever process asks.  With no daemon an export is "stopped":
+ * it is served when a daemon next serves the pool.
+ *
+ * nbdkit reaches the volume through its file in the mount, by name, and
+ * opens it anew for each client.  So what takes that file away is refused
+ * while the volume is exported (pool_export_refuse): remove and deactivate,
+ * as while the file is open, and rename, which an open file survives but
+ * the export's next client would not.  Unexport first.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "log.h"
+#include "netaddr.h"
+
+const char *pool_export_state_name(enum pool_export_state s)
+{
+	switch (s) {
+	case POOL_EXPORT_SERVING:
+		return "serving";
+	case POOL_EXPORT_RESTARTING:
+		return "restarting";
+	case POOL_EXPORT_FAILED:
+		return "failed";
+	case POOL_EXPORT_STOPPED:
+		break;
+	}
+	return "stopped";
+}
+
+void pool_export_uri(const struct export_rec *e, char *buf, size_t len)
+{
+	if (e->transport == EXPORT_TCP)
+		snprintf(buf, len, "nbd://%s", e->address);
+	else
+		snprintf(buf, len, "nbd+unix:///?socket=%s", e->address);
+}
+
+/* The export of volume @id, or NULL.  Admin lock held. */
+static struct pool_export_info *export_of(struct pool *p, int64_t id)
+{
+	for (size_t i = 0; i < p->nr_exports; i++)
+		if (p->exports[i].rec.volume == id)
+			return &p->exports[i];
+	return NULL;
+}
+
+/* The export listening at @e's address, or NULL.  Admin lock held. */
+static struct pool_export_info *export_at(struct pool *p, const struct export_rec *e)
+{
+	for (size_t i = 0; i < p->nr_exports; i++)
+		if (p->exports[i].rec.transport == e->transport &&
+		    !strcmp(p->exports[i].rec.address, e->address))
+			return &p->exports[i];
+	return NULL;
+}
+
+/* A Unix socket's path: absolute, short enough, in a directory, nothing there. */
+static int check_unix_path(const char *path, struct pool_error *err)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (path[0] != '/')
+		return pool_fail(err, -EINVAL, "socket path '%s' is not absolute", path);
+	if (strlen(path) > NETADDR_UNIX_PATH_MAX)
+		return pool_fail(err, -ENAMETOOLONG,
+				 "socket path '%s' is longer than a socket takes (%d bytes)", path,
+				 NETADDR_UNIX_PATH_MAX);
+	if (!lstat(path, &st))
+		return pool_fail(err, -EEXIST, "'%s' exists: an export makes its socket itself",
+				 path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (stat(dirname(dir), &st) || !S_ISDIR(st.st_mode))
+		return pool_fail(err, -ENOENT, "no directory for socket '%s'", path);
+	return 0;
+}
+
+/* A TCP address: numeric, with a port, and free now. */
+static int check_tcp_address(const char *addr, struct pool_error *err)
+{
+	int fd, r = netaddr_listen_tcp(addr, &fd);
+
+	if (!r) {
+		close(fd);
+		return 0;
+	}
+	if (r == -EINVAL)
+		return pool_fail(err, r, "invalid TCP address '%s': ADDR:PORT, with ADDR a numeric "
+				 "IPv4 address or [IPv6], PORT 1-65535", addr);
+	if (r == -EADDRINUSE)
+		return pool_fail(err, r, "TCP address '%s' is in use", addr);
+	if (r == -EADDRNOTAVAIL)
+		return pool_fail(err, r, "TCP address '%s' is on no interface of this host", addr);
+	return pool_fail(err, r, "cannot listen on TCP address '%s': %s", addr, strerror(-r));
+}
+
+static int check_export(struct pool *p, const char *name, const struct export_rec *e,
+			struct pool_volume **out, struct pool_error *err)
+{
+	struct pool_export_info *other;
+	struct pool_volume *v;
+	char uri[PATH_MAX + 32];
+	int r;
+
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (r)
+		return r;
+	if (!v->type->served)
+		return pool_fail(err, -EINVAL, "'%s' is a %s, not a volume", name, v->type->words);
+	if (v->rec.inactive)
+		return pool_fail(err, -EINVAL, "volume '%s' is inactive: activate it first", name);
+	if ((other = export_of(p, v->rec.id))) {
+		pool_export_uri(&other->rec, uri, sizeof(uri));
+		return pool_fail(err, -EEXIST, "volume '%s' is exported already, on %s", name,
+				 uri);
+	}
+	if ((other = export_at(p, e))) {
+		struct pool_volume *owner = pool_volume_by_id(p, other->rec.volume);
+
+		return pool_fail(err, -EEXIST, "address '%s' is taken by the export of volume '%s'",
+				 e->address, owner ? owner->rec.name : "?");
+	}
+	r = e->transport == EXPORT_UNIX ? check_unix_path(e->address, err) :
+					  check_tcp_address(e->address, err);
+	if (!r)
+		*out = v;
+	return r;
+}
+
+static int record_export(struct pool *p, void *arg)
+{
+	return p->meta->ops->export_insert(p->meta, arg);
+}
+
+static int record_unexport(struct pool *p, void *arg)
+{
+	return p->meta->ops->export_delete(p->meta, *(int64_t *)arg);
+}
+
+int pool_export(struct pool *p, const char *name, const struct export_rec *e,
+		struct pool_error *err)
+{
+	struct pool_export_info *grown;
+	struct export_rec row = *e;
+	struct pool_volume *v = NULL;
+	char uri[PATH_MAX + 32];
+	int r;
+
+	pool_admin_lock(p);
+	r = check_export(p, name, e, &v, err);
+	if (r)
+		goto out;
+	/* room first: once recorded, showing it cannot fail */
+	grown = realloc(p->exports, (p->nr_exports + 1) * sizeof(*grown));
+	if (!grown) {
+		r = pool_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	p->exports = grown;
+	row.volume = v->rec.id;
+	r = pool_record_unarchived(p, "record the export", record_export, &row, err);
+	if (r)
+		goto out;
+	memset(&p->exports[p->nr_exports], 0, sizeof(p->exports[0]));
+	p->exports[p->nr_exports].rec = row;
+	p->nr_exports++;
+	pool_export_uri(&row, uri, sizeof(uri));
+	log_info("exported volume '%s' on %s%s", name, uri, row.read_only ? ", read-only" : "");
+out:
+	pool_admin_unlock(p);
+	return r;
+}
+
+int pool_unexport(struct pool *p, const char *name, struct pool_error *err)
+{
+	struct pool_export_info *e;
+	struct pool_volume *v;
+	int64_t id;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, true, &v, err);
+	if (r)
+		goto out;
+	id = v->rec.id;
+	e = export_of(p, id);
+	if (!e) {
+		r = pool_fail(err, -ENOENT, "volume '%s' is not exported", name);
+		goto out;
+	}
+	r = pool_record_unarchived(p, "record the end of the export", record_unexport, &id, err);
+	if (r)
+		goto out;
+	*e = p->exports[--p->nr_exports];
+	log_info("volume '%s' is no longer exported", name);
+out:
+	pool_admin_unlock(p);
+	return r;
+}
+
+/* A copy of @e with its volume's name and whether its file is served. */
+static void fill_info(struct pool *p, const struct pool_export_info *e,
+		      struct pool_export_info *out)
+{
+	struct pool_volume *v = pool_volume_by_id(p, e->rec.volume);
+
+	*out = *e;
+	pool_export_uri(&e->rec, out->uri, sizeof(out->uri));
+	snprintf(out->volume, sizeof(out->volume), "%s", v ? v->rec.name : "");
+	out->served = v && v->published;
+}
+
+int pool_exports(struct pool *p, struct pool_export_info **out, size_t *nr)
+{
+	struct pool_export_info *v = NULL;
+	int r = 0;
+
+	pool_admin_lock(p);
+	if (p->nr_exports && !(v = calloc(p->nr_exports, sizeof(*v))))
+		r = -ENOMEM;
+	for (size_t i = 0; v && i < p->nr_exports; i++)
+		fill_info(p, &p->exports[i], &v[i]);
+	*nr = v ? p->nr_exports : 0;
+	*out = v;
+	pool_admin_unlock(p);
+	return r;
+}
+
+void pool_export_set_state(struct pool *p, int64_t volume, enum pool_export_state s, int pid,
+			   const char *reason)
+{
+	struct pool_export_info *e;
+
+	pool_admin_lock(p);
+	e = export_of(p, volume);
+	if (e) {
+		e->state = s;
+		e->pid = pid;
+		snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
+	}
+	pool_admin_unlock(p);
+}
+
+int pool_exports_attach(struct pool *p, const struct pool_meta_image *img,
+			struct pool_error *err)
+{
+	if (!img->nr_exports)
+		return 0;
+	p->exports = calloc(img->nr_exports, sizeof(*p->exports));
+	if (!p->exports)
+		return pool_fail(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < img->nr_exports; i++)
+		p->exports[i].rec = img->exports[i];
+	p->nr_exports = img->nr_exports;
+	return 0;
+}
+
+int pool_export_refuse(struct pool *p, const struct pool_volume *v, struct pool_error *err)
+{
+	struct pool_export_info *e = export_of(p, v->rec.id);
+	char uri[PATH_MAX + 32];
+
+	if (!e)
+		return 0;
+	pool_export_uri(&e->rec, uri, sizeof(uri));
+	return pool_fail(err, -EBUSY, "volume '%s' is exported (on %s): unexport it first",
+			 v->rec.name, uri);
+}
+
+void pool_report_export(struct pool *p, struct json *j, const struct pool_volume *v)
+{
+	struct pool_export_info *e = export_of(p, v->rec.id);
+	char uri[PATH_MAX + 32];
+
+	if (!e)
+		return;
+	pool_export_uri(&e->rec, uri, sizeof(uri));
+	json_object_begin(j, "export");
+	json_string(j, "uri", uri);
+	json_string(j, "transport", e->rec.transport == EXPORT_TCP ? "tcp" : "unix");
+	json_string(j, "address", e->rec.address);
+	json_bool(j, "read_only", e->rec.read_only);
+	json_string(j, "state", pool_export_state_name(e->state));
+	if (e->pid)
+		json_u64(j, "pid", (uint64_t)e->pid);
+	if (e->reason[0])
+		json_string(j, "reason", e->reason);
+	json_object_end(j);
+}
+
+struct pool_export_info *pool_export_info_of(struct pool *p, const struct pool_volume *v)
+{
+	struct pool_export_info *e = export_of(p, v->rec.id), *copy;
+
+	if (!e || !(copy = malloc(sizeof(*copy))))
+		return NULL;
+	fill_info(p, e, copy);
+	return copy;
+}
