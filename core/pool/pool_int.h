@@ -781,6 +781,20 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 /* Validates a new volume's name: well formed and free. */
 int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
 /*
+ * The same for a receive's staging volume (pool.h, POOL_STAGING_PREFIX):
+ * @staging says which rule @name follows.
+ */
+int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
+			   struct pool_error *err);
+
+/*
+ * The identity of thin volume @v that send streams carry (pool_send.c):
+ * the sender's, if @v was received whole, else the pool's uuid with @v's
+ * id folded into its last 8 bytes (ids are never reused).  Reads the
+ * store: admin lock held.  0 or -errno.
+ */
+int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out);
+/*
  * Refuses @fd, opened from @path as @what ("device", "origin"), if its
  * bytes are this pool's own: a file of the daemon's mount (directly or
  * behind a loop device: a FUSE worker reading it would wait for itself,
