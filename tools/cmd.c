@@ -274,6 +274,8 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 	int fd, r;
 
 	*input = -1;
+	if (!path && c->streams && c->input_option)
+		path = "-";		/* a stream comes on standard input unless named */
 	if (!path)
 		return 0;
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) :
@@ -288,7 +290,7 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		close(fd);
 		return pool_fail(err, -EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
 	}
-	if (S_ISREG(st.st_mode)) {
+	if (S_ISREG(st.st_mode) || c->streams) {
 		*input = fd;
 		return 0;
 	}
