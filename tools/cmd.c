@@ -25,7 +25,8 @@ extern const struct cmd cmd_init, cmd_device_add, cmd_device_list, cmd_device_se
 	cmd_create_thin, cmd_snapshot, cmd_rollback, cmd_diff, cmd_check, cmd_reload,
 	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change,
 	cmd_rename, cmd_set, cmd_activate, cmd_deactivate, cmd_clone, cmd_backup,
-	cmd_restore_layout, cmd_recover, cmd_reduce, cmd_replace, cmd_refresh, cmd_move;
+	cmd_restore_layout, cmd_recover, cmd_reduce, cmd_replace, cmd_refresh, cmd_move,
+	cmd_send, cmd_receive;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -45,6 +46,8 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_activate,
 	&cmd_deactivate,
 	&cmd_diff,
+	&cmd_send,
+	&cmd_receive,
 	&cmd_check,
 	&cmd_change,
 	&cmd_dump,
