@@ -689,15 +689,23 @@ struct pool_receive_spec {
  * @name; an incremental stream's a snapshot of its base, found by
  * identity), committing and recording its place every
  * POOL_RECEIVE_CHECKPOINT bytes, then in one transaction renamed to
- * @name with the sender's identity.  A stream that stops early leaves
- * the staging volume and its place (-ENODATA): the same receive again
- * goes on from there.  Any other failure removes it.  -EEXIST (@name
- * exists), -ENOENT (the base is not here), -EBADMSG (a malformed or
- * corrupt stream), -EBUSY (a receive of @name runs), or -errno.
+ * @name with the sender's identity.  A stream that stops early, or a
+ * daemon that stops (pool_stop_streams), leaves the staging volume and
+ * its place (-ENODATA): the same receive again goes on from there.  Any
+ * other failure removes it.  -EEXIST (@name exists), -ENOENT (the base
+ * is not here), -EBADMSG (a malformed or corrupt stream), -ESTALE (not
+ * the stream whose receive was cut short), -EBUSY (a receive of @name
+ * runs), or -errno.
  */
 #define POOL_RECEIVE_CHECKPOINT	(256ull << 20)
 int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_streamed *out,
 		 struct pool_error *err);
+/*
+ * The daemon stops: every send and receive that waits on its pipe (a
+ * stalled ssh) ends within SEND_POLL_MS, a receive keeping what it applied
+ * to go on from later, so that none holds the daemon.  Never blocks.
+ */
+void pool_stop_streams(struct pool *p);
 /* Removes the staging volume of a receive of @name cut short.  -ENOENT: none. */
 int pool_receive_abort(struct pool *p, const char *name, struct pool_error *err);
 

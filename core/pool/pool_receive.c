@@ -22,8 +22,9 @@
  * POOL_RECEIVE_CHECKPOINT bytes of stream, at a record boundary, the
  * staging volume is flushed (its pool commits: data, then map) and then
  * its place in the stream recorded (meta step 12: position, crc32 so
- * far, counts); a stream that stops early records its last boundary the
- * same way and keeps the staging volume.  The same receive again finds
+ * far, counts); a stream that stops early, or a daemon that stops
+ * (pool_stop_streams) while the stream is silent, records its last
+ * boundary the same way and keeps the staging volume.  The same receive again finds
  * it, checks that the stream is the same one (the header's crc32, and
  * the running crc32 at that place when it has to read up to it), and
  * goes on from there: a file is seeked, a pipe read and checked up to
@@ -56,13 +57,14 @@ struct receive {
 	struct send_header h;
 	uint32_t header_crc;
 	struct send_reader rd;
+	struct send_cancel cancel;	/* pool_stop_streams */
 	struct send_place at;		/* where to go on from, if resuming */
 	bool resuming;
 	bool drop_stale;		/* a staging volume of another stream is in the way */
 	char base[POOL_NAME_MAX + 1];	/* incremental: the base's name here */
 	char thin_pool[POOL_NAME_MAX + 1];	/* full: the thin pool */
 	uint64_t base_size;
-	bool own_staging;		/* made or held by this receive: its to drop */
+	bool own_staging;		/* made or held here: dropped here if it fails */
 	/* The stream failed (read, malformed, cut short): why says how. */
 	bool stream_failed;
 	struct volume *v;		/* the staging volume, held alone while applying */
@@ -239,7 +241,9 @@ static int hold_staging(struct pool *p, struct receive *rc, struct pool_error *e
 static int stream_result(struct receive *rc, int r)
 {
 	rc->stream_failed = r != 0;
-	if (r && r != -EBADMSG && r != -ENODATA && r != -ESTALE)
+	if (r == -ECANCELED)
+		snprintf(rc->why, sizeof(rc->why), "the daemon is stopping");
+	else if (r && r != -EBADMSG && r != -ENODATA && r != -ESTALE)
 		snprintf(rc->why, sizeof(rc->why), "cannot read the stream: %s", strerror(-r));
 	return r;
 }
@@ -355,7 +359,10 @@ static void drop_staging(struct pool *p, struct receive *rc)
 			 rc->spec->name, rc->staging, ignored.msg);
 }
 
-/* The stream stopped early: keep what was applied, and say how to go on. */
+/*
+ * The stream stopped early, or the daemon stops: keep what was applied,
+ * and say how to go on.
+ */
 static int cut_short(struct pool *p, struct receive *rc, struct pool_error *err)
 {
 	int r = checkpoint(p, rc, err);
@@ -389,7 +396,7 @@ static int run(struct pool *p, struct receive *rc, struct pool_error *err)
 		r = apply(p, rc, err);
 	if (!r)
 		r = stream_result(rc, send_reader_finish(&rc->rd, rc->why));
-	if (r == -ENODATA)
+	if (r == -ENODATA || r == -ECANCELED)
 		return cut_short(p, rc, err);
 	if (r && rc->stream_failed)
 		return pool_fail(err, r, "%s: nothing is applied", rc->why);
@@ -411,14 +418,16 @@ int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_
 		return pool_fail(err, -ENOMEM, "out of memory");
 	}
 	rc->spec = s;
+	rc->cancel = (struct send_cancel){ .cancelled = pool_streams_stopped, .arg = p };
 	if (!name_valid(s->name))
 		r = pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, s->name);
 	else if (strlen(POOL_STAGING_PREFIX) + strlen(s->name) > POOL_NAME_MAX)
 		r = pool_fail(err, -EINVAL, "name '%s' is too long to receive: at most %zu characters "
 			      "(it is staged as '" POOL_STAGING_PREFIX "%s')", s->name,
 			      POOL_NAME_MAX - strlen(POOL_STAGING_PREFIX), s->name);
-	else if ((r = send_reader_begin(&rc->rd, s->fd, &rc->h, rc->why)))
-		r = pool_fail(err, r, "%s", r == -EBADMSG || r == -ENODATA ? rc->why : strerror(-r));
+	else if ((r = stream_result(rc, send_reader_begin(&rc->rd, s->fd, &rc->h, &rc->cancel,
+							   rc->why))))
+		r = pool_fail(err, r, "%s: nothing is applied", rc->why);
 	if (r)
 		goto out;
 	snprintf(rc->staging, sizeof(rc->staging), POOL_STAGING_PREFIX "%s", s->name);

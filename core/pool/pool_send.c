@@ -65,6 +65,18 @@ int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid 
 	return 0;
 }
 
+void pool_stop_streams(struct pool *p)
+{
+	atomic_store(&p->streams_stopped, true);
+}
+
+bool pool_streams_stopped(void *pool)
+{
+	struct pool *p = pool;
+
+	return atomic_load(&p->streams_stopped);
+}
+
 /* Block runs that differ between the base and the volume (thin_diff). */
 struct runs {
 	struct { uint64_t first, count; } *v;
@@ -236,6 +248,7 @@ static int send_body(struct send *s)
 int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_streamed *out,
 	      struct pool_error *err)
 {
+	struct send_cancel cancel = { .cancelled = pool_streams_stopped, .arg = p };
 	struct send s = { 0 };
 	int r;
 
@@ -252,17 +265,21 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto out_engine;
 	}
-	r = send_writer_begin(&s.w, spec->fd, &s.h);
+	r = send_writer_begin(&s.w, spec->fd, &s.h, &cancel);
 	if (!r)
 		r = send_body(&s);
 	if (!r)
 		r = send_writer_end(&s.w);
+	send_writer_release(&s.w);
 	out->bytes = s.w.bytes;
 	out->records = s.w.records;
 	out->data_bytes = s.w.data_bytes;
 	out->hole_bytes = s.w.hole_bytes;
 	if (r == -EPIPE)
 		pool_fail(err, r, "the reader of the stream went away after %llu bytes",
+			  (unsigned long long)s.w.bytes);
+	else if (r == -ECANCELED)
+		pool_fail(err, r, "the daemon is stopping: the stream is cut short after %llu bytes",
 			  (unsigned long long)s.w.bytes);
 	else if (r)
 		pool_fail(err, r, "cannot send '%s' past byte %llu of the stream: %s", spec->name,

@@ -12,9 +12,13 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -62,7 +66,56 @@ static uint64_t get64(const uint8_t *p)
 	return le64toh(v);
 }
 
+/*
+ * Waits until @fd is ready for @events, asking @cancel every SEND_POLL_MS.
+ * 0 (also at once without @cancel: the read or write then blocks),
+ * -ECANCELED, or -errno.
+ */
+static int wait_ready(int fd, short events, const struct send_cancel *cancel)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n;
+
+	while (cancel) {
+		n = poll(&pfd, 1, SEND_POLL_MS);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (cancel->cancelled(cancel->arg))
+			return -ECANCELED;
+	}
+	return 0;
+}
+
 /* ---- writing --------------------------------------------------------- */
+
+/*
+ * Makes writes to w->fd (not a regular file) never block, so that a full
+ * pipe is waited for in poll(), where w->cancel is asked: a file
+ * description of its own, non-blocking (O_NONBLOCK on the caller's would
+ * change it for every process that shares it); else, for what cannot be
+ * opened again (a socket), RWF_NOWAIT on each write.
+ */
+static void open_nonblocking(struct send_writer *w)
+{
+	char path[40];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", w->fd);
+	w->own_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w->own_fd >= 0)
+		w->fd = w->own_fd;
+	else
+		w->nowait = true;
+	w->polls = true;
+}
+
+void send_writer_release(struct send_writer *w)
+{
+	if (w->own_fd >= 0)
+		close(w->own_fd);
+	w->own_fd = -1;
+}
 
 /* Writes @len bytes of @buf; into the stream's checksum if @summed. */
 static int write_all(struct send_writer *w, const void *buf, size_t len, bool summed)
@@ -72,9 +125,18 @@ static int write_all(struct send_writer *w, const void *buf, size_t len, bool su
 	if (summed)
 		w->crc = crc_add(w->crc, buf, len);
 	while (len) {
-		ssize_t n = write(w->fd, p, len);
+		struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+		int e = w->polls ? wait_ready(w->fd, POLLOUT, w->cancel) : 0;
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
+		if (e)
+			return e;
+		n = w->nowait ? pwritev2(w->fd, &iov, 1, -1, RWF_NOWAIT) : write(w->fd, p, len);
+		if (n < 0 && w->nowait && errno == EOPNOTSUPP) {
+			w->nowait = false;	/* a file that cannot say: block */
+			continue;
+		}
+		if (n < 0 && (errno == EINTR || (w->polls && errno == EAGAIN)))
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
@@ -114,15 +176,20 @@ static bool range_ok(uint64_t next, uint64_t size, uint64_t off, uint64_t len)
 	       off <= size && len <= size - off;
 }
 
-int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h)
+int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h,
+		      const struct send_cancel *cancel)
 {
 	uint8_t buf[HEADER_FIXED + 2 * SEND_NAME_MAX + 4];
 	size_t src = strnlen(h->source_name, SEND_NAME_MAX);
 	size_t base = strnlen(h->base_name, SEND_NAME_MAX);
 	size_t len = HEADER_FIXED + src + base;
+	struct stat st;
 	int r;
 
-	*w = (struct send_writer){ .fd = fd, .volume_size = h->volume_size };
+	*w = (struct send_writer){ .fd = fd, .own_fd = -1, .cancel = cancel,
+				   .volume_size = h->volume_size };
+	if (cancel && !fstat(fd, &st) && !S_ISREG(st.st_mode))
+		open_nonblocking(w);
 	if (h->volume_size % SEND_ALIGN)
 		return -EINVAL;
 	memcpy(buf, SEND_MAGIC, 8);
@@ -214,8 +281,11 @@ static int read_all(struct send_reader *r, void *buf, size_t len, bool summed, c
 	size_t want = len;
 
 	while (len) {
-		ssize_t n = read(r->fd, p, len);
+		int e = wait_ready(r->fd, POLLIN, r->cancel);
+		ssize_t n = e ? -1 : read(r->fd, p, len);
 
+		if (e)
+			return e;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -274,13 +344,14 @@ static int check_header(const uint8_t *buf, struct send_header *h, char *why)
 	return 0;
 }
 
-int send_reader_begin(struct send_reader *r, int fd, struct send_header *h, char *why)
+int send_reader_begin(struct send_reader *r, int fd, struct send_header *h,
+		      const struct send_cancel *cancel, char *why)
 {
 	uint8_t buf[HEADER_FIXED + 2 * SEND_NAME_MAX + 4];
 	uint32_t len;
 	int e;
 
-	*r = (struct send_reader){ .fd = fd };
+	*r = (struct send_reader){ .fd = fd, .cancel = cancel };
 	memset(h, 0, sizeof(*h));
 	e = read_all(r, buf, HEADER_FIXED, true, "its header", why);
 	if (e == -ENODATA && memcmp(buf, SEND_MAGIC, r->partial < 8 ? r->partial : 8))
@@ -416,10 +487,14 @@ int send_reader_finish(struct send_reader *r, char *why)
 {
 	uint8_t byte;
 	ssize_t n;
+	int e;
 
-	do
+	do {
+		e = wait_ready(r->fd, POLLIN, r->cancel);
+		if (e)
+			return e;
 		n = read(r->fd, &byte, 1);
-	while (n < 0 && errno == EINTR);
+	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	return n ? bad(why, "bytes follow the stream's end record") : 0;

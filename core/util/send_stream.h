@@ -97,10 +97,32 @@ struct send_record {
 	uint64_t end_data_bytes;	/* SEND_END: bytes of data they carried */
 };
 
+/*
+ * Asked every SEND_POLL_MS while the other end of a pipe is silent (a
+ * reader that does not read, a writer that does not write): true ends
+ * the stream there with -ECANCELED, so that a daemon that stops is not
+ * held by a stalled ssh.  NULL: wait as long as it takes.
+ */
+struct send_cancel {
+	bool (*cancelled)(void *arg);
+	void *arg;
+};
+#define SEND_POLL_MS		250
+
 /* ---- writing --------------------------------------------------------- */
 
 struct send_writer {
 	int fd;				/* the caller's; blocking */
+	const struct send_cancel *cancel;	/* or NULL */
+	/*
+	 * With @cancel, to what is not a regular file: writes that never
+	 * block, so that a full pipe is waited for in poll(), where @cancel
+	 * is asked (a blocking write of a whole record would wait for a
+	 * reader that may never read): through @own_fd, the file opened
+	 * again non-blocking, or with RWF_NOWAIT (@nowait).
+	 */
+	bool polls, nowait;
+	int own_fd;			/* or -1 */
 	uint32_t crc;			/* of every byte written so far */
 	uint64_t bytes;			/* written so far */
 	uint64_t records;		/* DATA and HOLE records written */
@@ -113,11 +135,15 @@ struct send_writer {
 /*
  * Starts a stream on @fd with @h (names cut to SEND_NAME_MAX).  Each call
  * below writes whole records with write(2), waiting for the reader: it
- * blocks as long as a pipe is full.  0, -EINVAL for a range the format
- * cannot hold (unaligned, out of order, past the volume), or the write's
- * -errno (-EPIPE: the reader went away).
+ * blocks as long as a pipe is full, unless @cancel says stop.  0, -EINVAL
+ * for a range the format cannot hold (unaligned, out of order, past the
+ * volume), -ECANCELED, or the write's -errno (-EPIPE: the reader went
+ * away).
  */
-int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h);
+int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h,
+		      const struct send_cancel *cancel);
+/* Closes what send_writer_begin opened (with @cancel); call once done. */
+void send_writer_release(struct send_writer *w);
 /* @len bytes of the volume at @off from @buf: records of SEND_DATA_MAX at most. */
 int send_writer_data(struct send_writer *w, uint64_t off, const void *buf, uint64_t len);
 /* [@off, @off + @len) reads zeros and maps nothing. */
@@ -129,6 +155,7 @@ int send_writer_end(struct send_writer *w);
 
 struct send_reader {
 	int fd;				/* the caller's; blocking */
+	const struct send_cancel *cancel;	/* or NULL */
 	uint32_t crc;			/* of every byte read so far */
 	uint64_t pos;			/* bytes read so far: a record boundary between calls */
 	uint64_t records;		/* DATA and HOLE records read */
@@ -140,12 +167,15 @@ struct send_reader {
 };
 
 /*
- * Reads and checks the header from @fd.  0; -EBADMSG (not a stream, a
- * version this build does not know, a field out of range, a bad
- * checksum) or -ENODATA (it stops inside the header), with one line in
- * @why (SEND_WHY_LEN bytes); or the read's -errno.
+ * Reads and checks the header from @fd, waiting for the writer unless
+ * @cancel says stop (then, and in every call below, -ECANCELED).  0;
+ * -EBADMSG (not a stream, a version this build does not know, a field
+ * out of range, a bad checksum) or -ENODATA (it stops inside the
+ * header), with one line in @why (SEND_WHY_LEN bytes); or the read's
+ * -errno.
  */
-int send_reader_begin(struct send_reader *r, int fd, struct send_header *h, char *why);
+int send_reader_begin(struct send_reader *r, int fd, struct send_header *h,
+		      const struct send_cancel *cancel, char *why);
 /*
  * Reads the next record, its data into @buf (SEND_DATA_MAX bytes), and
  * checks it: its checksum, its range (aligned, in order, inside the

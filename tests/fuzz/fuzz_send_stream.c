@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void *buf = malloc(SEND_DATA_MAX);
 
 	FUZZ_CHECK(buf && p.fd >= 0);
-	e = send_reader_begin(&r, fd, &p.h, why);
+	e = send_reader_begin(&r, fd, &p.h, NULL, why);
 	if (!e)
-		FUZZ_CHECK(send_writer_begin(&p.w, p.fd, &p.h) == 0);
+		FUZZ_CHECK(send_writer_begin(&p.w, p.fd, &p.h, NULL) == 0);
 	while (!e && rec.type != SEND_END) {
 		e = send_reader_next(&r, &rec, buf, why);
 		if (e)

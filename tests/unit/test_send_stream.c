@@ -2,7 +2,8 @@
  * tests/unit/test_send_stream.c: the send stream's writer and parser
  * (core/util/send_stream.h): what one writes the other reads back; every
  * flipped byte and every cut is refused as such; a reader's place takes
- * a second reader on from there, and only on the same stream.
+ * a second reader on from there, and only on the same stream; a pipe
+ * that stays silent ends the stream when the caller says so.
  */
 #include <check.h>
 #include <errno.h>
@@ -56,7 +57,7 @@ static int make_stream(uint8_t seed, uint32_t len_small, size_t *len)
 	void *d = data_buf(seed);
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(send_writer_begin(&w, fd, &h), 0);
+	ck_assert_int_eq(send_writer_begin(&w, fd, &h, NULL), 0);
 	ck_assert_int_eq(send_writer_data(&w, 1 << 20, d, DATA_LEN), 0);
 	ck_assert_int_eq(send_writer_hole(&w, (1 << 20) + DATA_LEN, 65536), 0);
 	ck_assert_int_eq(send_writer_data(&w, 32 << 20, d, len_small), 0);
@@ -76,7 +77,7 @@ static int read_stream(int fd, char *why)
 	struct send_reader r;
 	struct send_record rec;
 	void *buf = malloc(SEND_DATA_MAX);
-	int e = send_reader_begin(&r, fd, &h, why);
+	int e = send_reader_begin(&r, fd, &h, NULL, why);
 
 	while (!e) {
 		e = send_reader_next(&r, &rec, buf, why);
@@ -114,7 +115,7 @@ START_TEST(what_the_writer_writes_the_reader_reads_back)
 	struct send_record rec;
 	char why[SEND_WHY_LEN];
 
-	ck_assert_int_eq(send_reader_begin(&r, fd, &h, why), 0);
+	ck_assert_int_eq(send_reader_begin(&r, fd, &h, NULL, why), 0);
 	ck_assert_str_eq(h.source_name, "vm1-mon");
 	ck_assert_str_eq(h.base_name, "vm1-sun");
 	ck_assert_uint_eq(h.flags, SEND_INCREMENTAL);
@@ -199,7 +200,7 @@ START_TEST(the_writer_refuses_ranges_the_format_cannot_hold)
 	int fd = memfd_create("w", MFD_CLOEXEC);
 	char b[8192] = { 0 };
 
-	ck_assert_int_eq(send_writer_begin(&w, fd, &h), 0);
+	ck_assert_int_eq(send_writer_begin(&w, fd, &h, NULL), 0);
 	ck_assert_int_eq(send_writer_data(&w, 100, b, 4096), -EINVAL);	/* unaligned */
 	ck_assert_int_eq(send_writer_data(&w, 8192, b, 100), -EINVAL);
 	ck_assert_int_eq(send_writer_hole(&w, VOLUME_SIZE - 4096, 8192), -EINVAL);	/* past the end */
@@ -220,7 +221,7 @@ static struct send_place place_after(int fd, int n)
 	void *buf = malloc(SEND_DATA_MAX);
 	char why[SEND_WHY_LEN];
 
-	ck_assert_int_eq(send_reader_begin(&r, fd, &h, why), 0);
+	ck_assert_int_eq(send_reader_begin(&r, fd, &h, NULL, why), 0);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(send_reader_next(&r, &rec, buf, why), 0);
 	send_reader_place(&r, &at);
@@ -235,7 +236,7 @@ static int resume_and_finish(int fd, const struct send_place *at, char *why)
 	struct send_reader r;
 	struct send_record rec;
 	void *buf = malloc(SEND_DATA_MAX);
-	int e = send_reader_begin(&r, fd, &h, why);
+	int e = send_reader_begin(&r, fd, &h, NULL, why);
 
 	if (!e)
 		e = send_reader_resume(&r, at, buf, why);
@@ -307,6 +308,39 @@ START_TEST(a_place_in_another_stream_is_refused_in_a_pipe)
 }
 END_TEST
 
+static bool asked_twice(void *arg)
+{
+	int *asked = arg;
+
+	return ++*asked >= 2;
+}
+
+START_TEST(a_silent_pipe_ends_the_stream_when_cancel_says_so)
+{
+	struct send_cancel cancel = { .cancelled = asked_twice };
+	struct send_header h = header(false);
+	struct send_writer w;
+	struct send_reader r;
+	char why[SEND_WHY_LEN];
+	void *d = data_buf(1);
+	int p[2], asked = 0;
+
+	cancel.arg = &asked;
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(send_reader_begin(&r, p[0], &h, &cancel, why), -ECANCELED);
+	ck_assert_int_eq(asked, 2);
+	asked = 0;
+	h = header(false);		/* the reader cleared it */
+	ck_assert_int_eq(send_writer_begin(&w, p[1], &h, &cancel), 0);
+	ck_assert_int_eq(send_writer_data(&w, 0, d, DATA_LEN), -ECANCELED);	/* nobody reads */
+	ck_assert_int_eq(asked, 2);
+	send_writer_release(&w);
+	close(p[0]);
+	close(p[1]);
+	free(d);
+}
+END_TEST
+
 static Suite *send_stream_suite(void)
 {
 	Suite *suite = suite_create("send_stream");
@@ -320,6 +354,7 @@ static Suite *send_stream_suite(void)
 	tcase_add_test(tc, the_writer_refuses_ranges_the_format_cannot_hold);
 	tcase_add_test(tc, a_place_takes_a_reader_on_in_a_file_and_in_a_pipe);
 	tcase_add_test(tc, a_place_in_another_stream_is_refused_in_a_pipe);
+	tcase_add_test(tc, a_silent_pipe_ends_the_stream_when_cancel_says_so);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
