@@ -6,6 +6,8 @@
  * another pool, through ssh or any pipe.  Standard output carries the
  * stream alone: what it says goes to standard error.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 
 static const struct option options[] = {
 	{ "since", required_argument, NULL, 'i' },
+	{ "resume-at", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, 'j' },
@@ -28,7 +31,7 @@ static const char *const path_options[] = { "--output", NULL };
 static void print_summary(struct cmd_ctx *ctx, const char *name, const char *since,
 			  const struct pool_streamed *s, bool as_json)
 {
-	char bytes[SIZE_STR_LEN], data[SIZE_STR_LEN], holes[SIZE_STR_LEN];
+	char bytes[SIZE_STR_LEN], data[SIZE_STR_LEN], holes[SIZE_STR_LEN], from[48] = "";
 	struct json j;
 
 	if (as_json) {
@@ -41,15 +44,28 @@ static void print_summary(struct cmd_ctx *ctx, const char *name, const char *sin
 		json_u64(&j, "records", s->records);
 		json_u64(&j, "data_bytes", s->data_bytes);
 		json_u64(&j, "hole_bytes", s->hole_bytes);
+		json_u64(&j, "resumed_at", s->resumed_at);
 		json_object_end(&j);
 		fputc('\n', ctx->err);
 		return;
 	}
-	cmd_note(ctx, WHAT, "sent '%s'%s%s%s: %s of stream, %llu records: %s of data, %s of holes",
-		 name, since ? " since '" : "", since ? since : "", since ? "'" : "",
-		 format_size(s->bytes, bytes),
-		 (unsigned long long)s->records, format_size(s->data_bytes, data),
-		 format_size(s->hole_bytes, holes));
+	if (s->resumed_at)
+		snprintf(from, sizeof(from), "; written from byte %llu",
+			 (unsigned long long)s->resumed_at);
+	cmd_note(ctx, WHAT, "sent '%s'%s%s%s: %s of stream, %llu records: %s of data, %s of "
+		 "holes%s", name, since ? " since '" : "", since ? since : "", since ? "'" : "",
+		 format_size(s->bytes, bytes), (unsigned long long)s->records,
+		 format_size(s->data_bytes, data), format_size(s->hole_bytes, holes), from);
+}
+
+/* A plain decimal byte position, > 0.  0 or -EINVAL. */
+static int parse_position(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return *s < '1' || *s > '9' || *end || errno ? -EINVAL : 0;
 }
 
 static int send_run(struct cmd_ctx *ctx, int argc, char **argv)
@@ -64,11 +80,14 @@ static int send_run(struct cmd_ctx *ctx, int argc, char **argv)
 	     first = 0) {
 		if (c == 'i')
 			spec.since = optarg;
+		else if (c == 'r' && parse_position(optarg, &spec.resume_at))
+			return cmd_error(ctx, WHAT, "invalid --resume-at '%s': the byte where a receive "
+					 "stopped, as it said", optarg);
 		else if (c == 'v')
 			verbose = true;
 		else if (c == 'j')
 			as_json = true;
-		else if (c != 'o')
+		else if (c != 'o' && c != 'r')
 			return CMD_USAGE;
 	}
 	r = cmd_args(ctx, WHAT, argc, argv, 1, 1, "the thin VOLUME");
@@ -90,7 +109,8 @@ static int send_run(struct cmd_ctx *ctx, int argc, char **argv)
 const struct cmd cmd_send = {
 	.name = "send",
 	.usage =
-		"send VOLUME [--since SNAPSHOT] [-o|--output FILE] [-v|--verbose] [--json]\n"
+		"send VOLUME [--since SNAPSHOT] [--resume-at BYTE] [-o|--output FILE] [-v|--verbose]\n"
+		"     [--json]\n"
 		"\n"
 		"Writes thin volume VOLUME as a stream that 'mapperctl receive' applies\n"
 		"in another pool: every range it maps (its holes cost nothing), or with\n"
@@ -104,6 +124,9 @@ const struct cmd cmd_send = {
 		"\n"
 		"  --since S    only what changed since snapshot S (the receiving pool\n"
 		"               must have received S)\n"
+		"  --resume-at B  only the stream from byte B on, where a receive cut\n"
+		"               short stopped (it says so); the bytes before are read\n"
+		"               and summed here, not sent\n"
 		"  --output F   write to file F instead of standard output (- is\n"
 		"               standard output); a regular file is written beside F\n"
 		"               and renamed onto it once the send succeeded\n"

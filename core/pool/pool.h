@@ -647,6 +647,12 @@ int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t ma
 struct pool_send_spec {
 	const char *name;		/* the thin volume to send */
 	const char *since;		/* a snapshot to send the changes since, or NULL */
+	/*
+	 * 0, or the byte of the stream where a receive cut short stopped:
+	 * only the rest is written (SEND_RESUMED), the stream before it
+	 * read and summed all the same, so that its checksums hold.
+	 */
+	uint64_t resume_at;
 	int fd;				/* where the stream goes; blocking */
 };
 
@@ -657,7 +663,7 @@ struct pool_streamed {
 	uint64_t records;		/* data and hole records */
 	uint64_t data_bytes;		/* volume bytes carried as data */
 	uint64_t hole_bytes;		/* volume bytes carried as holes */
-	uint64_t resumed_at;		/* receive: stream bytes applied before, or 0 */
+	uint64_t resumed_at;		/* stream bytes sent or applied before, or 0 */
 	char base[POOL_NAME_MAX + 1];	/* receive: the base's name here, or "" */
 };
 

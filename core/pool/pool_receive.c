@@ -24,15 +24,17 @@
  * its place in the stream recorded (meta step 12: position, crc32 so
  * far, counts); a stream that stops early, or a daemon that stops
  * (pool_stop_streams) while the stream is silent, records its last
- * boundary the same way and keeps the staging volume.  The same receive again finds
- * it, checks that the stream is the same one (the header's crc32, and
- * the running crc32 at that place when it has to read up to it), and
- * goes on from there: a file is seeked, a pipe read and checked up to
- * there.  Records are idempotent (data overwrites, holes unmap), so a
- * crash between the flush and the record only repeats some.  A stream
- * that is damaged (a checksum fails, a field is wrong) removes the
- * staging volume: what it applied cannot be trusted, and nothing of it
- * ever was NAME.
+ * boundary the same way and keeps the staging volume.  The same receive
+ * again finds it, checks that the stream is the same one (the header's
+ * crc32, and the running crc32 at that place when it has to read up to
+ * it), and goes on from there: a file is seeked, a pipe read and checked
+ * up to there; or a resumed stream (send --resume-at, SEND_RESUMED)
+ * carries only the rest, from the place recorded, so that the bytes
+ * before it do not travel again.  Records are idempotent (data
+ * overwrites, holes unmap), so a crash between the flush and the record
+ * only repeats some.  A stream that is damaged (a checksum fails, a
+ * field is wrong) removes the staging volume: what it applied cannot be
+ * trusted, and nothing of it ever was NAME.
  *
  * Received volumes are read-only, as zfs's received snapshots are: the
  * next incremental stream is applied onto it as the base, and a base
@@ -149,6 +151,11 @@ static int plan(struct pool *p, struct receive *rc, struct pool_error *err)
 	st = r ? NULL : pool_volume_by_name(p, rc->staging);
 	if (st)
 		r = look_at_staging(p, rc, st, err);
+	if (!r && (rc->h.flags & SEND_RESUMED) && !rc->resuming)	/* never drop it for one */
+		r = pool_fail(err, st ? -ESTALE : -ENOENT, "the stream is the rest of one from byte "
+			      "%llu on, and %s", (unsigned long long)rc->h.resume_at,
+			      st ? "the receive cut short here is of another stream" :
+			      "no receive of it was cut short here");
 	if (!r && rc->h.flags & SEND_INCREMENTAL) {
 		base = find_base(p, &rc->h.base);
 		uuid_format(&rc->h.base, id);
@@ -370,9 +377,10 @@ static int cut_short(struct pool *p, struct receive *rc, struct pool_error *err)
 	if (r)
 		return r;
 	return pool_fail(err, -ENODATA, "%s: nothing is applied; its first %llu bytes are kept "
-			 "in '%s': the same receive again goes on from there (receive %s --abort "
-			 "drops them)", rc->why, (unsigned long long)rc->rd.pos, rc->staging,
-			 rc->spec->name);
+			 "in '%s': the same receive again goes on from there, or of the stream "
+			 "from there on (send --resume-at %llu); receive %s --abort drops them",
+			 rc->why, (unsigned long long)rc->rd.pos, rc->staging,
+			 (unsigned long long)rc->rd.pos, rc->spec->name);
 }
 
 /* Stages, applies and finishes, once the header is read and the plan made. */
@@ -398,6 +406,8 @@ static int run(struct pool *p, struct receive *rc, struct pool_error *err)
 		r = stream_result(rc, send_reader_finish(&rc->rd, rc->why));
 	if (r == -ENODATA || r == -ECANCELED)
 		return cut_short(p, rc, err);
+	if (r == -ESTALE && (rc->h.flags & SEND_RESUMED))
+		rc->own_staging = false;	/* the rest from elsewhere: keep what is applied */
 	if (r && rc->stream_failed)
 		return pool_fail(err, r, "%s: nothing is applied", rc->why);
 	if (!r && (r = volume_flush(rc->v, &rc->e)))

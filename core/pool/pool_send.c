@@ -113,7 +113,8 @@ struct send {
 
 /* Fills the header's names and identities.  Admin lock held. */
 static int fill_header(struct pool *p, struct send *s, const struct pool_volume *tp,
-		       const struct pool_volume *base, struct pool_error *err)
+		       const struct pool_volume *base, uint64_t spec_resume_at,
+		       struct pool_error *err)
 {
 	int r = pool_thin_identity(p, s->v, &s->h.source);
 
@@ -123,7 +124,8 @@ static int fill_header(struct pool *p, struct send *s, const struct pool_volume 
 		return pool_fail(err, r, "cannot read the identity of '%s': %s", s->v->rec.name,
 				 strerror(-r));
 	s->h.version = SEND_VERSION;
-	s->h.flags = base ? SEND_INCREMENTAL : 0;
+	s->h.flags = (base ? SEND_INCREMENTAL : 0) | (spec_resume_at ? SEND_RESUMED : 0);
+	s->h.resume_at = spec_resume_at;
 	s->h.block_size = tp->tp.rec->block_size;
 	s->h.volume_size = s->v->rec.size;
 	snprintf(s->h.source_name, sizeof(s->h.source_name), "%s", s->v->rec.name);
@@ -174,7 +176,7 @@ static int prepare(struct pool *p, const struct pool_send_spec *spec, struct sen
 		s->v = NULL;
 		goto out;
 	}
-	r = fill_header(p, s, tp, base, err);
+	r = fill_header(p, s, tp, base, spec->resume_at, err);
 	if (!r && base) {
 		r = thin_diff(base->served->target, s->v->served->target, add_run, &s->runs);
 		if (r)
@@ -271,11 +273,18 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 	if (!r)
 		r = send_writer_end(&s.w);
 	send_writer_release(&s.w);
+	if (!r && spec->resume_at >= s.w.bytes)
+		r = -ERANGE;		/* nothing after it: no place a receive stopped at */
+	out->resumed_at = spec->resume_at;
 	out->bytes = s.w.bytes;
 	out->records = s.w.records;
 	out->data_bytes = s.w.data_bytes;
 	out->hole_bytes = s.w.hole_bytes;
-	if (r == -EPIPE)
+	if (r == -ERANGE || (r == -EINVAL && spec->resume_at && !s.w.bytes))
+		r = pool_fail(err, -EINVAL, "the stream cannot resume at byte %llu: that is %s",
+			      (unsigned long long)spec->resume_at,
+			      s.w.bytes ? "past its end" : "inside its header");
+	else if (r == -EPIPE)
 		pool_fail(err, r, "the reader of the stream went away after %llu bytes",
 			  (unsigned long long)s.w.bytes);
 	else if (r == -ECANCELED)

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #define HEADER_FIXED	68u	/* bytes of the header before the names */
+#define HEADER_MAX	(HEADER_FIXED + 2 * SEND_NAME_MAX + 8 + 4)	/* a resumed one's */
 
 static uint32_t crc_add(uint32_t crc, const void *buf, size_t len)
 {
@@ -117,13 +118,11 @@ void send_writer_release(struct send_writer *w)
 	w->own_fd = -1;
 }
 
-/* Writes @len bytes of @buf; into the stream's checksum if @summed. */
-static int write_all(struct send_writer *w, const void *buf, size_t len, bool summed)
+/* Writes @len bytes of @buf to the file, whatever the stream's place. */
+static int write_out(struct send_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
-	if (summed)
-		w->crc = crc_add(w->crc, buf, len);
 	while (len) {
 		struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
 		int e = w->polls ? wait_ready(w->fd, POLLOUT, w->cancel) : 0;
@@ -142,9 +141,24 @@ static int write_all(struct send_writer *w, const void *buf, size_t len, bool su
 			return n < 0 ? -errno : -EIO;
 		p += n;
 		len -= (size_t)n;
-		w->bytes += (uint64_t)n;
 	}
 	return 0;
+}
+
+/*
+ * @len bytes of the stream from @buf, into its checksum if @summed:
+ * written, but for a resumed stream only from w->resume_at on.
+ */
+static int write_all(struct send_writer *w, const void *buf, size_t len, bool summed)
+{
+	uint64_t skip = w->bytes < w->resume_at ? w->resume_at - w->bytes : 0;
+
+	if (summed)
+		w->crc = crc_add(w->crc, buf, len);
+	w->bytes += len;
+	if (skip >= len)
+		return 0;
+	return write_out(w, (const uint8_t *)buf + skip, len - skip);
 }
 
 /* Writes one record: its header, @payload_len bytes of @payload, its crc. */
@@ -176,22 +190,16 @@ static bool range_ok(uint64_t next, uint64_t size, uint64_t off, uint64_t len)
 	       off <= size && len <= size - off;
 }
 
-int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h,
-		      const struct send_cancel *cancel)
+/*
+ * @h in the stream's bytes, into @buf (HEADER_MAX): the bytes before the
+ * header's crc32, which follows them.  Returns their count.
+ */
+static size_t encode_header(const struct send_header *h, uint8_t *buf)
 {
-	uint8_t buf[HEADER_FIXED + 2 * SEND_NAME_MAX + 4];
 	size_t src = strnlen(h->source_name, SEND_NAME_MAX);
 	size_t base = strnlen(h->base_name, SEND_NAME_MAX);
-	size_t len = HEADER_FIXED + src + base;
-	struct stat st;
-	int r;
+	size_t len = HEADER_FIXED + src + base + (h->flags & SEND_RESUMED ? 8 : 0);
 
-	*w = (struct send_writer){ .fd = fd, .own_fd = -1, .cancel = cancel,
-				   .volume_size = h->volume_size };
-	if (cancel && !fstat(fd, &st) && !S_ISREG(st.st_mode))
-		open_nonblocking(w);
-	if (h->volume_size % SEND_ALIGN)
-		return -EINVAL;
 	memcpy(buf, SEND_MAGIC, 8);
 	put32(buf + 8, SEND_VERSION);
 	put32(buf + 12, (uint32_t)(len + 4));
@@ -205,7 +213,45 @@ int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h
 	buf[66] = buf[67] = 0;
 	memcpy(buf + HEADER_FIXED, h->source_name, src);
 	memcpy(buf + HEADER_FIXED + src, h->base_name, base);
+	if (h->flags & SEND_RESUMED)
+		put64(buf + HEADER_FIXED + src + base, h->resume_at);
 	put32(buf + len, crc_add(0, buf, len));
+	return len;
+}
+
+/* The header of the whole stream that resumed header @h is the rest of. */
+static struct send_header whole_header(const struct send_header *h)
+{
+	struct send_header whole = *h;
+
+	whole.flags &= ~(uint32_t)SEND_RESUMED;
+	whole.resume_at = 0;
+	return whole;
+}
+
+int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h,
+		      const struct send_cancel *cancel)
+{
+	struct send_header whole = whole_header(h);
+	uint8_t buf[HEADER_MAX], resumed[HEADER_MAX];
+	size_t len = encode_header(&whole, buf);
+	struct stat st;
+	int r;
+
+	*w = (struct send_writer){ .fd = fd, .own_fd = -1, .cancel = cancel,
+				   .volume_size = h->volume_size };
+	if (cancel && !fstat(fd, &st) && !S_ISREG(st.st_mode))
+		open_nonblocking(w);
+	if (h->volume_size % SEND_ALIGN)
+		return -EINVAL;
+	if (h->flags & SEND_RESUMED) {	/* its own header, then the rest */
+		if (h->resume_at < len + 4)
+			return -EINVAL;
+		r = write_out(w, resumed, encode_header(h, resumed) + 4);
+		if (r)
+			return r;
+		w->resume_at = h->resume_at;
+	}
 	r = write_all(w, buf, len, true);
 	return r ? r : write_all(w, buf + len, 4, false);
 }
@@ -326,7 +372,7 @@ static int check_header(const uint8_t *buf, struct send_header *h, char *why)
 	h->volume_size = get64(buf + 24);
 	memcpy(h->source.b, buf + 32, 16);
 	memcpy(h->base.b, buf + 48, 16);
-	if (h->flags & ~(uint32_t)SEND_INCREMENTAL)
+	if (h->flags & ~(uint32_t)(SEND_INCREMENTAL | SEND_RESUMED))
 		return bad(why, "the stream has flags 0x%x this version does not know", h->flags);
 	if (bs < SEND_ALIGN || bs > (1u << 30) || (bs & (bs - 1)))
 		return bad(why, "the stream's block size %u is not a power of two from 4 KiB to 1 GiB",
@@ -344,10 +390,32 @@ static int check_header(const uint8_t *buf, struct send_header *h, char *why)
 	return 0;
 }
 
+/*
+ * A resumed stream's header @buf, read and checked: the reader stands
+ * where the whole stream's header ends, with its crc32, until
+ * send_reader_resume puts it at h->resume_at.
+ */
+static int begin_resumed(struct send_reader *r, struct send_header *h, const uint8_t *buf,
+			 char *why)
+{
+	struct send_header whole = whole_header(h);
+	uint8_t whole_buf[HEADER_MAX];
+	size_t len = encode_header(&whole, whole_buf);
+
+	h->resume_at = get64(buf + HEADER_FIXED + buf[64] + buf[65]);
+	if (h->resume_at < len + 4)
+		return bad(why, "the stream resumes at byte %llu, inside its header",
+			   (unsigned long long)h->resume_at);
+	r->crc = crc_add(0, whole_buf, len);
+	r->pos = len + 4;
+	r->resume_at = h->resume_at;
+	return 0;
+}
+
 int send_reader_begin(struct send_reader *r, int fd, struct send_header *h,
 		      const struct send_cancel *cancel, char *why)
 {
-	uint8_t buf[HEADER_FIXED + 2 * SEND_NAME_MAX + 4];
+	uint8_t buf[HEADER_MAX];
 	uint32_t len;
 	int e;
 
@@ -365,8 +433,9 @@ int send_reader_begin(struct send_reader *r, int fd, struct send_header *h,
 		return bad(why, "the stream is of version %u; this mapperctl reads version %u",
 			   h->version, SEND_VERSION);
 	len = get32(buf + 12);
-	if (len != HEADER_FIXED + (uint32_t)buf[64] + buf[65] + 4 || buf[64] > SEND_NAME_MAX ||
-	    buf[65] > SEND_NAME_MAX)
+	if (len != HEADER_FIXED + (uint32_t)buf[64] + buf[65] + 4 +
+		   (get32(buf + 16) & SEND_RESUMED ? 8 : 0) ||
+	    buf[64] > SEND_NAME_MAX || buf[65] > SEND_NAME_MAX)
 		return bad(why, "the stream's header length %u does not fit its names", len);
 	e = read_all(r, buf + HEADER_FIXED, len - HEADER_FIXED - 4, true, "its header", why);
 	if (!e)
@@ -384,7 +453,7 @@ int send_reader_begin(struct send_reader *r, int fd, struct send_header *h,
 		return e;
 	r->pos = len;
 	r->volume_size = h->volume_size;
-	return 0;
+	return h->flags & SEND_RESUMED ? begin_resumed(r, h, buf, why) : 0;
 }
 
 /* The end record's payload against what came before it. */
@@ -443,6 +512,9 @@ static int next_record(struct send_reader *r, struct send_record *rec, void *buf
 
 	if (r->ended)
 		return bad(why, "the stream goes on past its end record");
+	if (r->resume_at)
+		return bad(why, "the stream is the rest of one from byte %llu on: it goes only onto "
+			   "a receive that stopped there", (unsigned long long)r->resume_at);
 	e = read_all(r, head, sizeof(head), true, "a record", why);
 	if (e)
 		return e;
@@ -515,7 +587,15 @@ int send_reader_resume(struct send_reader *r, const struct send_place *at, void 
 	if (at->pos < r->pos || at->next > r->volume_size)
 		return bad(why, "the place to resume from (byte %llu) is not in the stream",
 			   (unsigned long long)at->pos);
-	if (lseek(r->fd, (off_t)at->pos, SEEK_SET) == (off_t)at->pos) {
+	if (r->resume_at && r->resume_at != at->pos) {
+		snprintf(why, SEND_WHY_LEN, "the stream goes on from byte %llu, but the receive "
+			 "stopped at byte %llu: send it with --resume-at %llu",
+			 (unsigned long long)r->resume_at, (unsigned long long)at->pos,
+			 (unsigned long long)at->pos);
+		return -ESTALE;
+	}
+	if (r->resume_at || lseek(r->fd, (off_t)at->pos, SEEK_SET) == (off_t)at->pos) {
+		r->resume_at = 0;
 		r->pos = at->pos;
 		r->crc = at->crc;
 		r->records = at->records;

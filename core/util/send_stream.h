@@ -15,7 +15,8 @@
  *   header   "MPFSSEND" u32 version u32 header_len u32 flags u32 block_size
  *            u64 volume_size u8[16] source u8[16] base
  *            u8 source_name_len u8 base_name_len u16 0, the two names,
- *            u32 crc32 of the header's bytes before it
+ *            (u64 resume_at, if SEND_RESUMED), u32 crc32 of the header's
+ *            bytes before it
  *   record*  u32 type u32 payload_len u64 offset u64 length, the payload,
  *            u32 crc32 of the record's bytes before it
  *   end      a record of type END whose payload is u64 records u64
@@ -32,7 +33,11 @@
  * the volume, in increasing order and never overlap, so a receiver
  * applies them in one pass and "how far it got" is one byte position.
  * A full stream (no SEND_INCREMENTAL) carries data only: the volume it
- * makes starts as holes.  An incremental one carries what changed since
+ * makes starts as holes.  A resumed stream (SEND_RESUMED) is the header
+ * and the bytes of the whole stream from resume_at on: a receive that was
+ * cut short at a record boundary goes on with it without the bytes it
+ * has travelling again; its checksums are the whole stream's, the
+ * receiver holding the crc32 of the bytes before resume_at.  An incremental one carries what changed since
  * the base, holes included where the base mapped a block and the source
  * does not.
  *
@@ -70,6 +75,12 @@
 
 enum send_flags {
 	SEND_INCREMENTAL	= (1 << 0),	/* against @base */
+	/*
+	 * The rest of a stream: what follows the header is the whole
+	 * stream's bytes from @resume_at on (a u64 after the names says
+	 * where), for a receiver that has the bytes before it.
+	 */
+	SEND_RESUMED		= (1 << 1),
 };
 
 enum send_record_type {
@@ -87,6 +98,7 @@ struct send_header {
 	struct uuid base;		/* zeros unless SEND_INCREMENTAL */
 	char source_name[SEND_NAME_MAX + 1];
 	char base_name[SEND_NAME_MAX + 1];	/* "" unless SEND_INCREMENTAL */
+	uint64_t resume_at;		/* SEND_RESUMED: a byte of the whole stream */
 };
 
 /* A record as read: for SEND_DATA its bytes are in the caller's buffer. */
@@ -123,8 +135,9 @@ struct send_writer {
 	 */
 	bool polls, nowait;
 	int own_fd;			/* or -1 */
-	uint32_t crc;			/* of every byte written so far */
-	uint64_t bytes;			/* written so far */
+	uint32_t crc;			/* of every byte of the stream so far */
+	uint64_t bytes;			/* of the whole stream so far */
+	uint64_t resume_at;		/* SEND_RESUMED: bytes before it are not written */
 	uint64_t records;		/* DATA and HOLE records written */
 	uint64_t data_bytes;		/* bytes of data they carried */
 	uint64_t hole_bytes;		/* bytes the HOLE records cover */
@@ -135,10 +148,13 @@ struct send_writer {
 /*
  * Starts a stream on @fd with @h (names cut to SEND_NAME_MAX).  Each call
  * below writes whole records with write(2), waiting for the reader: it
- * blocks as long as a pipe is full, unless @cancel says stop.  0, -EINVAL
- * for a range the format cannot hold (unaligned, out of order, past the
- * volume), -ECANCELED, or the write's -errno (-EPIPE: the reader went
- * away).
+ * blocks as long as a pipe is full, unless @cancel says stop.  With
+ * SEND_RESUMED in h->flags, the writer makes the whole stream, and its
+ * checksums, but writes only @h and the bytes from h->resume_at on (the
+ * caller checks, once at the end, that there were some).  0, -EINVAL for
+ * a range the format cannot hold (unaligned, out of order, past the
+ * volume) or a resume_at inside the header, -ECANCELED, or the write's
+ * -errno (-EPIPE: the reader went away).
  */
 int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h,
 		      const struct send_cancel *cancel);
@@ -163,6 +179,7 @@ struct send_reader {
 	uint64_t next;			/* the least offset the next record may have */
 	uint64_t volume_size;
 	bool ended;			/* the end record was read and checked */
+	uint64_t resume_at;		/* SEND_RESUMED: until send_reader_resume */
 	size_t partial;			/* bytes of a piece cut short, after -ENODATA */
 };
 
@@ -205,10 +222,13 @@ struct send_place {
 void send_reader_place(const struct send_reader *r, struct send_place *out);
 /*
  * Goes on from @at, a place an earlier reader of the same stream passed,
- * after send_reader_begin: a file is seeked there; a pipe is read up to
- * there, checking every record as send_reader_next does, and then that
- * its checksum so far is @at's: the same stream as then.  0, -ESTALE if
- * it is another stream (@why says so), or send_reader_next's errors.
+ * after send_reader_begin: a stream that is the rest from there
+ * (SEND_RESUMED) goes on at once if it starts at @at; a file is seeked
+ * there; a pipe is read up to there, checking every record as
+ * send_reader_next does, and then that its checksum so far is @at's: the
+ * same stream as then.  0, -ESTALE if it is another stream or the rest
+ * from another place (@why says so), or send_reader_next's errors.  A
+ * SEND_RESUMED stream is read only after this.
  */
 int send_reader_resume(struct send_reader *r, const struct send_place *at, void *buf,
 		       char *why);

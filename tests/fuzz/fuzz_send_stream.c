@@ -8,7 +8,9 @@
  * the volume and after the one before; a data record fits its buffer.
  * And a stream that parses whole is the one the writer makes of what was
  * parsed, byte for byte: every field has one meaning, so nothing a
- * receiver accepts differs from what a sender could have sent.
+ * receiver accepts differs from what a sender could have sent.  (The
+ * rest of a stream, SEND_RESUMED, parses only after send_reader_resume,
+ * which a receive calls with its own place: alone it is refused.)
  */
 #include <errno.h>
 #include <string.h>

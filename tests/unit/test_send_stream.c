@@ -2,8 +2,9 @@
  * tests/unit/test_send_stream.c: the send stream's writer and parser
  * (core/util/send_stream.h): what one writes the other reads back; every
  * flipped byte and every cut is refused as such; a reader's place takes
- * a second reader on from there, and only on the same stream; a pipe
- * that stays silent ends the stream when the caller says so.
+ * a second reader on from there, and only on the same stream, and so
+ * does the rest of a stream written from there alone; a pipe that stays
+ * silent ends the stream when the caller says so.
  */
 #include <check.h>
 #include <errno.h>
@@ -47,9 +48,10 @@ static struct send_header header(bool incremental)
 
 /*
  * A memfd holding a stream: data at 1 MiB (@seed), a hole after it, and
- * @len_small bytes of data at 32 MiB.  *len gets its length.
+ * @len_small bytes of data at 32 MiB; or only its rest from byte
+ * @resume_at on, if not 0.  *len gets the whole stream's length.
  */
-static int make_stream(uint8_t seed, uint32_t len_small, size_t *len)
+static int make_stream_from(uint8_t seed, uint32_t len_small, uint64_t resume_at, size_t *len)
 {
 	int fd = memfd_create("stream", MFD_CLOEXEC);
 	struct send_header h = header(true);
@@ -57,6 +59,10 @@ static int make_stream(uint8_t seed, uint32_t len_small, size_t *len)
 	void *d = data_buf(seed);
 
 	ck_assert_int_ge(fd, 0);
+	if (resume_at) {
+		h.flags |= SEND_RESUMED;
+		h.resume_at = resume_at;
+	}
 	ck_assert_int_eq(send_writer_begin(&w, fd, &h, NULL), 0);
 	ck_assert_int_eq(send_writer_data(&w, 1 << 20, d, DATA_LEN), 0);
 	ck_assert_int_eq(send_writer_hole(&w, (1 << 20) + DATA_LEN, 65536), 0);
@@ -68,6 +74,11 @@ static int make_stream(uint8_t seed, uint32_t len_small, size_t *len)
 	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
 	free(d);
 	return fd;
+}
+
+static int make_stream(uint8_t seed, uint32_t len_small, size_t *len)
+{
+	return make_stream_from(seed, len_small, 0, len);
 }
 
 /* Reads a whole stream: 0, or the first error (and @why). */
@@ -308,6 +319,45 @@ START_TEST(a_place_in_another_stream_is_refused_in_a_pipe)
 }
 END_TEST
 
+START_TEST(the_rest_of_a_stream_goes_on_only_where_the_reader_stopped)
+{
+	size_t len, rest_len;
+	int fd = make_stream(5, 4096, &len);
+	struct send_place at = place_after(fd, 2), other;
+	int rest = make_stream_from(5, 4096, at.pos, &rest_len);
+	off_t rest_size = lseek(rest, 0, SEEK_END);
+	uint8_t *whole = malloc(len), *tail = malloc(len);
+	struct send_header h;
+	struct send_reader r;
+	struct send_record rec;
+	char why[SEND_WHY_LEN];
+	void *buf = malloc(SEND_DATA_MAX);
+	size_t head;
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	other = place_after(fd, 1);
+	ck_assert_uint_eq(rest_len, len);
+	head = (size_t)rest_size - (len - at.pos);	/* its own header */
+	ck_assert_int_eq(pread(fd, whole, len, 0), (ssize_t)len);
+	ck_assert_int_eq(pread(rest, tail, (size_t)rest_size, 0), rest_size);
+	ck_assert_int_eq(memcmp(tail + head, whole + at.pos, len - at.pos), 0);
+
+	ck_assert_int_eq(lseek(rest, 0, SEEK_SET), 0);
+	ck_assert_int_eq(send_reader_begin(&r, rest, &h, NULL, why), 0);
+	ck_assert_uint_eq(h.resume_at, at.pos);
+	ck_assert_int_eq(send_reader_next(&r, &rec, buf, why), -EBADMSG);	/* not resumed */
+	ck_assert_int_eq(lseek(rest, 0, SEEK_SET), 0);
+	ck_assert_int_eq(resume_and_finish(rest, &other, why), -ESTALE);
+	ck_assert_int_eq(lseek(rest, 0, SEEK_SET), 0);
+	ck_assert_int_eq(resume_and_finish(rest, &at, why), 0);
+	free(buf);
+	free(whole);
+	free(tail);
+	close(rest);
+	close(fd);
+}
+END_TEST
+
 static bool asked_twice(void *arg)
 {
 	int *asked = arg;
@@ -355,6 +405,7 @@ static Suite *send_stream_suite(void)
 	tcase_add_test(tc, a_place_takes_a_reader_on_in_a_file_and_in_a_pipe);
 	tcase_add_test(tc, a_place_in_another_stream_is_refused_in_a_pipe);
 	tcase_add_test(tc, a_silent_pipe_ends_the_stream_when_cancel_says_so);
+	tcase_add_test(tc, the_rest_of_a_stream_goes_on_only_where_the_reader_stopped);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
