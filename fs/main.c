@@ -891,6 +891,7 @@ static int drain(struct daemon *d, const char *mnt, struct control *control,
 	enum stop_drain why;
 	int r;
 
+	pool_stop_streams(daemon_pool(d));	/* a stalled ssh holds no drain */
 	control_drain(control);
 	pool_commit_all(daemon_pool(d));
 	r = detach_mount(mnt, mnt_dev);
@@ -964,6 +965,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 		detached = drain(d, o->mountpoint, control, &s, sig, st.st_dev);
 	join_serving(&s);		/* returns once the session is over */
 	stop_unwatch_signals();
+	pool_stop_streams(daemon_pool(d));	/* commands run to their end: these end now */
 	if (control)
 		control_stop(control);
 	daemon_set_exporter(d, NULL);

@@ -287,6 +287,30 @@ static int step12_exports(struct store *s)
 		" UNIQUE (transport, address));");
 }
 
+/*
+ * Version 13: thin volumes received from another pool (mapperctl receive):
+ * the sender's identity of the volume (a uuid, core/pool/pool_send.c) and
+ * its name there; while a receive is under way, its staging volume's
+ * place in the stream (the stream_* columns, NULL once received), so
+ * that a receive cut short goes on from there.
+ */
+static int step13_thin_received(struct store *s)
+{
+	return store_exec(s,
+		"CREATE TABLE thin_received ("
+		" volume INTEGER PRIMARY KEY REFERENCES volume(id) ON DELETE CASCADE,"
+		" source_uuid TEXT NOT NULL,"
+		" source_name TEXT NOT NULL,"
+		" stream_header_crc INTEGER,"
+		" stream_pos INTEGER,"
+		" stream_crc INTEGER,"
+		" stream_records INTEGER,"
+		" stream_data_bytes INTEGER,"
+		" stream_next INTEGER,"
+		" CHECK ((stream_pos IS NULL) = (stream_next IS NULL)));"
+		"CREATE INDEX thin_received_by_source ON thin_received(source_uuid);");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -301,6 +325,7 @@ static int (*const steps[])(struct store *s) = {
 	step10_allow_shrink,
 	step11_stale_legs,
 	step12_exports,
+	step13_thin_received,
 };
 
 int migrate_latest(void)

@@ -274,6 +274,21 @@ static void port_close(struct pool_meta *m)
 	free(port(m));
 }
 
+static int port_received_put(struct pool_meta *m, const struct thin_received_rec *r)
+{
+	return store_received_put(st(m), r);
+}
+
+static int port_received_get(struct pool_meta *m, int64_t volume, struct thin_received_rec *out)
+{
+	return store_received_get(st(m), volume, out);
+}
+
+static int port_received_find(struct pool_meta *m, const struct uuid *source, int64_t *volume)
+{
+	return store_received_find(st(m), source, volume);
+}
+
 static const struct pool_meta_ops pool_port_ops = {
 	.load = port_load,
 	.integrity = port_integrity,
@@ -307,6 +322,9 @@ static const struct pool_meta_ops pool_port_ops = {
 	.tag_delete = port_tag_delete,
 	.export_insert = port_export_insert,
 	.export_delete = port_export_delete,
+	.received_put = port_received_put,
+	.received_get = port_received_get,
+	.received_find = port_received_find,
 	.thin_dir_put = port_thin_dir_put,
 	.thin_leaf_put = port_thin_leaf_put,
 	.thin_pages_delete = port_thin_pages_delete,

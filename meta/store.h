@@ -125,4 +125,17 @@ int store_export_insert(struct store *s, const struct export_rec *e);
 /* Removes volume @volume's export.  -ENOENT if it has none. */
 int store_export_delete(struct store *s, int64_t volume);
 
+/*
+ * Writes (inserts or replaces) the row of received volume r->volume.
+ * -ENOENT: no such volume.
+ */
+int store_received_put(struct store *s, const struct thin_received_rec *r);
+/* The row of received volume @volume.  0, -ENOENT if it has none, or -errno. */
+int store_received_get(struct store *s, int64_t volume, struct thin_received_rec *out);
+/*
+ * The volume received whole (not staged) as the sender's @source, the
+ * one received last if several were.  0, -ENOENT if none, or -errno.
+ */
+int store_received_find(struct store *s, const struct uuid *source, int64_t *volume);
+
 #endif

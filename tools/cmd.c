@@ -26,7 +26,7 @@ extern const struct cmd cmd_init, cmd_device_add, cmd_device_list, cmd_device_se
 	cmd_dump, cmd_restore, cmd_repair, cmd_trim, cmd_thin_metadata_size, cmd_change,
 	cmd_rename, cmd_set, cmd_activate, cmd_deactivate, cmd_clone, cmd_backup,
 	cmd_restore_layout, cmd_recover, cmd_reduce, cmd_replace, cmd_refresh, cmd_move,
-	cmd_export, cmd_unexport;
+	cmd_export, cmd_unexport, cmd_send, cmd_receive;
 
 static const struct cmd *const cmd_table[] = {
 	&cmd_init,
@@ -46,6 +46,8 @@ static const struct cmd *const cmd_table[] = {
 	&cmd_activate,
 	&cmd_deactivate,
 	&cmd_diff,
+	&cmd_send,
+	&cmd_receive,
 	&cmd_check,
 	&cmd_change,
 	&cmd_dump,
@@ -277,6 +279,8 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 	int fd, r;
 
 	*input = -1;
+	if (!path && c->streams && c->input_option)
+		path = "-";		/* a stream comes on standard input unless named */
 	if (!path)
 		return 0;
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) :
@@ -291,7 +295,7 @@ int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		close(fd);
 		return pool_fail(err, -EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
 	}
-	if (S_ISREG(st.st_mode)) {
+	if (S_ISREG(st.st_mode) || c->streams) {
 		*input = fd;
 		return 0;
 	}

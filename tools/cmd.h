@@ -99,6 +99,14 @@ struct cmd {
 	 * request carries one file).  NULL: none.
 	 */
 	const char *output_option;
+	/*
+	 * The file of input_option or output_option is a stream of any size
+	 * (send, receive): a pipe, a FIFO or a terminal is handed over as it
+	 * is, not through a memory file, and the command reads or writes it
+	 * at the pace of the other end, in the daemon too.  A regular file
+	 * is handled as for any command (an output through a temporary).
+	 */
+	unsigned int streams : 1;
 };
 
 /* Bytes of a command's input at most (a switch table of 2^28 regions fits). */
@@ -144,8 +152,9 @@ int cmd_absolute_paths(const struct cmd *c, int argc, char **argv,
  * in *input (-1 if the option is not given).  What is not a regular file
  * (a pipe, a FIFO, a terminal, a character device) is read to its end
  * here, at most CMD_INPUT_MAX bytes, into a memory file: the daemon then
- * reads a file that is whole.  0, or -errno with @err set ("cannot read
- * 'F': ...", "'F' holds more than 1 GiB").
+ * reads a file that is whole; unless @c streams, which gets it as it is,
+ * and its standard input if the option is not given.  0, or -errno with
+ * @err set ("cannot read 'F': ...", "'F' holds more than 1 GiB").
  */
 int cmd_open_input(const struct cmd *c, int argc, char **argv, int *input,
 		   struct pool_error *err);

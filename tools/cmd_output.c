@@ -13,7 +13,8 @@
  * has, byte for byte.  A file that is not regular (a pipe, a terminal, a
  * FIFO, /dev/null) cannot be replaced; it is written directly, from a
  * memory file once the command succeeded, so the daemon never waits on a
- * reader.
+ * reader; except by a command that streams (send: a stream may be larger
+ * than memory), which writes it itself, at its reader's pace.
  *
  * Some files are not to be written at all, and are refused in one line
  * before anything happens: the pool's own files (pool.db replaced by a
@@ -203,12 +204,20 @@ static int caller_fd(const char *path)
 	return -1;
 }
 
-/* Writes to @fd (not a regular file) through a memory file, copied out after. */
-static int through_memory(int fd, const char *name, struct cmd_output *out,
+/*
+ * Writes to @fd (not a regular file) through a memory file, copied out
+ * after; a command that @streams writes it directly.
+ */
+static int through_memory(int fd, const char *name, bool streams, struct cmd_output *out,
 			  struct pool_error *err)
 {
-	int mem = memfd_create("mapperctl-output", MFD_CLOEXEC), r;
+	int mem, r;
 
+	if (streams) {
+		out->fd = fd;
+		return 0;
+	}
+	mem = memfd_create("mapperctl-output", MFD_CLOEXEC);
 	if (mem < 0) {
 		r = -errno;
 		close(fd);
@@ -220,8 +229,8 @@ static int through_memory(int fd, const char *name, struct cmd_output *out,
 }
 
 /* Opens descriptor @n of the caller, which @name names. */
-static int open_caller(const char *pool_dir, const char *name, int n, struct cmd_output *out,
-		       struct pool_error *err)
+static int open_caller(const char *pool_dir, const char *name, int n, bool streams,
+		       struct cmd_output *out, struct pool_error *err)
 {
 	int fd = fcntl(n, F_DUPFD_CLOEXEC, 0), r;
 	char read_path[64];
@@ -243,7 +252,7 @@ static int open_caller(const char *pool_dir, const char *name, int n, struct cmd
 		out->fd = fd;
 		return 0;
 	}
-	return through_memory(fd, name, out, err);
+	return through_memory(fd, name, streams, out, err);
 }
 
 /* The temporary a signal must not leave behind, or NULL; and the signals. */
@@ -324,8 +333,8 @@ static int open_temporary(const char *dir, const char *base, const struct stat *
 }
 
 /* Opens @path, which the caller named: not through a link. */
-static int open_path(const char *pool_dir, const char *path, struct cmd_output *out,
-		     struct pool_error *err)
+static int open_path(const char *pool_dir, const char *path, bool streams,
+		     struct cmd_output *out, struct pool_error *err)
 {
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	char dir[PATH_MAX];
@@ -375,7 +384,7 @@ static int open_path(const char *pool_dir, const char *path, struct cmd_output *
 	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return pool_fail(err, -errno, "cannot write '%s': %s", path, strerror(errno));
-	return through_memory(fd, path, out, err);
+	return through_memory(fd, path, streams, out, err);
 }
 
 int cmd_open_output(const struct cmd *c, const char *pool_dir, int argc, char **argv,
@@ -392,8 +401,9 @@ int cmd_open_output(const struct cmd *c, const char *pool_dir, int argc, char **
 	out->path = path;
 	n = caller_fd(path);
 	if (n >= 0)
-		return open_caller(pool_dir, path ? path : "standard output", n, out, err);
-	return open_path(pool_dir, path, out, err);
+		return open_caller(pool_dir, path ? path : "standard output", n, c->streams, out,
+				   err);
+	return open_path(pool_dir, path, c->streams, out, err);
 }
 
 /* Copies memory file @mem, from its start, to @dest. */

@@ -221,6 +221,21 @@ int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err
 	return 0;
 }
 
+int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
+			   struct pool_error *err)
+{
+	size_t prefix = strlen(POOL_STAGING_PREFIX);
+
+	if (!staging)
+		return pool_check_new_name(p, name, err);
+	if (strncmp(name, POOL_STAGING_PREFIX, prefix) || !name_valid(name + prefix) ||
+	    strlen(name) > POOL_NAME_MAX)
+		return pool_fail(err, -EINVAL, "invalid staging name '%s'", name);
+	if (pool_volume_by_name(p, name))
+		return pool_fail(err, -EEXIST, "volume '%s' exists", name);
+	return 0;
+}
+
 void pool_report_line(void (*report)(void *, const char *), void *arg, const char *fmt, ...)
 {
 	char line[POOL_ERROR_LEN];

@@ -310,6 +310,12 @@ struct pool_thin_spec {
 	uint64_t size;			/* bytes */
 	const char *origin;		/* a volume's name, an absolute path, or NULL */
 	bool read_only;
+	/*
+	 * Receive's own (pool_receive.c): @name is a staging name
+	 * (POOL_STAGING_PREFIX and a valid name), and the volume is made
+	 * inactive.
+	 */
+	bool staging;
 };
 
 /* Each fills @out (may be NULL) with the volume as created. */
@@ -380,6 +386,7 @@ struct pool_snapshot_spec {
 	size_t nr;			/* > 1: a group, taken at one instant */
 	bool active;			/* in the mount at once (else inactive, LVM's default) */
 	bool read_only;
+	bool staging;			/* receive's own: the names are staging names */
 };
 
 /*
@@ -685,6 +692,85 @@ int pool_thin_trim(struct pool *p, const char *name, uint64_t *bytes,
  */
 int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t max_thins,
 			    uint64_t *bytes, struct pool_error *err);
+
+/* ---- send and receive (pool_send.c, pool_receive.c) ------------------ */
+
+/*
+ * Where a receive stages what it applies (pool_receive.c): a thin volume
+ * named so, which no name a person gives can be, inactive.
+ */
+#define POOL_STAGING_PREFIX	".recv."
+
+struct pool_send_spec {
+	const char *name;		/* the thin volume to send */
+	const char *since;		/* a snapshot to send the changes since, or NULL */
+	/*
+	 * 0, or the byte of the stream where a receive cut short stopped:
+	 * only the rest is written (SEND_RESUMED), the stream before it
+	 * read and summed all the same, so that its checksums hold.
+	 */
+	uint64_t resume_at;
+	int fd;				/* where the stream goes; blocking */
+};
+
+/* What a send or a receive carried. */
+struct pool_streamed {
+	bool incremental;
+	uint64_t bytes;			/* of the stream */
+	uint64_t records;		/* data and hole records */
+	uint64_t data_bytes;		/* volume bytes carried as data */
+	uint64_t hole_bytes;		/* volume bytes carried as holes */
+	uint64_t resumed_at;		/* stream bytes sent or applied before, or 0 */
+	char base[POOL_NAME_MAX + 1];	/* receive: the base's name here, or "" */
+};
+
+/*
+ * Writes thin volume @s->name to @s->fd as a send stream
+ * (core/util/send_stream.h): every mapped range, or with @s->since only
+ * the blocks whose mapping differs from that snapshot's (pool_diff), as
+ * data where the volume maps them and holes where it no longer does.
+ * The volume is held alone meanwhile, so it must not be open (-EBUSY:
+ * send a snapshot of a volume in use), and cannot be opened until the
+ * send ends.  Streams: memory stays one chunk whatever the size.  Blocks
+ * on the volume's reads and on @s->fd (a pipe's reader) for as long as
+ * they take; the admin lock only while it looks up and compares maps.
+ * 0 or -errno (-EPIPE: the reader went away).
+ */
+int pool_send(struct pool *p, const struct pool_send_spec *s, struct pool_streamed *out,
+	      struct pool_error *err);
+
+struct pool_receive_spec {
+	const char *name;		/* the volume (or snapshot) to make */
+	const char *thin_pool;		/* a full stream's thin pool; NULL: the only one */
+	bool active;			/* in the mount at once (else inactive, as snapshots) */
+	int fd;				/* the stream; blocking */
+};
+
+/*
+ * Applies the send stream on @s->fd as new read-only thin volume
+ * @s->name, all or nothing: into a staging volume (POOL_STAGING_PREFIX
+ * @name; an incremental stream's a snapshot of its base, found by
+ * identity), committing and recording its place every
+ * POOL_RECEIVE_CHECKPOINT bytes, then in one transaction renamed to
+ * @name with the sender's identity.  A stream that stops early, or a
+ * daemon that stops (pool_stop_streams), leaves the staging volume and
+ * its place (-ENODATA): the same receive again goes on from there.  Any
+ * other failure removes it.  -EEXIST (@name exists), -ENOENT (the base
+ * is not here), -EBADMSG (a malformed or corrupt stream), -ESTALE (not
+ * the stream whose receive was cut short), -EBUSY (a receive of @name
+ * runs), or -errno.
+ */
+#define POOL_RECEIVE_CHECKPOINT	(256ull << 20)
+int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_streamed *out,
+		 struct pool_error *err);
+/*
+ * The daemon stops: every send and receive that waits on its pipe (a
+ * stalled ssh) ends within SEND_POLL_MS, a receive keeping what it applied
+ * to go on from later, so that none holds the daemon.  Never blocks.
+ */
+void pool_stop_streams(struct pool *p);
+/* Removes the staging volume of a receive of @name cut short.  -ENOENT: none. */
+int pool_receive_abort(struct pool *p, const char *name, struct pool_error *err);
 
 /* ---- reports --------------------------------------------------------- */
 

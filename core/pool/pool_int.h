@@ -133,6 +133,7 @@ struct pool {
 	_Atomic uint64_t space_free;	/* bytes allocation can take (space.h) */
 
 	struct pool_monitor *monitor;	/* autoextend and events */
+	_Atomic bool streams_stopped;	/* pool_stop_streams: sends and receives end */
 	dev_t mount_dev;		/* st_dev of the daemon's mount, or 0 */
 	/* The pool directory's owner: whom hooks, origins and its commands act as. */
 	struct fsid_user owner;
@@ -803,6 +804,22 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 
 /* Validates a new volume's name: well formed and free. */
 int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
+/*
+ * The same for a receive's staging volume (pool.h, POOL_STAGING_PREFIX):
+ * @staging says which rule @name follows.
+ */
+int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
+			   struct pool_error *err);
+
+/*
+ * The identity of thin volume @v that send streams carry (pool_send.c):
+ * the sender's, if @v was received (not still staged), else the pool's
+ * uuid with @v's id folded into its last 8 bytes (ids are never
+ * reused).  Reads the store: admin lock held.  0 or -errno.
+ */
+int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out);
+/* A send stream's cancel hook (send_stream.h): pool_stop_streams() was called on @pool. */
+bool pool_streams_stopped(void *pool);
 /*
  * Refuses @fd, opened from @path as @what ("device", "origin"), if its
  * bytes are this pool's own: a file of the daemon's mount (directly or

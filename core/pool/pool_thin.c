@@ -1170,7 +1170,7 @@ int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 	int r;
 
 	pool_admin_lock(p);
-	r = pool_check_new_name(p, s->name, err);
+	r = pool_check_new_name_as(p, s->name, s->staging, err);
 	if (!r)
 		r = pool_volume_get(p, s->pool, &thin_pool_type, false, &tp, err);
 	if (!r && !running(tp))
@@ -1182,6 +1182,7 @@ int pool_create_thin(struct pool *p, const struct pool_thin_spec *s,
 	if (r)
 		goto out;
 	n.rec.read_only = s->read_only;
+	n.rec.inactive = s->staging;
 	v = new_thin_volume(&n, s->name, s->size, tp->rec.id);
 	n.origin = s->origin ? malloc(sizeof(*n.origin)) : NULL;
 	n.dir.id = n.thin.dir = thin_pool_reserve_page_id(running(tp));
@@ -1261,7 +1262,7 @@ static int snap_check(struct pool *p, const struct pool_snapshot_spec *spec, siz
 	const struct pool_snapshot_pair *pr = &spec->pairs[i];
 	int r;
 
-	r = pool_check_new_name(p, pr->name, err);
+	r = pool_check_new_name_as(p, pr->name, spec->staging, err);
 	if (!r)
 		r = pool_volume_get(p, pr->origin, &thin_type, false, &sn->o, err);
 	if (r)

@@ -120,6 +120,26 @@ struct thin_origin_rec {
 					 * recorded, or a block device */
 };
 
+/*
+ * A thin volume that came from another pool by `mapperctl receive`: the
+ * sender's identity of what it holds (so that a later incremental stream
+ * against it finds it), and, while it is still being received (staged),
+ * how far the stream was applied: a record boundary, after the data
+ * before it was committed.
+ */
+struct thin_received_rec {
+	int64_t volume;
+	struct uuid source;		/* the sender's identity of the volume sent */
+	char source_name[POOL_NAME_MAX + 1];	/* its name there, for messages */
+	bool staged;			/* still being received: the place below holds */
+	uint32_t header_crc;		/* crc32 of the stream's header: which stream */
+	uint64_t pos;			/* bytes of the stream applied and committed */
+	uint32_t crc;			/* crc32 of those bytes */
+	uint64_t records;		/* records among them */
+	uint64_t data_bytes;		/* bytes of data they carried */
+	uint64_t next;			/* bytes: where the volume was written up to */
+};
+
 /* What a tag is on: a volume (a thin pool too) or a raw device. */
 enum tag_owner {
 	TAG_ON_VOLUME,

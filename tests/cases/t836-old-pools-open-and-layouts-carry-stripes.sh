@@ -24,10 +24,11 @@ mapperctl backup -o old.layout >/dev/null
 
 # Make it a version 8 database, as a mapperfs before stripes left it
 # (and before what later versions added: allow_shrink, version 10,
-# stale_legs, version 11, and exports, version 12).
+# stale_legs, version 11, exports, version 12, and thin_received, version 13).
 latest=$(sqlite3 "$POOL/pool.db" 'PRAGMA user_version')
 sqlite3 "$POOL/pool.db" 'ALTER TABLE volume DROP COLUMN allow_shrink;
 	ALTER TABLE volume DROP COLUMN stale_legs; DROP TABLE stripe; DROP TABLE export;
+	DROP TABLE thin_received;
 	PRAGMA user_version = 8;'
 mapperctl list >/dev/null || fail "a version 8 pool does not open"
 [ "$(sqlite3 "$POOL/pool.db" 'PRAGMA user_version')" -eq "$latest" ] ||

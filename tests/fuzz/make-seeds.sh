@@ -32,7 +32,7 @@ cleanup()
 trap cleanup EXIT
 
 rm -rf "$corpus"
-for d in size opts switch_msg wire_request wire_response label store_open pool_open; do
+for d in size opts switch_msg wire_request wire_response label store_open pool_open send_stream; do
 	mkdir -p "$corpus/$d"
 done
 
@@ -141,4 +141,10 @@ snap_wal switch-remap-wal
 fusermount3 -u "$mnt"
 timeout 30 tail --pid="$(cat "$P/mapperfs.pid")" -f /dev/null
 snap thin-data
+
+# ---- send streams: th's snapshot whole, th since it, a header alone ----------
+ctl send th-snap -o "$corpus/send_stream/full"
+ctl snapshot th th-now >/dev/null
+ctl send th-now --since th-snap -o "$corpus/send_stream/incremental"
+head -c 74 "$corpus/send_stream/full" >"$corpus/send_stream/header-only"
 echo "make-seeds: wrote $(find "$corpus" -type f | wc -l) seeds in $corpus"

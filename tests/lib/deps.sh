@@ -10,7 +10,7 @@
 MAPPERFS_PACKAGES=(
 	build-essential cmake pkg-config
 	libfuse3-dev fuse3 liburing-dev liburcu-dev libsqlite3-dev sqlite3 check
-	libblkid-dev libnbd-dev libexpat1-dev thin-provisioning-tools libsystemd-dev scdoc
+	libblkid-dev libnbd-dev libexpat1-dev zlib1g-dev thin-provisioning-tools libsystemd-dev scdoc
 	bash-completion man-db systemd qemu-utils
 	fio e2fsprogs xfsprogs util-linux jq kmod python3
 	nbdkit libnbd-bin iproute2

@@ -1,0 +1,487 @@
+/*
+ * core/pool/pool_receive.c: `mapperctl receive`, a send stream
+ * (core/util/send_stream.h) applied as a new thin volume, all or nothing.
+ *
+ * Staging.  Nothing the stream says reaches NAME until the whole stream
+ * has been read and every checksum passed: the records are applied to a
+ * staging volume, POOL_STAGING_PREFIX NAME (a name no person can give,
+ * inactive, so never a file in the mount), and only the end record, once
+ * checked, lets one transaction rename it to NAME, make it read-only and
+ * record the sender's identity of it.  A full stream stages into a new
+ * empty thin volume, so its holes are simply not written; an incremental
+ * one into a snapshot of its base (O(1)), found by the identity the
+ * stream names (pool_thin_identity: what a receive recorded, or a volume
+ * of this very pool), so that only the changed blocks are written and
+ * the result shares the rest with the base, and NAME is that snapshot.
+ * The data goes through the volume's write path (volume_write: the thin
+ * target provisions, zeroes, copies on write) and holes through its
+ * discard (a whole block unmapped), as a writer of the file would, but
+ * without FUSE.
+ *
+ * Cut short.  A pipe from ssh can break anywhere.  Every
+ * POOL_RECEIVE_CHECKPOINT bytes of stream, at a record boundary, the
+ * staging volume is flushed (its pool commits: data, then map) and then
+ * its place in the stream recorded (meta step 13: position, crc32 so
+ * far, counts); a stream that stops early, or a daemon that stops
+ * (pool_stop_streams) while the stream is silent, records its last
+ * boundary the same way and keeps the staging volume.  The same receive
+ * again finds it, checks that the stream is the same one (the header's
+ * crc32, and the running crc32 at that place when it has to read up to
+ * it), and goes on from there: a file is seeked, a pipe read and checked
+ * up to there; or a resumed stream (send --resume-at, SEND_RESUMED)
+ * carries only the rest, from the place recorded, so that the bytes
+ * before it do not travel again.  Records are idempotent (data
+ * overwrites, holes unmap), so a crash between the flush and the record
+ * only repeats some.  A stream that is damaged (a checksum fails, a
+ * field is wrong) removes the staging volume: what it applied cannot be
+ * trusted, and nothing of it ever was NAME.
+ *
+ * Received volumes are read-only, as zfs's received snapshots are: the
+ * next incremental stream is applied onto it as the base, and a base
+ * that changed since would give a volume that matches neither side.
+ */
+#include "pool_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "log.h"
+#include "names.h"
+#include "send_stream.h"
+#include "volume.h"
+
+/* A receive under way. */
+struct receive {
+	const struct pool_receive_spec *spec;
+	char staging[POOL_NAME_MAX + 1];
+	struct send_header h;
+	uint32_t header_crc;
+	struct send_reader rd;
+	struct send_cancel cancel;	/* pool_stop_streams */
+	struct send_place at;		/* where to go on from, if resuming */
+	bool resuming;
+	bool drop_stale;		/* a staging volume of another stream is in the way */
+	char base[POOL_NAME_MAX + 1];	/* incremental: the base's name here */
+	char thin_pool[POOL_NAME_MAX + 1];	/* full: the thin pool */
+	uint64_t base_size;
+	bool own_staging;		/* made or held here: dropped here if it fails */
+	/* The stream failed (read, malformed, cut short): why says how. */
+	bool stream_failed;
+	struct volume *v;		/* the staging volume, held alone while applying */
+	struct engine e;
+	void *buf;			/* SEND_DATA_MAX bytes */
+	uint64_t hole_bytes;
+	uint64_t since_checkpoint;	/* stream bytes */
+	char why[SEND_WHY_LEN];
+};
+
+/* The base of an incremental stream: the volume whose identity it names. */
+static struct pool_volume *find_base(struct pool *p, const struct uuid *id)
+{
+	struct pool_volume *v = NULL;
+	struct uuid mine;
+	int64_t vol;
+
+	if (!p->meta->ops->received_find(p->meta, id, &vol))
+		v = pool_volume_by_id(p, vol);
+	for (size_t i = 0; !v && i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_type && !pool_thin_identity(p, p->vols[i], &mine) &&
+		    uuid_equal(&mine, id))
+			v = p->vols[i];
+	return v && v->type == &thin_type && v->served ? v : NULL;
+}
+
+/* The thin pool of a full stream: the one named, or the only one. */
+static int find_thin_pool(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	const char *named = rc->spec->thin_pool;
+	struct pool_volume *tp = NULL;
+	size_t n = 0;
+	int r;
+
+	if (named) {
+		r = pool_volume_get(p, named, &thin_pool_type, false, &tp, err);
+		if (r)
+			return r;
+	}
+	for (size_t i = 0; !named && i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_pool_type && !n++)
+			tp = p->vols[i];
+	if (!tp)
+		return pool_fail(err, -ENOENT, "this pool has no thin pool to receive into");
+	if (n > 1)
+		return pool_fail(err, -EINVAL, "this pool has %zu thin pools: name one with --pool",
+				 n);
+	snprintf(rc->thin_pool, sizeof(rc->thin_pool), "%s", tp->rec.name);
+	return 0;
+}
+
+/*
+ * A staging volume there already: a receive of this stream cut short
+ * (go on from its place), or of another one (drop it).  Admin lock held.
+ */
+static int look_at_staging(struct pool *p, struct receive *rc, struct pool_volume *st,
+			   struct pool_error *err)
+{
+	struct thin_received_rec row;
+	int r = p->meta->ops->received_get(p->meta, st->rec.id, &row);
+
+	if (r && r != -ENOENT)
+		return pool_store_fail(err, r, "read the staging volume's place");
+	rc->resuming = !r && row.staged && row.header_crc == rc->header_crc &&
+		       uuid_equal(&row.source, &rc->h.source) && st->rec.size == rc->h.volume_size;
+	rc->drop_stale = !rc->resuming;
+	rc->at = (struct send_place){ .pos = row.pos, .crc = row.crc, .records = row.records,
+				      .data_bytes = row.data_bytes, .next = row.next };
+	return 0;
+}
+
+/* What the stream needs of this pool, looked up.  Admin lock taken. */
+static int plan(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	char id[UUID_STR_LEN];
+	struct pool_volume *st, *base;
+	int r = 0;
+
+	pool_admin_lock(p);
+	if (pool_volume_by_name(p, rc->spec->name))
+		r = pool_fail(err, -EEXIST, "volume '%s' exists", rc->spec->name);
+	st = r ? NULL : pool_volume_by_name(p, rc->staging);
+	if (st)
+		r = look_at_staging(p, rc, st, err);
+	if (!r && (rc->h.flags & SEND_RESUMED) && !rc->resuming)	/* never drop it for one */
+		r = pool_fail(err, st ? -ESTALE : -ENOENT, "the stream is the rest of one from byte "
+			      "%llu on, and %s", (unsigned long long)rc->h.resume_at,
+			      st ? "the receive cut short here is of another stream" :
+			      "no receive of it was cut short here");
+	if (!r && rc->h.flags & SEND_INCREMENTAL) {
+		base = find_base(p, &rc->h.base);
+		uuid_format(&rc->h.base, id);
+		if (!base)
+			r = pool_fail(err, -ENOENT, "the stream's base %s (snapshot '%s' of the sender) "
+				      "is not in this pool", id, rc->h.base_name);
+		else {
+			snprintf(rc->base, sizeof(rc->base), "%s", base->rec.name);
+			rc->base_size = base->rec.size;
+		}
+	} else if (!r) {
+		r = find_thin_pool(p, rc, err);
+	}
+	pool_admin_unlock(p);
+	return r;
+}
+
+/* Records the staging volume's place in the stream.  Admin lock held. */
+static int record_place(struct pool *p, void *arg)
+{
+	return p->meta->ops->received_put(p->meta, arg);
+}
+
+/* Flushes what was applied, then records where: the place to go on from. */
+static int checkpoint(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct thin_received_rec row = { .volume = rc->v->id, .source = rc->h.source,
+					 .staged = true, .header_crc = rc->header_crc };
+	struct send_place at;
+	int r = volume_flush(rc->v, &rc->e);
+
+	if (r)
+		return pool_fail(err, r, "cannot commit the staging volume '%s': %s", rc->staging,
+				 strerror(-r));
+	send_reader_place(&rc->rd, &at);
+	snprintf(row.source_name, sizeof(row.source_name), "%s", rc->h.source_name);
+	row.pos = at.pos;
+	row.crc = at.crc;
+	row.records = at.records;
+	row.data_bytes = at.data_bytes;
+	row.next = at.next;
+	pool_admin_lock(p);
+	r = pool_record_unarchived(p, "record how far the receive got", record_place, &row, err);
+	pool_admin_unlock(p);
+	rc->since_checkpoint = 0;
+	return r;
+}
+
+/* Makes the staging volume: empty, or a snapshot of the base at the new size. */
+static int make_staging(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct pool_snapshot_pair pair = { .origin = rc->base, .name = rc->staging };
+	struct pool_snapshot_spec snap = { .pairs = &pair, .nr = 1, .staging = true };
+	struct pool_thin_spec thin = { .name = rc->staging, .pool = rc->thin_pool,
+				       .size = rc->h.volume_size, .staging = true };
+	uint64_t size = rc->h.volume_size;
+	int r;
+
+	if (!(rc->h.flags & SEND_INCREMENTAL))
+		return pool_create_thin(p, &thin, NULL, err);
+	r = pool_snapshot(p, &snap, NULL, err);
+	if (!r && size > rc->base_size)
+		r = pool_extend(p, rc->staging, size, NULL, 0, NULL, err);
+	else if (!r && size < rc->base_size)
+		r = pool_reduce(p, rc->staging, size, NULL, err);
+	return r;
+}
+
+/* Holds the staging volume alone: no file, no second receive. */
+static int hold_staging(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct pool_volume *st;
+	int r;
+
+	pool_admin_lock(p);
+	st = pool_volume_by_name(p, rc->staging);
+	if (!st || !st->served)
+		r = pool_fail(err, -ENOENT, "the staging volume '%s' is gone", rc->staging);
+	else if ((r = volume_hold_alone(st->served)))
+		pool_fail(err, r, "a receive of '%s' is under way", rc->spec->name);
+	else
+		rc->v = st->served;
+	if (!r)
+		rc->own_staging = true;	/* resumed: ours now too */
+	pool_admin_unlock(p);
+	return r;
+}
+
+/* A reader's result: its errors noted as the stream's, said in rc->why. */
+static int stream_result(struct receive *rc, int r)
+{
+	rc->stream_failed = r != 0;
+	if (r == -ECANCELED)
+		snprintf(rc->why, sizeof(rc->why), "the daemon is stopping");
+	else if (r && r != -EBADMSG && r != -ENODATA && r != -ESTALE)
+		snprintf(rc->why, sizeof(rc->why), "cannot read the stream: %s", strerror(-r));
+	return r;
+}
+
+/* Writes one data record's @len bytes at @off. */
+static int apply_data(struct receive *rc, uint64_t off, uint64_t len)
+{
+	const char *p = rc->buf;
+
+	while (len) {
+		ssize_t n = volume_write(rc->v, &rc->e, p, off, (uint32_t)len);
+
+		if (n <= 0)
+			return n ? (int)n : -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads and applies records up to the end record.  0 at the end; the
+ * stream's errors (stream_result), or the volume's and the store's, said
+ * in @err.
+ */
+static int apply(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct send_record rec;
+	int r;
+
+	for (;;) {
+		uint64_t before = rc->rd.pos;
+
+		r = stream_result(rc, send_reader_next(&rc->rd, &rec, rc->buf, rc->why));
+		if (r || rec.type == SEND_END)
+			return r;
+		if (rec.type == SEND_DATA)
+			r = apply_data(rc, rec.offset, rec.length);
+		else
+			r = volume_discard(rc->v, &rc->e, rec.offset, rec.length, DISCARD_PUNCH);
+		if (r)
+			return pool_fail(err, r, "cannot write the staging volume '%s': %s",
+					 rc->staging, strerror(-r));
+		if (rec.type == SEND_HOLE)
+			rc->hole_bytes += rec.length;
+		rc->since_checkpoint += rc->rd.pos - before;
+		if (rc->since_checkpoint >= POOL_RECEIVE_CHECKPOINT)
+			r = checkpoint(p, rc, err);
+		if (r)
+			return r;
+	}
+}
+
+/* NAME at last: the staging volume renamed, read-only, its identity recorded. */
+struct finish {
+	struct volume_rec row;
+	struct thin_received_rec received;
+};
+
+static int record_finish(struct pool *p, void *arg)
+{
+	struct finish *f = arg;
+	int r = p->meta->ops->volume_update(p->meta, &f->row);
+
+	return r ? r : p->meta->ops->received_put(p->meta, &f->received);
+}
+
+static int finish(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct finish f = { .received = { .volume = rc->v->id, .source = rc->h.source } };
+	struct pool_volume *v;
+	char *served_name = strdup(rc->spec->name);
+	int r = served_name ? 0 : pool_fail(err, -ENOMEM, "out of memory");
+
+	snprintf(f.received.source_name, sizeof(f.received.source_name), "%s", rc->h.source_name);
+	pool_admin_lock(p);
+	v = pool_volume_by_id(p, rc->v->id);
+	if (!r && pool_volume_by_name(p, rc->spec->name))
+		r = pool_fail(err, -EEXIST, "volume '%s' was made meanwhile", rc->spec->name);
+	if (!r && !v)
+		r = pool_fail(err, -ENOENT, "the staging volume '%s' is gone", rc->staging);
+	if (!r) {
+		f.row = v->rec;
+		snprintf(f.row.name, sizeof(f.row.name), "%s", rc->spec->name);
+		f.row.read_only = true;
+		f.row.inactive = !rc->spec->active;
+		r = pool_record(p, "record the received volume", record_finish, &f, err);
+	}
+	if (!r) {
+		v->rec = f.row;
+		atomic_store(&v->served->read_only, true);
+		volume_rename(v->served, served_name);
+		served_name = NULL;
+		if (pool_volume_show(p, v))
+			pool_volume_failed(v, "out of memory while activating it");
+	}
+	pool_admin_unlock(p);
+	free(served_name);
+	return r;
+}
+
+/* A staging volume out of the way, or the place of one cut short kept. */
+static void drop_staging(struct pool *p, struct receive *rc)
+{
+	struct pool_error ignored;
+
+	if (rc->v)
+		volume_unhold_alone(rc->v);
+	rc->v = NULL;
+	if (pool_remove(p, rc->staging, &ignored) && pool_volume_by_name(p, rc->staging))
+		log_warn("receive of '%s' failed, and its staging volume '%s' could not be removed: %s",
+			 rc->spec->name, rc->staging, ignored.msg);
+}
+
+/*
+ * The stream stopped early, or the daemon stops: keep what was applied,
+ * and say how to go on.
+ */
+static int cut_short(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	int r = checkpoint(p, rc, err);
+
+	if (r)
+		return r;
+	return pool_fail(err, -ENODATA, "%s: nothing is applied; its first %llu bytes are kept "
+			 "in '%s': the same receive again goes on from there, or of the stream "
+			 "from there on (send --resume-at %llu); receive %s --abort drops them",
+			 rc->why, (unsigned long long)rc->rd.pos, rc->staging,
+			 (unsigned long long)rc->rd.pos, rc->spec->name);
+}
+
+/* Stages, applies and finishes, once the header is read and the plan made. */
+static int run(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	int r = 0;
+
+	if (rc->drop_stale)
+		drop_staging(p, rc);
+	if (!rc->resuming) {
+		r = make_staging(p, rc, err);
+		rc->own_staging = !r;
+	}
+	if (!r)
+		r = hold_staging(p, rc, err);
+	if (!r && !rc->resuming)
+		r = checkpoint(p, rc, err);	/* its place: right after the header */
+	if (!r && rc->resuming)
+		r = stream_result(rc, send_reader_resume(&rc->rd, &rc->at, rc->buf, rc->why));
+	if (!r)
+		r = apply(p, rc, err);
+	if (!r)
+		r = stream_result(rc, send_reader_finish(&rc->rd, rc->why));
+	if (r == -ENODATA || r == -ECANCELED)
+		return cut_short(p, rc, err);
+	if (r == -ESTALE && (rc->h.flags & SEND_RESUMED))
+		rc->own_staging = false;	/* the rest from elsewhere: keep what is applied */
+	if (r && rc->stream_failed)
+		return pool_fail(err, r, "%s: nothing is applied", rc->why);
+	if (!r && (r = volume_flush(rc->v, &rc->e)))
+		pool_fail(err, r, "cannot commit the staging volume '%s': %s", rc->staging,
+			  strerror(-r));
+	return r ? r : finish(p, rc, err);
+}
+
+int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_streamed *out,
+		 struct pool_error *err)
+{
+	struct receive *rc = calloc(1, sizeof(*rc));
+	int r;
+
+	*out = (struct pool_streamed){ 0 };
+	if (!rc || posix_memalign(&rc->buf, 4096, SEND_DATA_MAX)) {
+		free(rc);
+		return pool_fail(err, -ENOMEM, "out of memory");
+	}
+	rc->spec = s;
+	rc->cancel = (struct send_cancel){ .cancelled = pool_streams_stopped, .arg = p };
+	if (!name_valid(s->name))
+		r = pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, s->name);
+	else if (strlen(POOL_STAGING_PREFIX) + strlen(s->name) > POOL_NAME_MAX)
+		r = pool_fail(err, -EINVAL, "name '%s' is too long to receive: at most %zu characters "
+			      "(it is staged as '" POOL_STAGING_PREFIX "%s')", s->name,
+			      POOL_NAME_MAX - strlen(POOL_STAGING_PREFIX), s->name);
+	else if ((r = stream_result(rc, send_reader_begin(&rc->rd, s->fd, &rc->h, &rc->cancel,
+							   rc->why))))
+		r = pool_fail(err, r, "%s: nothing is applied", rc->why);
+	if (r)
+		goto out;
+	snprintf(rc->staging, sizeof(rc->staging), POOL_STAGING_PREFIX "%s", s->name);
+	rc->header_crc = rc->rd.crc;
+	r = plan(p, rc, err);
+	if (r)
+		goto out;
+	r = engine_init(&rc->e, 8);
+	if (r) {
+		pool_fail(err, r, "cannot set up I/O: %s", strerror(-r));
+		goto out;
+	}
+	r = run(p, rc, err);
+	if (r && r != -ENODATA && rc->own_staging)
+		drop_staging(p, rc);
+	else if (rc->v)
+		volume_unhold_alone(rc->v);
+	engine_exit(&rc->e);
+	out->incremental = rc->h.flags & SEND_INCREMENTAL;
+	out->bytes = rc->rd.pos;
+	out->records = rc->rd.records;
+	out->data_bytes = rc->rd.data_bytes;
+	out->hole_bytes = rc->hole_bytes;
+	out->resumed_at = rc->resuming ? rc->at.pos : 0;
+	snprintf(out->base, sizeof(out->base), "%s", rc->base);
+	if (!r)
+		log_info("received volume '%s'%s%s: %llu bytes of stream", s->name,
+			 rc->base[0] ? " onto " : "", rc->base, (unsigned long long)rc->rd.pos);
+out:
+	free(rc->buf);
+	free(rc);
+	return r;
+}
+
+int pool_receive_abort(struct pool *p, const char *name, struct pool_error *err)
+{
+	char staging[POOL_NAME_MAX + 8];
+	bool staged;
+
+	snprintf(staging, sizeof(staging), POOL_STAGING_PREFIX "%s", name);
+	pool_admin_lock(p);
+	staged = pool_volume_by_name(p, staging) != NULL;
+	pool_admin_unlock(p);
+	if (!staged)
+		return pool_fail(err, -ENOENT, "no receive of '%s' was cut short", name);
+	return pool_remove(p, staging, err);
+}

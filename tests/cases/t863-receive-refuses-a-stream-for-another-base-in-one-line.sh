@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# t863-receive-refuses-a-stream-for-another-base-in-one-line.sh: an
+# incremental stream whose base this pool never received is refused in
+# one line naming the base's identity and its name on the sender, and
+# changes nothing; so are a name taken, a volume that is open, a send
+# since itself or since a volume that is not there, a send to a terminal
+# and a receive from one, and a full stream into a pool of several thin
+# pools without --pool.
+. "$(dirname "$0")/../lib/functions.sh"
+requires_mapperfs
+requires jq script
+
+A=$T_DIR/a B=$T_DIR/b
+make_pool "$A"
+add_file_device d0 96M >/dev/null
+mapperctl create thin-pool tp --size 64M >/dev/null
+mapperctl create thin v --pool tp --size 32M >/dev/null
+make_pool "$B"
+add_file_device e0 96M >/dev/null
+mapperctl create thin-pool tp --size 32M >/dev/null
+ca() { mapperctl --pool "$A" "$@"; }
+cb() { mapperctl --pool "$B" "$@"; }
+start_daemon "$A" "$T_DIR/ma"
+start_daemon "$B" "$T_DIR/mb"
+
+dd if=/dev/urandom of="$T_DIR/ma/v" bs=1M count=2 conv=notrunc,fsync status=none
+ca snapshot v s1 >/dev/null
+dd if=/dev/urandom of="$T_DIR/ma/v" bs=64K count=1 conv=notrunc,fsync status=none
+ca snapshot v s2 >/dev/null
+ca snapshot v s3 >/dev/null
+ca send s2 --since s1 -o inc.stream
+names() { cb list --json | jq -c '[.[].name] | sort'; }
+before=$(names)
+expect_fail -s 1 -m "^mapperctl: receive: the stream's base [0-9a-f]{8}-[0-9a-f-]{27} \(snapshot 's1' of the sender\) is not in this pool$" \
+	cb receive b2 --from inc.stream
+[ "$(names)" = "$before" ] || fail "a refused stream left $(names)"
+
+# With s1 received, a stream since s2 still has no base here.
+ca send s1 | cb receive b1 >/dev/null
+ca send s3 --since s2 -o inc3.stream
+expect_fail -m "the stream's base .* \(snapshot 's2' of the sender\) is not in this pool$" \
+	cb receive b3 --from inc3.stream
+cb receive b2 --from inc.stream >/dev/null
+cb receive b3 --from inc3.stream >/dev/null
+
+expect_fail -m "volume 'b1' exists" cb receive b1 --from inc.stream
+expect_fail -m "invalid name '-x'" cb receive --from inc.stream -- -x
+expect_fail -m "invalid name '.recv.b9'" cb receive .recv.b9 --from inc.stream
+exec 3<"$T_DIR/ma/v"
+expect_fail -m "volume 'v' is open: send reads a volume nobody writes" ca send v -o x.stream
+exec 3<&-
+[ ! -e x.stream ] || fail "a refused send left its output file"
+expect_fail -m "'s1' cannot be sent since itself" ca send s1 --since s1 -o x.stream
+# A terminal gets no binary (script gives the command one).
+! script -qec "$MAPPERFS_BUILD/bin/mapperctl --pool $A send s1" /dev/null >tty.out ||
+	fail "send wrote a stream to a terminal"
+[ "$(tr -d '\r' <tty.out)" = "mapperctl: send: refusing to write the stream to a terminal: pipe it (| ssh HOST mapperctl receive NAME) or give -o FILE" ] ||
+	fail "send to a terminal said: $(cat tty.out)"
+! script -qec "$MAPPERFS_BUILD/bin/mapperctl --pool $B receive t1" /dev/null >tty.out ||
+	fail "receive read a stream from a terminal"
+[ "$(tr -d '\r' <tty.out)" = "mapperctl: receive: refusing to read the stream from a terminal: pipe it (mapperctl send VOLUME | ...) or give --from FILE" ] ||
+	fail "receive from a terminal said: $(cat tty.out)"
+expect_fail -m "no volume 'nope'" ca send s1 --since nope -o x.stream
+expect_fail -m "volume 'tp' is thin pool, not thin" ca send tp -o x.stream
+mapperctl --pool "$B" create thin-pool tp2 --size 16M >/dev/null
+ca send s1 -o full.stream
+expect_fail -m "this pool has 2 thin pools: name one with --pool" cb receive c1 --from full.stream
+ca send s1 | cb receive c1 --pool tp2 >/dev/null
+[ "$(cb list --json | json_get '.[] | select(.name == "c1") | .pool')" = tp2 ] ||
+	fail "--pool did not choose the thin pool"
+cb check >check.log || { cat check.log >&2; fail "check failed"; }
