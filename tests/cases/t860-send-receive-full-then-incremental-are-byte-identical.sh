@@ -9,16 +9,8 @@
 requires_mapperfs
 requires jq
 
-A=$T_DIR/a B=$T_DIR/b BS=65536
-make_pool "$A"
-add_file_device d0 160M >/dev/null
-mapperctl create thin-pool tp --size 128M >/dev/null
-mapperctl create thin v --pool tp --size 64M >/dev/null
-make_pool "$B"
-add_file_device e0 160M >/dev/null
-mapperctl create thin-pool tp --size 128M >/dev/null
-ca() { mapperctl --pool "$A" "$@"; }
-cb() { mapperctl --pool "$B" "$@"; }
+send_pools 128
+BS=65536
 start_daemon "$A" "$T_DIR/ma"
 start_daemon "$B" "$T_DIR/mb"
 MA=$T_DIR/ma MB=$T_DIR/mb

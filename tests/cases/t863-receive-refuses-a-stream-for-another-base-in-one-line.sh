@@ -10,16 +10,7 @@
 requires_mapperfs
 requires jq script
 
-A=$T_DIR/a B=$T_DIR/b
-make_pool "$A"
-add_file_device d0 96M >/dev/null
-mapperctl create thin-pool tp --size 64M >/dev/null
-mapperctl create thin v --pool tp --size 32M >/dev/null
-make_pool "$B"
-add_file_device e0 96M >/dev/null
-mapperctl create thin-pool tp --size 32M >/dev/null
-ca() { mapperctl --pool "$A" "$@"; }
-cb() { mapperctl --pool "$B" "$@"; }
+send_pools 64 32
 start_daemon "$A" "$T_DIR/ma"
 start_daemon "$B" "$T_DIR/mb"
 

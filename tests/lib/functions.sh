@@ -193,6 +193,27 @@ add_file_device()
 	echo "$file"
 }
 
+# send_pools [TP_MIB [B_TP_MIB]]: two pools for send and receive, neither
+# served yet: A ($T_DIR/a: raw device d0, thin pool tp of TP_MIB, default
+# 64, and thin volume v of half that) and B ($T_DIR/b: raw device e0,
+# thin pool tp of B_TP_MIB, default TP_MIB).  Sets A and B; POOL is B's.
+# ca and cb run mapperctl on A and on B.
+send_pools()
+{
+	local tp=${1:-64} tpb=${2:-${1:-64}}
+
+	A=$T_DIR/a B=$T_DIR/b
+	make_pool "$A"
+	add_file_device d0 $((tp + 32))M >/dev/null
+	mapperctl create thin-pool tp --size "${tp}M" >/dev/null
+	mapperctl create thin v --pool tp --size "$((tp / 2))M" >/dev/null
+	make_pool "$B"
+	add_file_device e0 $((tpb + 32))M >/dev/null
+	mapperctl create thin-pool tp --size "${tpb}M" >/dev/null
+}
+ca() { mapperctl --pool "$A" "$@"; }
+cb() { mapperctl --pool "$B" "$@"; }
+
 # ---- the daemon ------------------------------------------------------------------
 
 # start_daemon [POOL [MNT [MAPPERFS_ARGS...]]]: mounts POOL (default $POOL)
