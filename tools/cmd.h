@@ -248,4 +248,8 @@ int cmd_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 int cmd_json_args(struct cmd_ctx *ctx, const char *what, int argc, char **argv,
 		  int *as_json, int min, int max, const char *missing);
 
+struct json;
+/* The counts of a send or receive as fields of the object @j is in (cmd_send.c). */
+void cmd_json_streamed(struct json *j, const struct pool_streamed *s);
+
 #endif

@@ -35,11 +35,7 @@ static void print_received(struct cmd_ctx *ctx, const char *name, const struct p
 		json_string(&j, "volume", name);
 		if (s->base[0])
 			json_string(&j, "snapshot_of", s->base);
-		json_u64(&j, "stream_bytes", s->bytes);
-		json_u64(&j, "records", s->records);
-		json_u64(&j, "data_bytes", s->data_bytes);
-		json_u64(&j, "hole_bytes", s->hole_bytes);
-		json_u64(&j, "resumed_at", s->resumed_at);
+		cmd_json_streamed(&j, s);
 		json_object_end(&j);
 		fputc('\n', ctx->out);
 		return;

@@ -28,6 +28,15 @@ static const struct option options[] = {
 
 static const char *const path_options[] = { "--output", NULL };
 
+void cmd_json_streamed(struct json *j, const struct pool_streamed *s)
+{
+	json_u64(j, "stream_bytes", s->bytes);
+	json_u64(j, "records", s->records);
+	json_u64(j, "data_bytes", s->data_bytes);
+	json_u64(j, "hole_bytes", s->hole_bytes);
+	json_u64(j, "resumed_at", s->resumed_at);
+}
+
 static void print_summary(struct cmd_ctx *ctx, const char *name, const char *since,
 			  const struct pool_streamed *s, bool as_json)
 {
@@ -40,11 +49,7 @@ static void print_summary(struct cmd_ctx *ctx, const char *name, const char *sin
 		json_string(&j, "volume", name);
 		if (since)
 			json_string(&j, "since", since);
-		json_u64(&j, "stream_bytes", s->bytes);
-		json_u64(&j, "records", s->records);
-		json_u64(&j, "data_bytes", s->data_bytes);
-		json_u64(&j, "hole_bytes", s->hole_bytes);
-		json_u64(&j, "resumed_at", s->resumed_at);
+		cmd_json_streamed(&j, s);
 		json_object_end(&j);
 		fputc('\n', ctx->err);
 		return;
