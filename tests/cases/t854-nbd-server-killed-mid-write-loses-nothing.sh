@@ -55,11 +55,7 @@ stop_daemon
 start_daemon "$POOL" "$T_DIR/mnt" -o nbd_timeout=2
 nbd_server_kill r1
 mark=$(log_mark)
-rc=0
-timeout 30 dd if="$MNT/v" of=/dev/null bs=64k count=1 iflag=direct status=none 2>dd.err || rc=$?
-[ "$rc" -ne 124 ] || fail "a read hung while the server was away"
-[ "$rc" -ne 0 ] || fail "a read succeeded with the server away"
-grep -q "Input/output error" dd.err || fail "the read did not fail with EIO: $(cat dd.err)"
+read_fails_eio "$MNT/v" "while the server was away"
 wait_log "the NBD server did not come back within the timeout" "$mark"
 nbd_server_start r1
 [ "$(sha "$MNT/v")" = "$want" ] || fail "the volume reads otherwise once the server is back"

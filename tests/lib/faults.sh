@@ -170,6 +170,21 @@ nbd_server_kill()
 	timeout 10 tail --pid="$pid" -f /dev/null || fail "nbdkit $pid of $1 did not end"
 }
 
+# read_fails_eio FILE WHEN: a direct 64 KiB read of FILE must fail with
+# EIO, neither hang (60 s) nor succeed; WHEN ("while the server was
+# away") completes the failure's message.
+read_fails_eio()
+{
+	local rc=0
+
+	timeout 60 dd if="$1" of=/dev/null bs=64k count=1 iflag=direct status=none \
+		2>"$T_DIR/.dd.err" || rc=$?
+	[ "$rc" -ne 124 ] || fail "a read hung $2"
+	[ "$rc" -ne 0 ] || fail "a read succeeded $2"
+	grep -q "Input/output error" "$T_DIR/.dd.err" ||
+		fail "the read did not fail with EIO $2: $(cat "$T_DIR/.dd.err")"
+}
+
 # ---- a file system that fills up ---------------------------------------------------
 
 # small_tmpfs DIR SIZE: mounts a tmpfs of SIZE (K/M suffixes) on DIR
