@@ -565,6 +565,25 @@ const char *device_strerror(const char *path, int r, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * All of [off, off + len) of NBD device @dev, through direct.c, which
+ * meets the server's block size (a piece at a time when it must bounce).
+ */
+static int nbd_transfer(struct device *dev, void *buf, size_t len, uint64_t off, bool write)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write ? direct_pwrite(dev, (char *)buf + done, len - done, off + done)
+				  : direct_pread(dev, (char *)buf + done, len - done, off + done);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 int device_read_at(struct device *dev, void *buf, size_t len, uint64_t off)
 {
 	ssize_t n;
@@ -572,7 +591,7 @@ int device_read_at(struct device *dev, void *buf, size_t len, uint64_t off)
 	if (off > dev->size || len > dev->size - off)
 		return -ENODATA;
 	if (dev->nbd)
-		return nbd_link_pread(dev->nbd, buf, len, off);
+		return nbd_transfer(dev, buf, len, off, false);
 	n = pread(dev->fd, buf, len, (off_t)off);
 	if (n < 0)
 		return -errno;
@@ -584,7 +603,7 @@ int device_write_at(struct device *dev, const void *buf, size_t len, uint64_t of
 	ssize_t n;
 
 	if (dev->nbd)
-		return nbd_link_pwrite(dev->nbd, buf, len, off);
+		return nbd_transfer(dev, (void *)buf, len, off, true);
 	n = pwrite(dev->fd, buf, len, (off_t)off);
 	if (n < 0)
 		return -errno;

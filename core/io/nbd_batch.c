@@ -9,6 +9,7 @@
 #include "device.h"
 #include "direct.h"
 #include "log.h"
+#include "nbd_conn.h"
 #include "nbd_link.h"
 
 /* Piece states besides a cookie (>= 0: sent, not yet reaped). */
@@ -48,7 +49,8 @@ static unsigned int slot_of(struct nbd_batch *b, struct nbd_link *l, bool make)
 			return i;
 	if (!make || i == NBD_BATCH_LINKS)
 		return NBD_BATCH_LINKS;
-	b->slots[i] = (struct nbd_slot){ .link = l };
+	b->slots[i] = (struct nbd_slot){ .link = l,
+					 .deadline = nbd_now_ms() + nbd_link_timeout_ms(l) };
 	b->nr_slots++;
 	return i;
 }
@@ -74,7 +76,7 @@ static void take_links(struct nbd_batch *b, struct segs *s, const char *buf)
 			slot_of(b, s->v[i].dev->nbd, true);
 	qsort(b->slots, b->nr_slots, sizeof(b->slots[0]), by_link);
 	for (unsigned int i = 0; i < b->nr_slots; i++)
-		b->slots[i].conn = nbd_link_get(b->slots[i].link);
+		b->slots[i].conn = nbd_link_get(b->slots[i].link, b->slots[i].deadline);
 }
 
 static int add_piece(struct nbd_batch *b, unsigned int seg, uint32_t at, uint32_t len,
@@ -176,7 +178,7 @@ static void reap(struct nbd_batch *b, unsigned int slot, struct segs *s, bool wr
 		if (r == 1) {
 			s->v[p->seg].done += p->len;
 			p->cookie = PIECE_DONE;
-		} else if (r < 0 && nbd_conn_dropped(b->slots[slot].conn)) {
+		} else if (r < 0 && nbd_conn_failed_by_drop(b->slots[slot].conn)) {
 			p->cookie = PIECE_UNSENT;
 		} else if (r < 0) {
 			fail_piece(b, p, s, write, nbd_get_error());
@@ -210,10 +212,8 @@ static void resend(struct nbd_batch *b, unsigned int slot, struct segs *s, char 
 	nbd_link_drop(sl->link, sl->conn);
 	sl->conn = NULL;
 	sl->timed_out = false;
-	if (!sl->failed_at)
-		sl->failed_at = nbd_link_now_ms();
-	if (nbd_link_retry(sl->link, sl->failed_at))
-		sl->conn = nbd_link_get(sl->link);
+	if (nbd_link_retry(sl->link, sl->deadline))
+		sl->conn = nbd_link_get(sl->link, sl->deadline);
 	for (unsigned int i = 0; i < b->nr_pieces; i++) {
 		struct nbd_piece *p = &b->pieces[i];
 
@@ -237,7 +237,7 @@ static int arm(struct nbd_batch *b, unsigned int slot, struct io_uring *ring,
 	unsigned int dir = nbd_aio_get_direction(sl->conn->h);
 	unsigned int events = ((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
 			      ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0);
-	unsigned int ms = nbd_link_timeout_ms(sl->link);
+	int ms = nbd_remaining_ms(sl->deadline);
 	struct io_uring_sqe *sqe;
 
 	if (io_uring_sq_space_left(ring) < 2)
@@ -248,6 +248,8 @@ static int arm(struct nbd_batch *b, unsigned int slot, struct io_uring *ring,
 	io_uring_prep_poll_add(sqe, nbd_aio_get_fd(sl->conn->h), events);
 	io_uring_sqe_set_data64(sqe, TAG_POLL | slot);
 	sqe->flags |= IOSQE_IO_LINK;
+	if (ms < 1)
+		ms = 1;
 	ts->tv_sec = ms / 1000;
 	ts->tv_nsec = (long long)(ms % 1000) * 1000000;
 	sqe = io_uring_get_sqe(ring);

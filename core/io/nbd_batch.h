@@ -10,11 +10,12 @@
  * NBD_BATCH_LINKS, in the links' address order; start again for the
  * rest) and sends every piece;
  * finish arms one poll of each connection's socket on the ring, linked
- * to a timeout of the link's, tells libnbd what the poll saw, and retires
- * the pieces that completed, until none is left.  A connection that
- * drops, or says nothing for the timeout, is closed once its poll is
- * reaped; its pieces go again on a new one (nbd_link_get) while the
- * link's timeout allows, then fail.  Every SQE the batch puts on the ring
+ * to a timeout at the slot's deadline (the link's timeout after the start),
+ * tells libnbd what the poll saw, and retires the pieces that completed,
+ * until none is left.  A connection that drops is closed once its poll is
+ * reaped, and its pieces go again on a new one (nbd_link_get) until the
+ * deadline; then, or when the deadline passes with the server silent,
+ * they fail.  Every SQE the batch puts on the ring
  * has completed when finish returns: nothing it armed is left to be
  * reaped by the engine's next request.
  *
@@ -48,8 +49,8 @@ struct nbd_slot {
 	struct nbd_link *link;
 	struct nbd_conn *conn;		/* NULL: none could be had */
 	unsigned int armed;		/* SQEs of this slot on the ring */
-	bool timed_out;			/* its last poll saw nothing for the timeout */
-	uint64_t failed_at;		/* ms: when its connection first dropped; 0 */
+	bool timed_out;			/* its last poll saw nothing until the deadline */
+	uint64_t deadline;		/* ms (nbd_now_ms): its pieces fail after */
 };
 
 struct nbd_batch {

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <libnbd.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +9,13 @@
 #include <time.h>
 
 #include "log.h"
+#include "nbd_conn.h"
 
 #define MAX_REQUEST_DEFAULT	(32u << 20)	/* bytes: what NBD servers take */
 #define SPAN_MAX		(1u << 30)	/* bytes per trim or zero command */
 #define BACKOFF_MIN_MS		50
 #define BACKOFF_MAX_MS		1000
+#define QUICK_CONNECT_MS	1000	/* one try: an extra connection, a server long away */
 
 struct nbd_link {
 	char *uri;
@@ -26,8 +27,14 @@ struct nbd_link {
 	pthread_mutex_t lock;
 	pthread_cond_t idle_cond;	/* a connection went idle or closed */
 	struct nbd_conn *idle;
-	unsigned int conns, max_conns;	/* open (idle or taken), allowed */
-	bool dropped;			/* a connection dropped since the last open */
+	unsigned int conns;		/* open: idle or taken */
+	unsigned int max_conns;		/* opened at most now */
+	unsigned int conns_cap;		/* ... before a server's cap was learnt */
+	bool dropped;			/* a connection dropped, none opened since */
+	uint64_t down_since;		/* ms, while dropped */
+	char error[160];		/* why the last connection failed */
+	unsigned char head[NBD_LINK_HEAD];	/* the device's identity */
+	size_t head_len;		/* bytes of it: less on a smaller device */
 	uint64_t reconnects, retried, failed;
 };
 
@@ -42,79 +49,6 @@ bool nbd_link_is_uri(const char *path)
 void nbd_link_set_timeout(unsigned int ms)
 {
 	timeout_ms = ms;
-}
-
-uint64_t nbd_link_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int remaining_ms(uint64_t deadline)
-{
-	uint64_t now = nbd_link_now_ms();
-
-	return now >= deadline ? 0 : (int)(deadline - now);
-}
-
-/*
- * Waits for @h's socket as libnbd asks, until @deadline, and tells libnbd
- * what happened.  0, -ETIMEDOUT, or -EIO when the handle died.
- */
-static int poll_once(struct nbd_handle *h, uint64_t deadline)
-{
-	unsigned int dir = nbd_aio_get_direction(h);
-	struct pollfd pfd = { .fd = nbd_aio_get_fd(h) };
-	int r;
-
-	if (pfd.fd < 0)
-		return -EIO;
-	pfd.events = (short)(((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
-			     ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0));
-	r = poll(&pfd, 1, remaining_ms(deadline));
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return -ETIMEDOUT;
-	if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
-		r = nbd_aio_notify_read(h);
-	else
-		r = nbd_aio_notify_write(h);
-	return r < 0 ? -EIO : 0;
-}
-
-/* One connection to @uri, made before @deadline.  NULL, a reason in @why. */
-static struct nbd_conn *conn_open(const char *uri, uint64_t deadline, char *why,
-				  size_t why_len)
-{
-	struct nbd_conn *c = calloc(1, sizeof(*c));
-	int r = 0;
-
-	if (!c || !(c->h = nbd_create())) {
-		snprintf(why, why_len, "out of memory");
-		free(c);
-		return NULL;
-	}
-	nbd_set_pread_initialize(c->h, false);
-	nbd_set_handle_name(c->h, "mapperfs");
-	if (nbd_aio_connect_uri(c->h, uri) < 0)
-		r = -EIO;
-	while (!r && nbd_aio_is_connecting(c->h))
-		r = poll_once(c->h, deadline);
-	if (!r && nbd_aio_is_ready(c->h))
-		return c;
-	snprintf(why, why_len, "%s", r == -ETIMEDOUT ? "no answer" : nbd_get_error());
-	nbd_close(c->h);
-	free(c);
-	return NULL;
-}
-
-static void conn_close(struct nbd_conn *c)
-{
-	nbd_close(c->h);
-	free(c);
 }
 
 /* What the server offers, read off the first connection. */
@@ -144,7 +78,9 @@ static int link_learn(struct nbd_link *l, struct nbd_handle *h, char *why, size_
 	l->can_flush = nbd_can_flush(h) == 1;
 	l->can_trim = nbd_can_trim(h) == 1;
 	l->can_zero = nbd_can_zero(h) == 1;
-	l->max_conns = l->multi_conn ? NBD_LINK_CONNS : 1;
+	l->conns_cap = l->max_conns = l->multi_conn ? NBD_LINK_CONNS : 1;
+	/* whole units: NBD_LINK_HEAD is one, or a multiple of one */
+	l->head_len = l->size < NBD_LINK_HEAD ? l->size - l->size % l->min_block : NBD_LINK_HEAD;
 	return 0;
 }
 
@@ -161,19 +97,25 @@ int nbd_link_open(const char *uri, struct nbd_link **out, char *why, size_t why_
 		return -ENOMEM;
 	}
 	l->timeout_ms = timeout_ms;
-	c = conn_open(uri, nbd_link_now_ms() + l->timeout_ms, why, why_len);
+	c = nbd_conn_open(uri, nbd_now_ms() + l->timeout_ms, why, why_len);
 	if (!c) {
 		r = -EHOSTUNREACH;
 		goto err;
 	}
 	r = link_learn(l, c->h, why, why_len);
+	if (!r && l->head_len &&
+	    nbd_conn_pread(c, l->head, l->head_len, 0, nbd_now_ms() + l->timeout_ms)) {
+		snprintf(why, why_len, "cannot read its first %zu bytes: %s", l->head_len,
+			 nbd_get_error());
+		r = -EIO;
+	}
 	if (r) {
-		conn_close(c);
+		nbd_conn_close(c);
 		goto err;
 	}
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);	/* as nbd_link_now_ms */
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);	/* as nbd_now_ms */
 	pthread_cond_init(&l->idle_cond, &attr);
 	pthread_condattr_destroy(&attr);
 	l->idle = c;
@@ -195,7 +137,7 @@ void nbd_link_close(struct nbd_link *l)
 
 		l->idle = c->next;
 		nbd_aio_disconnect(c->h, 0);	/* never waits: the server may hang */
-		conn_close(c);
+		nbd_conn_close(c);
 	}
 	pthread_cond_destroy(&l->idle_cond);
 	pthread_mutex_destroy(&l->lock);
@@ -223,16 +165,14 @@ unsigned int nbd_link_timeout_ms(const struct nbd_link *l)
 	return l->timeout_ms;
 }
 
-const char *nbd_link_uri(const struct nbd_link *l)
-{
-	return l->uri;
-}
-
 void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out)
 {
 	pthread_mutex_lock(&l->lock);
 	out->reconnecting = l->dropped;
+	out->down_ms = l->dropped ? nbd_now_ms() - l->down_since : 0;
+	snprintf(out->reason, sizeof(out->reason), "%s", l->dropped ? l->error : "");
 	out->conns = l->conns;
+	out->max_conns = l->max_conns;
 	out->multi_conn = l->multi_conn;
 	out->reconnects = l->reconnects;
 	out->retried = l->retried;
@@ -240,87 +180,157 @@ void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out)
 	pthread_mutex_unlock(&l->lock);
 }
 
-/*
- * A new connection, trying again with a growing pause until @deadline.
- * Called holding nothing, with a slot counted in l->conns.
- */
-static struct nbd_conn *reconnect(struct nbd_link *l, uint64_t deadline)
+/* Notes why a connection failed; says so once per reason. */
+static void connect_failed(struct nbd_link *l, const char *why)
 {
-	unsigned int pause = BACKOFF_MIN_MS;
-	struct nbd_conn *c;
-	char why[160];
+	bool news;
 
-	while (!(c = conn_open(l->uri, deadline, why, sizeof(why))) && remaining_ms(deadline)) {
-		struct timespec ts;
-		int left = remaining_ms(deadline);
+	pthread_mutex_lock(&l->lock);
+	news = strcmp(l->error, why) != 0;
+	snprintf(l->error, sizeof(l->error), "%s", why);
+	pthread_mutex_unlock(&l->lock);
+	if (news)
+		log_error("NBD device '%s': cannot connect: %s", l->uri, why);
+}
 
-		if ((int)pause > left)
-			pause = (unsigned int)left;
-		ts.tv_sec = pause / 1000;
-		ts.tv_nsec = (long)(pause % 1000) * 1000000;
-		nanosleep(&ts, NULL);
-		pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
+/*
+ * @c shows the device's identity: its first bytes are what the link
+ * knows.  Else it is closed, NULL, and why is in @why.
+ */
+static struct nbd_conn *verified(struct nbd_link *l, struct nbd_conn *c, uint64_t deadline,
+				 char *why, size_t why_len)
+{
+	unsigned char head[NBD_LINK_HEAD];
+	bool same;
+
+	if (!l->head_len)
+		return c;
+	if (nbd_conn_pread(c, head, l->head_len, 0, deadline)) {
+		snprintf(why, why_len, "cannot read its first %zu bytes", l->head_len);
+		nbd_conn_close(c);
+		return NULL;
 	}
 	pthread_mutex_lock(&l->lock);
-	if (c && l->dropped) {
+	same = !memcmp(head, l->head, l->head_len);
+	pthread_mutex_unlock(&l->lock);
+	if (same)
+		return c;
+	snprintf(why, why_len, "the server serves another disk now (its first %zu bytes are "
+		 "not this device's label): refused", l->head_len);
+	nbd_conn_close(c);
+	return NULL;
+}
+
+/*
+ * A new connection, shown to be the device's, before @deadline; if
+ * @again, trying again with a growing pause.  Called holding nothing,
+ * with a slot counted in l->conns.
+ */
+static struct nbd_conn *connect_to(struct nbd_link *l, uint64_t deadline, bool again)
+{
+	unsigned int pause = BACKOFF_MIN_MS;
+	char why[160], reason[160] = "";
+	struct nbd_conn *c;
+
+	for (;;) {
+		c = nbd_conn_open(l->uri, deadline, why, sizeof(why));
+		if (c)
+			c = verified(l, c, deadline, why, sizeof(why));
+		if (!c && nbd_remaining_ms(deadline))	/* not our deadline: the server's answer */
+			snprintf(reason, sizeof(reason), "%s", why);
+		if (c || !again || !nbd_remaining_ms(deadline))
+			break;
+		if ((int)pause > nbd_remaining_ms(deadline))
+			pause = (unsigned int)nbd_remaining_ms(deadline);
+		nanosleep(&(struct timespec){ pause / 1000, (long)(pause % 1000) * 1000000 }, NULL);
+		pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
+	}
+	if (!c) {
+		connect_failed(l, reason[0] ? reason : why);
+		return NULL;
+	}
+	pthread_mutex_lock(&l->lock);
+	if (l->dropped) {
 		l->dropped = false;
 		l->reconnects++;
+		l->max_conns = l->conns_cap;	/* a new server: learn its cap again */
+		l->error[0] = '\0';
 		log_info("NBD device '%s' reconnected", l->uri);
 	}
 	pthread_mutex_unlock(&l->lock);
-	if (!c)
-		log_error("NBD device '%s': cannot connect: %s", l->uri, why);
 	return c;
 }
 
-static struct nbd_conn *get_before(struct nbd_link *l, uint64_t deadline)
+struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
 {
-	struct nbd_conn *c = NULL;
 	struct timespec until = { .tv_sec = (time_t)(deadline / 1000),
 				  .tv_nsec = (long)(deadline % 1000) * 1000000 };
+	struct nbd_conn *c;
 
 	pthread_mutex_lock(&l->lock);
-	while (!l->idle && l->conns >= l->max_conns)
-		if (pthread_cond_timedwait(&l->idle_cond, &l->lock, &until) == ETIMEDOUT)
+	for (;;) {
+		uint64_t quick;
+		bool extra, gone;
+
+		while (!l->idle && l->conns >= l->max_conns)
+			if (pthread_cond_timedwait(&l->idle_cond, &l->lock, &until) == ETIMEDOUT)
+				break;
+		if (l->idle) {
+			c = l->idle;
+			l->idle = c->next;
 			break;
-	if (l->idle) {
-		c = l->idle;
-		l->idle = c->next;
-	} else if (l->conns < l->max_conns) {
-		l->conns++;
-		pthread_mutex_unlock(&l->lock);
-		c = reconnect(l, deadline);
-		pthread_mutex_lock(&l->lock);
-		if (!c) {
-			l->conns--;
-			pthread_cond_signal(&l->idle_cond);
 		}
+		if (l->conns >= l->max_conns) {
+			c = NULL;
+			break;
+		}
+		l->conns++;
+		quick = nbd_now_ms() + QUICK_CONNECT_MS;
+		/* others serve: will the server take one more? */
+		extra = l->conns > 1 && !l->dropped;
+		gone = l->dropped && nbd_now_ms() - l->down_since >= l->timeout_ms;
+		pthread_mutex_unlock(&l->lock);
+		c = connect_to(l, extra || gone ? (quick < deadline ? quick : deadline) : deadline,
+			       !extra && !gone);
+		pthread_mutex_lock(&l->lock);
+		if (c)
+			break;
+		l->conns--;
+		pthread_cond_broadcast(&l->idle_cond);
+		if (!extra)
+			break;
+		l->max_conns = l->conns;
+		log_info("NBD device '%s' takes no more than %u connection(s): they are shared",
+			 l->uri, l->max_conns);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return c;
 }
 
-struct nbd_conn *nbd_link_get(struct nbd_link *l)
-{
-	return get_before(l, nbd_link_now_ms() + l->timeout_ms);
-}
-
-bool nbd_conn_dropped(const struct nbd_conn *c)
-{
-	return nbd_aio_is_dead(c->h) == 1 || nbd_aio_is_closed(c->h) == 1 ||
-	       nbd_aio_get_fd(c->h) < 0;
-}
-
-/* Closes @c (abruptly: a hung server answers no disconnect) as lost. */
+/* Closes @c and the idle connections as lost. */
 static void drop(struct nbd_link *l, struct nbd_conn *c)
 {
-	conn_close(c);
+	struct nbd_conn *idle;
+
+	nbd_conn_close(c);
 	pthread_mutex_lock(&l->lock);
-	if (!l->dropped)
+	if (!l->dropped) {
 		log_warn("NBD device '%s': connection lost; reconnecting", l->uri);
-	l->dropped = true;
+		l->dropped = true;
+		l->down_since = nbd_now_ms();
+		snprintf(l->error, sizeof(l->error), "connection lost");
+	}
 	l->conns--;
-	pthread_cond_signal(&l->idle_cond);
+	idle = l->idle;
+	l->idle = NULL;
+	while (idle) {
+		struct nbd_conn *next = idle->next;
+
+		nbd_conn_close(idle);
+		l->conns--;
+		idle = next;
+	}
+	pthread_cond_broadcast(&l->idle_cond);
 	pthread_mutex_unlock(&l->lock);
 }
 
@@ -342,9 +352,9 @@ void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c)
 	drop(l, c);
 }
 
-bool nbd_link_retry(struct nbd_link *l, uint64_t since_ms)
+bool nbd_link_retry(struct nbd_link *l, uint64_t deadline)
 {
-	bool ok = nbd_link_now_ms() < since_ms + l->timeout_ms;
+	bool ok = nbd_now_ms() < deadline;
 
 	pthread_mutex_lock(&l->lock);
 	l->retried += ok;
@@ -405,9 +415,9 @@ static int run_on(struct nbd_link *l, struct nbd_conn *c, const struct request *
 		int done = 0, r = 0;
 
 		while (cookie >= 0 && !r && !(done = nbd_aio_command_completed(c->h, (uint64_t)cookie)))
-			r = poll_once(c->h, deadline);
+			r = nbd_conn_poll(c->h, deadline);
 		if (cookie < 0 || r || done < 0)
-			return nbd_conn_dropped(c) || r ? -ENOTCONN : -EIO;
+			return r || nbd_conn_failed_by_drop(c) ? -ENOTCONN : -EIO;
 		at += n;
 	} while (at < end);
 	return 0;
@@ -415,28 +425,26 @@ static int run_on(struct nbd_link *l, struct nbd_conn *c, const struct request *
 
 static int run(struct nbd_link *l, const struct request *q)
 {
-	uint64_t since = nbd_link_now_ms();
+	uint64_t deadline = nbd_now_ms() + l->timeout_ms;
+	int r = -ENOTCONN;
 
 	for (;;) {
-		struct nbd_conn *c = get_before(l, since + l->timeout_ms);
-		int r;
+		struct nbd_conn *c = nbd_link_get(l, deadline);
 
 		if (!c)
 			break;
-		r = run_on(l, c, q, since + l->timeout_ms);
+		r = run_on(l, c, q, deadline);
 		if (r == -ENOTCONN)
 			nbd_link_drop(l, c);
 		else
 			nbd_link_put(l, c);
 		if (!r)
 			return 0;
-		if (r != -ENOTCONN || !nbd_link_retry(l, since)) {
-			if (r == -ENOTCONN)
-				log_error("NBD device '%s': no connection for %u ms: the request fails",
-					  l->uri, l->timeout_ms);
+		if (r != -ENOTCONN || !nbd_link_retry(l, deadline))
 			break;
-		}
 	}
+	log_error("NBD device '%s': a request failed: %s", l->uri,
+		  r == -ENOTCONN ? "no connection within the timeout" : "the server answered an error");
 	nbd_link_failed(l);
 	return -EIO;
 }
@@ -451,8 +459,14 @@ int nbd_link_pread(struct nbd_link *l, void *buf, size_t len, uint64_t off)
 int nbd_link_pwrite(struct nbd_link *l, const void *buf, size_t len, uint64_t off)
 {
 	struct request q = { OP_WRITE, (char *)buf, off, len, 0 };
+	int r = run(l, &q);
 
-	return run(l, &q);
+	if (!r && off < l->head_len) {
+		pthread_mutex_lock(&l->lock);
+		memcpy(l->head + off, buf, len < l->head_len - off ? len : l->head_len - off);
+		pthread_mutex_unlock(&l->lock);
+	}
+	return r;
 }
 
 int nbd_link_flush(struct nbd_link *l)

@@ -16,14 +16,25 @@
  * what a thin commit's data flush relies on (device_sync, engine_sync).
  *
  * A dropped connection is reopened, and its requests sent again, until
- * the link's timeout has passed since the drop; then they fail with EIO
- * (and a mirror leg on the link fails, so its volume serves from the
- * others).  That is the NBD kernel client's dead-connection timeout, not
- * dm-multipath's queue_if_no_path, which queues forever and leaves its
- * callers unkillable: a request here never waits longer than the timeout
- * (docs/distributed.md).  An error the server answers on a live
- * connection is the device's: the request fails at once, as a failed
- * sector would.
+ * the link's timeout has passed since they were sent; then they fail with
+ * EIO (and a mirror leg on the link fails, so its volume serves from the
+ * others).  A server that says nothing for that long (hung) is dropped
+ * the same way.  That is the NBD kernel client's dead-connection timeout,
+ * not dm-multipath's queue_if_no_path, which queues forever and leaves
+ * its callers unkillable: a request here never waits longer than the
+ * timeout (docs/distributed.md), and once the connections have been lost
+ * for longer, a request makes one quick try and fails.  An error the
+ * server answers on a live connection is the device's: the request fails
+ * at once, as a failed sector would; but ESHUTDOWN (a server stopping
+ * gracefully) is a drop, and the link lets go of every connection so the
+ * server can exit.
+ *
+ * Identity.  A server restarted empty, or another disk put behind the
+ * same address, would answer a reconnect as gladly as the right one.  So
+ * every new connection first reads the device's first NBD_LINK_HEAD
+ * bytes (where its label lies) and must find what the link knows is
+ * there; if not, it is closed and the request waits and fails as for a
+ * server that is away, and status says why.
  *
  * Requests keep the server's block size constraints: its minimum is the
  * device's unit (dio_off_align: a request off it is read-modify-written
@@ -42,20 +53,18 @@
 
 #define NBD_LINK_CONNS		32	/* connections per link, with multi-conn */
 #define NBD_LINK_TIMEOUT_MS	30000	/* default: as the NBD kernel client's */
+#define NBD_LINK_HEAD		4096	/* bytes: the device's identity, its label's start */
 
-struct nbd_handle;
+struct nbd_conn;
 struct nbd_link;
-
-/* One connection: a libnbd handle, used by one thread at a time. */
-struct nbd_conn {
-	struct nbd_handle *h;
-	struct nbd_conn *next;		/* the link's idle list */
-};
 
 /* What the link has seen, for status. */
 struct nbd_link_stats {
 	bool reconnecting;		/* a connection dropped, none opened since */
+	uint64_t down_ms;		/* for how long, if reconnecting */
+	char reason[160];		/* why the last connection failed, or "" */
 	unsigned int conns;		/* open connections */
+	unsigned int max_conns;		/* how many it opens at most */
 	bool multi_conn;
 	uint64_t reconnects;		/* connections reopened after a drop */
 	uint64_t retried;		/* requests sent again on a new connection */
@@ -72,10 +81,11 @@ bool nbd_link_is_uri(const char *path);
 void nbd_link_set_timeout(unsigned int ms);
 
 /*
- * Connects to @uri (within the timeout) and reads what the server offers.
- * Blocks.  0, or -errno with a phrase in @why: -EINVAL for a URI libnbd
- * refuses, -EHOSTUNREACH when no connection could be made, -EROFS for a
- * read-only export, -ENOTSUP for block size constraints above 4 KiB.
+ * Connects to @uri (within the timeout), reads what the server offers and
+ * the device's first NBD_LINK_HEAD bytes, its identity.  Blocks.  0, or
+ * -errno with a phrase in @why: -EHOSTUNREACH when no connection could be
+ * made, -EROFS for a read-only export, -ENOTSUP for block size
+ * constraints above 4 KiB, -EIO.
  */
 int nbd_link_open(const char *uri, struct nbd_link **out, char *why, size_t why_len);
 void nbd_link_close(struct nbd_link *l);
@@ -84,49 +94,49 @@ uint64_t nbd_link_size(const struct nbd_link *l);		/* bytes */
 unsigned int nbd_link_min_block(const struct nbd_link *l);	/* bytes, 1..4096 */
 uint32_t nbd_link_max_request(const struct nbd_link *l);	/* bytes */
 unsigned int nbd_link_timeout_ms(const struct nbd_link *l);
-const char *nbd_link_uri(const struct nbd_link *l);
 void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out);
 
 /*
- * A connection of @l for the calling thread, opened if none is idle and
- * the link may hold another; waits for one otherwise, and reconnects
- * while the link has none, until the timeout.  NULL when the timeout
- * passed (or out of memory).  Blocks.
+ * A connection of @l for the calling thread, until @deadline (ms, as
+ * nbd_now_ms): an idle one, else a new one if the link may hold another,
+ * else the next to go idle.  A new connection must show the device's
+ * identity (its first NBD_LINK_HEAD bytes as the link last knew them): a
+ * server restarted empty, or another disk behind the same address, is
+ * refused, never served.  While the link has lost its connections it
+ * reconnects, with a growing pause, until @deadline; once they are lost
+ * for longer than the timeout, one try, so that requests fail at once
+ * while the server stays away.  An extra connection the server does not
+ * take (it caps them) lowers what the link opens to what it has.  NULL
+ * when none could be had.  Blocks.
  */
-struct nbd_conn *nbd_link_get(struct nbd_link *l);
+struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline);
 /* Gives @c back; a connection that died, or has requests left, is closed instead. */
 void nbd_link_put(struct nbd_link *l, struct nbd_conn *c);
 /*
  * Closes @c, at once and whatever it has in flight (no disconnect is
- * asked: a hung server would never answer it), as a lost connection: the
- * link says reconnecting until it opens another.
+ * asked: a hung server would never answer it), as a lost connection, and
+ * the idle ones with it (the server that lost one has likely lost all):
+ * the link says reconnecting until it opens another.
  */
 void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c);
 
 /*
- * Whether a request that failed on @c failed because the connection
- * dropped (send it again on another: nbd_link_retry), not because the
- * server answered an error.
+ * Counts a request sent again after its connection dropped, and tells
+ * whether its deadline (ms) still allows it.
  */
-bool nbd_conn_dropped(const struct nbd_conn *c);
-/*
- * Counts a request sent again after @c dropped, and tells whether the
- * timeout still allows it (@since_ms: CLOCK_MONOTONIC milliseconds when
- * the request first failed).
- */
-bool nbd_link_retry(struct nbd_link *l, uint64_t since_ms);
+bool nbd_link_retry(struct nbd_link *l, uint64_t deadline);
 /* Counts a request (or a piece of one) that failed for good. */
 void nbd_link_failed(struct nbd_link *l);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t nbd_link_now_ms(void);
 
 /*
  * Whole-request calls for everything outside the io engine (labels,
  * layout areas, read-modify-writes, flushes, zeroing): each takes a
- * connection, retries as above, and gives it back.  Blocks.  0 or -errno
- * (-EIO for a server error or the timeout; -EOPNOTSUPP where the export
- * cannot: trim, zero).  Reads and writes must lie inside the export.
+ * connection, retries as above within the timeout, and gives it back.
+ * Blocks.  0 or -errno (-EIO for a server error or the timeout;
+ * -EOPNOTSUPP where the export cannot: trim, zero).  Reads and writes
+ * must lie inside the export and meet its block size.  A write over the
+ * first NBD_LINK_HEAD bytes (a label) changes the identity new
+ * connections must show; the engine's writes never reach them.
  */
 int nbd_link_pread(struct nbd_link *l, void *buf, size_t len, uint64_t off);
 int nbd_link_pwrite(struct nbd_link *l, const void *buf, size_t len, uint64_t off);

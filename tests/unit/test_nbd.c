@@ -6,12 +6,17 @@
  * fails anything else) gets requests at any offset and length right, as
  * read-modify-writes and pieces; without multi-conn, threads share the one
  * connection; a server that dies and comes back within the timeout loses
- * nothing; one that stays away fails requests once the timeout passed.
+ * nothing; one that stays away fails requests once the timeout passed,
+ * and at once after that; a server restarted empty is refused, not
+ * served; a server that takes only two connections gets requests of four
+ * threads on those two; one stopped gracefully (ESHUTDOWN) is let go of,
+ * exits, and its successor serves the retried request.
  */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +43,18 @@ static void server_start(const char *args)
 	snprintf(cmd, sizeof(cmd), "rm -f %s/sock; nbdkit --unix %s/sock --pidfile %s/pid %s "
 		 "</dev/null >/dev/null 2>&1", dir, dir, dir, args);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* system(3) of a command made with printf's @fmt. */
+static int system_fmt(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
 }
 
 static void server_kill(void)
@@ -154,6 +171,11 @@ START_TEST(requests_off_the_servers_block_size_are_read_modify_written_and_split
 	ck_assert_int_eq(direct_pwrite(dev, buf, sizeof(buf), (2 << 20) + 1), sizeof(buf));
 	ck_assert_int_eq(direct_pread(dev, back, sizeof(back), (2 << 20) + 1), sizeof(back));
 	ck_assert_mem_eq(back, buf, sizeof(buf));
+	fill(buf, sizeof(buf), 5);	/* as a layout area's slot: not whole blocks */
+	ck_assert_int_eq(device_write_at(dev, buf, sizeof(buf), 4096 + 17), 0);
+	memset(back, 0, sizeof(back));
+	ck_assert_int_eq(device_read_at(dev, back, sizeof(back), 4096 + 17), 0);
+	ck_assert_mem_eq(back, buf, sizeof(buf));
 	engine_exit(&e);
 	stop(dev);
 }
@@ -261,6 +283,105 @@ START_TEST(a_server_gone_fails_requests_once_the_timeout_passed)
 }
 END_TEST
 
+START_TEST(a_server_restarted_empty_is_refused_not_served)
+{
+	struct device_label l = { .size = SIZE };
+	struct nbd_link_stats st;
+	struct engine e;
+	char buf[4096];
+	struct segs s;
+	struct device *dev;
+
+	nbd_link_set_timeout(1000);
+	dev = start("memory size=8M");
+	nbd_link_set_timeout(NBD_LINK_TIMEOUT_MS);
+	ck_assert_int_eq(uuid_generate(&l.pool), 0);
+	ck_assert_int_eq(uuid_generate(&l.device), 0);
+	ck_assert_int_eq(device_label_write(dev, &l), 0);
+	ck_assert_int_eq(engine_init(&e, 8), 0);
+	segs_init(&s);
+	add_seg(&s, dev, 1 << 20, sizeof(buf), 0);
+	fill(buf, sizeof(buf), 6);
+	ck_assert_int_eq(engine_write(&e, &s, buf), 0);
+	server_kill();
+	server_start("memory size=8M");		/* the same address, nothing on it */
+	ck_assert_int_eq(engine_read(&e, &s, buf), -EIO);
+	nbd_link_stats(dev->nbd, &st);
+	ck_assert(st.reconnecting);
+	ck_assert_msg(strstr(st.reason, "another disk"), "reason: %s", st.reason);
+	ck_assert_uint_eq(st.reconnects, 0);
+	segs_release(&s);
+	engine_exit(&e);
+	stop(dev);
+}
+END_TEST
+
+START_TEST(a_server_taking_two_connections_serves_four_threads)
+{
+	struct device *dev = start("--filter=limit memory size=8M limit=2");
+	struct worker w[4];
+	pthread_t t[4];
+	struct nbd_link_stats st;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ dev, i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer, &w[i]), 0);
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	nbd_link_stats(dev->nbd, &st);
+	ck_assert(st.multi_conn);
+	ck_assert_uint_le(st.conns, 2);
+	ck_assert_uint_eq(st.failed, 0);
+	stop(dev);
+}
+END_TEST
+
+START_TEST(a_server_stopped_gracefully_is_let_go_and_its_successor_serves)
+{
+	char disk[64], args[128];
+	struct nbd_link_stats st;
+	struct device *dev;
+	struct engine e;
+	char buf[65536], back[65536];
+	struct segs s;
+
+	snprintf(disk, sizeof(disk), "/tmp/mapperfs-test-nbd-disk.%d", (int)getpid());
+	snprintf(args, sizeof(args), "truncate -s 8M %s", disk);
+	ck_assert_int_eq(system(args), 0);
+	snprintf(args, sizeof(args), "file %s", disk);
+	nbd_link_set_timeout(1000);
+	dev = start(args);
+	nbd_link_set_timeout(NBD_LINK_TIMEOUT_MS);
+	ck_assert_int_eq(engine_init(&e, 8), 0);
+	fill(buf, sizeof(buf), 7);
+	segs_init(&s);
+	add_seg(&s, dev, 1 << 20, sizeof(buf), 0);
+	ck_assert_int_eq(engine_write(&e, &s, buf), 0);
+	/*
+	 * SIGTERM: nbdkit answers ESHUTDOWN to what comes next, and waits for
+	 * its clients to go.  Reads go on (served until it takes the signal)
+	 * until it has exited: the link let go of every connection.
+	 */
+	ck_assert_int_eq(system_fmt("kill -TERM $(cat %s/pid)", dir), 0);
+	for (int i = 0; i < 100 && system_fmt("kill -0 $(cat %s/pid) 2>/dev/null", dir) == 0; i++) {
+		engine_read(&e, &s, back);
+		nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);	/* a poll: no event says it */
+	}
+	ck_assert_int_ne(system_fmt("kill -0 $(cat %s/pid) 2>/dev/null", dir), 0);
+	server_start(args);
+	memset(back, 0, sizeof(back));
+	ck_assert_int_eq(engine_read(&e, &s, back), 0);
+	ck_assert_mem_eq(back, buf, sizeof(buf));
+	nbd_link_stats(dev->nbd, &st);
+	ck_assert_uint_eq(st.reconnects, 1);
+	segs_release(&s);
+	engine_exit(&e);
+	stop(dev);
+	unlink(disk);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
@@ -274,6 +395,9 @@ int main(void)
 	tcase_add_test(tc, without_multi_conn_threads_share_one_connection);
 	tcase_add_test(tc, a_server_back_within_the_timeout_loses_nothing);
 	tcase_add_test(tc, a_server_gone_fails_requests_once_the_timeout_passed);
+	tcase_add_test(tc, a_server_restarted_empty_is_refused_not_served);
+	tcase_add_test(tc, a_server_taking_two_connections_serves_four_threads);
+	tcase_add_test(tc, a_server_stopped_gracefully_is_let_go_and_its_successor_serves);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
