@@ -59,7 +59,7 @@ static void get_free(const void *r, struct field_value *out)
 
 static void get_state(const void *r, struct field_value *out)
 {
-	out->s = row(r)->reason[0] ? "failed" : row(r)->reconnecting ? "reconnecting" : "ok";
+	out->s = row(r)->reconnecting ? "reconnecting" : row(r)->reason[0] ? "failed" : "ok";
 }
 
 static void get_reason(const void *r, struct field_value *out)
@@ -89,7 +89,8 @@ static const struct report_field fields[] = {
 	{ "uuid", "UUID", "the uuid in its label", FIELD_STRING, 0, get_uuid, "pv_uuid" },
 	{ "state", "STATE", "ok (open), reconnecting (NBD) or failed", FIELD_STRING, 0,
 	  get_state, NULL },
-	{ "reason", "REASON", "why it is failed", FIELD_STRING, 0, get_reason, NULL },
+	{ "reason", "REASON", "why it is failed or reconnecting", FIELD_STRING, 0, get_reason,
+	  NULL },
 	{ "id", "ID", "its id in the pool", FIELD_NUMBER, 0, get_id, NULL },
 	{ "tags", "TAGS", "its tags (device set --addtag)", FIELD_TAGS, 0, get_tags, "pv_tags" },
 };

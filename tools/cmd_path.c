@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* Whether @path begins with a URI scheme ("nbd+unix://"): RFC 3986's. */
@@ -25,11 +26,36 @@ static bool is_uri(const char *path)
 	return n && path[0] >= 'a' && path[0] <= 'z' && !strncmp(path + n, "://", 3);
 }
 
+/*
+ * @uri with the socket= path of an nbd+unix URI made absolute (a copy),
+ * the daemon's working directory not being the user's.
+ */
+static char *uri_absolute(const char *uri, const char *cwd)
+{
+	const char *q = strchr(uri, '?'), *v = NULL, *p;
+	char *abs;
+
+	for (p = q; p && !v; p = strchr(p + 1, '&'))
+		if (!strncmp(p + 1, "socket=", 7))
+			v = p + 8;
+	if (!strstr(uri, "+unix://") || !v || *v == '/' || !strncasecmp(v, "%2f", 3))
+		return strdup(uri);
+	if (asprintf(&abs, "%.*s%s/%s", (int)(v - uri), uri, cwd, v) < 0)
+		return NULL;
+	return abs;
+}
+
 char *cmd_absolute(const char *path, struct pool_error *err)
 {
 	char cwd[PATH_MAX], *abs;
 
-	if (path[0] == '/' || is_uri(path)) {
+	if (is_uri(path)) {
+		abs = getcwd(cwd, sizeof(cwd)) ? uri_absolute(path, cwd) : strdup(path);
+		if (!abs)
+			pool_fail(err, -ENOMEM, "out of memory");
+		return abs;
+	}
+	if (path[0] == '/') {
 		abs = strdup(path);
 		if (!abs)
 			pool_fail(err, -ENOMEM, "out of memory");

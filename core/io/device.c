@@ -30,7 +30,8 @@
  * That keeps two pools of this host off one export under one URI; a pool
  * on another host, or this host under another URI, is kept off by the
  * label (another pool's label is refused, the same device twice in one
- * pool too), not by a lock: NBD has none to take.
+ * pool too), not by a lock: NBD has none to take.  The lock file goes
+ * with the last claim on it (nbd_claim).
  */
 #include "device.h"
 #include "direct.h"
@@ -66,6 +67,7 @@ struct claim {
 	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
 	struct rangelock lock;		/* of the file: direct.h */
+	char *lock_path;		/* an NBD URI's lock file, removed with the claim */
 	struct claim *next;
 };
 
@@ -209,8 +211,11 @@ static void claim_drop(struct claim *c)
 		for (pp = &claims; *pp != c; pp = &(*pp)->next)
 			;
 		*pp = c->next;
+		if (c->lock_path)	/* still holding its flock: see nbd_claim() */
+			unlink(c->lock_path);
 		close(c->fd);
 		rangelock_destroy(&c->lock);
+		free(c->lock_path);
 		free(c);
 	}
 	pthread_mutex_unlock(&claims_lock);
@@ -430,20 +435,38 @@ static int nbd_lock_path(const char *uri, char *path, size_t len)
 	return 0;
 }
 
+/*
+ * Claims the lock file of @uri.  The last holder of a claim removes the
+ * file while it still holds the flock (claim_drop), so that no file is
+ * left behind; one who opened the file just before may then get the
+ * flock of a file no longer there, so a claim counts only once the path
+ * is seen to name the file flocked, and is taken again otherwise.
+ */
 static int nbd_claim(const char *uri, struct claim **out)
 {
 	char path[PATH_MAX];
-	struct stat st;
+	struct stat st, now;
 	int fd, r = nbd_lock_path(uri, path, sizeof(path));
 
 	if (r)
 		return r;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	r = fstat(fd, &st) < 0 ? -errno : claim_take(fd, &st, true, out);
-	close(fd);
-	return r;
+	for (;;) {
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		r = fstat(fd, &st) < 0 ? -errno : claim_take(fd, &st, true, out);
+		close(fd);
+		if (r)
+			return r;
+		if (!stat(path, &now) && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+			break;
+		claim_drop(*out);
+	}
+	pthread_mutex_lock(&claims_lock);
+	if (!(*out)->lock_path)
+		(*out)->lock_path = strdup(path);	/* NULL: the file stays, harmless */
+	pthread_mutex_unlock(&claims_lock);
+	return 0;
 }
 
 static int open_nbd(const char *uri, int64_t id, struct device **out)

@@ -852,7 +852,7 @@ struct pool_volume_info {
 struct pool_device_info {
 	struct device_rec rec;
 	uint64_t free;			/* bytes of its data area no extent uses */
-	char reason[POOL_ERROR_LEN];	/* "" when it is open */
+	char reason[POOL_ERROR_LEN];	/* why failed, or reconnecting (NBD), else "" */
 	bool reconnecting;		/* an NBD device waiting for its server */
 	struct tags tags;		/* a copy, freed by pool_device_infos_release() */
 };

@@ -80,8 +80,9 @@ int pool_device_attach(struct pool *p, struct pool_device *d)
 
 	r = device_open(d->rec.path, d->rec.id, &d->dev);
 	if (r) {
-		snprintf(why, sizeof(why), "cannot be opened: %s",
-			 device_strerror(d->rec.path, r, msg, sizeof(msg)));
+		snprintf(why, sizeof(why), "cannot be opened: %s%s",
+			 device_strerror(d->rec.path, r, msg, sizeof(msg)),
+			 nbd_link_is_uri(d->rec.path) ? " ('mapperctl reload' once its server answers)" : "");
 		device_failed(d, why);
 		return r;
 	}
@@ -217,9 +218,14 @@ static int check_device(struct pool *p, struct device *dev, bool force,
 	}
 	if (force)
 		return 0;
-	if (!r)
-		return pool_fail(err, -EEXIST, "device '%s' already belongs to a pool (use --force to take it over)",
-				 dev->path);
+	if (!r) {
+		char owner[UUID_STR_LEN];
+
+		uuid_format(&l.pool, owner);
+		return pool_fail(err, -EEXIST, "device '%s' already belongs to pool %s%s (use --force to take it over%s)",
+				 dev->path, owner, dev->nbd ? ", maybe in use on another host" : "",
+				 dev->nbd ? " only if that pool is gone" : "");
+	}
 	if (r == -EBADMSG)
 		return pool_fail(err, -EEXIST, "device '%s' carries a damaged mapperfs label (use --force to take it over)",
 				 dev->path);
@@ -399,12 +405,15 @@ static const char *uri_export_name(const char *uri, char *buf, size_t len)
 static int open_new_device(struct pool *p, const char *abs, bool force,
 			   struct device **dev, struct pool_error *err)
 {
-	char why[160];
+	char why[160], own[POOL_NAME_MAX + 1];
 	bool nbd = nbd_link_is_uri(abs);
 	int r = nbd ? 0 : check_not_image(p, abs, err);
 
 	if (r)
 		return r;
+	if (nbd && pool_export_named_by(p, abs, own, sizeof(own)))
+		return pool_fail(err, -ELOOP, "'%s' is this pool's own export of volume '%s': the daemon would wait on itself",
+				 abs, own);
 	r = device_open(abs, 0, dev);
 
 	if (r == -ENOTBLK)
@@ -436,6 +445,9 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 
 	if (s->path[0] != '/' && !nbd)
 		return pool_fail(err, -EINVAL, "device path '%s' is not absolute", s->path);
+	if (nbd && strstr(s->path, "+unix://") && strstr(s->path, "socket=") &&
+	    strstr(s->path, "socket=")[7] != '/' && strstr(s->path, "socket=")[7] != '%')
+		return pool_fail(err, -EINVAL, "the socket path in '%s' is not absolute", s->path);
 	if (nbd && s->create_size)
 		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
 	if (!name && nbd && !(name = uri_export_name(s->path, export, sizeof(export))))
@@ -624,13 +636,17 @@ int pool_device_remove(struct pool *p, const char *name, struct pool_error *err)
 	return r;
 }
 
-bool pool_device_reconnecting(const struct pool_device *d)
+bool pool_device_reconnecting(const struct pool_device *d, char *why, size_t len)
 {
 	struct nbd_link_stats st;
 
 	if (!d->dev || !d->dev->nbd)
 		return false;
 	nbd_link_stats(d->dev->nbd, &st);
+	if (st.reconnecting && why)
+		snprintf(why, len, "%s %llu s ago; a request waits up to %u s for the server",
+			 st.reason, (unsigned long long)(st.down_ms / 1000),
+			 nbd_link_timeout_ms(d->dev->nbd) / 1000);
 	return st.reconnecting;
 }
 

@@ -21,6 +21,10 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -314,4 +318,140 @@ struct pool_export_info *pool_export_info_of(struct pool *p, const struct pool_v
 		return NULL;
 	fill_info(p, e, copy);
 	return copy;
+}
+
+/* ---- an NBD URI that names one of the pool's own exports ------------------- */
+
+/* The value of query parameter socket= of @uri, %-decoded, in @out. */
+static bool uri_socket(const char *uri, char *out, size_t len)
+{
+	const char *q = strchr(uri, '?'), *v;
+	size_t n = 0;
+
+	for (v = q; v; v = strchr(v + 1, '&'))
+		if (!strncmp(v + 1, "socket=", 7))
+			break;
+	if (!v)
+		return false;
+	for (v += 8; *v && *v != '&' && *v != '#' && n + 1 < len; v++) {
+		unsigned int c;
+
+		if (*v == '%' && sscanf(v + 1, "%2x", &c) == 1) {
+			out[n++] = (char)c;
+			v += 2;
+		} else {
+			out[n++] = *v;
+		}
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+/* The host and port of nbd://HOST[:PORT]/... (IPv6 in brackets). */
+static bool uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *a = strstr(uri, "://"), *end, *colon;
+
+	if (!a)
+		return false;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	if (*a == '[') {
+		const char *close = memchr(a, ']', (size_t)(end - a));
+
+		if (!close)
+			return false;
+		snprintf(host, hlen, "%.*s", (int)(close - a - 1), a + 1);
+		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = memchr(a, ':', (size_t)(end - a));
+		snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - a), a);
+	}
+	if (colon)
+		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
+	else
+		snprintf(port, plen, "10809");
+	return true;
+}
+
+static bool wildcard(const struct sockaddr_storage *s)
+{
+	if (s->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)s)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)s)->sin6_addr);
+}
+
+/* Whether @a (a resolved address) is what @listen listens on. */
+static bool same_endpoint(const struct sockaddr *a, const struct sockaddr_storage *listen)
+{
+	if (a->sa_family != listen->ss_family)
+		return false;
+	if (a->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)listen;
+
+		return x->sin_port == y->sin_port &&
+		       (wildcard(listen) || x->sin_addr.s_addr == y->sin_addr.s_addr);
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)listen;
+
+		return x->sin6_port == y->sin6_port &&
+		       (wildcard(listen) || !memcmp(&x->sin6_addr, &y->sin6_addr, 16));
+	}
+	return false;
+}
+
+/* The export of @p that TCP URI @uri reaches, or NULL.  Admin lock held. */
+static const struct pool_export_info *served_tcp(struct pool *p, const char *uri)
+{
+	char host[256], port[16];
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res;
+	const struct pool_export_info *hit = NULL;
+
+	if (!uri_host(uri, host, sizeof(host), port, sizeof(port)) ||
+	    getaddrinfo(host, port, &hints, &res))
+		return NULL;
+	for (size_t i = 0; i < p->nr_exports && !hit; i++) {
+		struct sockaddr_storage listen;
+		socklen_t len;
+
+		if (p->exports[i].rec.transport != EXPORT_TCP ||
+		    netaddr_parse_tcp(p->exports[i].rec.address, &listen, &len))
+			continue;
+		for (struct addrinfo *ai = res; ai && !hit; ai = ai->ai_next)
+			if (same_endpoint(ai->ai_addr, &listen))
+				hit = &p->exports[i];
+	}
+	freeaddrinfo(res);
+	return hit;
+}
+
+/* The export of @p whose socket Unix URI @uri names, or NULL.  Admin lock held. */
+static const struct pool_export_info *served_unix(struct pool *p, const char *uri)
+{
+	char sock[PATH_MAX], real[PATH_MAX], theirs[PATH_MAX];
+
+	if (!uri_socket(uri, sock, sizeof(sock)))
+		return NULL;
+	if (!realpath(sock, real))
+		snprintf(real, sizeof(real), "%s", sock);
+	for (size_t i = 0; i < p->nr_exports; i++)
+		if (p->exports[i].rec.transport == EXPORT_UNIX &&
+		    (!strcmp(p->exports[i].rec.address, real) ||
+		     (realpath(p->exports[i].rec.address, theirs) && !strcmp(theirs, real))))
+			return &p->exports[i];
+	return NULL;
+}
+
+bool pool_export_named_by(struct pool *p, const char *uri, char *volume, size_t len)
+{
+	const struct pool_export_info *e;
+	struct pool_volume *v;
+
+	pool_admin_lock(p);
+	e = strstr(uri, "+unix://") ? served_unix(p, uri) : served_tcp(p, uri);
+	v = e ? pool_volume_by_id(p, e->rec.volume) : NULL;
+	snprintf(volume, len, "%s", v ? v->rec.name : "");
+	pool_admin_unlock(p);
+	return e != NULL;
 }

@@ -176,8 +176,11 @@ struct pool_volume *pool_volume_by_name(struct pool *p, const char *name);
 struct pool_volume *pool_volume_by_id(struct pool *p, int64_t id);
 struct pool_device *pool_device_by_name(struct pool *p, const char *name);
 struct pool_device *pool_device_by_id(struct pool *p, int64_t id);
-/* Whether @d is an NBD device that lost its connection and has none yet. */
-bool pool_device_reconnecting(const struct pool_device *d);
+/*
+ * Whether @d is an NBD device that lost its connection and has none yet;
+ * if so, and @why is not NULL, what happened and when, in @why.
+ */
+bool pool_device_reconnecting(const struct pool_device *d, char *why, size_t len);
 
 /*
  * Finds volume @name for an operation: -ENOENT "no volume 'x'", and, when
@@ -621,6 +624,13 @@ int pool_export_refuse(struct pool *p, const struct pool_volume *v, struct pool_
 void pool_report_export(struct pool *p, struct json *j, const struct pool_volume *v);
 /* A malloc'ed copy of @v's export for the tables, or NULL (none, or no memory). */
 struct pool_export_info *pool_export_info_of(struct pool *p, const struct pool_volume *v);
+/*
+ * Whether NBD URI @uri reaches one of @p's own exports (its Unix socket,
+ * or its TCP address as the URI's host resolves); its volume's name in
+ * @volume.  A raw device there would be the pool's own volume, reached
+ * through its own mount.  May block on a name lookup; takes the admin lock.
+ */
+bool pool_export_named_by(struct pool *p, const char *uri, char *volume, size_t len);
 
 /* Opening (pool_lifecycle.c): the devices first. */
 int pool_devices_open(struct pool *p, const struct pool_meta_image *img,

@@ -60,7 +60,7 @@ static void report_nbd(struct json *j, struct nbd_link *l)
 
 static const char *device_state(const struct pool_device *d)
 {
-	return !d->dev ? "failed" : pool_device_reconnecting(d) ? "reconnecting" : "ok";
+	return !d->dev ? "failed" : pool_device_reconnecting(d, NULL, 0) ? "reconnecting" : "ok";
 }
 
 /*
@@ -80,7 +80,7 @@ static bool volume_reconnecting(struct pool *p, const struct pool_volume *v)
 	for (size_t i = 0; i < nr; i++) {
 		struct pool_device *d = pool_device_by_id(p, e[i].device);
 
-		if (d && pool_device_reconnecting(d))
+		if (d && pool_device_reconnecting(d, NULL, 0))
 			return true;
 	}
 	return false;
@@ -90,7 +90,7 @@ static void report_device(struct pool *p, struct json *j, const struct pool_devi
 {
 	uint64_t free_bytes = device_free(p, d);
 	uint64_t area = d->rec.size > DEVICE_DATA_OFFSET ? d->rec.size - DEVICE_DATA_OFFSET : 0;
-	char uuid[UUID_STR_LEN];
+	char uuid[UUID_STR_LEN], why[POOL_ERROR_LEN];
 
 	uuid_format(&d->rec.uuid, uuid);
 	json_string(j, "name", d->rec.name);
@@ -102,6 +102,8 @@ static void report_device(struct pool *p, struct json *j, const struct pool_devi
 	json_string(j, "state", device_state(d));
 	if (d->failure)
 		json_string(j, "reason", d->failure);
+	else if (pool_device_reconnecting(d, why, sizeof(why)))
+		json_string(j, "reason", why);
 	if (d->dev && d->dev->nbd)
 		report_nbd(j, d->dev->nbd);
 	report_tags(j, &d->tags);
@@ -285,7 +287,8 @@ int pool_device_infos(struct pool *p, struct pool_device_info **out, size_t *nr)
 	for (size_t i = 0; v && !r && i < n; i++) {
 		v[i].rec = p->devs[i]->rec;
 		v[i].free = device_free(p, p->devs[i]);
-		v[i].reconnecting = pool_device_reconnecting(p->devs[i]);
+		v[i].reconnecting = pool_device_reconnecting(p->devs[i], v[i].reason,
+							     sizeof(v[i].reason));
 		if (p->devs[i]->failure)
 			snprintf(v[i].reason, sizeof(v[i].reason), "%s", p->devs[i]->failure);
 		r = tags_copy(&v[i].tags, &p->devs[i]->tags);
