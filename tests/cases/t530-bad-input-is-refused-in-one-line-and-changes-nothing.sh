@@ -73,7 +73,7 @@ refuses 2 "need 2 to 256 --path" create switch x --size 8M --region-size 1M --pa
 refuses 2 "missing the mappings" switch-map sw
 refuses 2 "exclude each other" switch-map sw --file nul.map --dump
 refuses 2 "missing --size" extend lin
-refuses 2 "missing the device or file PATH" device add
+refuses 2 "missing the device, file or NBD URI PATH" device add
 refuses 2 "missing the device NAME" device remove
 refuses 2 "unexpected argument 'b'" status a b
 refuses 2 "unknown sub-command 'frob'" device frob
