@@ -284,9 +284,9 @@ static int port_received_get(struct pool_meta *m, int64_t volume, struct thin_re
 	return store_received_get(st(m), volume, out);
 }
 
-static int port_received_find(struct pool_meta *m, const struct uuid *source, int64_t *volume)
+static int port_received_drop(struct pool_meta *m, int64_t volume)
 {
-	return store_received_find(st(m), source, volume);
+	return store_received_drop(st(m), volume);
 }
 
 static const struct pool_meta_ops pool_port_ops = {
@@ -324,7 +324,7 @@ static const struct pool_meta_ops pool_port_ops = {
 	.export_delete = port_export_delete,
 	.received_put = port_received_put,
 	.received_get = port_received_get,
-	.received_find = port_received_find,
+	.received_drop = port_received_drop,
 	.thin_dir_put = port_thin_dir_put,
 	.thin_leaf_put = port_thin_leaf_put,
 	.thin_pages_delete = port_thin_pages_delete,

@@ -133,9 +133,9 @@ int store_received_put(struct store *s, const struct thin_received_rec *r);
 /* The row of received volume @volume.  0, -ENOENT if it has none, or -errno. */
 int store_received_get(struct store *s, int64_t volume, struct thin_received_rec *out);
 /*
- * The volume received whole (not staged) as the sender's @source, the
- * one received last if several were.  0, -ENOENT if none, or -errno.
+ * Forgets that volume @volume was received: it keeps its data, not the
+ * sender's identity.  0 (also if it had none), or -errno.
  */
-int store_received_find(struct store *s, const struct uuid *source, int64_t *volume);
+int store_received_drop(struct store *s, int64_t volume);
 
 #endif

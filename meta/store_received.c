@@ -74,23 +74,17 @@ int store_received_get(struct store *s, int64_t volume, struct thin_received_rec
 	return store_fetch(s, st, received_row, out);
 }
 
-int store_received_find(struct store *s, const struct uuid *source, int64_t *volume)
+int store_received_drop(struct store *s, int64_t volume)
 {
-	struct thin_received_rec rec;
-	char uuid[UUID_STR_LEN];
 	sqlite3_stmt *st;
-	int e;
+	int rc, e;
 
-	e = store_stmt(s, "SELECT volume, source_uuid, source_name, stream_pos, stream_crc,"
-			  " stream_records, stream_data_bytes, stream_next, stream_header_crc"
-			  " FROM thin_received WHERE source_uuid = ? AND stream_pos IS NULL"
-			  " ORDER BY volume DESC LIMIT 1", &st);
+	e = store_stmt(s, "DELETE FROM thin_received WHERE volume = ?", &st);
 	if (e)
 		return e;
-	uuid_format(source, uuid);
-	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
-	e = store_fetch(s, st, received_row, &rec);
-	if (!e)
-		*volume = rec.volume;
+	sqlite3_bind_int64(st, 1, volume);
+	rc = sqlite3_step(st);
+	e = rc == SQLITE_DONE ? 0 : store_error(s, rc);
+	store_stmt_done(st);
 	return e;
 }

@@ -221,6 +221,11 @@ int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err
 	return 0;
 }
 
+bool pool_is_staging_name(const char *name)
+{
+	return !strncmp(name, POOL_STAGING_PREFIX, strlen(POOL_STAGING_PREFIX));
+}
+
 int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
 			   struct pool_error *err)
 {

@@ -814,6 +814,8 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 
 /* Validates a new volume's name: well formed and free. */
 int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
+/* @name is a receive's staging volume's (pool.h, POOL_STAGING_PREFIX). */
+bool pool_is_staging_name(const char *name);
 /*
  * The same for a receive's staging volume (pool.h, POOL_STAGING_PREFIX):
  * @staging says which rule @name follows.

@@ -155,13 +155,12 @@ struct pool_meta_ops {
 	/*
 	 * Thin volumes received from another pool (records.h): put inserts
 	 * or replaces r->volume's row (in a transaction); get reads one
-	 * (-ENOENT: the volume was not received); find gives the volume
-	 * received (not staged) as the sender's @source, the last one if
-	 * several (-ENOENT: none).  get and find read outside a transaction too.
+	 * (-ENOENT: the volume was not received), outside a transaction
+	 * too; drop deletes it (in a transaction; 0 if there was none).
 	 */
 	int (*received_put)(struct pool_meta *m, const struct thin_received_rec *r);
 	int (*received_get)(struct pool_meta *m, int64_t volume, struct thin_received_rec *out);
-	int (*received_find)(struct pool_meta *m, const struct uuid *source, int64_t *volume);
+	int (*received_drop)(struct pool_meta *m, int64_t volume);
 	/* Writes a directory page of thin pool @pool. */
 	int (*thin_dir_put)(struct pool_meta *m, int64_t pool,
 			    const struct thin_dir_rec *d);

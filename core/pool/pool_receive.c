@@ -13,6 +13,10 @@
  * stream names (pool_thin_identity: what a receive recorded, or a volume
  * of this very pool), so that only the changed blocks are written and
  * the result shares the rest with the base, and NAME is that snapshot.
+ * A receive never guesses its base: one identity has one holder (a
+ * stream whose volume the pool holds already is refused, and a received
+ * volume made writable forgets its identity), and where an older pool
+ * has several, the one with the sender's base name is taken, or none.
  * The data goes through the volume's write path (volume_write: the thin
  * target provisions, zeroes, copies on write) and holes through its
  * discard (a whole block unmapped), as a writer of the file would, but
@@ -77,20 +81,96 @@ struct receive {
 	char why[SEND_WHY_LEN];
 };
 
-/* The base of an incremental stream: the volume whose identity it names. */
-static struct pool_volume *find_base(struct pool *p, const struct uuid *id)
+/*
+ * The volumes of this pool that hold identity @id (pool_thin_identity),
+ * staging volumes aside: up to @max of them in @out, how many in all in
+ * *@nr.  Reads the store: admin lock held.
+ */
+static void find_holders(struct pool *p, const struct uuid *id, struct pool_volume **out,
+			 size_t max, size_t *nr)
 {
-	struct pool_volume *v = NULL;
 	struct uuid mine;
-	int64_t vol;
 
-	if (!p->meta->ops->received_find(p->meta, id, &vol))
-		v = pool_volume_by_id(p, vol);
-	for (size_t i = 0; !v && i < p->nr_vols; i++)
-		if (p->vols[i]->type == &thin_type && !pool_thin_identity(p, p->vols[i], &mine) &&
-		    uuid_equal(&mine, id))
-			v = p->vols[i];
-	return v && v->type == &thin_type && v->served ? v : NULL;
+	*nr = 0;
+	for (size_t i = 0; i < p->nr_vols; i++) {
+		struct pool_volume *v = p->vols[i];
+
+		if (v->type != &thin_type || !v->served || pool_is_staging_name(v->rec.name) ||
+		    pool_thin_identity(p, v, &mine) || !uuid_equal(&mine, id))
+			continue;
+		if (*nr < max)
+			out[*nr] = v;
+		++*nr;
+	}
+}
+
+#define HOLDERS_SHOWN 4		/* named in a refusal */
+
+/* The holders' names, quoted, for a one-line refusal. */
+static void holder_names(struct pool_volume **v, size_t nr, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < nr && i < HOLDERS_SHOWN && at < len; i++)
+		at += (size_t)snprintf(out + at, len - at, "%s'%s'", i ? ", " : "", v[i]->rec.name);
+	if (nr > HOLDERS_SHOWN && at < len)
+		snprintf(out + at, len - at, " and %zu more", nr - HOLDERS_SHOWN);
+}
+
+/*
+ * The base of an incremental stream: the volume holding the identity it
+ * names.  A receive never guesses: if several hold it (a pool that took
+ * one stream twice, before receive refused that), the one named as the
+ * sender's base is taken, and if none or more than one is, the receive
+ * is refused, naming them.  Admin lock held.
+ */
+static int find_base(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct pool_volume *holders[HOLDERS_SHOWN], *base = NULL;
+	char id[UUID_STR_LEN], names[POOL_ERROR_LEN / 2];
+	size_t nr, named = 0;
+
+	uuid_format(&rc->h.base, id);
+	find_holders(p, &rc->h.base, holders, HOLDERS_SHOWN, &nr);
+	if (!nr)
+		return pool_fail(err, -ENOENT, "the stream's base %s (snapshot '%s' of the sender) "
+				 "is not in this pool", id, rc->h.base_name);
+	for (size_t i = 0; i < nr && i < HOLDERS_SHOWN; i++)
+		if (!strcmp(holders[i]->rec.name, rc->h.base_name) && !named++)
+			base = holders[i];
+	if (nr == 1)
+		base = holders[0];
+	if (nr > 1 && named != 1) {
+		holder_names(holders, nr, names, sizeof(names));
+		return pool_fail(err, -ENOTUNIQ, "the stream's base %s (snapshot '%s' of the sender) "
+				 "is held by %zu volumes here, %s: remove the copies that are not "
+				 "the base, or rename the base '%s'", id, rc->h.base_name, nr, names,
+				 rc->h.base_name);
+	}
+	snprintf(rc->base, sizeof(rc->base), "%s", base->rec.name);
+	rc->base_size = base->rec.size;
+	return 0;
+}
+
+/*
+ * Refuses a stream whose volume this pool holds already: a second holder
+ * of one identity would make the next incremental stream's base
+ * ambiguous.  A copy is one snapshot away.  Admin lock held.
+ */
+static int refuse_held(struct pool *p, struct receive *rc, struct pool_error *err)
+{
+	struct pool_volume *holder;
+	char id[UUID_STR_LEN];
+	size_t nr;
+
+	find_holders(p, &rc->h.source, &holder, 1, &nr);
+	if (!nr)
+		return 0;
+	uuid_format(&rc->h.source, id);
+	return pool_fail(err, -EEXIST, "volume '%s' holds the stream's snapshot already ('%s' of "
+			 "the sender, identity %s): a copy of it is 'mapperctl snapshot %s %s'",
+			 holder->rec.name, rc->h.source_name, id, holder->rec.name, rc->spec->name);
 }
 
 /* The thin pool of a full stream: the one named, or the only one. */
@@ -141,8 +221,7 @@ static int look_at_staging(struct pool *p, struct receive *rc, struct pool_volum
 /* What the stream needs of this pool, looked up.  Admin lock taken. */
 static int plan(struct pool *p, struct receive *rc, struct pool_error *err)
 {
-	char id[UUID_STR_LEN];
-	struct pool_volume *st, *base;
+	struct pool_volume *st;
 	int r = 0;
 
 	pool_admin_lock(p);
@@ -156,19 +235,12 @@ static int plan(struct pool *p, struct receive *rc, struct pool_error *err)
 			      "%llu on, and %s", (unsigned long long)rc->h.resume_at,
 			      st ? "the receive cut short here is of another stream" :
 			      "no receive of it was cut short here");
-	if (!r && rc->h.flags & SEND_INCREMENTAL) {
-		base = find_base(p, &rc->h.base);
-		uuid_format(&rc->h.base, id);
-		if (!base)
-			r = pool_fail(err, -ENOENT, "the stream's base %s (snapshot '%s' of the sender) "
-				      "is not in this pool", id, rc->h.base_name);
-		else {
-			snprintf(rc->base, sizeof(rc->base), "%s", base->rec.name);
-			rc->base_size = base->rec.size;
-		}
-	} else if (!r) {
+	if (!r && rc->h.flags & SEND_INCREMENTAL)
+		r = find_base(p, rc, err);
+	else if (!r)
 		r = find_thin_pool(p, rc, err);
-	}
+	if (!r)
+		r = refuse_held(p, rc, err);
 	pool_admin_unlock(p);
 	return r;
 }

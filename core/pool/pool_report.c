@@ -121,6 +121,25 @@ static void report_live(struct json *j, struct volume *v)
 }
 
 /*
+ * The identity send streams carry for @v (pool_thin_identity), and, if
+ * @v was received, the sender's name of it: what tells why a receive
+ * took or refused a base.
+ */
+static void report_identity(struct pool *p, struct pool_volume *v, struct json *j)
+{
+	struct thin_received_rec rec;
+	char id[UUID_STR_LEN];
+	struct uuid u;
+
+	if (!pool_thin_identity(p, v, &u)) {
+		uuid_format(&u, id);
+		json_string(j, "identity", id);
+	}
+	if (!p->meta->ops->received_get(p->meta, v->rec.id, &rec) && !rec.staged)
+		json_string(j, "received_from", rec.source_name);
+}
+
+/*
  * Why @v is failed, or NULL: it could not be built, or, built, it fails
  * now (its type says).  One answer for status, list --json and list.
  */
@@ -156,6 +175,8 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 	report_tags(j, &v->tags);
 	pool_report_export(p, j, v);
 	v->type->status(p, v, j);
+	if (v->type == &thin_type)
+		report_identity(p, v, j);
 	if (live && v->published)
 		report_live(j, v->served);
 }

@@ -92,6 +92,19 @@ out:
 	return r;
 }
 
+/*
+ * The access, and a volume made writable forgets the identity it was
+ * received as (pool_thin_identity): what it holds may change from now
+ * on, so no stream may take it as the sender's snapshot any more.
+ */
+static int record_access(struct pool *p, void *arg)
+{
+	const struct volume_rec *row = arg;
+	int r = p->meta->ops->volume_update(p->meta, row);
+
+	return r || row->read_only ? r : p->meta->ops->received_drop(p->meta, row->id);
+}
+
 int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 		       struct pool_error *err)
 {
@@ -105,7 +118,7 @@ int pool_set_read_only(struct pool *p, const char *name, bool read_only,
 		goto out;
 	row = v->rec;
 	row.read_only = read_only;
-	r = pool_record(p, "record the access", record_row, &row, err);
+	r = pool_record(p, "record the access", record_access, &row, err);
 	if (r)
 		goto out;
 	v->rec = row;

@@ -66,9 +66,14 @@ ca snapshot v s3 >/dev/null
 ca send s3 --since s2 | cb receive b3 >recv.out || fail "send | receive failed"
 grep -q "^received 'b3' (a snapshot of 'b2'): " recv.out || fail "receive said: $(cat recv.out)"
 same s3 b3
+# One identity has one holder: s3 again is refused, a copy is a snapshot.
+ca send s3 -o full3.stream
+expect_fail -m "^mapperctl: receive: volume 'b3' holds the stream's snapshot already \('s3' of the sender, identity [0-9a-f-]+\): a copy of it is 'mapperctl snapshot b3 c3'$" \
+	cb receive c3 --from full3.stream
 # A full stream through a pipe too, into a volume of its own.
-ca send s3 | cb receive c3 --active >/dev/null
-cmp "$MA/s3" "$MB/c3" || fail "a full stream through a pipe does not read as its volume"
+ca snapshot v s4 --active >/dev/null
+ca send s4 | cb receive c4 --active >/dev/null
+cmp "$MA/s4" "$MB/c4" || fail "a full stream through a pipe does not read as its volume"
 
 ca check >check.log || { cat check.log >&2; fail "check of the sending pool failed"; }
 cb check >check.log || { cat check.log >&2; fail "check of the receiving pool failed"; }

@@ -38,7 +38,10 @@ cb receive b2 --from inc.stream --active --json >recv.json
 [ "$(json_get .resumed_at <recv.json)" -gt 0 ] || fail "the incremental receive started over"
 cmp "$MA/s2" "$MB/b2" || fail "b2, received in two goes from a file, does not read as s2"
 
-# Only the rest travels: send --resume-at where the receive stopped.
+# Only the rest travels: send --resume-at where the receive stopped.  (b1
+# and b2 hold s1 and s2, and one identity has one holder: out of the way.)
+cb remove b2 >/dev/null
+cb remove b1 >/dev/null
 head -c $(($(stat -c %s full.stream) / 3)) full.stream >cut.stream
 expect_fail -m "\(send --resume-at [0-9]+\)" cb receive d --from cut.stream
 at=$(kept)
@@ -57,6 +60,7 @@ expect_fail -m "no receive of it was cut short here" cb receive e --from rest.st
 expect_fail -m "cannot resume at byte 10: that is inside its header" ca send s1 --resume-at 10 -o x.stream
 
 # A cut stream's staging volume does not take another stream's place.
+cb remove d >/dev/null		# it holds s1
 head -c $(($(stat -c %s full.stream) / 2)) full.stream >cut.stream
 expect_fail -m "kept in '.recv.c'" cb receive c --from cut.stream
 ca send s2 | cb receive c --active >recv.out

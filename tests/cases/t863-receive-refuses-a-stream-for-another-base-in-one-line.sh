@@ -54,6 +54,7 @@ expect_fail -m "'s1' cannot be sent since itself" ca send s1 --since s1 -o x.str
 expect_fail -m "no volume 'nope'" ca send s1 --since nope -o x.stream
 expect_fail -m "volume 'tp' is thin pool, not thin" ca send tp -o x.stream
 mapperctl --pool "$B" create thin-pool tp2 --size 16M >/dev/null
+cb remove b1 >/dev/null		# it holds s1: one identity has one holder
 ca send s1 -o full.stream
 expect_fail -m "this pool has 2 thin pools: name one with --pool" cb receive c1 --from full.stream
 ca send s1 | cb receive c1 --pool tp2 >/dev/null
