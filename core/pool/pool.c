@@ -129,6 +129,18 @@ int pool_volume_get(struct pool *p, const char *name,
 		    const struct target_type *kind, bool failed_ok,
 		    struct pool_volume **out, struct pool_error *err)
 {
+	*out = NULL;
+	if (pool_is_staging_name(name) && pool_volume_by_name(p, name))
+		return pool_fail(err, -EBUSY, "'%s' is a receive under way or cut short: run the "
+				 "receive again to go on, or 'mapperctl receive %s --abort'", name,
+				 name + strlen(POOL_STAGING_PREFIX));
+	return pool_volume_get_staged(p, name, kind, failed_ok, out, err);
+}
+
+int pool_volume_get_staged(struct pool *p, const char *name,
+			   const struct target_type *kind, bool failed_ok,
+			   struct pool_volume **out, struct pool_error *err)
+{
 	struct pool_volume *v = pool_volume_by_name(p, name);
 
 	*out = NULL;	/* set on every path: gcc -O3 cannot see that pool_fail() is non-zero */

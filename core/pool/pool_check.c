@@ -391,7 +391,7 @@ int pool_check(struct pool *p, const char *name,
 
 	pool_admin_lock(p);
 	if (name)
-		r = pool_volume_get(p, name, NULL, true, &c.only, err);
+		r = pool_volume_get_staged(p, name, NULL, true, &c.only, err);
 	if (!r && !c.only) {
 		r = p->meta->ops->integrity(p->meta, report_store, &c);
 		if (r)

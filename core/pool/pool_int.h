@@ -185,9 +185,19 @@ bool pool_device_reconnecting(const struct pool_device *d, char *why, size_t len
 /*
  * Finds volume @name for an operation: -ENOENT "no volume 'x'", and, when
  * @kind is not NULL, -EINVAL unless it is of that type.  Failed volumes
- * are refused with their reason unless @failed_ok.
+ * are refused with their reason unless @failed_ok.  A receive's staging
+ * volume (POOL_STAGING_PREFIX) is refused, -EBUSY, saying what it is:
+ * only the receive changes it, so that what it applied is what the
+ * stream said (pool_receive.c).
  */
 int pool_volume_get(struct pool *p, const char *name,
+		    const struct target_type *kind, bool failed_ok,
+		    struct pool_volume **out, struct pool_error *err);
+/*
+ * The same, a staging volume included: for the receive itself, and for
+ * what only reads (status, check).
+ */
+int pool_volume_get_staged(struct pool *p, const char *name,
 		    const struct target_type *kind, bool failed_ok,
 		    struct pool_volume **out, struct pool_error *err);
 
@@ -814,6 +824,14 @@ int pool_remove_records(struct pool *p, struct pool_volume *v,
 
 /* Validates a new volume's name: well formed and free. */
 int pool_check_new_name(struct pool *p, const char *name, struct pool_error *err);
+/*
+ * pool_remove, and pool_extend or pool_reduce to @size, of a receive's
+ * staging volume: the receive's own, which pool_volume_get refuses to
+ * every other command.  0 or -errno, said in @err.
+ */
+int pool_remove_staging(struct pool *p, const char *name, struct pool_error *err);
+int pool_resize_staging(struct pool *p, const char *name, uint64_t size,
+			struct pool_error *err);
 /* @name is a receive's staging volume's (pool.h, POOL_STAGING_PREFIX). */
 bool pool_is_staging_name(const char *name);
 /*

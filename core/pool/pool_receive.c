@@ -5,7 +5,8 @@
  * Staging.  Nothing the stream says reaches NAME until the whole stream
  * has been read and every checksum passed: the records are applied to a
  * staging volume, POOL_STAGING_PREFIX NAME (a name no person can give,
- * inactive, so never a file in the mount), and only the end record, once
+ * inactive, so never a file in the mount, and refused to every command
+ * but the receive's own: pool_volume_get), and only the end record, once
  * checked, lets one transaction rename it to NAME, make it read-only and
  * record the sender's identity of it.  A full stream stages into a new
  * empty thin volume, so its holes are simply not written; an incremental
@@ -69,7 +70,6 @@ struct receive {
 	bool drop_stale;		/* a staging volume of another stream is in the way */
 	char base[POOL_NAME_MAX + 1];	/* incremental: the base's name here */
 	char thin_pool[POOL_NAME_MAX + 1];	/* full: the thin pool */
-	uint64_t base_size;
 	bool own_staging;		/* made or held here: dropped here if it fails */
 	/* The stream failed (read, malformed, cut short): why says how. */
 	bool stream_failed;
@@ -149,7 +149,6 @@ static int find_base(struct pool *p, struct receive *rc, struct pool_error *err)
 				 rc->h.base_name);
 	}
 	snprintf(rc->base, sizeof(rc->base), "%s", base->rec.name);
-	rc->base_size = base->rec.size;
 	return 0;
 }
 
@@ -283,17 +282,12 @@ static int make_staging(struct pool *p, struct receive *rc, struct pool_error *e
 	struct pool_snapshot_spec snap = { .pairs = &pair, .nr = 1, .staging = true };
 	struct pool_thin_spec thin = { .name = rc->staging, .pool = rc->thin_pool,
 				       .size = rc->h.volume_size, .staging = true };
-	uint64_t size = rc->h.volume_size;
 	int r;
 
 	if (!(rc->h.flags & SEND_INCREMENTAL))
 		return pool_create_thin(p, &thin, NULL, err);
 	r = pool_snapshot(p, &snap, NULL, err);
-	if (!r && size > rc->base_size)
-		r = pool_extend(p, rc->staging, size, NULL, 0, NULL, err);
-	else if (!r && size < rc->base_size)
-		r = pool_reduce(p, rc->staging, size, NULL, err);
-	return r;
+	return r ? r : pool_resize_staging(p, rc->staging, rc->h.volume_size, err);
 }
 
 /* Holds the staging volume alone: no file, no second receive. */
@@ -433,7 +427,7 @@ static void drop_staging(struct pool *p, struct receive *rc)
 	if (rc->v)
 		volume_unhold_alone(rc->v);
 	rc->v = NULL;
-	if (pool_remove(p, rc->staging, &ignored) && pool_volume_by_name(p, rc->staging))
+	if (pool_remove_staging(p, rc->staging, &ignored) && pool_volume_by_name(p, rc->staging))
 		log_warn("receive of '%s' failed, and its staging volume '%s' could not be removed: %s",
 			 rc->spec->name, rc->staging, ignored.msg);
 }
@@ -547,13 +541,21 @@ out:
 int pool_receive_abort(struct pool *p, const char *name, struct pool_error *err)
 {
 	char staging[POOL_NAME_MAX + 8];
-	bool staged;
+	struct pool_volume *st;
+	bool running = false;
 
 	snprintf(staging, sizeof(staging), POOL_STAGING_PREFIX "%s", name);
 	pool_admin_lock(p);
-	staged = pool_volume_by_name(p, staging) != NULL;
+	st = pool_volume_by_name(p, staging);
+	if (st && st->served && volume_hold_alone(st->served))
+		running = true;		/* the receive holds it: see hold_staging */
+	else if (st && st->served)
+		volume_unhold_alone(st->served);
 	pool_admin_unlock(p);
-	if (!staged)
+	if (!st)
 		return pool_fail(err, -ENOENT, "no receive of '%s' was cut short", name);
-	return pool_remove(p, staging, err);
+	if (running)
+		return pool_fail(err, -EBUSY, "a receive of '%s' is under way: stop its sender, "
+				 "then abort it", name);
+	return pool_remove_staging(p, staging, err);
 }

@@ -190,7 +190,7 @@ int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 
 	pool_admin_lock(p);
 	if (name) {
-		r = pool_volume_get(p, name, NULL, true, &v, err);
+		r = pool_volume_get_staged(p, name, NULL, true, &v, err);
 		if (!r) {
 			json_object_begin(j, NULL);
 			report_volume(p, j, v, true);

@@ -133,15 +133,12 @@ static int fill_header(struct pool *p, struct send *s, const struct pool_volume 
 	return 0;
 }
 
-/* A thin volume a send reads: a served one, not a receive's staging volume. */
+/* A thin volume a send reads: a served one (pool_volume_get refuses staging). */
 static int get_sendable(struct pool *p, const char *name, struct pool_volume **out,
 			struct pool_error *err)
 {
 	int r = pool_volume_get(p, name, &thin_type, false, out, err);
 
-	if (!r && !strncmp(name, POOL_STAGING_PREFIX, strlen(POOL_STAGING_PREFIX)))
-		return pool_fail(err, -EINVAL, "'%s' is a receive under way, not a volume to send",
-				 name);
 	if (!r && !(*out)->served)
 		return pool_fail(err, -EIO, "volume '%s' is not served", name);
 	return r;

@@ -262,14 +262,18 @@ static struct pool_volume *origin_user(struct pool *p, const struct pool_volume 
 	return NULL;
 }
 
-int pool_remove(struct pool *p, const char *name, struct pool_error *err)
+/* pool_remove, of a staging volume too if @staging. */
+static int remove_named(struct pool *p, const char *name, bool staging, struct pool_error *err)
 {
 	struct pool_volume *v, *user;
 	char vname[POOL_NAME_MAX + 1];
 	int r;
 
 	pool_admin_lock(p);
-	r = pool_volume_get(p, name, NULL, true, &v, err);
+	if (staging)
+		r = pool_volume_get_staged(p, name, NULL, true, &v, err);
+	else
+		r = pool_volume_get(p, name, NULL, true, &v, err);
 	if (!r) {
 		user = origin_user(p, v);
 		if (user)
@@ -288,17 +292,25 @@ int pool_remove(struct pool *p, const char *name, struct pool_error *err)
 	return r;
 }
 
-int pool_extend(struct pool *p, const char *name, uint64_t size,
-		char *const *on, size_t nr_on, struct volume_rec *out,
-		struct pool_error *err)
+int pool_remove(struct pool *p, const char *name, struct pool_error *err)
+{
+	return remove_named(p, name, false, err);
+}
+
+int pool_remove_staging(struct pool *p, const char *name, struct pool_error *err)
+{
+	return remove_named(p, name, true, err);
+}
+
+/* Grows @v, found by its caller.  Admin lock held. */
+static int extend_volume(struct pool *p, struct pool_volume *v, uint64_t size,
+			 char *const *on, size_t nr_on, struct volume_rec *out,
+			 struct pool_error *err)
 {
 	char cur[SIZE_STR_LEN];
-	struct pool_volume *v;
-	int r;
+	int r = 0;
 
-	pool_admin_lock(p);
-	r = pool_volume_get(p, name, NULL, false, &v, err);
-	if (!r && size <= v->rec.size)
+	if (size <= v->rec.size)
 		r = pool_fail(err, -EINVAL, "new size must be larger than %s",
 			      format_size(v->rec.size, cur));
 	if (!r)
@@ -306,8 +318,22 @@ int pool_extend(struct pool *p, const char *name, uint64_t size,
 	if (!r) {
 		if (out)
 			*out = v->rec;
-		log_info("extended volume '%s' to %s", name, format_size(v->rec.size, cur));
+		log_info("extended volume '%s' to %s", v->rec.name, format_size(v->rec.size, cur));
 	}
+	return r;
+}
+
+int pool_extend(struct pool *p, const char *name, uint64_t size,
+		char *const *on, size_t nr_on, struct volume_rec *out,
+		struct pool_error *err)
+{
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (!r)
+		r = extend_volume(p, v, size, on, nr_on, out, err);
 	pool_admin_unlock(p);
 	return r;
 }
@@ -333,36 +359,56 @@ static int check_reduce(struct pool *p, struct pool_volume *v, uint64_t size,
 	return 0;
 }
 
-int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_rec *out,
-		struct pool_error *err)
+/* Shrinks @v, found by its caller.  Admin lock held. */
+static int reduce_volume(struct pool *p, struct pool_volume *v, uint64_t size,
+			 struct volume_rec *out, struct pool_error *err)
 {
 	char cur[SIZE_STR_LEN];
-	struct pool_volume *v;
-	int r;
+	int r = v->type->served ? check_reduce(p, v, size, err) : 0;
 
-	pool_admin_lock(p);
-	r = pool_volume_get(p, name, NULL, false, &v, err);
-	if (!r && v->type->served)
-		r = check_reduce(p, v, size, err);
 	if (r)
-		goto out;
-	if (!v->served) {	/* a thin pool: its kind refuses */
-		r = v->type->reduce(p, v, size, err);
-		goto out;
-	}
+		return r;
+	if (!v->served)		/* a thin pool: its kind refuses */
+		return v->type->reduce(p, v, size, err);
 	/* Nobody reads or writes it meanwhile, nor opens it. */
-	if (volume_hold_alone(v->served)) {
-		r = pool_fail(err, -EBUSY, "volume '%s' is busy (open)", name);
-		goto out;
-	}
+	if (volume_hold_alone(v->served))
+		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
 	r = v->type->reduce(p, v, size, err);
 	volume_unhold_alone(v->served);
 	if (!r) {
 		if (out)
 			*out = v->rec;
-		log_info("reduced volume '%s' to %s", name, format_size(v->rec.size, cur));
+		log_info("reduced volume '%s' to %s", v->rec.name, format_size(v->rec.size, cur));
 	}
-out:
+	return r;
+}
+
+int pool_reduce(struct pool *p, const char *name, uint64_t size, struct volume_rec *out,
+		struct pool_error *err)
+{
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get(p, name, NULL, false, &v, err);
+	if (!r)
+		r = reduce_volume(p, v, size, out, err);
+	pool_admin_unlock(p);
+	return r;
+}
+
+int pool_resize_staging(struct pool *p, const char *name, uint64_t size,
+			struct pool_error *err)
+{
+	struct pool_volume *v;
+	int r;
+
+	pool_admin_lock(p);
+	r = pool_volume_get_staged(p, name, NULL, false, &v, err);
+	if (!r && size > v->rec.size)
+		r = extend_volume(p, v, size, NULL, 0, NULL, err);
+	else if (!r && size < v->rec.size)
+		r = reduce_volume(p, v, size, NULL, err);
 	pool_admin_unlock(p);
 	return r;
 }
