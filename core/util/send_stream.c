@@ -67,26 +67,31 @@ static uint64_t get64(const uint8_t *p)
 	return le64toh(v);
 }
 
+/* -ECANCELED if @cancel says the stream is to stop, else 0 (also without @cancel). */
+static int stopping(const struct send_cancel *cancel)
+{
+	return cancel && cancel->cancelled(cancel->arg) ? -ECANCELED : 0;
+}
+
 /*
- * Waits until @fd is ready for @events, asking @cancel every SEND_POLL_MS.
- * 0 (also at once without @cancel: the read or write then blocks),
- * -ECANCELED, or -errno.
+ * Waits until @fd is ready for @events, asking @cancel first and every
+ * SEND_POLL_MS: a stream that flows is stopped between two reads or
+ * writes, one that stalls within SEND_POLL_MS.  0 (also at once without
+ * @cancel: the read or write then blocks), -ECANCELED, or -errno.
  */
 static int wait_ready(int fd, short events, const struct send_cancel *cancel)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
-	int n;
+	int n, e;
 
-	while (cancel) {
+	while (!(e = stopping(cancel)) && cancel) {
 		n = poll(&pfd, 1, SEND_POLL_MS);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (cancel->cancelled(cancel->arg))
-			return -ECANCELED;
 	}
-	return 0;
+	return e;
 }
 
 /* ---- writing --------------------------------------------------------- */
@@ -125,7 +130,7 @@ static int write_out(struct send_writer *w, const void *buf, size_t len)
 
 	while (len) {
 		struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
-		int e = w->polls ? wait_ready(w->fd, POLLOUT, w->cancel) : 0;
+		int e = w->polls ? wait_ready(w->fd, POLLOUT, w->cancel) : stopping(w->cancel);
 		ssize_t n;
 
 		if (e)

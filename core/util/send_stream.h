@@ -110,10 +110,12 @@ struct send_record {
 };
 
 /*
- * Asked every SEND_POLL_MS while the other end of a pipe is silent (a
- * reader that does not read, a writer that does not write): true ends
- * the stream there with -ECANCELED, so that a daemon that stops is not
- * held by a stalled ssh.  NULL: wait as long as it takes.
+ * Asked before every read and write of the stream, and every
+ * SEND_POLL_MS while the other end of a pipe is silent (a reader that
+ * does not read, a writer that does not write): true ends the stream
+ * there with -ECANCELED, so that a daemon that stops is held neither by
+ * a stalled ssh nor by a slow one that flows for hours.  Must be cheap
+ * (an atomic load).  NULL: go on as long as it takes.
  */
 struct send_cancel {
 	bool (*cancelled)(void *arg);

@@ -358,6 +358,12 @@ START_TEST(the_rest_of_a_stream_goes_on_only_where_the_reader_stopped)
 }
 END_TEST
 
+static bool never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
 static bool asked_twice(void *arg)
 {
 	int *asked = arg;
@@ -381,13 +387,48 @@ START_TEST(a_silent_pipe_ends_the_stream_when_cancel_says_so)
 	ck_assert_int_eq(asked, 2);
 	asked = 0;
 	h = header(false);		/* the reader cleared it */
+	cancel.cancelled = never;	/* asked before each write too */
 	ck_assert_int_eq(send_writer_begin(&w, p[1], &h, &cancel), 0);
+	cancel.cancelled = asked_twice;
+	asked = 0;
 	ck_assert_int_eq(send_writer_data(&w, 0, d, DATA_LEN), -ECANCELED);	/* nobody reads */
 	ck_assert_int_eq(asked, 2);
 	send_writer_release(&w);
 	close(p[0]);
 	close(p[1]);
 	free(d);
+}
+END_TEST
+
+static bool asked_thrice(void *arg)
+{
+	int *asked = arg;
+
+	return ++*asked >= 3;
+}
+
+START_TEST(a_flowing_stream_ends_between_reads_when_cancel_says_so)
+{
+	struct send_cancel cancel = { .cancelled = never };
+	char why[SEND_WHY_LEN];
+	struct send_record rec;
+	struct send_header h;
+	struct send_reader r;
+	void *buf = malloc(SEND_DATA_MAX);
+	size_t len;
+	int fd = make_stream(1, 8192, &len), asked = 0, e;
+
+	cancel.arg = &asked;
+	ck_assert_int_eq(send_reader_begin(&r, fd, &h, &cancel, why), 0);
+	cancel.cancelled = asked_thrice;
+	do
+		e = send_reader_next(&r, &rec, buf, why);
+	while (!e && rec.type != SEND_END);
+	ck_assert_int_eq(e, -ECANCELED);	/* a file never stalls: asked between reads */
+	ck_assert_int_eq(asked, 3);
+	ck_assert_uint_lt(r.pos, len);
+	free(buf);
+	close(fd);
 }
 END_TEST
 
@@ -405,6 +446,7 @@ static Suite *send_stream_suite(void)
 	tcase_add_test(tc, a_place_takes_a_reader_on_in_a_file_and_in_a_pipe);
 	tcase_add_test(tc, a_place_in_another_stream_is_refused_in_a_pipe);
 	tcase_add_test(tc, a_silent_pipe_ends_the_stream_when_cancel_says_so);
+	tcase_add_test(tc, a_flowing_stream_ends_between_reads_when_cancel_says_so);
 	tcase_add_test(tc, the_rest_of_a_stream_goes_on_only_where_the_reader_stopped);
 	suite_add_tcase(suite, tc);
 	return suite;
