@@ -119,6 +119,26 @@ static void holder_names(struct pool_volume **v, size_t nr, char *out, size_t le
 }
 
 /*
+ * Refuses --pool naming another thin pool than @base's: an incremental
+ * stream lands where its base is, a snapshot of it.  Admin lock held.
+ */
+static int refuse_other_pool(struct pool *p, struct receive *rc, struct pool_volume *base,
+			     struct pool_error *err)
+{
+	struct pool_volume *named, *tp = pool_volume_by_id(p, base->thin.rec.pool);
+	int r;
+
+	if (!rc->spec->thin_pool)
+		return 0;
+	r = pool_volume_get(p, rc->spec->thin_pool, &thin_pool_type, false, &named, err);
+	if (!r && named != tp)
+		r = pool_fail(err, -EINVAL, "the stream is incremental: it lands in thin pool '%s', "
+			      "where its base '%s' is, not in '%s' (leave out --pool)",
+			      tp ? tp->rec.name : "?", base->rec.name, named->rec.name);
+	return r;
+}
+
+/*
  * The base of an incremental stream: the volume holding the identity it
  * names.  A receive never guesses: if several hold it (a pool that took
  * one stream twice, before receive refused that), the one named as the
@@ -149,7 +169,7 @@ static int find_base(struct pool *p, struct receive *rc, struct pool_error *err)
 				 rc->h.base_name);
 	}
 	snprintf(rc->base, sizeof(rc->base), "%s", base->rec.name);
-	return 0;
+	return refuse_other_pool(p, rc, base, err);
 }
 
 /*

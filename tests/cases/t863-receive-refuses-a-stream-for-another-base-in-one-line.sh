@@ -60,4 +60,8 @@ expect_fail -m "this pool has 2 thin pools: name one with --pool" cb receive c1 
 ca send s1 | cb receive c1 --pool tp2 >/dev/null
 [ "$(cb list --json | json_get '.[] | select(.name == "c1") | .pool')" = tp2 ] ||
 	fail "--pool did not choose the thin pool"
+# An incremental stream lands where its base is: --pool naming another is refused.
+expect_fail -m "^mapperctl: receive: the stream is incremental: it lands in thin pool 'tp2', where its base 'c1' is, not in 'tp' \(leave out --pool\)$" \
+	cb receive c2 --from inc.stream --pool tp
+expect_fail -m "no volume 'nope'" cb receive c2 --from inc.stream --pool nope
 cb check >check.log || { cat check.log >&2; fail "check failed"; }
