@@ -270,8 +270,6 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 	if (!r)
 		r = send_writer_end(&s.w);
 	send_writer_release(&s.w);
-	if (!r && spec->resume_at >= s.w.bytes)
-		r = -ERANGE;		/* nothing after it: no place a receive stopped at */
 	out->resumed_at = spec->resume_at;
 	out->bytes = s.w.bytes;
 	out->records = s.w.records;

@@ -150,6 +150,8 @@ static int write_out(struct send_writer *w, const void *buf, size_t len)
 	return 0;
 }
 
+static size_t encode_header(const struct send_header *h, uint8_t *buf);
+
 /*
  * @len bytes of the stream from @buf, into its checksum if @summed:
  * written, but for a resumed stream only from w->resume_at on.
@@ -157,12 +159,20 @@ static int write_out(struct send_writer *w, const void *buf, size_t len)
 static int write_all(struct send_writer *w, const void *buf, size_t len, bool summed)
 {
 	uint64_t skip = w->bytes < w->resume_at ? w->resume_at - w->bytes : 0;
+	uint8_t resumed[HEADER_MAX];
+	int r;
 
 	if (summed)
 		w->crc = crc_add(w->crc, buf, len);
 	w->bytes += len;
 	if (skip >= len)
 		return 0;
+	if (w->header_owed) {
+		w->header_owed = false;
+		r = write_out(w, resumed, encode_header(&w->resumed, resumed) + 4);
+		if (r)
+			return r;
+	}
 	return write_out(w, (const uint8_t *)buf + skip, len - skip);
 }
 
@@ -238,7 +248,7 @@ int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h
 		      const struct send_cancel *cancel)
 {
 	struct send_header whole = whole_header(h);
-	uint8_t buf[HEADER_MAX], resumed[HEADER_MAX];
+	uint8_t buf[HEADER_MAX];
 	size_t len = encode_header(&whole, buf);
 	struct stat st;
 	int r;
@@ -252,10 +262,9 @@ int send_writer_begin(struct send_writer *w, int fd, const struct send_header *h
 	if (h->flags & SEND_RESUMED) {	/* its own header, then the rest */
 		if (h->resume_at < len + 4)
 			return -EINVAL;
-		r = write_out(w, resumed, encode_header(h, resumed) + 4);
-		if (r)
-			return r;
 		w->resume_at = h->resume_at;
+		w->resumed = *h;
+		w->header_owed = true;
 	}
 	r = write_all(w, buf, len, true);
 	return r ? r : write_all(w, buf + len, 4, false);
@@ -298,12 +307,14 @@ int send_writer_hole(struct send_writer *w, uint64_t off, uint64_t len)
 int send_writer_end(struct send_writer *w)
 {
 	uint8_t payload[SEND_END_PAYLOAD];
+	int r;
 
 	put64(payload, w->records);
 	put64(payload + 8, w->data_bytes);
 	put32(payload + 16, w->crc);
 	put32(payload + 20, 0);
-	return write_record(w, SEND_END, 0, 0, payload, sizeof(payload));
+	r = write_record(w, SEND_END, 0, 0, payload, sizeof(payload));
+	return r || !w->header_owed ? r : -ERANGE;
 }
 
 /* ---- reading --------------------------------------------------------- */

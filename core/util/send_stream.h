@@ -140,6 +140,13 @@ struct send_writer {
 	uint32_t crc;			/* of every byte of the stream so far */
 	uint64_t bytes;			/* of the whole stream so far */
 	uint64_t resume_at;		/* SEND_RESUMED: bytes before it are not written */
+	/*
+	 * SEND_RESUMED: the resumed stream's own header, written just before
+	 * the first byte from @resume_at on (@header_owed until then), so
+	 * that a stream with none writes nothing at all.
+	 */
+	struct send_header resumed;
+	bool header_owed;
 	uint64_t records;		/* DATA and HOLE records written */
 	uint64_t data_bytes;		/* bytes of data they carried */
 	uint64_t hole_bytes;		/* bytes the HOLE records cover */
@@ -152,8 +159,9 @@ struct send_writer {
  * below writes whole records with write(2), waiting for the reader: it
  * blocks as long as a pipe is full, unless @cancel says stop.  With
  * SEND_RESUMED in h->flags, the writer makes the whole stream, and its
- * checksums, but writes only @h and the bytes from h->resume_at on (the
- * caller checks, once at the end, that there were some).  0, -EINVAL for
+ * checksums, but writes only @h and the bytes from h->resume_at on, @h
+ * just before the first of them (send_writer_end says if there were
+ * none, and then nothing was written).  0, -EINVAL for
  * a range the format cannot hold (unaligned, out of order, past the
  * volume) or a resume_at inside the header, -ECANCELED, or the write's
  * -errno (-EPIPE: the reader went away).
@@ -166,7 +174,11 @@ void send_writer_release(struct send_writer *w);
 int send_writer_data(struct send_writer *w, uint64_t off, const void *buf, uint64_t len);
 /* [@off, @off + @len) reads zeros and maps nothing. */
 int send_writer_hole(struct send_writer *w, uint64_t off, uint64_t len);
-/* The end record.  Nothing may follow. */
+/*
+ * The end record.  Nothing may follow.  0; -ERANGE for a resumed stream
+ * whose resume_at is at or past the whole stream's end (nothing was
+ * written: there is no place a receive stopped at); or as above.
+ */
 int send_writer_end(struct send_writer *w);
 
 /* ---- reading --------------------------------------------------------- */

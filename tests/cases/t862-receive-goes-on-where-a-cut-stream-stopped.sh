@@ -58,6 +58,13 @@ grep -q "; went on from byte " recv.out || fail "the resumed receive said: $(cat
 cmp "$MA/s1" "$MB/d" || fail "d, received as a cut stream and its rest, does not read as s1"
 expect_fail -m "no receive of it was cut short here" cb receive e --from rest.stream
 expect_fail -m "cannot resume at byte 10: that is inside its header" ca send s1 --resume-at 10 -o x.stream
+# Past the end: refused before a byte reaches standard output.
+end=$(stat -c %s full.stream)
+for n in "$end" $((end + 1000)); do
+	expect_fail -m "^mapperctl: send: the stream cannot resume at byte $n: that is past its end$" \
+		sh -c "'$MAPPERFS_BUILD/bin/mapperctl' --pool '$A' send s1 --resume-at $n >past.out"
+	[ ! -s past.out ] || fail "send --resume-at $n wrote $(stat -c %s past.out) bytes before it refused"
+done
 
 # A cut stream's staging volume does not take another stream's place.
 cb remove d >/dev/null		# it holds s1

@@ -432,6 +432,30 @@ START_TEST(a_flowing_stream_ends_between_reads_when_cancel_says_so)
 }
 END_TEST
 
+START_TEST(a_resume_past_the_end_writes_nothing_at_all)
+{
+	size_t len;
+	int whole = make_stream(1, 8192, &len);
+	int fd = memfd_create("rest", MFD_CLOEXEC);
+	struct send_header h = header(true);
+	struct send_writer w;
+	void *d = data_buf(1);
+
+	h.flags |= SEND_RESUMED;
+	h.resume_at = len;
+	ck_assert_int_eq(send_writer_begin(&w, fd, &h, NULL), 0);
+	ck_assert_int_eq(send_writer_data(&w, 1 << 20, d, DATA_LEN), 0);
+	ck_assert_int_eq(send_writer_hole(&w, (1 << 20) + DATA_LEN, 65536), 0);
+	ck_assert_int_eq(send_writer_data(&w, 32 << 20, d, 8192), 0);
+	ck_assert_int_eq(send_writer_end(&w), -ERANGE);
+	ck_assert_uint_eq(w.bytes, len);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_END), 0);
+	free(d);
+	close(fd);
+	close(whole);
+}
+END_TEST
+
 static Suite *send_stream_suite(void)
 {
 	Suite *suite = suite_create("send_stream");
@@ -447,6 +471,7 @@ static Suite *send_stream_suite(void)
 	tcase_add_test(tc, a_place_in_another_stream_is_refused_in_a_pipe);
 	tcase_add_test(tc, a_silent_pipe_ends_the_stream_when_cancel_says_so);
 	tcase_add_test(tc, a_flowing_stream_ends_between_reads_when_cancel_says_so);
+	tcase_add_test(tc, a_resume_past_the_end_writes_nothing_at_all);
 	tcase_add_test(tc, the_rest_of_a_stream_goes_on_only_where_the_reader_stopped);
 	suite_add_tcase(suite, tc);
 	return suite;
