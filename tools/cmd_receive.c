@@ -40,10 +40,11 @@ static void print_received(struct cmd_ctx *ctx, const char *name, const struct p
 		fputc('\n', ctx->out);
 		return;
 	}
-	fprintf(ctx->out, "received '%s'%s%s%s: %s of stream, %llu records: %s of data, %s of "
+	fprintf(ctx->out, "received '%s'%s%s%s: %s of stream, %llu record%s: %s of data, %s of "
 		"holes", name, s->base[0] ? " (a snapshot of '" : "", s->base,
 		s->base[0] ? "')" : "", format_size(s->bytes, bytes),
-		(unsigned long long)s->records, format_size(s->data_bytes, data),
+		(unsigned long long)s->records, s->records == 1 ? "" : "s",
+		format_size(s->data_bytes, data),
 		format_size(s->hole_bytes, holes));
 	if (s->resumed_at)
 		fprintf(ctx->out, "; went on from byte %s", format_size(s->resumed_at, at));

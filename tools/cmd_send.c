@@ -57,9 +57,10 @@ static void print_summary(struct cmd_ctx *ctx, const char *name, const char *sin
 	if (s->resumed_at)
 		snprintf(from, sizeof(from), "; written from byte %llu",
 			 (unsigned long long)s->resumed_at);
-	cmd_note(ctx, WHAT, "sent '%s'%s%s%s: %s of stream, %llu records: %s of data, %s of "
+	cmd_note(ctx, WHAT, "sent '%s'%s%s%s: %s of stream, %llu record%s: %s of data, %s of "
 		 "holes%s", name, since ? " since '" : "", since ? since : "", since ? "'" : "",
 		 format_size(s->bytes, bytes), (unsigned long long)s->records,
+		 s->records == 1 ? "" : "s",
 		 format_size(s->data_bytes, data), format_size(s->hole_bytes, holes), from);
 }
 

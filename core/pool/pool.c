@@ -125,6 +125,16 @@ struct pool_device *pool_device_by_id(struct pool *p, int64_t id)
 	return NULL;
 }
 
+/* @t in a sentence: "a thin pool", "a linear volume" (@len >= 64). */
+static const char *kind_phrase(const struct target_type *t, char *buf, size_t len)
+{
+	if (strcmp(t->noun, "volume"))
+		snprintf(buf, len, "a %s", t->noun);
+	else
+		snprintf(buf, len, "a %s volume", t->words);
+	return buf;
+}
+
 int pool_volume_get(struct pool *p, const char *name,
 		    const struct target_type *kind, bool failed_ok,
 		    struct pool_volume **out, struct pool_error *err)
@@ -142,13 +152,15 @@ int pool_volume_get_staged(struct pool *p, const char *name,
 			   struct pool_volume **out, struct pool_error *err)
 {
 	struct pool_volume *v = pool_volume_by_name(p, name);
+	char is[64], wanted[64];
 
 	*out = NULL;	/* set on every path: gcc -O3 cannot see that pool_fail() is non-zero */
 	if (!v)
 		return pool_fail(err, -ENOENT, "no volume '%s'", name);
 	if (kind && v->type != kind)
 		return pool_fail(err, -EINVAL, "volume '%s' is %s, not %s", name,
-				 v->type->words, kind->words);
+				 kind_phrase(v->type, is, sizeof(is)),
+				 kind_phrase(kind, wanted, sizeof(wanted)));
 	if (v->failure && !failed_ok)
 		return pool_fail(err, -EIO, "volume '%s' is failed: %s", name, v->failure);
 	*out = v;

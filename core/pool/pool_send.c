@@ -289,9 +289,10 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 		pool_fail(err, r, "cannot send '%s' past byte %llu of the stream: %s", spec->name,
 			  (unsigned long long)s.w.bytes, strerror(-r));
 	else
-		log_info("sent volume '%s'%s%s: %llu bytes, %llu records", spec->name,
+		log_info("sent volume '%s'%s%s: %llu bytes, %llu record%s", spec->name,
 			 spec->since ? " since " : "", spec->since ? spec->since : "",
-			 (unsigned long long)s.w.bytes, (unsigned long long)s.w.records);
+			 (unsigned long long)s.w.bytes, (unsigned long long)s.w.records,
+			 s.w.records == 1 ? "" : "s");
 	free(s.buf);
 out_engine:
 	engine_exit(&s.e);

@@ -37,7 +37,7 @@ struct target_type {
 	/* What messages call one and several: "thin pool".  Default "volume". */
 	const char *noun, *nouns;
 	/*
-	 * The kind in a sentence ("volume 'v' is linear, not thin pool"),
+	 * The kind in a sentence ("cannot extend switch volume 'v'"),
 	 * where the stored name is a CLI word ("thin-pool").  Default: name.
 	 */
 	const char *words;

@@ -18,15 +18,15 @@ expect_fail -m "smaller than one block" mapperctl create thin-pool tp --size 32K
 expect_fail -m "not enough free space" mapperctl create thin-pool tp --size 1G
 expect_fail -s 2 mapperctl create thin v --size 4M
 expect_fail -m "no volume 'nopool'" mapperctl create thin v --pool nopool --size 4M
-expect_fail -m "is linear, not thin pool" mapperctl create thin v --pool lin --size 4M
-expect_fail -m "is linear, not thin" mapperctl snapshot lin s
+expect_fail -m "is a linear volume, not a thin pool" mapperctl create thin v --pool lin --size 4M
+expect_fail -m "is a linear volume, not a thin volume" mapperctl snapshot lin s
 [ "$(mapperctl list --json)" = "$before" ] || fail "a refused command changed the pool"
 
 mapperctl create thin-pool tp --size 16M >/dev/null
 mapperctl create thin v --pool tp --size 4M >/dev/null
 expect_fail -m "neither a volume nor a file" mapperctl create thin w --pool tp --size 4M --origin /nonexistent
 expect_fail -m "exists" mapperctl snapshot v v
-expect_fail -m "is linear, not thin" mapperctl rollback v lin
+expect_fail -m "is a linear volume, not a thin volume" mapperctl rollback v lin
 mapperctl create thin w --pool tp --size 8M >/dev/null
 expect_fail -m "differ in size" mapperctl rollback v w
 expect_fail -m "still has 2 volumes" mapperctl remove tp

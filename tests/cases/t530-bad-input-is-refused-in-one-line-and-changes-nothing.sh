@@ -156,19 +156,19 @@ refuses 1 "thin pool 'x' would have more than 2\^28 blocks: with 64.00 KiB block
 refuses 1 "thin pool 'tp' would have more than 2\^28 blocks: with 64.00 KiB blocks it is at most 16.00 TiB" extend tp --size 17T
 refuses 1 "not enough free space" create thin-pool x --size 1T
 refuses 1 "no volume 'nosuch'" create thin x --pool nosuch --size 4M
-refuses 1 "volume 'lin' is linear, not thin pool" create thin x --pool lin --size 4M
+refuses 1 "volume 'lin' is a linear volume, not a thin pool" create thin x --pool lin --size 4M
 # Messages say "thin pool"; "thin-pool" is only the word of `create thin-pool`.
-refuses 1 "volume 'tp' is thin pool, not thin$" snapshot tp x
+refuses 1 "volume 'tp' is a thin pool, not a thin volume$" snapshot tp x
 refuses 1 "'tp' is a thin pool, not a volume$" activate tp
 refuses 1 "origin '/nonexistent' is neither a volume nor a file" create thin x --pool tp --size 4M --origin /nonexistent
 refuses 1 "is a qcow2 \(or qcow\) disk image, not a raw image" create thin x --pool tp --size 4M --origin image.qcow2
 refuses 1 "thin pool 'tp' is at most" create thin x --pool tp --size 1048576T
-refuses 1 "volume 'lin' is linear, not thin" snapshot lin x
+refuses 1 "volume 'lin' is a linear volume, not a thin volume" snapshot lin x
 refuses 1 "volume 't' exists" snapshot t t
-refuses 1 "volume 'lin' is linear, not thin" rollback t lin
+refuses 1 "volume 'lin' is a linear volume, not a thin volume" rollback t lin
 refuses 1 "cannot be rolled back to itself" rollback t t
 refuses 1 "'t' and 't2' differ in size" rollback t t2
-refuses 1 "volume 'lin' is linear, not thin" diff t lin
+refuses 1 "volume 'lin' is a linear volume, not a thin volume" diff t lin
 # Restore into an empty thin pool: every check before anything is
 # written, and --dry-run makes the same ones.  Sizes in 64 bits (near
 # 2^63 and 2^64 they used to wrap, get recorded, and fail the pool); the
@@ -189,7 +189,7 @@ refuses 1 "snapshot_of goes round in a cycle: device 1 is a snapshot of 2, which
 refuses 1 "region" switch-map sw 10:1
 refuses 1 "path" switch-map sw 0:5
 refuses 1 "R5,2" switch-map sw R5,2
-refuses 1 "volume 'lin' is linear, not switch" switch-map lin 0:1
+refuses 1 "volume 'lin' is a linear volume, not a switch volume" switch-map lin 0:1
 refuses 1 "holds a NUL byte" switch-map sw --file nul.map
 refuses 1 "cannot read '$T_DIR/nosuch.map'" switch-map sw --file nosuch.map
 refuses 1 "cannot read '$T_DIR/full': Is a directory" switch-map sw --file full

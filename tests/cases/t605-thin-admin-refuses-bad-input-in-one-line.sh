@@ -66,13 +66,13 @@ expect_fail -s 1 -m "--volume: name 'x' is given twice$" \
 expect_fail -s 1 -m "cannot read '.*/nosuch.xml': No such file" mapperctl restore tp --from nosuch.xml
 expect_fail -s 2 -m "missing --from" mapperctl restore tp
 expect_fail -s 1 -m "--volume 'x': use DEV_ID:NAME" mapperctl restore tp --from in.xml --volume x
-expect_fail -s 1 -m "volume 'lin' is linear, not thin pool" mapperctl restore lin --from in.xml
+expect_fail -s 1 -m "volume 'lin' is a linear volume, not a thin pool" mapperctl restore lin --from in.xml
 [ "$(mapperctl list --json | jq length)" -eq 2 ] || fail "a refused restore created volumes"
 
 expect_fail -s 1 -m "no volume 'nosuch'" mapperctl dump nosuch
 expect_fail -s 1 -m "unknown --format 'yaml'" mapperctl dump tp --format yaml
-expect_fail -s 1 -m "volume 'lin' is linear, not thin pool" mapperctl repair lin
-expect_fail -s 1 -m "volume 'lin' is linear, not thin pool" mapperctl trim lin
+expect_fail -s 1 -m "volume 'lin' is a linear volume, not a thin pool" mapperctl repair lin
+expect_fail -s 1 -m "volume 'lin' is a linear volume, not a thin pool" mapperctl trim lin
 # A value out of range says the real range, whichever side it is on.
 for t in 120 30; do
 	expect_fail -s 1 -m "autoextend threshold '$t' must be a percentage 50..100$" \

@@ -52,7 +52,7 @@ expect_fail -m "'s1' cannot be sent since itself" ca send s1 --since s1 -o x.str
 [ "$(tr -d '\r' <tty.out)" = "mapperctl: receive: refusing to read the stream from a terminal: pipe it (mapperctl send VOLUME | ...) or give --from FILE" ] ||
 	fail "receive from a terminal said: $(cat tty.out)"
 expect_fail -m "no volume 'nope'" ca send s1 --since nope -o x.stream
-expect_fail -m "volume 'tp' is thin pool, not thin" ca send tp -o x.stream
+expect_fail -m "volume 'tp' is a thin pool, not a thin volume" ca send tp -o x.stream
 mapperctl --pool "$B" create thin-pool tp2 --size 16M >/dev/null
 cb remove b1 >/dev/null		# it holds s1: one identity has one holder
 ca send s1 -o full.stream
