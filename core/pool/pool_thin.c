@@ -1391,9 +1391,17 @@ out:
 
 /* ---- rollback -------------------------------------------------------------------- */
 
-static int record_thin_row(struct pool *p, void *arg)
+/*
+ * The rolled-back volume's new map, and it forgets the identity it was
+ * received as, if it was: it holds another snapshot's blocks now, so no
+ * stream may take it as the sender's snapshot (pool_thin_identity).
+ */
+static int record_rollback(struct pool *p, void *arg)
 {
-	return p->meta->ops->thin_put(p->meta, arg);
+	const struct thin_rec *row = arg;
+	int r = p->meta->ops->thin_put(p->meta, row);
+
+	return r ? r : p->meta->ops->received_drop(p->meta, row->volume);
 }
 
 int pool_rollback(struct pool *p, const char *name, const char *snap,
@@ -1429,7 +1437,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 	if (began) {
 		row = v->thin.rec;
 		row.dir = thin_dir_id(s->served->target);
-		r = pool_record(p, "record the rollback", record_thin_row, &row, err);
+		r = pool_record(p, "record the rollback", record_rollback, &row, err);
 	}
 	if (began && !r) {
 		atomic_store(&v->served->zeros_from, VOLUME_ZEROS_UNKNOWN);

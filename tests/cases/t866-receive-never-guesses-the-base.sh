@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # t866-receive-never-guesses-the-base.sh: one identity has one holder in
 # a pool.  A stream whose snapshot the pool holds already is refused (a
-# copy is a snapshot); a received volume made writable forgets the
-# identity it came with, so no incremental stream lands on it; status
+# copy is a snapshot); a received volume made writable or rolled back
+# forgets the identity it came with, so no incremental stream lands on
+# it; status
 # shows a volume's identity and what it was received as; and in a pool
 # that holds one identity twice (as older versions allowed), the copy
 # named as the sender's base is taken, and if none is, the receive is
@@ -64,4 +65,11 @@ cb rename r1 s1 >/dev/null
 cb receive b2 --from inc.stream --active >recv.out
 grep -q "^received 'b2' (a snapshot of 's1'): .* of stream, 1 record: 128.00 KiB of data, 0 B of holes$" recv.out || fail "receive said: $(cat recv.out)"
 cmp "$MA/s2" "$MB/b2" || fail "b2 does not read as s2"
+
+# Rolled back, b2 holds another snapshot's blocks: no longer the sender's s2.
+cb snapshot s1 back >/dev/null
+cb rollback b2 back >/dev/null
+cb status b2 --json | jq -e 'has("received_from") | not' >/dev/null ||
+	fail "a volume rolled back still says it was received"
+[ "$(identity cb b2)" != "$(identity ca s2)" ] || fail "a volume rolled back kept the sender's identity"
 cb check >check.log || { cat check.log >&2; fail "check failed"; }
