@@ -199,12 +199,11 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
-START_TEST(without_multi_conn_threads_share_one_connection)
+/* hammer() from four threads at once, each on its own part of @dev. */
+static void hammer_from_four_threads(struct device *dev)
 {
-	struct device *dev = start("--filter=multi-conn memory size=8M multi-conn-mode=disable");
 	struct worker w[4];
 	pthread_t t[4];
-	struct nbd_link_stats st;
 
 	for (unsigned int i = 0; i < 4; i++) {
 		w[i] = (struct worker){ dev, i };
@@ -212,6 +211,14 @@ START_TEST(without_multi_conn_threads_share_one_connection)
 	}
 	for (unsigned int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
+}
+
+START_TEST(without_multi_conn_threads_share_one_connection)
+{
+	struct device *dev = start("--filter=multi-conn memory size=8M multi-conn-mode=disable");
+	struct nbd_link_stats st;
+
+	hammer_from_four_threads(dev);
 	nbd_link_stats(dev->nbd, &st);
 	ck_assert(!st.multi_conn);
 	ck_assert_uint_eq(st.conns, 1);
@@ -319,16 +326,9 @@ END_TEST
 START_TEST(a_server_taking_two_connections_serves_four_threads)
 {
 	struct device *dev = start("--filter=limit memory size=8M limit=2");
-	struct worker w[4];
-	pthread_t t[4];
 	struct nbd_link_stats st;
 
-	for (unsigned int i = 0; i < 4; i++) {
-		w[i] = (struct worker){ dev, i };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer, &w[i]), 0);
-	}
-	for (unsigned int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	hammer_from_four_threads(dev);
 	nbd_link_stats(dev->nbd, &st);
 	ck_assert(st.multi_conn);
 	ck_assert_uint_le(st.conns, 2);
