@@ -8,16 +8,15 @@
  * work at once (a mirror with a remote leg writes both legs together).
  * Start takes one connection of each link the segments name (at most
  * NBD_BATCH_LINKS, in the links' address order; start again for the
- * rest) and sends every piece;
- * finish arms one poll of each connection's socket on the ring, linked
- * to a timeout at the slot's deadline (the link's timeout after the start),
- * tells libnbd what the poll saw, and retires the pieces that completed,
- * until none is left.  A connection that drops is closed once its poll is
- * reaped, and its pieces go again on a new one (nbd_link_get) until the
- * deadline; then, or when the deadline passes with the server silent,
- * they fail.  Every SQE the batch puts on the ring
- * has completed when finish returns: nothing it armed is left to be
- * reaped by the engine's next request.
+ * rest) and sends every piece; finish arms one poll of each connection's
+ * socket on the ring, linked to a timeout at the slot's deadline (the
+ * link's timeout after the start), tells libnbd what the poll saw, and
+ * retires the pieces that completed, until none is left.  A connection
+ * that drops is closed once its poll is reaped, and its pieces go again
+ * on a new one (nbd_link_get) until the deadline; then, or when the
+ * deadline passes with the server silent, they fail.  Every SQE the
+ * batch puts on the ring has completed when finish returns: nothing it
+ * armed is left to be reaped by the engine's next request.
  *
  * A segment off the device's block size (min_block > 1) is not the
  * batch's: direct.c reads or writes it whole, read-modify-write if need
