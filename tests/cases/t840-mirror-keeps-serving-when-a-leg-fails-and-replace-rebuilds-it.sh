@@ -62,9 +62,7 @@ expect_fail -s 1 -m "only one in sync" mapperctl replace m --leg d0 --to d2
 nbd_heal bad
 mark=$(log_mark)
 mapperctl refresh m >/dev/null
-wait_log "volume 'm': leg 1 \(bad\) caught up, in sync" "$mark"
-n=$(tail -c +$((mark + 1)) "$POOL/mapperfs.log" |
-	sed -nE "s/.*leg 1 \(bad\) caught up, in sync \(([0-9]+) region.*/\1/p")
+n=$(leg_caught_up m 1 bad "$mark")
 [ "$n" -ge 1 ] && [ "$n" -le 4 ] || fail "the leg caught up on $n regions, want 1 to 4 of 16"
 log "leg 1 caught up on $n of 16 regions"
 leg_from_devices m 0 >leg0

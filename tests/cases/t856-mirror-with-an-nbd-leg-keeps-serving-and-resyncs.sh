@@ -20,26 +20,10 @@ mapperctl create linear m --size 32M --mirrors 1 --on d0,r1 >/dev/null
 start_daemon "$POOL" "$T_DIR/mnt" -o nbd_timeout=2
 wait_log "volume 'm': resynced 16 dirty region"
 
-# leg_bytes LEG: leg LEG of m off its devices (r1's from the server's file).
-leg_bytes()
-{
-	local dev off len
-
-	mapperctl status m --json | json_get --argjson l "$1" \
-		'.mirror.leg_list[$l].segments[] | "\(.device) \(.offset) \(.length)"' >segs
-	while read -r dev off len; do
-		if [ "$dev" = r1 ]; then
-			read_raw "$T_DIR/nbd/r1/disk" "$off" "$len"
-		else
-			read_raw "$(device_path "$dev")" "$off" "$len"
-		fi
-	done <segs
-}
-
 head -c $((32 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/m" bs=1M oflag=direct conv=notrunc,fsync status=none
-leg_bytes 0 | cmp - data || fail "the local leg does not hold what was written"
-leg_bytes 1 | cmp - data || fail "the NBD leg does not hold what was written"
+leg_from_devices m 0 | cmp - data || fail "the local leg does not hold what was written"
+leg_from_devices m 1 | cmp - data || fail "the NBD leg does not hold what was written"
 mark=$(log_mark)
 wait_log "volume 'm': every region clean in its log" "$mark"
 
@@ -56,13 +40,11 @@ wait_log "volume 'm': leg 1 \(r1\) failed: a write failed; serving degraded from
 nbd_server_start r1
 mark=$(log_mark)
 mapperctl refresh m >/dev/null
-wait_log "volume 'm': leg 1 \(r1\) caught up, in sync" "$mark"
-n=$(tail -c +$((mark + 1)) "$POOL/mapperfs.log" |
-	sed -nE "s/.*leg 1 \(r1\) caught up, in sync \(([0-9]+) region.*/\1/p")
+n=$(leg_caught_up m 1 r1 "$mark")
 [ "$n" -ge 1 ] && [ "$n" -le 6 ] || fail "the leg caught up on $n regions, want 1 to 6 of 16"
 log "the NBD leg caught up on $n of 16 regions"
-leg_bytes 0 >leg0
+leg_from_devices m 0 >leg0
 cmp leg0 "$MNT/m" || fail "the volume does not read what its local leg holds"
-leg_bytes 1 | cmp - leg0 || fail "the NBD leg differs from the local leg after the resync"
+leg_from_devices m 1 | cmp - leg0 || fail "the NBD leg differs from the local leg after the resync"
 mapperctl check >check.out 2>&1 || fail "check: $(cat check.out)"
 stop_daemon

@@ -578,11 +578,31 @@ LABEL_SIZE=$MiB			# data area starts here on every raw device
 
 # ---- where a volume's bytes are -----------------------------------------------------
 
-# device_path NAME: the backing path of raw device NAME, from `device list --json`.
+# device_path NAME: the file that holds raw device NAME's bytes: the path
+# `device list --json` gives, or, for an export of faults.sh's nbd_server
+# (nbd+unix:///?socket=$T_DIR/nbd/X/sock), that server's file.
 device_path()
 {
-	mapperctl device list --json |
-		json_get --arg d "$1" '.[] | select(.name == $d) | .path'
+	local path
+
+	path=$(mapperctl device list --json |
+		json_get --arg d "$1" '.[] | select(.name == $d) | .path')
+	case $path in
+	"nbd+unix:///?socket=$T_DIR/nbd/"*/sock)
+		path=${path#nbd+unix:///?socket=}
+		path=${path%/sock}/disk ;;
+	esac
+	printf '%s\n' "$path"
+}
+
+# leg_caught_up VOL LEG DEVICE MARK: waits (wait_log) until leg LEG of
+# mirror VOL, on DEVICE, caught up after log mark MARK, and prints how
+# many regions it copied.
+leg_caught_up()
+{
+	wait_log "volume '$1': leg $2 \\($3\\) caught up, in sync" "$4"
+	tail -c +$(($4 + 1)) "$POOL/mapperfs.log" |
+		sed -nE "s/.*volume '$1': leg $2 \\($3\\) caught up, in sync \\(([0-9]+) region.*/\\1/p"
 }
 
 # read_raw FILE OFFSET LENGTH: LENGTH bytes of the data area of raw device
