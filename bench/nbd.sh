@@ -8,8 +8,11 @@
 # and a linear volume "lin" on it; and nbdfuse (libnbd's FUSE client,
 # Debian's libnbd-bin), which shows the whole export as one file.  Both
 # read the same bytes, filled first (no run reads holes the plugin
-# answers for free).  Each workload runs mapperfs, nbdfuse, nbdfuse,
-# mapperfs, time-based, and each side's two runs are averaged:
+# answers for free).  A third column is the ceiling of any FUSE client on
+# this machine: fio's own libnbd engine on the same export, no FUSE and no
+# kernel between fio and the server.  Each workload runs mapperfs,
+# nbdfuse, libnbd, libnbd, nbdfuse, mapperfs, time-based, and each side's
+# two runs are averaged:
 #
 #   read64K    1 job x QD32 random 64 KiB reads, libaio, O_DIRECT    MiB/s
 #   read64Kx4  4 jobs x QD32, the same                               MiB/s
@@ -17,7 +20,8 @@
 #   seq1M      1 job x QD4 sequential 1 MiB reads                    MiB/s
 #   lat4K      4 KiB random reads at QD1: the median completion, us
 #
-# The figure asked of mapperfs is read64K >= 2 x nbdfuse's.
+# The figure asked of mapperfs is read64K >= 2 x nbdfuse's; the last
+# column says how far above nbdfuse the FUSE-less client itself is.
 # Environment: BENCH_SECONDS (default 5) per run, BENCH_TRANSPORT.
 # Needs root (FUSE), nbdkit, nbdfuse, fio, jq.  Not run by CI.
 set -euo pipefail
@@ -70,26 +74,33 @@ nbdfuse -P "$dir/nbdfuse.pid" "$fuse/disk" --unix "$dir/sock" </dev/null >/dev/n
 fuse_pid=$(timeout 30 cat "$dir/nbdfuse.pid")
 dd if=/dev/urandom of="$mnt/lin" bs=1M count=$((size / MiB)) oflag=direct conv=notrunc status=none
 
-# fio_run NAME FILE ARGS...: one time-based workload, JSON on stdout.
+# fio_run NAME TARGET ARGS...: one time-based workload, JSON on stdout.
+# TARGET is a file, or the export itself (fio's nbd engine) for "libnbd".
 fio_run()
 {
-	local name=$1 file=$2
+	local name=$1 target=$2 engine=$3
 
-	shift 2
-	fio --output-format=json --name="$name" --filename="$file" --size=$size \
-		--direct=1 --time_based --runtime="$secs" --ramp_time=1 \
-		--group_reporting "$@" 2>"$dir/fio.err"
+	shift 3
+	if [ "$target" = libnbd ]; then
+		target=(--ioengine=nbd --uri="$uri")
+	else
+		target=(--filename="$target" --direct=1 --ioengine="$engine")
+	fi
+	fio --output-format=json --name="$name" "${target[@]}" --size=$size \
+		--time_based --runtime="$secs" --ramp_time=1 \
+		--group_reporting "$@" 2>"$dir/fio.err" |
+		sed -n '/^{/,$p'	# the nbd engine says "connected" first
 }
 
-read64K() { fio_run read64K "$1" --rw=randread --bs=64K --ioengine=libaio --iodepth=32 |
+read64K() { fio_run read64K "$1" libaio --rw=randread --bs=64K --iodepth=32 |
 	jq '.jobs[0].read.bw / 1024'; }
-read64Kx4() { fio_run read64Kx4 "$1" --rw=randread --bs=64K --ioengine=libaio \
+read64Kx4() { fio_run read64Kx4 "$1" libaio --rw=randread --bs=64K \
 	--iodepth=32 --numjobs=4 | jq '.jobs[0].read.bw / 1024'; }
-write64K() { fio_run write64K "$1" --rw=randwrite --bs=64K --ioengine=libaio --iodepth=32 |
+write64K() { fio_run write64K "$1" libaio --rw=randwrite --bs=64K --iodepth=32 |
 	jq '.jobs[0].write.bw / 1024'; }
-seq1M() { fio_run seq1M "$1" --rw=read --bs=1M --ioengine=libaio --iodepth=4 |
+seq1M() { fio_run seq1M "$1" libaio --rw=read --bs=1M --iodepth=4 |
 	jq '.jobs[0].read.bw / 1024'; }
-lat4K() { fio_run lat4K "$1" --rw=randread --bs=4K --ioengine=psync |
+lat4K() { fio_run lat4K "$1" psync --rw=randread --bs=4K |
 	jq '.jobs[0].read.clat_ns.percentile["50.000000"] / 1000'; }
 
 mean() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a + b) / 2 }'; }
@@ -99,17 +110,22 @@ declare -A res
 workloads=(read64K read64Kx4 write64K seq1M lat4K)
 for w in "${workloads[@]}"; do
 	echo "running $w ..." >&2
-	m1=$($w "$mnt/lin"); f1=$($w "$fuse/disk"); f2=$($w "$fuse/disk"); m2=$($w "$mnt/lin")
+	m1=$($w "$mnt/lin"); f1=$($w "$fuse/disk"); n1=$($w libnbd)
+	n2=$($w libnbd); f2=$($w "$fuse/disk"); m2=$($w "$mnt/lin")
 	res[$w,m]=$(mean "$m1" "$m2")
 	res[$w,f]=$(mean "$f1" "$f2")
-	res[$w,runs]="mapperfs $m1 $m2, nbdfuse $f1 $f2"
+	res[$w,n]=$(mean "$n1" "$n2")
+	res[$w,runs]="mapperfs $m1 $m2, nbdfuse $f1 $f2, libnbd $n1 $n2"
 done
 
 printf '\nnbd bench: %ss per run, nbdkit memory over a Unix socket, transport %s, kernel %s, %s cores\n' \
 	"$secs" "${BENCH_TRANSPORT:-auto}" "$(uname -r)" "$(nproc)"
-printf '%-10s %12s %12s %8s   %s\n' workload mapperfs nbdfuse ratio runs
+printf '%-10s %10s %10s %8s %10s %14s   %s\n' workload mapperfs nbdfuse ratio \
+	libnbd libnbd/nbdfuse runs
 for w in "${workloads[@]}"; do
-	printf '%-10s %12s %12s %8s   %s\n' "$w" "${res[$w,m]}" "${res[$w,f]}" \
-		"$(ratio "${res[$w,m]}" "${res[$w,f]}")" "${res[$w,runs]}"
+	printf '%-10s %10s %10s %8s %10s %14s   %s\n' "$w" "${res[$w,m]}" "${res[$w,f]}" \
+		"$(ratio "${res[$w,m]}" "${res[$w,f]}")" "${res[$w,n]}" \
+		"$(ratio "${res[$w,n]}" "${res[$w,f]}")" "${res[$w,runs]}"
 done
-echo "(lat4K in microseconds: lower is better, the ratio too; the rest MiB/s)"
+echo "(lat4K in microseconds: lower is better, the ratios too; the rest MiB/s;"
+echo " libnbd: fio's nbd engine on the export, no FUSE: the ceiling of a FUSE client)"
