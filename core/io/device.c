@@ -36,6 +36,7 @@
 #include "device.h"
 #include "direct.h"
 #include "log.h"
+#include "nbd_conn.h"
 #include "nbd_link.h"
 #include "proc.h"
 #include "rangelock.h"
@@ -533,6 +534,25 @@ void device_close(struct device *dev)
 	claim_drop(dev->claim);
 	free(dev->path);
 	free(dev);
+}
+
+bool device_answers(const char *path, unsigned int ms)
+{
+	struct nbd_conn *c;
+	char why[128];
+	int fd;
+
+	if (nbd_link_is_uri(path)) {
+		c = nbd_conn_open(path, nbd_now_ms() + ms, why, sizeof(why));
+		if (!c)
+			return false;
+		nbd_conn_close(c);
+		return true;
+	}
+	fd = device_open_path(path, O_RDONLY);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
 }
 
 /* Where block device @rdev is mounted, from /proc/self/mountinfo. */

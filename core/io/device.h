@@ -120,6 +120,14 @@ int device_open_path(const char *path, int flags);
 void device_close(struct device *dev);
 
 /*
+ * Whether @path could be opened now, looked at cheaply: a file or block
+ * device opens read-only (device_open_path), an NBD server completes a
+ * handshake within @ms milliseconds.  Claims nothing, reads no label:
+ * device_open still decides.  Blocks up to @ms.
+ */
+bool device_answers(const char *path, unsigned int ms);
+
+/*
  * Describes error @r of device_open(@path) in @buf, one phrase: for
  * -EBUSY who holds the device ("in use by mapperfs (pid 1234)", "in use:
  * mounted on '/mnt'"), else strerror.  Reads /proc.  Returns @buf.

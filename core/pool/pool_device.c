@@ -82,7 +82,8 @@ int pool_device_attach(struct pool *p, struct pool_device *d)
 	if (r) {
 		snprintf(why, sizeof(why), "cannot be opened: %s%s",
 			 device_strerror(d->rec.path, r, msg, sizeof(msg)),
-			 nbd_link_is_uri(d->rec.path) ? " ('mapperctl reload' once its server answers)" : "");
+			 nbd_link_is_uri(d->rec.path) ?  " (tried again every few seconds while the daemon runs;"
+			 " 'mapperctl reload' tries now)" : "");
 		device_failed(d, why);
 		return r;
 	}

@@ -346,6 +346,23 @@ void pool_volume_hide(struct pool *p, struct pool_volume *v);
  * (none shown).
  */
 int pool_volumes_show(struct pool *p, struct pool_volume *const *v, size_t n);
+
+/*
+ * Builds every volume that has no failure yet (at open), or every one
+ * that failed but is not broken (@retry: reload), in build order, and
+ * shows those built in the mount at once.  Admin lock held (or the pool
+ * not yet shared).  Returns how many it built.
+ */
+size_t pool_build_volumes(struct pool *p, bool retry);
+
+/*
+ * The monitor's retry (pool_reload.c): probes each raw device that is
+ * not open (device_answers, up to @probe_ms each, no lock held) and, if
+ * one answers, reloads the pool (pool_reload).  Takes the admin lock;
+ * call it without.  *answered: how many answered.  Returns how many
+ * devices and volumes came back.
+ */
+size_t pool_reload_absent(struct pool *p, unsigned int probe_ms, size_t *answered);
 void pool_volumes_hide(struct pool *p, struct pool_volume *const *v, size_t n);
 /* A new volume's record committed as @rec: its id and times, in @v and served. */
 void pool_volume_recorded(struct pool_volume *v, const struct volume_rec *rec);
@@ -730,7 +747,14 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
  * pool's raises its events and autoextends it), and runs the event
  * commands.  Started by pool_watch, stopped by pool_close.
  */
-int pool_monitor_start(struct pool *p, uint32_t event_timeout_s);
+/*
+ * @retry_absent (pool_reload_absent, given by the top of the service,
+ * which the monitor does not call up to) looks after raw devices that
+ * are not open, every few seconds.
+ */
+int pool_monitor_start(struct pool *p, uint32_t event_timeout_s,
+		       size_t (*retry_absent)(struct pool *p, unsigned int probe_ms,
+					      size_t *answered));
 /* Stops the thread; kicks are still harmless until pool_monitor_free(). */
 void pool_monitor_stop(struct pool *p);
 void pool_monitor_free(struct pool *p);

@@ -1,9 +1,9 @@
 /*
  * core/pool/pool_lifecycle.c: the pool service's life cycle: creating a
- * pool, its lock file, opening it from the store, reloading what failed
- * (what was not built, and what fails though built: a fenced origin
- * image), closing it.  The top of the service: it calls the devices, the kind
- * registry, check and the monitor, and nothing calls it but the hosts.
+ * pool, its lock file, opening it from the store, closing it (reloading
+ * what failed is pool_reload.c's, which builds the volumes here too).
+ * The top of the service: it calls the devices, the kind registry, check,
+ * the builder and the monitor, and nothing calls it but the hosts.
  *
  * Opening builds the pool from the store in the order the volumes need
  * each other: raw devices first, then each kind in its type's build order
@@ -237,127 +237,6 @@ static int load_volumes(struct pool *p, const struct pool_meta_image *img,
 	return 0;
 }
 
-/*
- * Builds every volume that has no failure yet (at open), or every one
- * that failed but is not broken (@retry: reload), in build order, and
- * puts those built in the mount at once (one at a time costs a copy of
- * the served set and a grace period each: minutes for 100,000 volumes).
- * Returns how many it built.
- */
-static size_t build_all(struct pool *p, bool retry)
-{
-	struct pool_volume **built = malloc((p->nr_vols + 1) * sizeof(*built));
-	unsigned int order, next = 0;
-	size_t nr = 0;
-
-	for (order = 0; next != ~0u; order = next) {
-		next = ~0u;
-		for (size_t i = 0; i < p->nr_vols; i++) {
-			struct pool_volume *v = p->vols[i];
-			struct pool_error e;
-
-			if (v->type->build_order > order && v->type->build_order < next)
-				next = v->type->build_order;
-			if (v->type->build_order != order || v->broken ||
-			    !v->failure != !retry)
-				continue;
-			free(v->failure);
-			v->failure = NULL;
-			if (v->type->build(p, v, &e))
-				pool_volume_failed(v, e.msg);
-			else if (!built)
-				pool_volume_failed(v, "out of memory");
-			else
-				built[nr++] = v;
-		}
-	}
-	if (nr && pool_volumes_show(p, built, nr)) {
-		for (size_t i = 0; i < nr; i++)
-			pool_volume_failed(built[i], "out of memory");
-		nr = 0;
-	}
-	free(built);
-	return nr;
-}
-
-/*
- * Tries again each volume that is built but fails all the same (an
- * origin image a writer reached: its type's recover hook).  Returns how
- * many it serves again.
- */
-static size_t recover_failing(struct pool *p)
-{
-	char why[POOL_ERROR_LEN];
-	size_t nr = 0;
-
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-
-		if (!v->failure && v->type->failing(v, why, sizeof(why)) &&
-		    !v->type->recover(p, v))
-			nr++;
-	}
-	return nr;
-}
-
-/*
- * Counts what is still failed, and names the first in @still: what could
- * not be opened or built, and what is built but fails (its type's
- * failing hook), as status and list show them.
- */
-static size_t count_failed(struct pool *p, struct pool_error *still)
-{
-	char why[POOL_ERROR_LEN];
-	size_t failed = 0;
-
-	still->msg[0] = '\0';
-	for (size_t i = 0; i < p->nr_devs; i++) {
-		struct pool_device *d = p->devs[i];
-
-		if (d->dev)
-			continue;
-		if (!failed++)
-			snprintf(still->msg, sizeof(still->msg), "raw device '%s' %s",
-				 d->rec.name, d->failure ? d->failure : "is not open");
-	}
-	for (size_t i = 0; i < p->nr_vols; i++) {
-		struct pool_volume *v = p->vols[i];
-		const char *failure = v->failure;
-
-		if (!failure && v->type->failing(v, why, sizeof(why)))
-			failure = why;
-		if (!failure)
-			continue;
-		/* Cut to fit, as every reason is. */
-		if (!failed++ && snprintf(still->msg, sizeof(still->msg), "volume '%s': %s",
-					  v->rec.name, failure) < 0)
-			still->msg[0] = '\0';
-	}
-	return failed;
-}
-
-int pool_reload(struct pool *p, size_t *recovered, size_t *failed,
-		struct pool_error *still, struct pool_error *err)
-{
-	int r;
-
-	pool_admin_lock(p);
-	*recovered = 0;
-	for (size_t i = 0; i < p->nr_devs; i++)
-		if (!p->devs[i]->dev && !pool_device_attach(p, p->devs[i]))
-			(*recovered)++;
-	/* First, so that what is built on a volume served again is built now. */
-	*recovered += recover_failing(p);
-	*recovered += build_all(p, true);
-	*failed = count_failed(p, still);
-	pool_space_update(p);
-	r = pool_thins_update(p);
-	if (r)
-		pool_fail(err, r, "out of memory");
-	pool_admin_unlock(p);
-	return r;
-}
-
 static void damage_found(void *arg, const char *msg)
 {
 	struct pool *p = arg;
@@ -435,7 +314,7 @@ static int open_pool(const char *dir, pool_meta_open_fn *open_meta, bool frozen,
 	if (r)
 		goto err_free;
 	pool_check_records(p);
-	build_all(p, false);
+	pool_build_volumes(p, false);
 	pool_space_update(p);
 	r = pool_thins_update(p);
 	if (r) {
@@ -472,7 +351,7 @@ int pool_watch(struct pool *p, uint32_t event_timeout_s)
 {
 	int r = pool_layout_copier_start(p);
 
-	return r ? r : pool_monitor_start(p, event_timeout_s);
+	return r ? r : pool_monitor_start(p, event_timeout_s, pool_reload_absent);
 }
 
 

@@ -27,6 +27,12 @@
  * one at a time per thin pool, in order, on a runner of their own
  * (pool_hooks.h), so a slow or hung hook holds up nothing here.  The
  * command runs as the pool directory's owner, who alone can set it.
+ *
+ * After each pass it looks, every few seconds, whether a raw device that
+ * could not be opened answers now, and reloads the pool when one does
+ * (pool_reload.c, through the hook its starter gives): a volume on an
+ * NBD server that started after the daemon comes into service by itself,
+ * as LVM activates a volume group when its last disk appears.
  */
 #include "pool_int.h"
 
@@ -43,6 +49,9 @@
 #include "thin_pool.h"
 
 #define MONITOR_PERIOD_MS	1000
+#define ABSENT_RETRY_MS		5000	/* a raw device not open: looked at again after */
+#define ABSENT_RETRY_MAX_MS	(5 * 60 * 1000)	/* ... doubled up to, while in vain */
+#define ABSENT_PROBE_MS		500	/* the look at one device, at most */
 
 extern char **environ;
 
@@ -52,6 +61,9 @@ struct pool_monitor {
 	pthread_cond_t kick;
 	bool kicked, stopping;
 	struct pool_hooks *hooks;	/* runs the event commands */
+	uint64_t absent_at;		/* ms (monotonic): the next pool_reload_absent */
+	uint32_t absent_gap;		/* ms: the wait before the one after */
+	size_t (*retry_absent)(struct pool *p, unsigned int probe_ms, size_t *answered);
 };
 
 /* The figures an event carries, as "KEY=value" strings. */
@@ -132,6 +144,35 @@ static void pass(struct pool *p)
 	pool_admin_unlock(p);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Looks whether the raw devices that are not open answer now, when it is
+ * time (pool_reload.c); a look that brings nothing back while a device
+ * answers (refused: another disk, in use) doubles the wait.
+ */
+static void retry_absent(struct pool *p, struct pool_monitor *m)
+{
+	size_t back, answered = 0;
+
+	if (now_ms() < m->absent_at)
+		return;
+	back = m->retry_absent(p, ABSENT_PROBE_MS, &answered);
+	if (back || !answered)
+		m->absent_gap = ABSENT_RETRY_MS;
+	else if (m->absent_gap < ABSENT_RETRY_MAX_MS / 2)
+		m->absent_gap *= 2;
+	else
+		m->absent_gap = ABSENT_RETRY_MAX_MS;
+	m->absent_at = now_ms() + m->absent_gap;
+}
+
 static void *monitor_main(void *arg)
 {
 	struct pool *p = arg;
@@ -153,6 +194,7 @@ static void *monitor_main(void *arg)
 			break;
 		pthread_mutex_unlock(&m->lock);
 		pass(p);
+		retry_absent(p, m);
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -160,7 +202,9 @@ static void *monitor_main(void *arg)
 	return NULL;
 }
 
-int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
+int pool_monitor_start(struct pool *p, uint32_t event_timeout_s,
+		       size_t (*retry_absent)(struct pool *p, unsigned int probe_ms,
+					      size_t *answered))
 {
 	struct pool_monitor *m = calloc(1, sizeof(*m));
 	int r;
@@ -175,6 +219,9 @@ int pool_monitor_start(struct pool *p, uint32_t event_timeout_s)
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->kick, NULL);
 	m->kicked = true;	/* the first pass at once: a mirror's resync starts with the daemon */
+	m->retry_absent = retry_absent;
+	m->absent_gap = ABSENT_RETRY_MS;
+	m->absent_at = now_ms() + m->absent_gap;
 	p->monitor = m;
 	r = -pthread_create(&m->thread, NULL, monitor_main, p);
 	if (r) {

@@ -52,14 +52,18 @@ failed_on_d1 "d1 missing"
 grep -q "raw device 'd1'.*refusing to use it" "$POOL/mapperfs.log" ||
 	fail "the log does not name d1"
 
-head -c $((16 * MiB)) /dev/urandom >"$d1"	# same size, no label
+# Each impostor is put in place whole (mv): the daemon's monitor looks at
+# an absent device every few seconds, and must never catch one half made.
+head -c $((16 * MiB)) /dev/urandom >d1.new	# same size, no label
+mv d1.new "$d1"
 sum=$(sha "$d1")
 reload_fails 'carries no mapperfs label'
 failed_on_d1 "d1 replaced by an unlabelled file"
 [ "$(sha "$d1")" = "$sum" ] || fail "mapperfs wrote to the file that replaced d1"
 
-cp d1.real "$d1"				# the right label, but shorter
-truncate -s 12M "$d1"
+cp d1.real d1.new				# the right label, but shorter
+truncate -s 12M d1.new
+mv d1.new "$d1"
 sum=$(sha "$d1")
 reload_fails 'is smaller than recorded \(12582912 bytes, expected 16777216\)'
 failed_on_d1 "d1 truncated to 12M"
