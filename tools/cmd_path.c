@@ -15,8 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
+
+#include "nbd_uri.h"
 
 /* Whether @path begins with a URI scheme ("nbd+unix://"): RFC 3986's. */
 static bool is_uri(const char *path)
@@ -32,13 +33,10 @@ static bool is_uri(const char *path)
  */
 static char *uri_absolute(const char *uri, const char *cwd)
 {
-	const char *q = strchr(uri, '?'), *v = NULL, *p;
-	char *abs;
+	const char *v = nbd_uri_socket_at(uri);
+	char sock[PATH_MAX], *abs;
 
-	for (p = q; p && !v; p = strchr(p + 1, '&'))
-		if (!strncmp(p + 1, "socket=", 7))
-			v = p + 8;
-	if (!strstr(uri, "+unix://") || !v || *v == '/' || !strncasecmp(v, "%2f", 3))
+	if (!nbd_uri_is_unix(uri) || !nbd_uri_socket(uri, sock, sizeof(sock)) || sock[0] == '/')
 		return strdup(uri);
 	if (asprintf(&abs, "%.*s%s/%s", (int)(v - uri), uri, cwd, v) < 0)
 		return NULL;

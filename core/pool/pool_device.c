@@ -47,6 +47,7 @@
 #include "log.h"
 #include "names.h"
 #include "nbd_link.h"
+#include "nbd_uri.h"
 #include "probe.h"
 #include "size.h"
 
@@ -384,24 +385,6 @@ static int check_not_image(struct pool *p, const char *abs, struct pool_error *e
 	return r;
 }
 
-/*
- * The export name of NBD URI @uri ("disk" in nbd+unix:///disk?socket=S),
- * as a device's name when none is given; NULL if it has none.
- */
-static const char *uri_export_name(const char *uri, char *buf, size_t len)
-{
-	const char *auth = strstr(uri, "://"), *slash, *end;
-
-	slash = auth ? strchr(auth + 3, '/') : NULL;
-	if (!slash || !slash[1] || slash[1] == '?')
-		return NULL;
-	end = slash + 1 + strcspn(slash + 1, "?#");
-	if ((size_t)(end - slash - 1) >= len)
-		return NULL;
-	snprintf(buf, len, "%.*s", (int)(end - slash - 1), slash + 1);
-	return buf;
-}
-
 /* Opens the device at @abs and checks that it may be added: *dev. */
 static int open_new_device(struct pool *p, const char *abs, bool force,
 			   struct device **dev, struct pool_error *err)
@@ -440,18 +423,19 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	struct device_rec rec = { 0 };
 	const char *name = s->name;
 	struct device *dev = NULL;
-	char abs[PATH_MAX], export[POOL_NAME_MAX + 1];
+	char abs[PATH_MAX], export[POOL_NAME_MAX + 1], sock[PATH_MAX];
 	void *head = NULL;
 	int r;
 
 	if (s->path[0] != '/' && !nbd)
 		return pool_fail(err, -EINVAL, "device path '%s' is not absolute", s->path);
-	if (nbd && strstr(s->path, "+unix://") && strstr(s->path, "socket=") &&
-	    strstr(s->path, "socket=")[7] != '/' && strstr(s->path, "socket=")[7] != '%')
-		return pool_fail(err, -EINVAL, "the socket path in '%s' is not absolute", s->path);
+	if (nbd && nbd_uri_is_unix(s->path) &&
+	    (!nbd_uri_socket(s->path, sock, sizeof(sock)) || sock[0] != '/'))
+		return pool_fail(err, -EINVAL, "the socket path in '%s' is %s", s->path,
+				 nbd_uri_socket_at(s->path) ? "not absolute" : "missing (socket=PATH)");
 	if (nbd && s->create_size)
 		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
-	if (!name && nbd && !(name = uri_export_name(s->path, export, sizeof(export))))
+	if (!name && nbd && !(name = nbd_uri_export(s->path, export, sizeof(export))))
 		return pool_fail(err, -EINVAL, "give the NBD device '%s' a name with --name: "
 				 "its URI names no export", s->path);
 	if (!name) {

@@ -32,6 +32,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "nbd_uri.h"
 #include "netaddr.h"
 
 const char *pool_export_state_name(enum pool_export_state s)
@@ -322,58 +323,6 @@ struct pool_export_info *pool_export_info_of(struct pool *p, const struct pool_v
 
 /* ---- an NBD URI that names one of the pool's own exports ------------------- */
 
-/* The value of query parameter socket= of @uri, %-decoded, in @out. */
-static bool uri_socket(const char *uri, char *out, size_t len)
-{
-	const char *q = strchr(uri, '?'), *v;
-	size_t n = 0;
-
-	for (v = q; v; v = strchr(v + 1, '&'))
-		if (!strncmp(v + 1, "socket=", 7))
-			break;
-	if (!v)
-		return false;
-	for (v += 8; *v && *v != '&' && *v != '#' && n + 1 < len; v++) {
-		unsigned int c;
-
-		if (*v == '%' && sscanf(v + 1, "%2x", &c) == 1) {
-			out[n++] = (char)c;
-			v += 2;
-		} else {
-			out[n++] = *v;
-		}
-	}
-	out[n] = '\0';
-	return n > 0;
-}
-
-/* The host and port of nbd://HOST[:PORT]/... (IPv6 in brackets). */
-static bool uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *a = strstr(uri, "://"), *end, *colon;
-
-	if (!a)
-		return false;
-	a += 3;
-	end = a + strcspn(a, "/?#");
-	if (*a == '[') {
-		const char *close = memchr(a, ']', (size_t)(end - a));
-
-		if (!close)
-			return false;
-		snprintf(host, hlen, "%.*s", (int)(close - a - 1), a + 1);
-		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
-	} else {
-		colon = memchr(a, ':', (size_t)(end - a));
-		snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - a), a);
-	}
-	if (colon)
-		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
-	else
-		snprintf(port, plen, "10809");
-	return true;
-}
-
 static bool wildcard(const struct sockaddr_storage *s)
 {
 	if (s->ss_family == AF_INET)
@@ -408,7 +357,7 @@ static const struct pool_export_info *served_tcp(struct pool *p, const char *uri
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res;
 	const struct pool_export_info *hit = NULL;
 
-	if (!uri_host(uri, host, sizeof(host), port, sizeof(port)) ||
+	if (!nbd_uri_host(uri, host, sizeof(host), port, sizeof(port)) ||
 	    getaddrinfo(host, port, &hints, &res))
 		return NULL;
 	for (size_t i = 0; i < p->nr_exports && !hit; i++) {
@@ -431,7 +380,7 @@ static const struct pool_export_info *served_unix(struct pool *p, const char *ur
 {
 	char sock[PATH_MAX], real[PATH_MAX], theirs[PATH_MAX];
 
-	if (!uri_socket(uri, sock, sizeof(sock)))
+	if (!nbd_uri_socket(uri, sock, sizeof(sock)))
 		return NULL;
 	if (!realpath(sock, real))
 		snprintf(real, sizeof(real), "%s", sock);

@@ -1,0 +1,84 @@
+#include "nbd_uri.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool nbd_uri_is_unix(const char *uri)
+{
+	size_t n = strspn(uri, "abcdefghijklmnopqrstuvwxyz0123456789+-.");
+
+	return n >= 5 && !strncmp(uri + n - 5, "+unix", 5) && !strncmp(uri + n, "://", 3);
+}
+
+const char *nbd_uri_socket_at(const char *uri)
+{
+	const char *end = uri + strcspn(uri, "#");
+
+	for (const char *p = strchr(uri, '?'); p && p < end; p = strchr(p + 1, '&'))
+		if (!strncmp(p + 1, "socket=", 7))
+			return p + 8;
+	return NULL;
+}
+
+bool nbd_uri_socket(const char *uri, char *out, size_t len)
+{
+	const char *v = nbd_uri_socket_at(uri);
+	size_t n = 0;
+
+	if (!v || !len)
+		return false;
+	for (; *v && *v != '&' && *v != '#'; v++) {
+		unsigned int c;
+
+		if (n + 1 >= len)
+			return false;
+		if (*v == '%' && sscanf(v + 1, "%2x", &c) == 1) {
+			out[n++] = (char)c;
+			v += 2;
+		} else {
+			out[n++] = *v;
+		}
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+const char *nbd_uri_export(const char *uri, char *out, size_t len)
+{
+	const char *auth = strstr(uri, "://"), *slash, *end;
+
+	slash = auth ? auth + 3 + strcspn(auth + 3, "/?#") : NULL;
+	if (!slash || *slash != '/' || !slash[1] || slash[1] == '?' || slash[1] == '#')
+		return NULL;
+	end = slash + 1 + strcspn(slash + 1, "?#");
+	if ((size_t)(end - slash - 1) >= len)
+		return NULL;
+	snprintf(out, len, "%.*s", (int)(end - slash - 1), slash + 1);
+	return out;
+}
+
+bool nbd_uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *a = strstr(uri, "://"), *end, *colon;
+
+	if (!a)
+		return false;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	if (*a == '[') {
+		const char *close = memchr(a, ']', (size_t)(end - a));
+
+		if (!close)
+			return false;
+		snprintf(host, hlen, "%.*s", (int)(close - a - 1), a + 1);
+		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = memchr(a, ':', (size_t)(end - a));
+		snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - a), a);
+	}
+	if (colon)
+		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
+	else
+		snprintf(port, plen, "10809");
+	return true;
+}

@@ -1,0 +1,94 @@
+/*
+ * tests/unit/test_nbd_uri.c: the parts of NBD URIs that the daemon and
+ * mapperctl read themselves (a device's default name, its socket path,
+ * the host and port an export may be reached at).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nbd_uri.h"
+
+START_TEST(the_socket_path_is_found_in_the_query_and_decoded)
+{
+	char sock[64];
+
+	ck_assert(nbd_uri_socket("nbd+unix:///disk?socket=/run/a.sock", sock, sizeof(sock)));
+	ck_assert_str_eq(sock, "/run/a.sock");
+	ck_assert(nbd_uri_socket("nbd+unix:///?tls=off&socket=%2Frun%2Fb&x=1", sock, sizeof(sock)));
+	ck_assert_str_eq(sock, "/run/b");
+	ck_assert(nbd_uri_socket("nbd+unix:///?socket=rel/c#frag", sock, sizeof(sock)));
+	ck_assert_str_eq(sock, "rel/c");
+	/* not in the query: in the export name, or in the fragment */
+	ck_assert(!nbd_uri_socket("nbd+unix:///socket=x", sock, sizeof(sock)));
+	ck_assert(!nbd_uri_socket("nbd+unix:///d#?socket=/x", sock, sizeof(sock)));
+	ck_assert(!nbd_uri_socket("nbd+unix:///d?socket=", sock, sizeof(sock)));
+	ck_assert(!nbd_uri_socket("nbd+unix:///d?socket=/a/very/long/path", sock, 8));
+	ck_assert_str_eq(nbd_uri_socket_at("nbd+unix:///?a=1&socket=%2Fs"), "%2Fs");
+}
+END_TEST
+
+START_TEST(the_export_name_is_the_path_after_the_authority)
+{
+	char name[16];
+
+	ck_assert_str_eq(nbd_uri_export("nbd+unix:///disk?socket=/s", name, sizeof(name)), "disk");
+	ck_assert_str_eq(nbd_uri_export("nbd://host:1234/exp#x", name, sizeof(name)), "exp");
+	ck_assert_ptr_null(nbd_uri_export("nbd+unix:///?socket=/a/b", name, sizeof(name)));
+	ck_assert_ptr_null(nbd_uri_export("nbd+unix://?socket=/a/b", name, sizeof(name)));
+	ck_assert_ptr_null(nbd_uri_export("nbd://host", name, sizeof(name)));
+	ck_assert_ptr_null(nbd_uri_export("nbd://host/a-name-that-is-too-long", name, sizeof(name)));
+}
+END_TEST
+
+START_TEST(host_and_port_with_the_default_port_and_ipv6)
+{
+	char host[64], port[8];
+
+	ck_assert(nbd_uri_host("nbd://192.0.2.1:10810/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert_str_eq(host, "192.0.2.1");
+	ck_assert_str_eq(port, "10810");
+	ck_assert(nbd_uri_host("nbd://[::1]/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert_str_eq(host, "::1");
+	ck_assert_str_eq(port, "10809");
+	ck_assert(nbd_uri_host("nbd://[fe80::2]:99", host, sizeof(host), port, sizeof(port)));
+	ck_assert_str_eq(host, "fe80::2");
+	ck_assert_str_eq(port, "99");
+	ck_assert(!nbd_uri_host("nbd://[::1/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("/dev/sdb", host, sizeof(host), port, sizeof(port)));
+}
+END_TEST
+
+START_TEST(only_unix_schemes_are_unix)
+{
+	ck_assert(nbd_uri_is_unix("nbd+unix:///d?socket=/s"));
+	ck_assert(nbd_uri_is_unix("nbds+unix:///d?socket=/s"));
+	ck_assert(!nbd_uri_is_unix("nbd://h/d?socket=/s"));
+	ck_assert(!nbd_uri_is_unix("unix:///s"));
+	ck_assert(!nbd_uri_is_unix("/srv/nbd+unix://x"));
+}
+END_TEST
+
+static Suite *nbd_uri_suite(void)
+{
+	Suite *suite = suite_create("nbd_uri");
+	TCase *tc = tcase_create("parts of a URI");
+
+	tcase_add_test(tc, the_socket_path_is_found_in_the_query_and_decoded);
+	tcase_add_test(tc, the_export_name_is_the_path_after_the_authority);
+	tcase_add_test(tc, host_and_port_with_the_default_port_and_ipv6);
+	tcase_add_test(tc, only_unix_schemes_are_unix);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(nbd_uri_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
