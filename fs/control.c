@@ -189,6 +189,18 @@ static int refuse_change(struct control *c, struct cmd_ctx *ctx, const char *wha
 }
 
 /*
+ * Whether the client on connection *@arg has gone: it closed the socket
+ * (killed, or exited), which a client waiting for its answer never does.
+ * A shutdown of its writing side only (POLLRDHUP) is not going.
+ */
+static bool client_gone(void *arg)
+{
+	struct pollfd p = { .fd = *(const int *)arg, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
+/*
  * Runs a command line received whole from client @cred (with the file
  * that mapperctl opened for it, @file, or -1: what it reads or writes, as
  * the command says), and answers.  A root daemon runs the pool owner's
@@ -207,12 +219,14 @@ static void serve(struct worker_slot *w, int fd, const struct ucred *cred, int a
 	int words;
 	const struct cmd *cmd = cmd_find(argc, argv, &words);
 	bool writes = cmd && cmd->output_option;
+	struct pool_stream_caller caller = { .gone = client_gone, .arg = &fd };
 	struct cmd_ctx ctx = {
 		.pool = daemon_pool(c->d),
 		.pool_dir = pool_dir(daemon_pool(c->d)),
 		.host = &host,
 		.input = writes ? -1 : file,
 		.output = writes ? file : -1,
+		.caller = &caller,
 	};
 	char *out = NULL, *err = NULL, vols[256], stopping[300];
 	size_t out_len = 0, err_len = 0;

@@ -49,6 +49,11 @@ struct cmd_ctx {
 	 * by mapperctl, online or offline; -1 if the command has none.
 	 */
 	int output;
+	/*
+	 * The daemon's client, whose going away ends a send or receive it
+	 * runs (pool.h: pool_stream_caller); NULL offline.
+	 */
+	const struct pool_stream_caller *caller;
 	FILE *out;
 	FILE *err;
 	/* Set by the parse (cmd_next_option): the first positional argument. */

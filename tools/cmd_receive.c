@@ -53,7 +53,7 @@ static void print_received(struct cmd_ctx *ctx, const char *name, const struct p
 
 static int receive_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct pool_receive_spec spec = { .fd = ctx->input };
+	struct pool_receive_spec spec = { .fd = ctx->input, .caller = ctx->caller };
 	bool abort_it = false, as_json = false;
 	struct pool_streamed got;
 	struct pool_error err;

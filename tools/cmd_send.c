@@ -76,7 +76,7 @@ static int parse_position(const char *s, uint64_t *out)
 
 static int send_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct pool_send_spec spec = { .fd = ctx->output };
+	struct pool_send_spec spec = { .fd = ctx->output, .caller = ctx->caller };
 	bool verbose = false, as_json = false;
 	struct pool_streamed sent;
 	struct pool_error err;

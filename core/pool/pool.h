@@ -701,6 +701,17 @@ int pool_thin_metadata_size(uint64_t block_size, uint64_t pool_size, uint64_t ma
  */
 #define POOL_STAGING_PREFIX	".recv."
 
+/*
+ * Who waits for a send or a receive, asked as often as the daemon's stop
+ * is (SEND_POLL_MS) while the stream flows or waits on its pipe: gone()
+ * true ends the stream as a stop does (the daemon's client, mapperctl,
+ * was killed: its command ends with it, as a local one would).
+ */
+struct pool_stream_caller {
+	bool (*gone)(void *arg);
+	void *arg;
+};
+
 struct pool_send_spec {
 	const char *name;		/* the thin volume to send */
 	const char *since;		/* a snapshot to send the changes since, or NULL */
@@ -711,6 +722,7 @@ struct pool_send_spec {
 	 */
 	uint64_t resume_at;
 	int fd;				/* where the stream goes; blocking */
+	const struct pool_stream_caller *caller;	/* or NULL: none that can go */
 };
 
 /* What a send or a receive carried. */
@@ -744,6 +756,7 @@ struct pool_receive_spec {
 	const char *thin_pool;		/* a full stream's thin pool; NULL: the only one */
 	bool active;			/* in the mount at once (else inactive, as snapshots) */
 	int fd;				/* the stream; blocking */
+	const struct pool_stream_caller *caller;	/* or NULL: none that can go */
 };
 
 /*

@@ -21,6 +21,7 @@
 
 #include "fsid.h"
 #include "log.h"
+#include "send_stream.h"
 #include "tags.h"
 #include "pool.h"
 #include "target_type.h"
@@ -872,8 +873,22 @@ int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
  * reused).  Reads the store: admin lock held.  0 or -errno.
  */
 int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out);
-/* A send stream's cancel hook (send_stream.h): pool_stop_streams() was called on @pool. */
-bool pool_streams_stopped(void *pool);
+/*
+ * What ends a send or a receive early: the daemon stopping
+ * (pool_stop_streams) or its caller gone.  pool_stream_stop_init makes
+ * @c->cancel, the hook send_stream.h asks; @c->caller_gone then tells
+ * which of the two it was.
+ */
+struct pool_stream_stop {
+	struct send_cancel cancel;
+	struct pool *p;
+	const struct pool_stream_caller *caller;	/* or NULL */
+	bool caller_gone;
+};
+void pool_stream_stop_init(struct pool_stream_stop *c, struct pool *p,
+			   const struct pool_stream_caller *caller);
+/* Why a stream that was cancelled (-ECANCELED) ended, one phrase. */
+const char *pool_stream_stop_why(const struct pool_stream_stop *c);
 /*
  * Refuses @fd, opened from @path as @what ("device", "origin"), if its
  * bytes are this pool's own: a file of the daemon's mount (directly or

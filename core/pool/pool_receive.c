@@ -64,7 +64,7 @@ struct receive {
 	struct send_header h;
 	uint32_t header_crc;
 	struct send_reader rd;
-	struct send_cancel cancel;	/* pool_stop_streams */
+	struct pool_stream_stop stop;	/* the daemon's, or the caller gone */
 	struct send_place at;		/* where to go on from, if resuming */
 	bool resuming;
 	bool drop_stale;		/* a staging volume of another stream is in the way */
@@ -335,7 +335,7 @@ static int stream_result(struct receive *rc, int r)
 {
 	rc->stream_failed = r != 0;
 	if (r == -ECANCELED)
-		snprintf(rc->why, sizeof(rc->why), "the daemon is stopping");
+		snprintf(rc->why, sizeof(rc->why), "%s", pool_stream_stop_why(&rc->stop));
 	else if (r && r != -EBADMSG && r != -ENODATA && r != -ESTALE)
 		snprintf(rc->why, sizeof(rc->why), "cannot read the stream: %s", strerror(-r));
 	return r;
@@ -514,14 +514,14 @@ int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_
 		return pool_fail(err, -ENOMEM, "out of memory");
 	}
 	rc->spec = s;
-	rc->cancel = (struct send_cancel){ .cancelled = pool_streams_stopped, .arg = p };
+	pool_stream_stop_init(&rc->stop, p, s->caller);
 	if (!name_valid(s->name))
 		r = pool_fail(err, -EINVAL, "invalid name '%s': " NAME_RULES, s->name);
 	else if (strlen(POOL_STAGING_PREFIX) + strlen(s->name) > POOL_NAME_MAX)
 		r = pool_fail(err, -EINVAL, "name '%s' is too long to receive: at most %zu characters "
 			      "(it is staged as '" POOL_STAGING_PREFIX "%s')", s->name,
 			      POOL_NAME_MAX - strlen(POOL_STAGING_PREFIX), s->name);
-	else if ((r = stream_result(rc, send_reader_begin(&rc->rd, s->fd, &rc->h, &rc->cancel,
+	else if ((r = stream_result(rc, send_reader_begin(&rc->rd, s->fd, &rc->h, &rc->stop.cancel,
 							   rc->why))))
 		r = pool_fail(err, r, "%s: nothing is applied", rc->why);
 	if (r)
@@ -553,6 +553,8 @@ int pool_receive(struct pool *p, const struct pool_receive_spec *s, struct pool_
 		log_info("received volume '%s'%s%s: %llu bytes of stream", s->name,
 			 rc->base[0] ? " onto " : "", rc->base, (unsigned long long)rc->rd.pos);
 out:
+	if (r && rc->stop.caller_gone)	/* nobody reads the answer: the log tells */
+		log_warn("receive of '%s': %s", s->name, err->msg);
 	free(rc->buf);
 	free(rc);
 	return r;

@@ -70,11 +70,28 @@ void pool_stop_streams(struct pool *p)
 	atomic_store(&p->streams_stopped, true);
 }
 
-bool pool_streams_stopped(void *pool)
+static bool stream_cancelled(void *arg)
 {
-	struct pool *p = pool;
+	struct pool_stream_stop *c = arg;
 
-	return atomic_load(&p->streams_stopped);
+	if (atomic_load(&c->p->streams_stopped))
+		return true;
+	if (c->caller && !c->caller_gone)
+		c->caller_gone = c->caller->gone(c->caller->arg);
+	return c->caller_gone;
+}
+
+void pool_stream_stop_init(struct pool_stream_stop *c, struct pool *p,
+			   const struct pool_stream_caller *caller)
+{
+	*c = (struct pool_stream_stop){ .cancel = { .cancelled = stream_cancelled, .arg = c },
+					.p = p, .caller = caller };
+}
+
+const char *pool_stream_stop_why(const struct pool_stream_stop *c)
+{
+	return c->caller_gone ? "its caller went away (mapperctl was killed)"
+			      : "the daemon is stopping";
 }
 
 /* Block runs that differ between the base and the volume (thin_diff). */
@@ -247,10 +264,11 @@ static int send_body(struct send *s)
 int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_streamed *out,
 	      struct pool_error *err)
 {
-	struct send_cancel cancel = { .cancelled = pool_streams_stopped, .arg = p };
+	struct pool_stream_stop stop;
 	struct send s = { 0 };
 	int r;
 
+	pool_stream_stop_init(&stop, p, spec->caller);
 	*out = (struct pool_streamed){ .incremental = spec->since != NULL };
 	r = prepare(p, spec, &s, err);
 	if (r)
@@ -264,7 +282,7 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto out_engine;
 	}
-	r = send_writer_begin(&s.w, spec->fd, &s.h, &cancel);
+	r = send_writer_begin(&s.w, spec->fd, &s.h, &stop.cancel);
 	if (!r)
 		r = send_body(&s);
 	if (!r)
@@ -283,8 +301,8 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 		pool_fail(err, r, "the reader of the stream went away after %llu bytes",
 			  (unsigned long long)s.w.bytes);
 	else if (r == -ECANCELED)
-		pool_fail(err, r, "the daemon is stopping: the stream is cut short after %llu bytes",
-			  (unsigned long long)s.w.bytes);
+		pool_fail(err, r, "%s: the stream is cut short after %llu bytes",
+			  pool_stream_stop_why(&stop), (unsigned long long)s.w.bytes);
 	else if (r)
 		pool_fail(err, r, "cannot send '%s' past byte %llu of the stream: %s", spec->name,
 			  (unsigned long long)s.w.bytes, strerror(-r));
@@ -297,6 +315,8 @@ int pool_send(struct pool *p, const struct pool_send_spec *spec, struct pool_str
 out_engine:
 	engine_exit(&s.e);
 out:
+	if (r && stop.caller_gone)	/* nobody reads the answer: the log tells */
+		log_warn("send of '%s': %s", spec->name, err->msg);
 	if (s.v)
 		volume_unhold_alone(s.v->served);
 	free(s.runs.v);
