@@ -19,7 +19,9 @@
  * meanwhile wait in its backlog rather than being refused.  A Unix socket
  * nobody listens on at the export's path (a daemon killed before it could
  * remove it) is replaced; anything else there is left alone and the
- * export fails, saying so.
+ * export fails, saying so.  An export that requires TLS has its key file
+ * opened as the owner could and checked again (psk_file.h) at each start;
+ * nbdkit reads that descriptor, never the path.
  *
  * An nbdkit that dies is started again after a back-off (1 s, doubling to
  * 30 s, back to 1 s once one ran a minute); meanwhile the export shows
@@ -47,6 +49,7 @@
 #include "nbdkit.h"
 #include "netaddr.h"
 #include "pool.h"
+#include "psk_file.h"
 
 #define BACKOFF_FIRST_MS	1000
 #define BACKOFF_MAX_MS		30000
@@ -150,11 +153,34 @@ static void schedule_retry(struct export_entry *e)
 	e->backoff_ms = e->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : e->backoff_ms * 2;
 }
 
+/*
+ * Opens @e's TLS key file as its owner could and checks it again (it may
+ * have changed since the export was made): the descriptor nbdkit reads,
+ * or -errno with @why set.
+ */
+static int open_key_file(struct exporter *ex, struct export_entry *e, char *why, size_t len)
+{
+	struct fsid_saved self = { .switched = false };
+	char identity[PSK_IDENTITY_MAX + 1], what[160];
+	int fd = fsid_take(pool_owner(ex->pool), &self);
+
+	if (!fd)
+		fd = psk_file_open(e->info.rec.tls_psk, pool_owner(ex->pool)->uid, identity,
+				   what, sizeof(what));
+	else
+		snprintf(what, sizeof(what), "cannot be opened as the pool's owner: %s",
+			 strerror(-fd));
+	fsid_restore(&self);
+	if (fd < 0)
+		snprintf(why, len, "TLS key file '%.200s' %s", e->info.rec.tls_psk, what);
+	return fd;
+}
+
 /* Starts @e's nbdkit, binding its socket first if need be. */
 static void start_entry(struct exporter *ex, struct export_entry *e)
 {
-	char why[POOL_ERROR_LEN], uri[PATH_MAX + 32], file[PATH_MAX];
-	int r;
+	char why[POOL_ERROR_LEN], uri[POOL_EXPORT_URI_MAX], file[PATH_MAX];
+	int r, psk_fd = -1;
 
 	e->retry_at_ms = 0;
 	if (!ex->nbdkit) {
@@ -173,8 +199,16 @@ static void start_entry(struct exporter *ex, struct export_entry *e)
 		schedule_retry(e);
 		return;
 	}
+	if (e->info.rec.tls_psk[0] && (psk_fd = open_key_file(ex, e, why, sizeof(why))) < 0) {
+		log_warn("export of volume '%s': %s", e->info.volume, why);
+		say_state(ex, e, POOL_EXPORT_FAILED, why);
+		schedule_retry(e);
+		return;
+	}
 	snprintf(file, sizeof(file), "%s/%s", ex->mountpoint, e->info.volume);
-	r = nbdkit_spawn(&e->kit, ex->nbdkit, e->listen_fd, file, e->info.rec.read_only);
+	r = nbdkit_spawn(&e->kit, ex->nbdkit, e->listen_fd, file, e->info.rec.read_only, psk_fd);
+	if (psk_fd >= 0)
+		close(psk_fd);
 	if (r) {
 		snprintf(why, sizeof(why), "cannot run nbdkit: %s", strerror(-r));
 		log_warn("export of volume '%s': %s", e->info.volume, why);
@@ -228,7 +262,8 @@ static void stop_entry(struct exporter *ex, struct export_entry *e)
 static bool same_export(const struct export_rec *a, const struct export_rec *b)
 {
 	return a->volume == b->volume && a->transport == b->transport &&
-	       a->read_only == b->read_only && !strcmp(a->address, b->address);
+	       a->read_only == b->read_only && !strcmp(a->address, b->address) &&
+	       !strcmp(a->tls_psk, b->tls_psk);
 }
 
 static const struct pool_export_info *listed(const struct pool_export_info *list, size_t nr,

@@ -26,15 +26,16 @@
 extern char **environ;
 
 #define LISTEN_PID_VAR	"LISTEN_PID="
+#define PSK_CHILD_FD	4		/* the key file, in nbdkit */
 #define PID_DIGITS_MAX	12
 
 /* What the child needs, all made before the fork. */
 struct plan {
 	const char *exe;
-	char *argv[8];
+	char *argv[10];
 	char **envp;
 	char *pid_slot;			/* the digits of "LISTEN_PID=" */
-	int null_fd, err_w, listen_fd;
+	int null_fd, err_w, listen_fd, psk_fd;
 	char file_arg[PATH_MAX + 8];
 	char listen_pid[sizeof(LISTEN_PID_VAR) + PID_DIGITS_MAX];
 };
@@ -113,9 +114,11 @@ static void __attribute__((noreturn)) become_nbdkit(struct plan *p)
 	format_pid(getpid(), p->pid_slot);
 	/* 0..2 are open in the daemon, so none of these is one of them */
 	if (dup2(p->null_fd, 0) < 0 || dup2(p->null_fd, 1) < 0 || dup2(p->err_w, 2) < 0 ||
-	    dup2(p->listen_fd, 3) < 0 || fcntl(3, F_SETFD, 0) < 0)
+	    dup2(p->listen_fd, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 ||
+	    (p->psk_fd >= 0 && (dup2(p->psk_fd, PSK_CHILD_FD) < 0 ||
+				fcntl(PSK_CHILD_FD, F_SETFD, 0) < 0)))
 		_exit(126);
-	syscall(SYS_close_range, 4u, ~0u, 0u);
+	syscall(SYS_close_range, p->psk_fd >= 0 ? PSK_CHILD_FD + 1u : 4u, ~0u, 0u);
 	execve(p->exe, p->argv, p->envp);
 	_exit(127);
 }
@@ -128,7 +131,7 @@ static void close_fd(int *fd)
 }
 
 int nbdkit_spawn(struct nbdkit *k, const char *exe, int listen_fd, const char *file,
-		 bool read_only)
+		 bool read_only, int psk_fd)
 {
 	struct plan *p = calloc(1, sizeof(*p));
 	int pipe_fds[2] = { -1, -1 }, a = 0, r = 0;
@@ -138,10 +141,21 @@ int nbdkit_spawn(struct nbdkit *k, const char *exe, int listen_fd, const char *f
 		return -ENOMEM;
 	p->exe = exe;
 	p->listen_fd = listen_fd;
+	/* above every descriptor the child moves first, so none lands on it */
+	p->psk_fd = psk_fd >= 0 ? fcntl(psk_fd, F_DUPFD_CLOEXEC, PSK_CHILD_FD + 1) : -1;
+	p->null_fd = -1;
+	if (psk_fd >= 0 && p->psk_fd < 0) {
+		r = -errno;
+		goto out;
+	}
 	p->argv[a++] = "nbdkit";
 	p->argv[a++] = "--exit-with-parent";
 	if (read_only)
 		p->argv[a++] = "--readonly";
+	if (psk_fd >= 0) {
+		p->argv[a++] = "--tls=require";
+		p->argv[a++] = "--tls-psk=/dev/fd/4";	/* PSK_CHILD_FD */
+	}
 	p->argv[a++] = "file";
 	snprintf(p->file_arg, sizeof(p->file_arg), "file=%s", file);
 	p->argv[a++] = p->file_arg;
@@ -176,6 +190,7 @@ out:
 	close_fd(&pipe_fds[1]);
 	if (p->null_fd >= 0)
 		close(p->null_fd);
+	close_fd(&p->psk_fd);
 	free(p->envp);
 	free(p);
 	return r;

@@ -39,14 +39,16 @@ char *nbdkit_find(void);
 
 /*
  * Runs @exe (nbdkit_find) with the file plugin on @file, read-only if
- * @read_only, listening on @listen_fd (bound and listening).  The child
- * has the daemon's identity, no blocked signal, and no descriptor of the
- * daemon's but the socket.  @k must be NBDKIT_INIT or stopped.  Forks:
+ * @read_only, listening on @listen_fd (bound and listening), and, if
+ * @psk_fd >= 0, requiring TLS with the keys it reads there (a key file
+ * psk_file_open checked; it reads it as /dev/fd/4).  The child has the
+ * daemon's identity, no blocked signal, and no descriptor of the
+ * daemon's but the socket and the key file.  @k must be NBDKIT_INIT or stopped.  Forks:
  * call from a thread that lives as long as the child (--exit-with-parent
  * follows the thread).  0, or -errno.
  */
 int nbdkit_spawn(struct nbdkit *k, const char *exe, int listen_fd, const char *file,
-		 bool read_only);
+		 bool read_only, int psk_fd);
 
 /*
  * Reads what nbdkit wrote on its standard error so far, calling @line

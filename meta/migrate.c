@@ -311,6 +311,19 @@ static int step13_thin_received(struct store *s)
 		"CREATE INDEX thin_received_by_source ON thin_received(source_uuid);");
 }
 
+/*
+ * Version 14: an export may require TLS: the key file its nbdkit reads
+ * (--tls-psk) and the identity its clients connect as, both NULL for a
+ * plain export.
+ */
+static int step14_export_tls(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE export ADD COLUMN tls_psk TEXT;"
+		"ALTER TABLE export ADD COLUMN tls_identity TEXT"
+		" CHECK ((tls_psk IS NULL) = (tls_identity IS NULL));");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -326,6 +339,7 @@ static int (*const steps[])(struct store *s) = {
 	step11_stale_legs,
 	step12_exports,
 	step13_thin_received,
+	step14_export_tls,
 };
 
 int migrate_latest(void)

@@ -13,16 +13,17 @@
 #define WHAT_EXPORT	"export"
 #define WHAT_UNEXPORT	"unexport"
 
-enum { OPT_UNIX = 'u', OPT_TCP = 't', OPT_READ_ONLY = 'r' };
+enum { OPT_UNIX = 'u', OPT_TCP = 't', OPT_READ_ONLY = 'r', OPT_TLS_PSK = 'k' };
 
 static const struct option options[] = {
 	{ "unix", required_argument, NULL, OPT_UNIX },
 	{ "tcp", required_argument, NULL, OPT_TCP },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+	{ "tls-psk", required_argument, NULL, OPT_TLS_PSK },
 	{ 0 }
 };
 
-static const char *const path_options[] = { "--unix", NULL };
+static const char *const path_options[] = { "--unix", "--tls-psk", NULL };
 
 /* Parses the options into @e (its address empty: the default socket). */
 static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct export_rec *e)
@@ -49,6 +50,12 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct export_rec *
 		case OPT_READ_ONLY:
 			e->read_only = true;
 			break;
+		case OPT_TLS_PSK:
+			if (snprintf(e->tls_psk, sizeof(e->tls_psk), "%s", optarg) >=
+			    (int)sizeof(e->tls_psk))
+				return cmd_error(ctx, WHAT_EXPORT, "key file path '%.64s...' is too long",
+						 optarg);
+			break;
 		default:
 			return CMD_USAGE;
 		}
@@ -59,7 +66,7 @@ static int parse(struct cmd_ctx *ctx, int argc, char **argv, struct export_rec *
 static int export_run(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct export_rec e = { .transport = EXPORT_UNIX };
-	char uri[PATH_MAX + 32];
+	char uri[POOL_EXPORT_URI_MAX];
 	struct pool_error err;
 	const char *name;
 	int r;
@@ -79,8 +86,8 @@ static int export_run(struct cmd_ctx *ctx, int argc, char **argv)
 	if (pool_export(ctx->pool, name, &e, &err))
 		return cmd_fail(ctx, WHAT_EXPORT, &err);
 	pool_export_uri(&e, uri, sizeof(uri));
-	fprintf(ctx->out, "exported volume '%s' on %s%s%s\n", name, uri,
-		e.read_only ? ", read-only" : "",
+	fprintf(ctx->out, "exported volume '%s' on %s%s%s%s\n", name, uri,
+		e.read_only ? ", read-only" : "", e.tls_psk[0] ? ", TLS required" : "",
 		ctx->host ? "" : " (served once a daemon serves the pool)");
 	return CMD_OK;
 }
@@ -104,7 +111,7 @@ static int unexport_run(struct cmd_ctx *ctx, int argc, char **argv)
 const struct cmd cmd_export = {
 	.name = "export",
 	.usage =
-		"export NAME [--unix PATH | --tcp ADDR:PORT] [--read-only]\n"
+		"export NAME [--unix PATH | --tcp ADDR:PORT] [--read-only] [--tls-psk FILE]\n"
 		"\n"
 		"Serves the volume NAME over NBD while a daemon serves the pool: the\n"
 		"daemon runs nbdkit on the volume's file, with holes reported\n"
@@ -120,9 +127,15 @@ const struct cmd cmd_export = {
 		"  --tcp ADDR:PORT   listen on TCP there only: ADDR a numeric IPv4\n"
 		"                    address or [IPv6] (no names), PORT 1-65535\n"
 		"  --read-only       clients can only read\n"
+		"  --tls-psk FILE    require TLS, with the pre-shared keys in FILE (lines\n"
+		"                    IDENTITY:HEXKEY, as psktool writes; owned by you,\n"
+		"                    mode 0600): only a client with a key connects\n"
 		"\n"
 		"Clients: nbd+unix:///?socket=PATH or nbd://ADDR:PORT (qemu-img,\n"
-		"qemu-io, nbdinfo, nbdcopy, nbd-client).\n",
+		"qemu-io, nbdinfo, nbdcopy, nbd-client); with TLS,\n"
+		"nbds://IDENTITY@ADDR:PORT/?tls-psk-file=FILE (libnbd), or qemu's\n"
+		"--object tls-creds-psk.  A TCP export without TLS is open to anyone\n"
+		"who can reach the address.\n",
 	.run = export_run,
 	.options = options,
 	.needs_pool = 1,

@@ -369,7 +369,7 @@ const struct cmd cmd_list = {
 		"          \"discard_passdown\", \"autoextend\", \"autoextend_threshold\",\n"
 		"          \"autoextend_percent\", \"on_event\", and while its metadata\n"
 		"          commits fail \"commit_error\", \"commit_failing_ms\"; an exported\n"
-		"          volume \"export\" ({\"uri\", \"transport\", \"address\",\n"
+		"          volume \"export\" ({\"uri\", \"transport\", \"address\", \"tls\",\n"
 		"          \"read_only\", \"state\", \"pid\", \"reason\"}); any object\n"
 		"          that carries tags \"tags\".  With -o, --select or --sort it\n"
 		"          prints the columns instead (the default ones without -o),\n"

@@ -466,9 +466,12 @@ enum pool_export_state {
 /* "stopped", "serving", "restarting", "failed". */
 const char *pool_export_state_name(enum pool_export_state s);
 
+/* Room for any pool_export_uri(): a socket path, a key file's, an identity. */
+#define POOL_EXPORT_URI_MAX	(2 * PATH_MAX)
+
 struct pool_export_info {
 	struct export_rec rec;
-	char uri[PATH_MAX + 32];	/* pool_export_uri() of rec */
+	char uri[POOL_EXPORT_URI_MAX];	/* pool_export_uri() of rec */
 	char volume[POOL_NAME_MAX + 1];	/* its volume's name */
 	bool served;			/* its volume's file is in the mount */
 	enum pool_export_state state;
@@ -477,17 +480,19 @@ struct pool_export_info {
 };
 
 /*
- * Exports volume @name over NBD where @e says (its volume field is not
- * read): records it, for the daemon to serve while it runs (fs/exporter.c).
- * Checks first, in one line each: the volume exists, is a file (not a
- * thin pool), is active, not failed, and not exported; the address is no
- * other export's; a Unix path is absolute, short enough for a socket, in
- * a directory that exists, and nothing is there yet; a TCP address is
+ * Exports volume @name over NBD where @e says (its volume and
+ * tls_identity are not read, and are set as recorded): records it, for
+ * the daemon to serve while it runs (fs/exporter.c).  Checks first, in
+ * one line each: the volume exists, is a file (not a thin pool), is
+ * active, not failed, and not exported; the address is no other
+ * export's; a Unix path is absolute, short enough for a socket, in a
+ * directory that exists, and nothing is there yet; a TCP address is
  * numeric with a port, and free now (a listening socket is made and
- * closed).  Blocks on the store.  0, or -ENOENT, -EINVAL, -EEXIST,
- * -EADDRINUSE, -EADDRNOTAVAIL, -EBUSY (store), -errno.
+ * closed); a TLS key file passes psk_file_open for the pool's owner.
+ * Blocks on the store.  0, or -ENOENT, -EINVAL, -EEXIST, -EADDRINUSE,
+ * -EADDRNOTAVAIL, -EPERM (key file), -EBUSY (store), -errno.
  */
-int pool_export(struct pool *p, const char *name, const struct export_rec *e,
+int pool_export(struct pool *p, const char *name, struct export_rec *e,
 		struct pool_error *err);
 /* Stops exporting volume @name.  -ENOENT: no such volume, or not exported. */
 int pool_unexport(struct pool *p, const char *name, struct pool_error *err);
@@ -507,7 +512,11 @@ int pool_exports(struct pool *p, struct pool_export_info **out, size_t *nr);
 void pool_export_set_state(struct pool *p, int64_t volume, enum pool_export_state s, int pid,
 			   const char *reason);
 
-/* The NBD URI of @e ("nbd+unix:///?socket=PATH", "nbd://ADDR:PORT") in @buf. */
+/*
+ * The NBD URI of @e in @buf: "nbd+unix:///?socket=PATH", "nbd://ADDR:PORT",
+ * or with TLS "nbds://IDENTITY@ADDR:PORT/?tls-psk-file=FILE" (and
+ * nbds+unix), as libnbd's clients take it.
+ */
 void pool_export_uri(const struct export_rec *e, char *buf, size_t len);
 
 /*

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "nbd_uri.h"
 #include "netaddr.h"
+#include "psk_file.h"
 
 const char *pool_export_state_name(enum pool_export_state s)
 {
@@ -52,8 +53,16 @@ const char *pool_export_state_name(enum pool_export_state s)
 
 void pool_export_uri(const struct export_rec *e, char *buf, size_t len)
 {
-	if (e->transport == EXPORT_TCP)
+	bool tls = e->tls_psk[0];
+
+	if (e->transport == EXPORT_TCP && tls)
+		snprintf(buf, len, "nbds://%s@%s/?tls-psk-file=%s", e->tls_identity, e->address,
+			 e->tls_psk);
+	else if (e->transport == EXPORT_TCP)
 		snprintf(buf, len, "nbd://%s", e->address);
+	else if (tls)
+		snprintf(buf, len, "nbds+unix://%s@/?socket=%s&tls-psk-file=%s", e->tls_identity,
+			 e->address, e->tls_psk);
 	else
 		snprintf(buf, len, "nbd+unix:///?socket=%s", e->address);
 }
@@ -122,7 +131,7 @@ static int check_export(struct pool *p, const char *name, const struct export_re
 {
 	struct pool_export_info *other;
 	struct pool_volume *v;
-	char uri[PATH_MAX + 32];
+	char uri[POOL_EXPORT_URI_MAX];
 	int r;
 
 	r = pool_volume_get(p, name, NULL, false, &v, err);
@@ -150,6 +159,18 @@ static int check_export(struct pool *p, const char *name, const struct export_re
 	return r;
 }
 
+/* @e's key file, as nbdkit will be given it; its first identity into @e. */
+static int check_tls(struct pool *p, struct export_rec *e, struct pool_error *err)
+{
+	char why[160];
+	int fd = psk_file_open(e->tls_psk, pool_owner(p)->uid, e->tls_identity, why, sizeof(why));
+
+	if (fd < 0)
+		return pool_fail(err, fd, "TLS key file '%.300s' %s", e->tls_psk, why);
+	close(fd);
+	return 0;
+}
+
 static int record_export(struct pool *p, void *arg)
 {
 	return p->meta->ops->export_insert(p->meta, arg);
@@ -160,17 +181,19 @@ static int record_unexport(struct pool *p, void *arg)
 	return p->meta->ops->export_delete(p->meta, *(int64_t *)arg);
 }
 
-int pool_export(struct pool *p, const char *name, const struct export_rec *e,
+int pool_export(struct pool *p, const char *name, struct export_rec *e,
 		struct pool_error *err)
 {
 	struct pool_export_info *grown;
 	struct export_rec row = *e;
 	struct pool_volume *v = NULL;
-	char uri[PATH_MAX + 32];
+	char uri[POOL_EXPORT_URI_MAX];
 	int r;
 
 	pool_admin_lock(p);
 	r = check_export(p, name, e, &v, err);
+	if (!r && row.tls_psk[0])
+		r = check_tls(p, &row, err);
 	if (r)
 		goto out;
 	/* room first: once recorded, showing it cannot fail */
@@ -187,8 +210,10 @@ int pool_export(struct pool *p, const char *name, const struct export_rec *e,
 	memset(&p->exports[p->nr_exports], 0, sizeof(p->exports[0]));
 	p->exports[p->nr_exports].rec = row;
 	p->nr_exports++;
+	*e = row;
 	pool_export_uri(&row, uri, sizeof(uri));
-	log_info("exported volume '%s' on %s%s", name, uri, row.read_only ? ", read-only" : "");
+	log_info("exported volume '%s' on %s%s%s", name, uri, row.read_only ? ", read-only" : "",
+		 row.tls_psk[0] ? ", TLS required" : "");
 out:
 	pool_admin_unlock(p);
 	return r;
@@ -281,7 +306,7 @@ int pool_exports_attach(struct pool *p, const struct pool_meta_image *img,
 int pool_export_refuse(struct pool *p, const struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_export_info *e = export_of(p, v->rec.id);
-	char uri[PATH_MAX + 32];
+	char uri[POOL_EXPORT_URI_MAX];
 
 	if (!e)
 		return 0;
@@ -293,7 +318,7 @@ int pool_export_refuse(struct pool *p, const struct pool_volume *v, struct pool_
 void pool_report_export(struct pool *p, struct json *j, const struct pool_volume *v)
 {
 	struct pool_export_info *e = export_of(p, v->rec.id);
-	char uri[PATH_MAX + 32];
+	char uri[POOL_EXPORT_URI_MAX];
 
 	if (!e)
 		return;
@@ -303,6 +328,7 @@ void pool_report_export(struct pool *p, struct json *j, const struct pool_volume
 	json_string(j, "transport", e->rec.transport == EXPORT_TCP ? "tcp" : "unix");
 	json_string(j, "address", e->rec.address);
 	json_bool(j, "read_only", e->rec.read_only);
+	json_bool(j, "tls", e->rec.tls_psk[0] != 0);
 	json_string(j, "state", pool_export_state_name(e->state));
 	if (e->pid)
 		json_u64(j, "pid", (uint64_t)e->pid);

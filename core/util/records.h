@@ -169,6 +169,9 @@ struct export_rec {
 	/* EXPORT_UNIX: the socket's absolute path; EXPORT_TCP: "ADDR:PORT", numeric */
 	char address[PATH_MAX];
 	bool read_only;			/* nbdkit -r: writes, trims, zeroes refused */
+	/* A TLS key file (psk_file.h): TLS is required, with its keys; "": none. */
+	char tls_psk[PATH_MAX];
+	char tls_identity[65];		/* its first identity, for the clients' URI */
 };
 
 #endif

@@ -24,7 +24,8 @@ mapperctl backup -o old.layout >/dev/null
 
 # Make it a version 8 database, as a mapperfs before stripes left it
 # (and before what later versions added: allow_shrink, version 10,
-# stale_legs, version 11, exports, version 12, and thin_received, version 13).
+# stale_legs, version 11, exports, version 12, thin_received, version 13,
+# and exports over TLS, version 14).
 latest=$(sqlite3 "$POOL/pool.db" 'PRAGMA user_version')
 sqlite3 "$POOL/pool.db" 'ALTER TABLE volume DROP COLUMN allow_shrink;
 	ALTER TABLE volume DROP COLUMN stale_legs; DROP TABLE stripe; DROP TABLE export;
