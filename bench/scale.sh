@@ -24,10 +24,13 @@
 #   list        `mapperctl list`
 #   diff        `mapperctl diff vol snap` after 16 scattered 64 KiB
 #               direct writes to vol (each a copy-on-write)
-#   check       `mapperctl check`, and the daemon's peak RSS during it
-#               (VmHWM, reset before through /proc/PID/clear_refs)
-#   dump        `mapperctl dump tp -o FILE`, the daemon's peak RSS
-#   remove      `mapperctl remove snap`
+#   remove      `mapperctl remove snap` (after those writes)
+#               These four: BENCH_REPS (3) rounds, the median in the
+#               table, every sample in the TSV
+#   check       `mapperctl check` (first round, with the snapshot), and
+#               the daemon's peak RSS during it (VmHWM, reset before
+#               through /proc/PID/clear_refs)
+#   dump        `mapperctl dump tp -o FILE` (likewise), the daemon's peak
 #   stop        unmount until the daemon has exited (its closing commit)
 #   cold mount  the mount again after pool.db's cached pages were dropped
 #               (dd iflag=nocache: that file only), and the RSS then
@@ -46,7 +49,7 @@
 # A count is skipped, saying so, if the disk under BENCH_DIR has not 32
 # bytes per block + 256 MiB free (pool.db is ~9 B/block; restore's journal
 # and the dump come on top) or the machine's MemAvailable is under 40 bytes
-# per block + 512 MiB (the daemon holds ~9 B/block today, check more).
+# per block + 512 MiB (the daemon holds ~9 B/block today, ~28 during check).
 #
 # Output: the tables on stdout, and in BENCH_OUT (default docs/; empty:
 # stdout only) scale.tsv (a row per count), scale-snapshots.tsv (a row per
@@ -54,14 +57,19 @@
 # against mapped blocks, log scales; per-op snapshot times against the
 # number of snapshots).
 #
-# Environment: BENCH_BLOCKS, BENCH_DIR (default /var/tmp: the disk's file
-# system, not /dev/shm: pool.db at 1e8 is ~1 GB; a scratch directory is
-# made in it and removed), BENCH_SECONDS, BENCH_SNAPSHOTS,
-# BENCH_SNAP_BLOCKS, BENCH_OUT.  BENCH_BLOCKS="1e5 1e6" BENCH_SNAPSHOTS=1000
-# runs in a minute.  Needs root (FUSE), fio, jq, gnuplot, GNU time.  Not run
-# by CI.  Everything it made (the mount, the daemon, scratch files) is
-# undone on any exit, Ctrl-C included; the daemon is stopped by unmounting
-# and, if it has not gone 30 s later, killed by its pid.
+# The daemon's log warnings and errors (each distinct one, counted) are
+# reported as notes.
+#
+# Environment: BENCH_BLOCKS, BENCH_REPS, BENCH_DIR (default /var/tmp: the
+# disk's file system, not /dev/shm: pool.db at 1e8 is ~0.8 GB; a scratch
+# directory is made in it and removed), BENCH_SECONDS, BENCH_SNAPSHOTS,
+# BENCH_SNAP_BLOCKS, BENCH_OUT.  BENCH_BLOCKS="1e5 1e6" BENCH_SNAPSHOTS=300
+# runs in half a minute; the defaults in ~12 minutes (2 CPUs, ext4), 1e8
+# taking ~1 min of it and the 1e4 snapshots ~8.  Needs root (FUSE), fio,
+# jq, gnuplot, GNU time.  Not run by CI.  Everything it made (the mount,
+# the daemon, scratch files) is undone on any exit, Ctrl-C included; the
+# daemon is stopped by unmounting and, if it has not gone 30 s later,
+# killed by its pid.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +82,7 @@ snap_blocks=${BENCH_SNAP_BLOCKS:-1e6}
 out=${BENCH_OUT-$src/docs}
 run=4096	# blocks per range_mapping
 spare=4096	# data blocks past the mapped ones: the copy-on-writes
+reps=${BENCH_REPS:-3}	# rounds of snapshot, list, diff, remove
 
 for t in fio jq gnuplot /usr/bin/time fusermount3; do
 	command -v "$t" >/dev/null ||
@@ -124,6 +133,21 @@ ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 num() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 note() { notes+=("$*"); echo "bench: $*" >&2; }
+join() { local IFS=,; echo "$*"; }
+# median X...: of the samples that are numbers; "" if none.
+median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# log_notes N LOG: each distinct warning or error of the daemon's log, once,
+# with its count (the scratch path cut out), as a note.
+log_notes()
+{
+	local line
+
+	while read -r line; do
+		note "$1 blocks: the daemon logged $line"
+	done < <(grep -E '^[^ ]+ (warning|error|critical): ' "$2" 2>/dev/null |
+		cut -d' ' -f2- | sed "s|$dir/||g" | sort | uniq -c |
+		awk '{ c = $1; $1 = ""; printf "%dx:%s\n", c, $0 }' | head -n 5)
+}
 
 # timed NAME CMD...: runs CMD under GNU time; sets $t_ms (wall, from
 # date, to 0.1 ms) and $t_kib (its peak RSS).  Output in $dir/NAME.out
@@ -185,7 +209,7 @@ gen_xml()
 
 tsv=$dir/scale.tsv
 stsv=$dir/scale-snapshots.tsv
-printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\thit_p50_us\thit_p99_us\tmiss_p50_us\tmiss_p99_us\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\n' >"$tsv"
+printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\thit_p50_us\thit_p99_us\tmiss_p50_us\tmiss_p99_us\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\n' >"$tsv"
 printf 'phase\tsnapshots\tbatch\tms_per_op\tlist_ms\trss_kib\n' >"$stsv"
 
 # snapshots N: $nsnaps snapshots of vol on the mounted pool, then removed.
@@ -210,6 +234,7 @@ snapshots()
 		printf 'create\t%d\t%d\t%s\t%s\t%s\n' "$done" "$k" "$per" "$list" "$rss" >>"$stsv"
 		echo "bench:   $done snapshots: $per ms each, list $list ms, RSS $((rss / 1024)) MiB" >&2
 	done
+	note "$1 blocks, $nsnaps snapshots: the pool's layout archive holds $(ls "$pool/archive" | wc -l) files, $(du -sk "$pool/archive" | cut -f1) KiB; the newest is $(stat -c %s "$(ls -d "$pool"/archive/* | tail -n 1)") bytes (the whole layout, written at every change)"
 	while [ "$done" -gt 0 ]; do
 		k=$(( done < batch ? done : batch ))
 		t0=$(now)
@@ -233,7 +258,8 @@ one()
 {
 	local n=$1 need_disk need_mem avail_disk avail_mem xml t_start
 	local restore restore_kib db mount rss p50= p99= snap= list= diff= check= check_peak= check_kib=
-	local dump= dump_peak= dump_kib= dump_bytes= remove= stop= cold= cold_rss= j b load
+	local dump= dump_peak= dump_kib= dump_bytes= remove= stop= cold= cold_rss= j b load r
+	local snaps=() lists=() diffs=() removes=()
 
 	need_disk=$(( (32 * n + 256 * 1048576) / 1024 ))
 	avail_disk=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
@@ -278,25 +304,33 @@ one()
 			"\(.["50.000000"] / 1000) \(.["99.000000"] / 1000)"' <<<"$j")
 	fi
 
-	step snapshot ctl snapshot vol snap && snap=$t_ms
-	step list ctl list && list=$t_ms
-	# 16 copy-on-writes scattered over vol
-	for i in $(seq 0 15); do
-		dd if=/dev/urandom of="$mnt/vol" bs=64K count=1 seek=$(( i * (n / 16) + 7 )) \
-			oflag=direct conv=notrunc status=none
+	# $reps rounds of: snapshot, list, 16 copy-on-writes scattered over
+	# vol, diff, remove; check and dump in the first, with the snapshot
+	# there.  The medians go in the table, every sample in the TSV.
+	for ((r = 1; r <= reps; r++)); do
+		step snapshot ctl snapshot vol snap && snaps+=("$t_ms")
+		step list ctl list && lists+=("$t_ms")
+		for i in $(seq 0 15); do
+			dd if=/dev/urandom of="$mnt/vol" bs=64K count=1 seek=$(( i * (n / 16) + 7 )) \
+				oflag=direct conv=notrunc status=none
+		done
+		step diff ctl diff vol snap && diffs+=("$t_ms")
+		grep -q '^16 ranges' "$dir/diff.out" ||
+			note "$n blocks: diff after 16 scattered writes said: $(tail -n 1 "$dir/diff.out")"
+		if [ "$r" -eq 1 ]; then
+			hwm_reset
+			step check ctl check && check=$t_ms check_kib=$t_kib
+			check_peak=$(daemon_kib VmHWM)
+			hwm_reset
+			step dump ctl dump tp -o "$dir/dump.xml" && dump=$t_ms dump_kib=$t_kib
+			dump_peak=$(daemon_kib VmHWM)
+			dump_bytes=$(stat -c %s "$dir/dump.xml" 2>/dev/null || echo 0)
+			rm -f "$dir/dump.xml"
+		fi
+		step remove ctl remove snap && removes+=("$t_ms")
 	done
-	step diff ctl diff vol snap && diff=$t_ms
-	grep -q '^16 ranges' "$dir/diff.out" ||
-		note "$n blocks: diff after 16 scattered writes said: $(tail -n 1 "$dir/diff.out")"
-	hwm_reset
-	step check ctl check && check=$t_ms check_kib=$t_kib
-	check_peak=$(daemon_kib VmHWM)
-	hwm_reset
-	step dump ctl dump tp -o "$dir/dump.xml" && dump=$t_ms dump_kib=$t_kib
-	dump_peak=$(daemon_kib VmHWM)
-	dump_bytes=$(stat -c %s "$dir/dump.xml" 2>/dev/null || echo 0)
-	rm -f "$dir/dump.xml"
-	step remove ctl remove snap && remove=$t_ms
+	snap=$(median "${snaps[@]}") list=$(median "${lists[@]}")
+	diff=$(median "${diffs[@]}") remove=$(median "${removes[@]}")
 
 	[ "$(num "$snap_blocks")" = "$n" ] && [ "$nsnaps" -gt 0 ] && { snapshots "$n" || true; }
 
@@ -310,11 +344,14 @@ one()
 		cold_rss=$(daemon_kib VmRSS)
 		stop_daemon
 	fi
-	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	log_notes "$n" "$pool/mapperfs.log"
+	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$n" "$(stat -c %s "$xml")" "$restore" "$restore_kib" "$db" "$mount" "$rss" \
 		"$p50" "$p99" "$p50" "$p99" "$snap" "$list" "$diff" "$check" "$check_peak" "$check_kib" \
 		"$dump" "$dump_peak" "$dump_kib" "$dump_bytes" "$remove" "$stop" "$cold" "$cold_rss" \
-		"$load" "$(awk -v a="$t_start" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" >>"$tsv"
+		"$load" "$(awk -v a="$t_start" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" \
+		"$(join "${snaps[@]}")" "$(join "${lists[@]}")" "$(join "${diffs[@]}")" \
+		"$(join "${removes[@]}")" >>"$tsv"
 	rm -rf --one-file-system "$pool" "$mnt" "$dir/raw-$n" "$xml"
 	pool= mnt=
 }
@@ -469,13 +506,17 @@ if ($have_snaps) {
 	set format x "%g"
 	set xlabel "snapshots existing after the batch"
 	set title "$nsnaps snapshots of one volume of $snap_blocks blocks"
-	set ylabel "ms"
+	set ylabel "ms per mapperctl call"
+	set y2label "list, s"
 	set yrange [0:*]
-	set key top left
+	set y2range [0:*]
+	set ytics nomirror
+	set y2tics
+	set key inside top left
 	plot "$dir/snap.dat" using (strcol(1) eq "create" ? \$2 : NaN):4 with linespoints title "snapshot, per call", \
 	     "" using (strcol(1) eq "remove" ? \$2 : NaN):4 with linespoints title "remove, per call", \
-	     "" using (strcol(1) eq "create" ? \$2 : NaN):5 with linespoints title "list after create batch", \
-	     "" using (strcol(1) eq "remove" ? \$2 : NaN):5 with linespoints title "list after remove batch"
+	     "" using (strcol(1) eq "create" ? \$2 : NaN):(\$5 / 1000) axes x1y2 with linespoints title "list after a create batch (right)", \
+	     "" using (strcol(1) eq "remove" ? \$2 : NaN):(\$5 / 1000) axes x1y2 with linespoints title "list after a remove batch (right)"
 }
 unset multiplot
 EOF
