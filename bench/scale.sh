@@ -97,7 +97,7 @@ fi
 
 mkdir -p "$base"
 dir=$(mktemp -d "$base/mapperfs-scale.XXXXXX")
-pool= mnt= pid=
+pool='' mnt='' pid=''
 notes=()
 
 # stop_daemon: unmounts $mnt and waits for the daemon ($pid) to exit; kills
@@ -257,8 +257,8 @@ snapshots()
 one()
 {
 	local n=$1 need_disk need_mem avail_disk avail_mem xml t_start
-	local restore restore_kib db mount rss p50= p99= snap= list= diff= check= check_peak= check_kib=
-	local dump= dump_peak= dump_kib= dump_bytes= remove= stop= cold= cold_rss= j b load r
+	local restore restore_kib db mount rss p50='' p99='' snap='' list='' diff='' check='' check_peak='' check_kib=
+	local dump='' dump_peak='' dump_kib='' dump_bytes='' remove='' stop='' cold='' cold_rss='' j b load r
 	local snaps=() lists=() diffs=() removes=()
 
 	need_disk=$(( (32 * n + 256 * 1048576) / 1024 ))
@@ -353,7 +353,7 @@ one()
 		"$(join "${snaps[@]}")" "$(join "${lists[@]}")" "$(join "${diffs[@]}")" \
 		"$(join "${removes[@]}")" >>"$tsv"
 	rm -rf --one-file-system "$pool" "$mnt" "$dir/raw-$n" "$xml"
-	pool= mnt=
+	pool='' mnt=''
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
