@@ -23,7 +23,7 @@ MAPPERFS_PACKAGES=(
 # qemu-system-common carries qemu-storage-daemon, whose FUSE export
 # bench/run.sh and bench/fresh.sh measure for reference (2 MiB, no QEMU
 # system emulator).
-MAPPERFS_BENCH_PACKAGES=(gnuplot-nox qemu-system-common)
+MAPPERFS_BENCH_PACKAGES=(gnuplot-nox qemu-system-common time)
 
 # deps_install [MORE_PACKAGES...]: installs whatever of MAPPERFS_PACKAGES
 # (and MORE_PACKAGES) is missing; runs `apt-get update` once, and only when
