@@ -25,6 +25,7 @@
 #include "tags.h"
 #include "pool.h"
 #include "target_type.h"
+#include "thin.h"
 #include "thin_pool.h"
 #include "volset.h"
 
@@ -82,6 +83,9 @@ struct pool_volume {
 			struct target *image;
 			/* Why reload could not lift the image's fence, or NULL. */
 			char *unfence_failure;
+			/* Its usage as pool_thin_usage_gather found it, if known. */
+			struct thin_usage usage;
+			bool usage_known;
 		} thin;
 	};
 };
@@ -740,6 +744,14 @@ int pool_thin_pool_grow(struct pool *p, struct pool_volume *tp, uint64_t size,
 int pool_thin_retire_members(struct pool *p, struct pool_volume *tp, struct pool_error *err);
 void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp);
 void pool_thin_stop(struct pool *p, struct pool_volume *tp);
+/*
+ * The usage of every served thin volume, found at once (thin_usage_many:
+ * each page shared by snapshots walked once) and kept in each for the
+ * rows of one `list`, until pool_thin_usage_forget.  Admin lock held.
+ * Out of memory, nothing is kept: each row walks its own map.
+ */
+void pool_thin_usage_gather(struct pool *p);
+void pool_thin_usage_forget(struct pool *p);
 int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *err);
 
 /*

@@ -235,6 +235,7 @@ int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 {
 	(void)err;
 	pool_admin_lock(p);
+	pool_thin_usage_gather(p);
 	json_array_begin(j, NULL);
 	for (size_t i = 0; i < p->nr_vols; i++) {
 		json_object_begin(j, NULL);
@@ -242,6 +243,7 @@ int pool_list(struct pool *p, struct json *j, struct pool_error *err)
 		json_object_end(j);
 	}
 	json_array_end(j);
+	pool_thin_usage_forget(p);
 	pool_admin_unlock(p);
 	return 0;
 }
@@ -268,6 +270,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 	int r = 0;
 
 	pool_admin_lock(p);
+	pool_thin_usage_gather(p);
 	n = p->nr_vols;
 	v = calloc(n + 1, sizeof(*v));
 	for (size_t i = 0; v && !r && i < n; i++) {
@@ -286,6 +289,7 @@ int pool_volume_infos(struct pool *p, struct pool_volume_info **out, size_t *nr)
 		r = tags_copy(&v[i].tags, &p->vols[i]->tags);
 		v[i].export = pool_export_info_of(p, p->vols[i]);
 	}
+	pool_thin_usage_forget(p);
 	pool_admin_unlock(p);
 	if (v && r) {
 		pool_volume_infos_release(v, n);

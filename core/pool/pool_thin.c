@@ -718,7 +718,7 @@ void pool_thin_unretire_members(struct pool *p, struct pool_volume *tp)
 /* The thin volumes of @tp, in *out (malloc'ed); NULL if out of memory. */
 static struct pool_volume **members(struct pool *p, struct pool_volume *tp, size_t *nr)
 {
-	struct pool_volume **v = malloc((p->nr_vols + 1) * sizeof(*v));
+	struct pool_volume **v = calloc(p->nr_vols + 1, sizeof(*v));
 
 	*nr = 0;
 	for (size_t i = 0; v && i < p->nr_vols; i++)
@@ -1737,6 +1737,46 @@ static int thin_pool_remove(struct pool *p, struct pool_volume *tp, struct pool_
 
 /* ---- reports ------------------------------------------------------------------------ */
 
+void pool_thin_usage_gather(struct pool *p)
+{
+	struct target **t = calloc(p->nr_vols + 1, sizeof(*t));
+	struct pool_volume **v = calloc(p->nr_vols + 1, sizeof(*v));
+	struct thin_usage *u = calloc(p->nr_vols + 1, sizeof(*u));
+	size_t n = 0;
+
+	for (size_t i = 0; t && v && u && i < p->nr_vols; i++) {
+		if (p->vols[i]->type != &thin_type || !p->vols[i]->served)
+			continue;
+		v[n] = p->vols[i];
+		t[n++] = p->vols[i]->served->target;
+	}
+	if (t && v && u && !thin_usage_many(t, n, u)) {
+		for (size_t i = 0; i < n; i++) {
+			v[i]->thin.usage = u[i];
+			v[i]->thin.usage_known = true;
+		}
+	}
+	free(t);
+	free(v);
+	free(u);
+}
+
+void pool_thin_usage_forget(struct pool *p)
+{
+	for (size_t i = 0; i < p->nr_vols; i++)
+		if (p->vols[i]->type == &thin_type)
+			p->vols[i]->thin.usage_known = false;
+}
+
+/* @v's usage: as gathered for the rows of a list, else walked now. */
+static void usage_of(struct pool_volume *v, struct thin_usage *out)
+{
+	if (v->thin.usage_known)
+		*out = v->thin.usage;
+	else
+		thin_usage(v->served->target, out);
+}
+
 static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 {
 	struct pool_volume *tp = pool_volume_by_id(p, v->thin.rec.pool);
@@ -1759,7 +1799,7 @@ static void thin_status(struct pool *p, struct pool_volume *v, struct json *j)
 	}
 	if (!v->served)
 		return;
-	thin_usage(v->served->target, &u);
+	usage_of(v, &u);
 	json_size(j, "mapped_bytes", u.mapped * bs);
 	json_size(j, "exclusive_bytes", u.exclusive * bs);
 	json_size(j, "shared_bytes", u.shared * bs);
@@ -1785,7 +1825,7 @@ static void thin_info(struct pool *p, struct pool_volume *v, struct pool_volume_
 	out->thin_id = v->rec.id;	/* dump's dev_id (pool_thin_admin.c) */
 	if (!v->served || !tp)
 		return;
-	thin_usage(v->served->target, &u);
+	usage_of(v, &u);
 	out->data_pct = hundredths(u.mapped * tp->tp.rec->block_size, v->rec.size);
 	out->has_usage = true;
 	out->mapped_bytes = u.mapped * tp->tp.rec->block_size;

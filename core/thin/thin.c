@@ -1032,34 +1032,6 @@ int thin_rollback(struct target *t, struct target *from)
 	return r;
 }
 
-void thin_usage(struct target *t, struct thin_usage *out)
-{
-	struct thin *th = to_thin(t);
-	struct thin_pool *p = th->pool;
-	struct thin_dir *d;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&p->lock);
-	d = atomic_load(&th->dir);
-	for (uint32_t i = 0; d && i < d->nr; i++) {
-		struct thin_leaf *l = atomic_load(&d->leaf[i]);
-		bool alone = atomic_load(&d->refs) == 1 && l && atomic_load(&l->refs) == 1;
-
-		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++) {
-			uint32_t e = atomic_load(&l->e[j]) & ~THIN_PROVISIONING;
-
-			if (!e)
-				continue;
-			out->mapped++;
-			if (alone && thin_alloc_refs(&p->alloc, e - 1) == 1)
-				out->exclusive++;
-			else
-				out->shared++;
-		}
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
 /* Leaves that both maps share hold the same entries: skip them whole. */
 int thin_diff(struct target *a, struct target *b,
 	      int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg)

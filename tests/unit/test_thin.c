@@ -410,6 +410,45 @@ START_TEST(write_to_an_owned_block_takes_the_fast_path)
 }
 END_TEST
 
+/*
+ * thin_usage_many gives each volume what thin_usage gives it, snapshots
+ * that share a directory, and those that share leaves, included.
+ */
+START_TEST(usage_of_many_volumes_at_once_is_each_ones_usage)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s[4];
+	struct target *t[5];
+	struct thin_usage many[5];
+
+	fill(v, 0, 4 * BS, 1);
+	for (int i = 0; i < 4; i++)
+		s[i] = snapshot(v, 11 + i);
+	fill(s[1], 2 * BS, 512, 2);		/* s1 and v share leaves, not a directory */
+	fill(v, 6 * BS, BS, 3);			/* v maps one block more, its own */
+	t[0] = v->target;
+	for (int i = 0; i < 4; i++)
+		t[1 + i] = s[i]->target;
+	ck_assert_int_eq(thin_usage_many(t, 5, many), 0);
+	for (int i = 0; i < 5; i++) {
+		struct thin_usage one;
+
+		thin_usage(t[i], &one);
+		ck_assert_msg(!memcmp(&one, &many[i], sizeof(one)),
+			      "volume %d: one at a time %llu/%llu/%llu, at once %llu/%llu/%llu", i,
+			      (unsigned long long)one.mapped, (unsigned long long)one.exclusive,
+			      (unsigned long long)one.shared, (unsigned long long)many[i].mapped,
+			      (unsigned long long)many[i].exclusive, (unsigned long long)many[i].shared);
+	}
+	ck_assert_uint_eq(many[0].mapped, 5);
+	ck_assert_uint_eq(many[0].exclusive, 1);
+	ck_assert_uint_eq(many[2].exclusive, 1);	/* s1's copy of block 2 */
+	ck_assert_uint_eq(many[3].shared, 4);
+	for (int i = 0; i < 4; i++)
+		volume_destroy(s[i]);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(snapshot_shares_every_block_and_write_copies_one)
 {
 	struct volume *v = new_volume(10, 8 * BS), *s;
@@ -993,6 +1032,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, first_write_provisions_one_block_and_zeroes_the_rest);
 	tcase_add_test(tc, write_to_an_owned_block_takes_the_fast_path);
 	tcase_add_test(tc, snapshot_shares_every_block_and_write_copies_one);
+	tcase_add_test(tc, usage_of_many_volumes_at_once_is_each_ones_usage);
 	tcase_add_test(tc, first_writes_into_blocks_of_several_chunks_keep_the_rest);
 	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
 	tcase_add_test(tc, removing_a_snapshot_frees_only_its_own_blocks_after_commit);
