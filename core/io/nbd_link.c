@@ -223,10 +223,13 @@ static struct nbd_conn *verified(struct nbd_link *l, struct nbd_conn *c, uint64_
 
 /*
  * A new connection, shown to be the device's, before @deadline; if
- * @again, trying again with a growing pause.  Called holding nothing,
- * with a slot counted in l->conns.
+ * @again, trying again with a growing pause.  An @extra one (others
+ * serve) that fails says the server takes no more, which the caller
+ * tells: it is no fault, and not logged as one.  Called holding
+ * nothing, with a slot counted in l->conns.
  */
-static struct nbd_conn *connect_to(struct nbd_link *l, uint64_t deadline, bool again)
+static struct nbd_conn *connect_to(struct nbd_link *l, uint64_t deadline, bool again,
+				   bool extra)
 {
 	unsigned int pause = BACKOFF_MIN_MS;
 	char why[160], reason[160] = "";
@@ -246,7 +249,8 @@ static struct nbd_conn *connect_to(struct nbd_link *l, uint64_t deadline, bool a
 		pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
 	}
 	if (!c) {
-		connect_failed(l, reason[0] ? reason : why);
+		if (!extra)
+			connect_failed(l, reason[0] ? reason : why);
 		return NULL;
 	}
 	pthread_mutex_lock(&l->lock);
@@ -291,7 +295,7 @@ struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
 		gone = l->dropped && nbd_now_ms() - l->down_since >= l->timeout_ms;
 		pthread_mutex_unlock(&l->lock);
 		c = connect_to(l, extra || gone ? (quick < deadline ? quick : deadline) : deadline,
-			       !extra && !gone);
+			       !extra && !gone, extra);
 		pthread_mutex_lock(&l->lock);
 		if (c)
 			break;
