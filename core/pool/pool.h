@@ -222,7 +222,9 @@ int pool_commit_all(struct pool *p);
  * Whether a request's backing I/O can wait on a device: some open device
  * is read and written with O_DIRECT (a disk file system, a block device)
  * or over NBD, rather than every one being memory (tmpfs), whose I/O is
- * a copy that never sleeps.  Takes the admin lock; O(devices).
+ * a copy that never sleeps.  A device not open (it may come back: a
+ * server that starts later) counts as one that waits.  Takes the admin
+ * lock; O(devices).
  */
 bool pool_io_waits(struct pool *p);
 

@@ -641,7 +641,8 @@ bool pool_io_waits(struct pool *p)
 
 	pool_admin_lock(p);
 	for (size_t i = 0; i < p->nr_devs && !waits; i++)
-		waits = p->devs[i]->dev && device_unbuffered(p->devs[i]->dev);
+		waits = !p->devs[i]->dev ||	/* not open yet: it may be any kind */
+			device_unbuffered(p->devs[i]->dev);
 	pool_admin_unlock(p);
 	return waits;
 }
