@@ -19,6 +19,7 @@ struct nbd_handle;
 struct nbd_conn {
 	struct nbd_handle *h;
 	struct nbd_conn *next;		/* the link's idle list */
+	uint64_t idle_since;		/* ms (nbd_now_ms): when it went on that list */
 };
 
 /* CLOCK_MONOTONIC in milliseconds. */

@@ -16,6 +16,7 @@
 #define BACKOFF_MIN_MS		50
 #define BACKOFF_MAX_MS		1000
 #define QUICK_CONNECT_MS	1000	/* one try: an extra connection, a server long away */
+#define PROBE_EVERY_MS		5000	/* nbd_link_tick: a lost link looked at again after */
 
 struct nbd_link {
 	char *uri;
@@ -31,6 +32,7 @@ struct nbd_link {
 	unsigned int max_conns;		/* opened at most now */
 	unsigned int conns_cap;		/* ... before a server's cap was learnt */
 	bool dropped;			/* a connection dropped, none opened since */
+	uint64_t probed;		/* ms: nbd_link_tick's last try while dropped */
 	uint64_t down_since;		/* ms, while dropped */
 	char error[160];		/* why the last connection failed */
 	unsigned char head[NBD_LINK_HEAD];	/* the device's identity */
@@ -180,7 +182,11 @@ void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out)
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* Notes why a connection failed; says so once per reason. */
+/*
+ * Notes why a connection failed; says so once per reason.  The link is
+ * lost from then on, as after a drop (its idle connections may all have
+ * been closed while the server went away): status says reconnecting.
+ */
 static void connect_failed(struct nbd_link *l, const char *why)
 {
 	bool news;
@@ -188,6 +194,10 @@ static void connect_failed(struct nbd_link *l, const char *why)
 	pthread_mutex_lock(&l->lock);
 	news = strcmp(l->error, why) != 0;
 	snprintf(l->error, sizeof(l->error), "%s", why);
+	if (!l->dropped) {
+		l->dropped = true;
+		l->down_since = nbd_now_ms();
+	}
 	pthread_mutex_unlock(&l->lock);
 	if (news)
 		log_error("NBD device '%s': cannot connect: %s", l->uri, why);
@@ -344,11 +354,42 @@ void nbd_link_put(struct nbd_link *l, struct nbd_conn *c)
 		drop(l, c);
 		return;
 	}
+	c->idle_since = nbd_now_ms();
 	pthread_mutex_lock(&l->lock);
 	c->next = l->idle;
 	l->idle = c;
 	pthread_cond_signal(&l->idle_cond);
 	pthread_mutex_unlock(&l->lock);
+}
+
+void nbd_link_tick(struct nbd_link *l)
+{
+	struct nbd_conn *old = NULL, **pp, *c;
+	uint64_t now = nbd_now_ms();
+	bool probe;
+
+	pthread_mutex_lock(&l->lock);
+	for (pp = &l->idle; l->multi_conn && (c = *pp);) {
+		if (now - c->idle_since < NBD_LINK_IDLE_MS) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		c->next = old;
+		old = c;
+		l->conns--;
+	}
+	probe = l->dropped && !l->conns && now - l->probed >= PROBE_EVERY_MS;
+	if (probe)
+		l->probed = now;
+	pthread_cond_broadcast(&l->idle_cond);
+	pthread_mutex_unlock(&l->lock);
+	for (; old; old = c) {
+		c = old->next;
+		nbd_conn_close(old);
+	}
+	if (probe && (c = nbd_link_get(l, now + QUICK_CONNECT_MS)))
+		nbd_link_put(l, c);
 }
 
 void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c)

@@ -54,6 +54,7 @@
 #define NBD_LINK_CONNS		32	/* connections per link, with multi-conn */
 #define NBD_LINK_TIMEOUT_MS	30000	/* default: as the NBD kernel client's */
 #define NBD_LINK_HEAD		4096	/* bytes: the device's identity, its label's start */
+#define NBD_LINK_IDLE_MS	5000	/* an idle connection is closed after (nbd_link_tick) */
 
 struct nbd_conn;
 struct nbd_link;
@@ -110,6 +111,19 @@ void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out);
  * when none could be had.  Blocks.
  */
 struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline);
+/*
+ * What the link does while nobody asks (about once a second, from the
+ * pool's monitor): closes connections idle for NBD_LINK_IDLE_MS, so that
+ * a server told to stop (nbdkit on SIGTERM waits for its clients) can,
+ * and the next request opens what it needs (with multi-conn only: there a
+ * flush on any connection covers the writes of every one, closed or not;
+ * a single connection stays, its writes not yet flushed); and, every few
+ * seconds while the link has lost its connections, tries one
+ * (QUICK_CONNECT_MS at most), so that status says when the server is
+ * back before a request finds out.  Blocks up to a second.
+ */
+void nbd_link_tick(struct nbd_link *l);
+
 /* Gives @c back; a connection that died, or has requests left, is closed instead. */
 void nbd_link_put(struct nbd_link *l, struct nbd_conn *c);
 /*

@@ -635,6 +635,13 @@ bool pool_device_reconnecting(const struct pool_device *d, char *why, size_t len
 	return st.reconnecting;
 }
 
+void pool_devices_tick(struct pool *p)
+{
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (p->devs[i]->dev && p->devs[i]->dev->nbd)
+			nbd_link_tick(p->devs[i]->dev->nbd);
+}
+
 bool pool_io_waits(struct pool *p)
 {
 	bool waits = false;

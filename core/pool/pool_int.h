@@ -765,6 +765,13 @@ int pool_thin_start(struct pool *p, struct pool_volume *tp, struct pool_error *e
  * which the monitor does not call up to) looks after raw devices that
  * are not open, every few seconds.
  */
+/*
+ * The open NBD devices' idle work (nbd_link_tick): idle connections
+ * closed, a lost server looked for.  Admin lock held; blocks up to a
+ * second per device whose server is away.
+ */
+void pool_devices_tick(struct pool *p);
+
 int pool_monitor_start(struct pool *p, uint32_t event_timeout_s,
 		       size_t (*retry_absent)(struct pool *p, unsigned int probe_ms,
 					      size_t *answered));

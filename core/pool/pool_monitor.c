@@ -32,7 +32,10 @@
  * could not be opened answers now, and reloads the pool when one does
  * (pool_reload.c, through the hook its starter gives): a volume on an
  * NBD server that started after the daemon comes into service by itself,
- * as LVM activates a volume group when its last disk appears.
+ * as LVM activates a volume group when its last disk appears.  Each pass
+ * also does the NBD devices' idle work (nbd_link_tick): idle connections
+ * closed, so a server told to stop can; a lost server looked for, so
+ * status says when it is back.
  */
 #include "pool_int.h"
 
@@ -141,6 +144,7 @@ static void pass(struct pool *p)
 
 		v->type->watch(p, v);
 	}
+	pool_devices_tick(p);
 	pool_admin_unlock(p);
 }
 
