@@ -19,14 +19,6 @@
 
 #include "nbd_uri.h"
 
-/* Whether @path begins with a URI scheme ("nbd+unix://"): RFC 3986's. */
-static bool is_uri(const char *path)
-{
-	size_t n = strspn(path, "abcdefghijklmnopqrstuvwxyz0123456789+-.");
-
-	return n && path[0] >= 'a' && path[0] <= 'z' && !strncmp(path + n, "://", 3);
-}
-
 /*
  * @uri with the socket= path of an nbd+unix URI made absolute (a copy),
  * the daemon's working directory not being the user's.
@@ -47,7 +39,7 @@ char *cmd_absolute(const char *path, struct pool_error *err)
 {
 	char cwd[PATH_MAX], *abs;
 
-	if (is_uri(path)) {
+	if (nbd_uri_has_scheme(path)) {
 		abs = getcwd(cwd, sizeof(cwd)) ? uri_absolute(path, cwd) : strdup(path);
 		if (!abs)
 			pool_fail(err, -ENOMEM, "out of memory");

@@ -427,6 +427,9 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	void *head = NULL;
 	int r;
 
+	if (!nbd && nbd_uri_has_scheme(s->path))
+		return pool_fail(err, -EINVAL, "'%s' is not a device mapperfs can use: a URI must be "
+				 "nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH", s->path);
 	if (s->path[0] != '/' && !nbd)
 		return pool_fail(err, -EINVAL, "device path '%s' is not absolute", s->path);
 	if (nbd && nbd_uri_is_unix(s->path) &&

@@ -180,8 +180,9 @@ size_t pool_reload_absent(struct pool *p, unsigned int probe_ms, size_t *answere
 	if (pool_reload(p, &recovered, &failed, &still, &err))
 		log_error("pool '%s': reload after a raw device answered: %s", p->dir, err.msg);
 	else if (recovered)
-		log_info("pool '%s': %zu raw device%s answer%s again: %zu recovered, %zu still failed%s%s",
-			 p->dir, answered, answered == 1 ? "" : "s", answered == 1 ? "s" : "",
-			 recovered, failed, failed ? ": " : "", failed ? still.msg : "");
+		log_info("pool '%s': %zu raw device%s answer%s again: %zu raw devices and volumes "
+			 "recovered, %zu still failed%s%s", p->dir, answered, answered == 1 ? "" : "s",
+			 answered == 1 ? "s" : "", recovered, failed, failed ? ": " : "",
+			 failed ? still.msg : "");
 	return recovered;
 }

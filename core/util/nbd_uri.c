@@ -3,6 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
+bool nbd_uri_has_scheme(const char *path)
+{
+	size_t n = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			  "0123456789+-.");
+
+	return n && ((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z')) &&
+	       !strncmp(path + n, "://", 3);
+}
+
 bool nbd_uri_is_unix(const char *uri)
 {
 	size_t n = strspn(uri, "abcdefghijklmnopqrstuvwxyz0123456789+-.");

@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Whether @path begins with a URI scheme and "://" (RFC 3986: any case). */
+bool nbd_uri_has_scheme(const char *path);
+
 /* Whether @uri's scheme is a Unix socket's (nbd+unix, nbds+unix). */
 bool nbd_uri_is_unix(const char *uri);
 

@@ -26,6 +26,12 @@ mapperctl export own --unix "$T_DIR/own.sock" >/dev/null
 expect_fail -s 1 -m "this pool's own export of volume 'own'" \
 	mapperctl device add "nbd+unix:///?socket=$T_DIR/own.sock" --name self
 head -c 64 "$MNT/own" | grep -q MAPPERFS && fail "a label landed in the exported volume"
+for u in "nbd+ssh://host/x" "NBD+UNIX:///x?socket=/s" "http://host/x"; do
+	expect_fail -s 1 -m "^mapperctl: device add: '.*' is not a device mapperfs can use: a URI must be nbd://" \
+		mapperctl device add "$u" --name other
+done
+expect_fail -s 1 -m "the socket path in 'nbd\+unix:///x' is missing \(socket=PATH\)" \
+	mapperctl device add "nbd+unix:///x" --name other
 
 head -c $((4 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/v" bs=1M oflag=direct conv=notrunc status=none
@@ -53,7 +59,7 @@ grep -q "failed.*tried again every few seconds.*'mapperctl reload' tries now" li
 	fail "a device down at start does not say how it comes back: $(cat list.out)"
 mark=$(log_mark)
 nbd_server_start r1
-wait_log "raw device answers again: [1-9][0-9]* recovered, 0 still failed" "$mark"
+wait_log "raw device answers again: [1-9][0-9]* raw devices and volumes recovered, 0 still failed" "$mark"
 [ "$(mapperctl device list --json | json_get '.[] | select(.name == "r1") | .state')" = ok ] ||
 	fail "the monitor did not take the device back"
 cmp -n $((4 * MiB)) data "$MNT/v" || fail "back, the volume does not read its bytes"

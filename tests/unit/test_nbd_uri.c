@@ -59,6 +59,18 @@ START_TEST(host_and_port_with_the_default_port_and_ipv6)
 }
 END_TEST
 
+START_TEST(a_scheme_is_letters_digits_and_plus_minus_dot_before_colon_slashes)
+{
+	ck_assert(nbd_uri_has_scheme("nbd+ssh://h/x"));
+	ck_assert(nbd_uri_has_scheme("NBD+UNIX:///x?socket=/s"));
+	ck_assert(nbd_uri_has_scheme("http://x/y"));
+	ck_assert(!nbd_uri_has_scheme("/srv/a://b"));
+	ck_assert(!nbd_uri_has_scheme("1nbd://h"));
+	ck_assert(!nbd_uri_has_scheme("rel/dir"));
+	ck_assert(!nbd_uri_has_scheme("nbd:/h"));
+}
+END_TEST
+
 START_TEST(only_unix_schemes_are_unix)
 {
 	ck_assert(nbd_uri_is_unix("nbd+unix:///d?socket=/s"));
@@ -78,6 +90,7 @@ static Suite *nbd_uri_suite(void)
 	tcase_add_test(tc, the_export_name_is_the_path_after_the_authority);
 	tcase_add_test(tc, host_and_port_with_the_default_port_and_ipv6);
 	tcase_add_test(tc, only_unix_schemes_are_unix);
+	tcase_add_test(tc, a_scheme_is_letters_digits_and_plus_minus_dot_before_colon_slashes);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
