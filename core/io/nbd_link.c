@@ -362,6 +362,15 @@ void nbd_link_put(struct nbd_link *l, struct nbd_conn *c)
 	pthread_mutex_unlock(&l->lock);
 }
 
+bool nbd_link_probe(struct nbd_link *l)
+{
+	struct nbd_conn *c = nbd_link_get(l, nbd_now_ms() + QUICK_CONNECT_MS);
+
+	if (c)
+		nbd_link_put(l, c);
+	return c != NULL;
+}
+
 void nbd_link_tick(struct nbd_link *l)
 {
 	struct nbd_conn *old = NULL, **pp, *c;
@@ -388,8 +397,8 @@ void nbd_link_tick(struct nbd_link *l)
 		c = old->next;
 		nbd_conn_close(old);
 	}
-	if (probe && (c = nbd_link_get(l, now + QUICK_CONNECT_MS)))
-		nbd_link_put(l, c);
+	if (probe)
+		nbd_link_probe(l);
 }
 
 void nbd_link_drop(struct nbd_link *l, struct nbd_conn *c)

@@ -124,6 +124,12 @@ struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline);
  */
 void nbd_link_tick(struct nbd_link *l);
 
+/*
+ * Whether a connection can be had now (QUICK_CONNECT_MS at most), shown
+ * to be the device's; it is kept idle.  Blocks up to a second.
+ */
+bool nbd_link_probe(struct nbd_link *l);
+
 /* Gives @c back; a connection that died, or has requests left, is closed instead. */
 void nbd_link_put(struct nbd_link *l, struct nbd_conn *c);
 /*

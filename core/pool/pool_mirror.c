@@ -36,11 +36,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "json.h"
 #include "label.h"
 #include "linear.h"
 #include "log.h"
 #include "mirror.h"
+#include "nbd_link.h"
 #include "regfile.h"
 #include "size.h"
 #include "volume.h"
@@ -732,11 +734,47 @@ static int attach_leg(struct pool *p, struct pool_volume *v, unsigned int leg)
 	return r ? r : mirror_attach_leg(pool_volume_mirror(v), leg, t);
 }
 
+/*
+ * Whether leg @leg of @v sits on an NBD device whose link is lost (its
+ * server away, or serving another disk: nbd_link.h) and stays lost when
+ * tried now: taking it back would only fail it again at the first write
+ * of the resync.  @why names the device and the reason.  Blocks up to a
+ * second per such device.
+ */
+static bool leg_unreachable(struct pool *p, struct pool_volume *v, unsigned int leg,
+			    char *why, size_t len)
+{
+	struct linear_seg *segs;
+	struct pool_error e;
+	unsigned int nr;
+	bool lost = false;
+
+	if (pool_leg_segs(p, v, leg, NULL, 0, &segs, &nr, &e))
+		return false;		/* not open: attach_leg says so */
+	for (unsigned int i = 0; i < nr && !lost; i++)
+		for (size_t d = 0; d < p->nr_devs && !lost; d++) {
+			char reason[200];
+
+			if (p->devs[d]->dev != segs[i].dev || !segs[i].dev->nbd ||
+			    !pool_device_reconnecting(p->devs[d], reason, sizeof(reason)) ||
+			    nbd_link_probe(segs[i].dev->nbd) ||
+			    !pool_device_reconnecting(p->devs[d], reason, sizeof(reason)))
+				continue;
+			lost = true;
+			snprintf(why, len, "its device '%s' is reconnecting: %s",
+				 p->devs[d]->rec.name, reason);
+		}
+	free(segs);
+	return lost;
+}
+
 int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 		 struct pool_error *err)
 {
+	struct mirror_status st = { .nr_legs = 0 };
 	struct pool_volume *v;
 	unsigned int legs, missing = 0;
+	char why[300];
 	int r = 0;
 
 	*readded = 0;
@@ -747,8 +785,18 @@ int pool_refresh(struct pool *p, const char *name, unsigned int *readded,
 		r = pool_fail(err, -ENOENT, "no volume '%s'", name);
 	else if (legs < 2 || !pool_volume_mirror(v))
 		r = pool_fail(err, -EINVAL, "volume '%s' is not a served mirror", name);
+	if (!r)
+		mirror_status(pool_volume_mirror(v), &st);
 	for (unsigned int leg = 0; !r && leg < legs; leg++) {
-		int rl = mirror_readd_leg(pool_volume_mirror(v), leg);
+		int rl;
+
+		if (leg < st.nr_legs && st.leg_state[leg] == MIRROR_LEG_FAILED &&
+		    leg_unreachable(p, v, leg, why, sizeof(why))) {
+			r = pool_fail(err, -EHOSTUNREACH, "leg %u of '%s' is not taken back: %s",
+				      leg, name, why);
+			break;
+		}
+		rl = mirror_readd_leg(pool_volume_mirror(v), leg);
 
 		if (rl == -ENODEV && !attach_leg(p, v, leg))	/* its device opened since */
 			rl = mirror_readd_leg(pool_volume_mirror(v), leg);

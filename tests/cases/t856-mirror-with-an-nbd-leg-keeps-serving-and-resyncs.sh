@@ -7,6 +7,7 @@
 # fails and the volume serves degraded from the local leg, fio sees no
 # error.  The server comes back; `refresh` takes the leg back and it
 # copies only the regions written meanwhile; both legs are equal again.
+# Back serving another disk first, the leg is refused by refresh.
 . "$(dirname "$0")/../lib/functions.sh"
 . "$T_SRC/tests/lib/faults.sh"
 requires_mapperfs
@@ -36,6 +37,16 @@ grep -q "err= 0" fio.out || fail "fio saw errors while the remote leg was away: 
 wait_log "volume 'm': leg 1 \(r1\) failed: a write failed; serving degraded from 1 leg" "$mark"
 [ "$(mapperctl list --noheadings -o state -S 'name == m' | tr -d ' ')" = degraded ] ||
 	fail "list does not say degraded: $(mapperctl list -o name,state,legs)"
+
+# Back, but serving another disk (restarted empty): the leg is not taken
+# back, in one line, rather than taken and failed again by the resync.
+mv "$T_DIR/nbd/r1/disk" disk.kept
+truncate -s 48M "$T_DIR/nbd/r1/disk"
+nbd_server_start r1
+expect_fail -s 1 -m "leg 1 of 'm' is not taken back: its device 'r1' is reconnecting: .*another disk" \
+	mapperctl refresh m
+nbd_server_kill r1
+mv -f disk.kept "$T_DIR/nbd/r1/disk"
 
 nbd_server_start r1
 mark=$(log_mark)
