@@ -39,28 +39,55 @@ struct seen {
 	};
 };
 
+/* Grows as pages are met: distinct leaves are far fewer than the slots of all maps. */
 struct memo {
-	struct seen *v;
-	size_t cap;			/* a power of two, over twice the pages */
+	struct seen *v;			/* NULL until the first page */
+	size_t cap;			/* a power of two */
+	size_t nr;			/* pages in it, at most half of cap */
 };
 
-static int memo_init(struct memo *m, size_t pages)
+static struct seen *slot_of(struct seen *v, size_t cap, const void *key)
 {
-	m->cap = 64;
-	while (m->cap < 2 * pages)
-		m->cap *= 2;
-	m->v = calloc(m->cap, sizeof(*m->v));
-	return m->v ? 0 : -ENOMEM;
+	size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (v[i].key && v[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
 }
 
-/* The slot of @key: the page's, or the empty one to put it in. */
-static struct seen *memo_slot(struct memo *m, const void *key)
+static int memo_grow(struct memo *m)
 {
-	size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	struct seen *v = calloc(cap, sizeof(*v));
 
-	while (m->v[i].key && m->v[i].key != key)
-		i = (i + 1) & (m->cap - 1);
-	return &m->v[i];
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->v[i].key)
+			*slot_of(v, cap, m->v[i].key) = m->v[i];
+	free(m->v);
+	m->v = v;
+	m->cap = cap;
+	return 0;
+}
+
+/*
+ * @key's entry, made (*fresh, key set, the rest to fill) if it was not
+ * there; valid until the next call.  NULL out of memory.
+ */
+static struct seen *memo_get(struct memo *m, const void *key, bool *fresh)
+{
+	struct seen *s;
+
+	if (2 * (m->nr + 1) > m->cap && memo_grow(m))
+		return NULL;
+	s = slot_of(m->v, m->cap, key);
+	*fresh = !s->key;
+	if (*fresh) {
+		s->key = key;
+		m->nr++;
+	}
+	return s;
 }
 
 static void sum_leaf(struct thin_pool *p, struct thin_leaf *l, struct seen *out)
@@ -76,8 +103,11 @@ static void sum_leaf(struct thin_pool *p, struct thin_leaf *l, struct seen *out)
 	}
 }
 
-/* @th's usage, its leaves' sums kept in @m (NULL: none kept).  Pool lock held. */
-static void usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
+/*
+ * @th's usage, its leaves' sums kept in @m (NULL: none kept).  Pool lock
+ * held.  0 or -ENOMEM.
+ */
+static int usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
 {
 	struct thin_dir *d = atomic_load(&th->dir);
 
@@ -86,19 +116,19 @@ static void usage_locked(struct thin *th, struct memo *m, struct thin_usage *out
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
 		bool alone = atomic_load(&d->refs) == 1 && l && atomic_load(&l->refs) == 1;
 		struct seen own, *s = &own;
+		bool fresh = true;
 
 		if (!l)
 			continue;
-		if (m)
-			s = memo_slot(m, l);
-		if (!m || !s->key) {
+		if (m && !(s = memo_get(m, l, &fresh)))
+			return -ENOMEM;
+		if (fresh)
 			sum_leaf(th->pool, l, s);
-			s->key = l;
-		}
 		out->mapped += s->leaf.mapped;
 		out->exclusive += alone ? s->leaf.single : 0;
 		out->shared += alone ? s->leaf.mapped - s->leaf.single : s->leaf.mapped;
 	}
+	return 0;
 }
 
 void thin_usage(struct target *t, struct thin_usage *out)
@@ -125,39 +155,29 @@ static int usage_of_pool(struct target *const *t, const size_t *idx, size_t n,
 			 struct thin_usage *out)
 {
 	struct thin_pool *p = ((struct thin *)t[idx[0]])->pool;
-	struct memo leaves, dirs;
-	size_t pages = 0;
-	int r;
+	struct memo leaves = { 0 }, dirs = { 0 };
+	int r = 0;
 
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < n; i++) {
-		struct thin_dir *d = atomic_load(&((struct thin *)t[idx[i]])->dir);
-
-		pages += d ? d->nr : 0;
-	}
-	r = memo_init(&leaves, pages);
-	if (!r && (r = memo_init(&dirs, n)))
-		free(leaves.v);
 	for (size_t i = 0; !r && i < n; i++) {
 		struct thin *th = (struct thin *)t[idx[i]];
 		struct thin_dir *d = atomic_load(&th->dir);
-		struct seen *dir = d ? memo_slot(&dirs, d) : NULL;
+		struct seen *dir = NULL;
+		bool fresh = true;
 
-		if (dir && dir->key) {		/* a snapshot that shares it */
+		if (d && !(dir = memo_get(&dirs, d, &fresh))) {
+			r = -ENOMEM;
+		} else if (!fresh) {		/* a snapshot that shares it */
 			out[idx[i]] = out[dir->first];
-			continue;
-		}
-		usage_locked(th, &leaves, &out[idx[i]]);
-		if (dir) {
-			dir->key = d;
-			dir->first = idx[i];
+		} else {
+			if (dir)
+				dir->first = idx[i];
+			r = usage_locked(th, &leaves, &out[idx[i]]);
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (!r) {
-		free(leaves.v);
-		free(dirs.v);
-	}
+	free(leaves.v);
+	free(dirs.v);
 	return r;
 }
 
