@@ -47,7 +47,8 @@ static void print_received(struct cmd_ctx *ctx, const char *name, const struct p
 		format_size(s->data_bytes, data),
 		format_size(s->hole_bytes, holes));
 	if (s->resumed_at)
-		fprintf(ctx->out, "; went on from byte %s", format_size(s->resumed_at, at));
+		fprintf(ctx->out, "; went on from byte %llu (%s)", (unsigned long long)s->resumed_at,
+			format_size(s->resumed_at, at));
 	fputc('\n', ctx->out);
 }
 

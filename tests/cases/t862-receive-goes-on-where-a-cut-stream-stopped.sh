@@ -54,7 +54,7 @@ ca send s1 --resume-at "$at" | tee rest.stream | cb receive d --active >recv.out
 rest=$(stat -c %s rest.stream)
 [ "$rest" -lt $(($(stat -c %s full.stream) - at + 256)) ] ||
 	fail "the rest from byte $at took $rest bytes of a stream of $(stat -c %s full.stream)"
-grep -q "; went on from byte " recv.out || fail "the resumed receive said: $(cat recv.out)"
+grep -q "; went on from byte $at (" recv.out || fail "the resumed receive said: $(cat recv.out)"
 cmp "$MA/s1" "$MB/d" || fail "d, received as a cut stream and its rest, does not read as s1"
 expect_fail -m "no receive of it was cut short here" cb receive e --from rest.stream
 expect_fail -m "cannot resume at byte 10: that is inside its header" ca send s1 --resume-at 10 -o x.stream
