@@ -55,6 +55,7 @@
 #define BACKOFF_MAX_MS		30000
 #define RAN_LONG_ENOUGH_MS	60000	/* a run this long starts the back-off again */
 #define STOP_GRACE_MS		5000
+#define LAST_WORDS_MS		2000	/* a stderr line this close to its exit tells why */
 #define SOCKET_MODE		0600
 
 struct export_entry {
@@ -229,15 +230,17 @@ static void entry_exited(struct exporter *ex, struct export_entry *e)
 	pid_t pid = e->kit.pid;
 	uint64_t ran;
 	int status;
+	bool said;
 
 	nbdkit_drain(&e->kit, log_line, e);
 	ran = nbdkit_reap(&e->kit, &status);
 	if (ran >= RAN_LONG_ENOUGH_MS)
 		e->backoff_ms = BACKOFF_FIRST_MS;
 	nbdkit_describe_exit(status, how, sizeof(how));
+	/* its last words, if they were last: not a client's error of minutes ago */
+	said = e->kit.last[0] && nbdkit_now_ms() - e->kit.last_ms <= LAST_WORDS_MS;
 	snprintf(why, sizeof(why), "nbdkit (pid %d) %s%s%s%s; restarting in %u s", (int)pid, how,
-		 e->kit.last[0] ? " (" : "", e->kit.last, e->kit.last[0] ? ")" : "",
-		 e->backoff_ms / 1000);
+		 said ? " (" : "", said ? e->kit.last : "", said ? ")" : "", e->backoff_ms / 1000);
 	log_warn("export of volume '%s': %s", e->info.volume, why);
 	say_state(ex, e, POOL_EXPORT_RESTARTING, why);
 	schedule_retry(e);

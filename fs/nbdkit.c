@@ -201,6 +201,7 @@ static void emit(struct nbdkit *k, void (*line)(void *arg, const char *text), vo
 	k->partial[k->partial_len] = '\0';
 	if (k->partial_len) {
 		snprintf(k->last, sizeof(k->last), "%s", k->partial);
+		k->last_ms = nbdkit_now_ms();
 		line(arg, k->partial);
 	}
 	k->partial_len = 0;

@@ -27,6 +27,7 @@ struct nbdkit {
 	char partial[NBDKIT_LINE_MAX];	/* a line of it not ended yet */
 	size_t partial_len;
 	char last[NBDKIT_LINE_MAX];	/* the last whole line it wrote, or "" */
+	uint64_t last_ms;		/* CLOCK_MONOTONIC, when it wrote it */
 	uint64_t started_ms;		/* CLOCK_MONOTONIC, when spawned */
 };
 #define NBDKIT_INIT { .pidfd = -1, .err_fd = -1 }
