@@ -892,6 +892,9 @@ int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
  * reused).  Reads the store: admin lock held.  0 or -errno.
  */
 int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out);
+/* The same from @v's thin_received row as read already (@received), or NULL: none. */
+void pool_thin_identity_of(struct pool *p, const struct pool_volume *v,
+			   const struct thin_received_rec *received, struct uuid *out);
 /*
  * What ends a send or a receive early: the daemon stopping
  * (pool_stop_streams) or its caller gone.  pool_stream_stop_init makes

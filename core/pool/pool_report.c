@@ -130,12 +130,14 @@ static void report_identity(struct pool *p, struct pool_volume *v, struct json *
 	struct thin_received_rec rec;
 	char id[UUID_STR_LEN];
 	struct uuid u;
+	int r = p->meta->ops->received_get(p->meta, v->rec.id, &rec);
 
-	if (!pool_thin_identity(p, v, &u)) {
-		uuid_format(&u, id);
-		json_string(j, "identity", id);
-	}
-	if (!p->meta->ops->received_get(p->meta, v->rec.id, &rec) && !rec.staged)
+	if (r && r != -ENOENT)
+		return;
+	pool_thin_identity_of(p, v, r ? NULL : &rec, &u);
+	uuid_format(&u, id);
+	json_string(j, "identity", id);
+	if (!r && !rec.staged)
 		json_string(j, "received_from", rec.source_name);
 }
 

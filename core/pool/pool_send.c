@@ -46,22 +46,29 @@
 
 #define SEND_CHUNK	(1u << 20)	/* bytes read per request */
 
-int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out)
+void pool_thin_identity_of(struct pool *p, const struct pool_volume *v,
+			   const struct thin_received_rec *received, struct uuid *out)
 {
-	struct thin_received_rec rec;
 	uint64_t id = htole64((uint64_t)v->rec.id), tail;
-	int r = p->meta->ops->received_get(p->meta, v->rec.id, &rec);
 
-	if (!r && !rec.staged) {
-		*out = rec.source;
-		return 0;
+	if (received && !received->staged) {
+		*out = received->source;
+		return;
 	}
-	if (r && r != -ENOENT)
-		return r;
 	*out = p->uuid;
 	memcpy(&tail, out->b + 8, 8);
 	tail ^= id;
 	memcpy(out->b + 8, &tail, 8);
+}
+
+int pool_thin_identity(struct pool *p, const struct pool_volume *v, struct uuid *out)
+{
+	struct thin_received_rec rec;
+	int r = p->meta->ops->received_get(p->meta, v->rec.id, &rec);
+
+	if (r && r != -ENOENT)
+		return r;
+	pool_thin_identity_of(p, v, r ? NULL : &rec, out);
 	return 0;
 }
 
