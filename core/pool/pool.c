@@ -253,11 +253,9 @@ bool pool_is_staging_name(const char *name)
 int pool_check_new_name_as(struct pool *p, const char *name, bool staging,
 			   struct pool_error *err)
 {
-	size_t prefix = strlen(POOL_STAGING_PREFIX);
-
 	if (!staging)
 		return pool_check_new_name(p, name, err);
-	if (strncmp(name, POOL_STAGING_PREFIX, prefix) || !name_valid(name + prefix) ||
+	if (!pool_is_staging_name(name) || !name_valid(name + strlen(POOL_STAGING_PREFIX)) ||
 	    strlen(name) > POOL_NAME_MAX)
 		return pool_fail(err, -EINVAL, "invalid staging name '%s'", name);
 	if (pool_volume_by_name(p, name))
