@@ -212,10 +212,26 @@ stsv=$dir/scale-snapshots.tsv
 printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\thit_p50_us\thit_p99_us\tmiss_p50_us\tmiss_p99_us\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\n' >"$tsv"
 printf 'phase\tsnapshots\tbatch\tms_per_op\tlist_ms\trss_kib\n' >"$stsv"
 
+# batch_row PHASE SNAPSHOTS K T0: a batch of K calls that began at T0 is
+# done, SNAPSHOTS now there: its time per call, then list's and the
+# daemon's RSS, as a row of $stsv.
+batch_row()
+{
+	local t1 per list rss
+
+	t1=$(now)
+	per=$(awk -v a="$4" -v b="$t1" -v k="$3" 'BEGIN { printf "%.2f", (b - a) / 1e6 / k }')
+	step slist ctl list || return 1
+	list=$t_ms
+	rss=$(daemon_kib VmRSS)
+	printf '%s\t%d\t%d\t%s\t%s\t%s\n' "$1" "$2" "$3" "$per" "$list" "$rss" >>"$stsv"
+	echo "bench:   $2 snapshots after $1: $per ms per call, list $list ms, RSS $((rss / 1024)) MiB" >&2
+}
+
 # snapshots N: $nsnaps snapshots of vol on the mounted pool, then removed.
 snapshots()
 {
-	local batch=$(( (nsnaps + 9) / 10 )) i=0 done=0 k t0 t1 per list rss
+	local batch=$(( (nsnaps + 9) / 10 )) i=0 done=0 k t0
 
 	echo "bench: $1 blocks: $nsnaps snapshots of vol, in batches of $batch" >&2
 	while [ "$done" -lt "$nsnaps" ]; do
@@ -225,14 +241,8 @@ snapshots()
 			ctl snapshot vol "s$i" >/dev/null 2>"$dir/snap.err" ||
 				{ note "$1 blocks: snapshot s$i failed: $(head -n 2 "$dir/snap.err" | tr '\n' ' ')"; return 1; }
 		done
-		t1=$(now)
-		per=$(awk -v a="$t0" -v b="$t1" -v k="$k" 'BEGIN { printf "%.2f", (b - a) / 1e6 / k }')
 		done=$((done + k))
-		step slist ctl list || return 1
-		list=$t_ms
-		rss=$(daemon_kib VmRSS)
-		printf 'create\t%d\t%d\t%s\t%s\t%s\n' "$done" "$k" "$per" "$list" "$rss" >>"$stsv"
-		echo "bench:   $done snapshots: $per ms each, list $list ms, RSS $((rss / 1024)) MiB" >&2
+		batch_row create "$done" "$k" "$t0" || return 1
 	done
 	note "$1 blocks, $nsnaps snapshots: the pool's layout archive holds $(ls "$pool/archive" | wc -l) files, $(du -sk "$pool/archive" | cut -f1) KiB; the newest is $(stat -c %s "$(ls -d "$pool"/archive/* | tail -n 1)") bytes (the whole layout, written at every change)"
 	while [ "$done" -gt 0 ]; do
@@ -242,14 +252,8 @@ snapshots()
 			ctl remove "s$i" >/dev/null 2>"$dir/snap.err" ||
 				{ note "$1 blocks: remove s$i failed: $(head -n 2 "$dir/snap.err" | tr '\n' ' ')"; return 1; }
 		done
-		t1=$(now)
-		per=$(awk -v a="$t0" -v b="$t1" -v k="$k" 'BEGIN { printf "%.2f", (b - a) / 1e6 / k }')
 		done=$((done - k))
-		step slist ctl list || return 1
-		list=$t_ms
-		rss=$(daemon_kib VmRSS)
-		printf 'remove\t%d\t%d\t%s\t%s\t%s\n' "$done" "$k" "$per" "$list" "$rss" >>"$stsv"
-		echo "bench:   $done snapshots left: $per ms per remove, list $list ms, RSS $((rss / 1024)) MiB" >&2
+		batch_row remove "$done" "$k" "$t0" || return 1
 	done
 }
 
