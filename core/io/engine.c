@@ -41,6 +41,8 @@ int engine_init_shared(struct engine *e, unsigned int depth)
 
 void engine_exit(struct engine *e)
 {
+	if (e->nbd)
+		nbd_batch_abandon(e->nbd);
 	io_uring_queue_exit(&e->ring);
 	free(e->scratch);
 	e->scratch = NULL;
@@ -251,6 +253,10 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 			int res = cqe->res;
 
 			seen++;
+			if (nbd_batch_tag(cqe->user_data)) {
+				nbd_batch_event(e->nbd, &e->ring, cqe->user_data, res);
+				continue;
+			}
 			if (res == -EAGAIN || res == -EINTR) {
 				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
 				continue;
@@ -289,29 +295,67 @@ static bool any_nbd(const struct segs *s)
 	return false;
 }
 
+/* The engine's batch, made on the first NBD request; NULL on ENOMEM. */
+static struct nbd_batch *batch(struct engine *e)
+{
+	if (!e->nbd)
+		e->nbd = calloc(1, sizeof(*e->nbd));
+	return e->nbd;
+}
+
+/* Takes the ring's completions at hand, all of them the batch's. */
+static void take_events(struct engine *e)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&e->ring, head, cqe) {
+		seen++;
+		if (nbd_batch_tag(cqe->user_data))
+			nbd_batch_event(e->nbd, &e->ring, cqe->user_data, cqe->res);
+	}
+	io_uring_cq_advance(&e->ring, seen);
+}
+
+/* Waits for one completion, or more, and takes them.  0 or -errno of the ring. */
+static int wait_events(struct engine *e)
+{
+	int r = io_uring_submit_and_wait(&e->ring, 1);
+
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		return r;
+	take_events(e);
+	return 0;
+}
+
 /*
- * The ring's segments, and those on NBD devices (nbd_batch.h): the first
- * links' sent before the ring's are queued and finished after them, any
- * further links' after that.
+ * The ring's segments, and those on NBD devices (nbd_batch.h): these
+ * sent before the ring's are queued, and waited for after them.  A
+ * request over more links than the batch has slots does its NBD
+ * segments one at a time, by direct.c.
  */
 static int rw_ring_and_nbd(struct engine *e, struct segs *s, char *buf, bool write,
 			   uint64_t issued)
 {
-	int sent = 0, err = 0, r;
+	struct engine_job j = { .segs = s, .buf = buf, .write = write };
+	int sent = 0, err, r;
 
-	if (any_nbd(s) && !e->nbd && !(e->nbd = calloc(1, sizeof(*e->nbd))))
-		return -EIO;
-	if (e->nbd)
-		sent = nbd_batch_start(e->nbd, s, buf, write);
-	err = rw_ring(e, s, buf, write, issued);
-	while (sent > 0) {
-		r = nbd_batch_finish(e->nbd, &e->ring, s, buf, write);
-		if (r && r != -EIO)
-			return engine_break(e, r);
-		err = err ? err : r;
-		sent = nbd_batch_start(e->nbd, s, buf, write);
+	if (any_nbd(s)) {
+		if (!batch(e))
+			return -EIO;
+		sent = nbd_batch_add(e->nbd, &e->ring, &j);
+		if (sent == -EAGAIN)
+			sent = rw_each(s, buf, write, issued, nbd_batch_takes) ? -EIO : 0;
 	}
-	return sent < 0 ? -EIO : err;
+	err = rw_ring(e, s, buf, write, issued);
+	while (sent > 0 && j.nbd_left) {
+		r = wait_events(e);
+		if (r)
+			return engine_break(e, r);
+	}
+	if (sent < 0)
+		return -EIO;
+	return err ? err : j.result;
 }
 
 static int rw(struct engine *e, struct segs *s, char *buf, bool write)
@@ -319,9 +363,9 @@ static int rw(struct engine *e, struct segs *s, char *buf, bool write)
 	uint64_t issued = write && writelog_on() ? writelog_now() : 0;
 	int err, r;
 
+	engine_drain(e);
 	if (e->broken)
 		return -EIO;
-
 	for (unsigned int i = 0; i < s->nr; i++)
 		s->v[i].done = 0;
 	if (s->nr == 1 && s->v[0].dev && !s->v[0].dev->nowait && !s->v[0].dev->nbd)
@@ -367,6 +411,7 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 
 	if (e->broken)
 		return -EIO;
+	engine_drain(e);
 	err = sync_nbd(devs, nr);
 	while (next < nr) {
 		uint64_t issued = writelog_on() ? writelog_now() : 0;
@@ -404,4 +449,96 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 		}
 	}
 	return err;
+}
+
+/* Whether @j can be parked: every segment on an NBD device (a hole, for a read). */
+static bool parkable(const struct engine_job *j)
+{
+	const struct segs *s = j->segs;
+
+	for (unsigned int i = 0; i < s->nr; i++) {
+		const struct seg *g = &s->v[i];
+
+		if (!g->dev ? j->write : !nbd_batch_takes(g, j->buf))
+			return false;
+	}
+	return true;
+}
+
+int engine_start(struct engine *e, struct engine_job *j)
+{
+	struct segs *s = j->segs;
+	int r;
+
+	if (e->broken)
+		return -EAGAIN;		/* engine_read says why */
+	for (unsigned int i = 0; i < s->nr; i++)
+		s->v[i].done = 0;
+	if (!parkable(j) || !batch(e))
+		return -EAGAIN;
+	if (j->write && !ring_share(s, j->buf))
+		return -EAGAIN;
+	j->shared = j->write;
+	j->parked = true;
+	j->result = 0;
+	r = nbd_batch_add(e->nbd, &e->ring, j);
+	if (r < 0) {
+		if (j->shared)
+			ring_unshare(s, j->buf, s->nr);
+		return -EAGAIN;
+	}
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (!s->v[i].dev)
+			memset(j->buf + s->v[i].buf_off, 0, s->v[i].len);
+	if (r == 0) {			/* holes only */
+		j->next = e->nbd->finished;
+		e->nbd->finished = j;
+	}
+	r = io_uring_submit(&e->ring);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		engine_break(e, r);
+	return 0;
+}
+
+int engine_fd(const struct engine *e)
+{
+	return e->ring.ring_fd;
+}
+
+bool engine_busy(const struct engine *e)
+{
+	return e->nbd && nbd_batch_busy(e->nbd);
+}
+
+struct engine_job *engine_reap(struct engine *e)
+{
+	struct engine_job *done, *j;
+	int r;
+
+	if (!e->nbd)
+		return NULL;
+	take_events(e);
+	r = io_uring_submit(&e->ring);		/* the polls armed again */
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		engine_break(e, r);
+	done = e->nbd->finished;
+	e->nbd->finished = NULL;
+	for (j = done; j; j = j->next)
+		if (j->shared) {
+			ring_unshare(j->segs, j->buf, j->segs->nr);
+			j->shared = false;
+		}
+	return done;
+}
+
+void engine_drain(struct engine *e)
+{
+	while (engine_busy(e) && !e->broken) {
+		int r = wait_events(e);
+
+		if (r)
+			engine_break(e, r);
+	}
+	if (e->broken && e->nbd)	/* nothing will complete: fail what is left */
+		nbd_batch_abandon(e->nbd);
 }

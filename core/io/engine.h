@@ -36,6 +36,22 @@
 struct device;
 struct nbd_batch;
 
+/*
+ * A read or write the engine carries: parked (engine_start), completed
+ * later while the thread does other work; or one engine_read/write waits
+ * for.
+ */
+struct engine_job {
+	struct segs *segs;
+	char *buf;
+	bool write;
+	bool parked;			/* engine_start's: finished jobs are listed */
+	bool shared;			/* holds its devices' range locks shared */
+	unsigned int nbd_left;		/* NBD pieces not yet retired (nbd_batch.h) */
+	int result;			/* 0, or -EIO once a piece failed */
+	struct engine_job *next;	/* on a list of finished jobs */
+};
+
 struct engine {
 	struct io_uring ring;
 	unsigned int depth;		/* SQEs in flight at most */
@@ -70,6 +86,41 @@ int engine_read(struct engine *e, struct segs *s, void *buf);
 
 /* Writes @buf + seg.buf_off to every segment of @s (no holes allowed). */
 int engine_write(struct engine *e, struct segs *s, const void *buf);
+
+/*
+ * Parked requests.  engine_read and engine_write block the thread until
+ * the devices answered, which on a network device (NBD) is a round trip
+ * the thread could spend serving other requests.  So a request whose
+ * segments all lie on NBD devices (holes too, for a read) can be
+ * started instead: engine_start sends it and returns; the caller's event
+ * loop polls engine_fd(), and engine_reap hands back the jobs that
+ * completed.  Many jobs pipeline on one connection per link.  A write
+ * holds its devices' range locks shared until it completes, as
+ * engine_write does.
+ *
+ * The blocking calls first wait for every parked job (engine_drain):
+ * a job and a blocking request never share the ring, and a thread that
+ * blocks holds nothing a parked job needs.
+ *
+ * engine_start: 0, the job is in flight (or already finished; engine_reap
+ * returns it either way, j->result 0 or -EIO); -EAGAIN, it cannot be
+ * parked (a segment on another device, a range lock or a connection
+ * that would be waited for): do it with engine_read/write.  May block to
+ * connect to a server.
+ */
+int engine_start(struct engine *e, struct engine_job *j);
+/* A descriptor readable when engine_reap has work to do (the ring's). */
+int engine_fd(const struct engine *e);
+/*
+ * Takes what completed without waiting and returns the parked jobs that
+ * finished, as a list through their next, or NULL.  Blocks only to
+ * reconnect a dropped connection (nbd_batch.h).
+ */
+struct engine_job *engine_reap(struct engine *e);
+/* Whether parked jobs are in flight. */
+bool engine_busy(const struct engine *e);
+/* Waits for every parked job to finish (engine_reap returns them).  Blocks. */
+void engine_drain(struct engine *e);
 
 /* fdatasync (NBD: flush) of @nr devices at once.  Blocks.  0 or -EIO. */
 int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr);

@@ -275,7 +275,8 @@ static struct nbd_conn *connect_to(struct nbd_link *l, uint64_t deadline, bool a
 	return c;
 }
 
-struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
+/* nbd_link_get, or nbd_link_take when @wait is false. */
+static struct nbd_conn *get(struct nbd_link *l, uint64_t deadline, bool wait)
 {
 	struct timespec until = { .tv_sec = (time_t)(deadline / 1000),
 				  .tv_nsec = (long)(deadline % 1000) * 1000000 };
@@ -286,7 +287,7 @@ struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
 		uint64_t quick;
 		bool extra, gone;
 
-		while (!l->idle && l->conns >= l->max_conns)
+		while (wait && !l->idle && l->conns >= l->max_conns)
 			if (pthread_cond_timedwait(&l->idle_cond, &l->lock, &until) == ETIMEDOUT)
 				break;
 		if (l->idle) {
@@ -319,6 +320,16 @@ struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
 	}
 	pthread_mutex_unlock(&l->lock);
 	return c;
+}
+
+struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline)
+{
+	return get(l, deadline, true);
+}
+
+struct nbd_conn *nbd_link_take(struct nbd_link *l, uint64_t deadline)
+{
+	return get(l, deadline, false);
 }
 
 /* Closes @c and the idle connections as lost. */

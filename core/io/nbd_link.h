@@ -112,6 +112,14 @@ void nbd_link_stats(struct nbd_link *l, struct nbd_link_stats *out);
  */
 struct nbd_conn *nbd_link_get(struct nbd_link *l, uint64_t deadline);
 /*
+ * The same, but never waits for a connection another thread holds: NULL
+ * at once when the link holds all it may and none is idle.  For a thread
+ * that holds connections of other links already (nbd_batch.h): waiting
+ * there could wait for a thread that waits for it.  Blocks only to
+ * connect.
+ */
+struct nbd_conn *nbd_link_take(struct nbd_link *l, uint64_t deadline);
+/*
  * What the link does while nobody asks (about once a second, from the
  * pool's monitor): closes connections idle for NBD_LINK_IDLE_MS, so that
  * a server told to stop (nbdkit on SIGTERM waits for its clients) can,

@@ -57,11 +57,29 @@ static inline bool rcu_reading(void)
 	return urcu_memb_read_ongoing();
 }
 
-/* Waits until every section that began before the call has ended.  Blocks. */
-static inline void rcu_wait_readers(void)
-{
-	urcu_memb_synchronize_rcu();
-	RCU_TSAN_ACQUIRE();
-}
+/*
+ * Parked requests.  A request the data path maps inside a read section
+ * and completes later, after the section ended (an NBD read in flight
+ * while its thread serves others: engine.h, engine_start), still uses
+ * what the section protected (a table, a device).  It holds a park token
+ * from inside the section until it completed, and rcu_wait_readers waits
+ * for every token taken before it as it waits for every section: a
+ * sleepable RCU of two counters, as the kernel's SRCU.  A thread that
+ * holds tokens must not call rcu_wait_readers (it would wait for
+ * itself): it completes its parked requests first.
+ *
+ * rcu_park: inside a read section; one atomic add on a shared line.
+ * rcu_unpark: anywhere, with what rcu_park returned; wakes a waiting
+ * writer when it dropped the last token of its epoch.  Neither blocks.
+ */
+unsigned int rcu_park(void);
+void rcu_unpark(unsigned int token);
+
+/*
+ * Waits until every section that began before the call has ended, and
+ * every park token taken before it was given back.  Writers are served
+ * one at a time.  Blocks.
+ */
+void rcu_wait_readers(void);
 
 #endif
