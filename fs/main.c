@@ -856,7 +856,14 @@ static unsigned int choose_batch(const struct options *o, struct pool *pool)
 {
 	if (o->batch)
 		return o->batch;
-	return pool_io_waits(pool) ? 1 : URING_ENTRIES_PER_THREAD;
+	switch (pool_io_kind(pool)) {
+	case POOL_IO_MEMORY:
+		return URING_ENTRIES_PER_THREAD;
+	case POOL_IO_NETWORK:
+		return o->workers;	/* all on one thread per CPU: requests park */
+	default:
+		return 1;
+	}
 }
 
 /* Starts serving a mounted @se: the transport, then its threads. */

@@ -467,6 +467,21 @@ static int io_fsync(uint64_t fh)
 	return volume_flush(volume_of(fh), &worker_self()->engine);
 }
 
+static int io_start(struct volume_io *io, uint64_t fh, bool write, uint64_t off, void *buf,
+		    uint32_t size, uint32_t open_flags)
+{
+	if (write && (open_flags & O_DSYNC))
+		return -EAGAIN;
+	if (size > WORKER_MAX_IO)
+		size = WORKER_MAX_IO;
+	return volume_start(io, volume_of(fh), &worker_self()->engine, write, buf, off, size);
+}
+
+static ssize_t io_finish(struct volume_io *io)
+{
+	return volume_finish(io, &worker_self()->engine);
+}
+
 static void mfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
@@ -654,4 +669,6 @@ const struct ops_io mapperfs_io = {
 	.read = io_read,
 	.write = io_write,
 	.fsync = io_fsync,
+	.start = io_start,
+	.finish = io_finish,
 };

@@ -13,8 +13,11 @@
 #define MAPPERFS_OPS_H
 
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "volume.h"
 
 #define ROOT_INO		FUSE_ROOT_ID
 #define OPS_MAX_BACKGROUND	128	/* async requests in flight per mount */
@@ -33,12 +36,22 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * write: @size bytes from @buf at @off; @open_flags are the opener's
  * (O_DSYNC: durable before it returns): the bytes written, or -errno.
  * fsync: 0 or -errno.
+ *
+ * start: a READ (@write false) or WRITE parked instead (volume_start,
+ * engine.h: the thread's engine carries it while the thread serves
+ * others): -EINPROGRESS, or -EAGAIN when it cannot be (a WRITE with
+ * O_DSYNC never is): serve it with read or write, after engine_drain.
+ * finish: once engine_reap returned &io->job, what read or write would
+ * have returned.
  */
 struct ops_io {
 	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf);
 	ssize_t (*write)(uint64_t fh, uint64_t off, const void *buf, uint32_t size,
 			 uint32_t open_flags);
 	int (*fsync)(uint64_t fh);
+	int (*start)(struct volume_io *io, uint64_t fh, bool write, uint64_t off, void *buf,
+		     uint32_t size, uint32_t open_flags);
+	ssize_t (*finish)(struct volume_io *io);
 };
 
 extern const struct ops_io mapperfs_io;

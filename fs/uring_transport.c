@@ -30,6 +30,7 @@
 #define ENTRY_SIZE		(PAGE + RING_PAYLOAD)
 #define ENABLE_URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
 #define CANCEL_TAG		UINT64_MAX	/* user_data of the cancel poll */
+#define ENGINE_TAG		(UINT64_MAX - 1)	/* of the poll of the engine's ring */
 
 /*
  * One ring entry.  Memory (ENTRY_SIZE): one page that holds the entry's
@@ -47,7 +48,10 @@ struct ring_entry {
 	bool live;			/* registered, not torn down */
 	/* the request in it */
 	uint64_t unique;
+	uint32_t opcode;
 	bool replied;
+	bool parked;			/* its READ or WRITE is in flight (io) */
+	struct volume_io io;
 };
 
 /* One serving thread, its ring, and the entries it serves. */
@@ -61,6 +65,7 @@ struct ring_thread {
 	bool ring_ok;
 	int result;			/* of the last step reported */
 	struct ring_entry *serving;	/* the entry whose request runs */
+	unsigned int parked;		/* entries whose request is parked */
 	uint64_t no_spin_until;		/* ns: spin() backs off until then */
 	struct ring_entry *e;		/* t->per_thread of them */
 	char *region;			/* their memory */
@@ -245,10 +250,10 @@ static int ring_setup(struct ring_thread *rt)
 	r = worker_enter(&rt->w);
 	if (r)
 		return r;
-	/* One SQE per entry, one for the cancel poll. */
-	r = io_uring_queue_init(n + 1, &rt->ring, flags);
+	/* One SQE per entry, one for the cancel poll, one for the engine's. */
+	r = io_uring_queue_init(n + 2, &rt->ring, flags);
 	if (r == -EINVAL)	/* before 6.1: no DEFER_TASKRUN */
-		r = io_uring_queue_init(n + 1, &rt->ring, IORING_SETUP_SQE128);
+		r = io_uring_queue_init(n + 2, &rt->ring, IORING_SETUP_SQE128);
 	if (r)
 		return r;
 	rt->ring_ok = true;
@@ -300,6 +305,22 @@ static int queue_cmd(struct ring_thread *rt, struct ring_entry *e, enum fuse_uri
 }
 
 /*
+ * Polls the engine's ring on this one (multishot): parked requests
+ * completed there wake the thread as new requests do.
+ */
+static int arm_engine_poll(struct ring_thread *rt)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	io_uring_prep_poll_multishot(sqe, engine_fd(&rt->w.engine), POLLIN);
+	io_uring_sqe_set_data64(sqe, ENGINE_TAG);
+	return 0;
+}
+
+/*
  * Hands every entry to the kernel.  A refusal completes at once; an
  * accepted entry completes only when a request arrives.  So a completion
  * with an error right after the submission means "refused"; the serving
@@ -318,6 +339,9 @@ static int ring_register(struct ring_thread *rt)
 	memset(sqe, 0, 2 * sizeof(*sqe));
 	io_uring_prep_poll_add(sqe, rt->t->cancel_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
+	r = arm_engine_poll(rt);
+	if (r)
+		return r;
 	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
 		r = queue_cmd(rt, &rt->e[i], FUSE_IO_URING_CMD_REGISTER);
 		if (r)
@@ -329,7 +353,7 @@ static int ring_register(struct ring_thread *rt)
 		return r;
 	r = 0;
 	io_uring_for_each_cqe(&rt->ring, head, cqe) {
-		if (cqe->user_data != CANCEL_TAG && cqe->res < 0 && !r)
+		if (cqe->user_data < ENGINE_TAG && cqe->res < 0 && !r)
 			r = cqe->res;
 	}
 	return r;
@@ -358,13 +382,71 @@ static void commit_payload(struct ring_entry *e, uint32_t len)
 	e->replied = true;
 }
 
+/* Answers READ or WRITE in @e with @n, bytes or -errno. */
+static void answer_io(struct ring_entry *e, ssize_t n)
+{
+	struct fuse_write_out out = { 0 };
+
+	if (n < 0) {
+		commit_error(e, (int)-n);
+	} else if (e->opcode == FUSE_READ) {
+		commit_payload(e, (uint32_t)n);
+	} else {
+		out.size = (uint32_t)n;
+		memcpy(e->payload, &out, sizeof(out));
+		commit_payload(e, sizeof(out));
+	}
+}
+
+/*
+ * Answers the parked requests that completed, their commits queued
+ * (each also fetching the entry's next request).  Returns false if a
+ * commit could not be queued.
+ */
+static bool answer_parked(struct ring_thread *rt)
+{
+	struct engine_job *j = engine_reap(&rt->w.engine);
+	bool ok = true;
+
+	while (j) {
+		struct engine_job *next = j->next;
+		struct volume_io *io = (struct volume_io *)((char *)j -
+							    offsetof(struct volume_io, job));
+		struct ring_entry *e = (struct ring_entry *)((char *)io -
+							     offsetof(struct ring_entry, io));
+
+		answer_io(e, rt->t->io->finish(io));
+		e->parked = false;
+		rt->parked--;
+		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		j = next;
+	}
+	return ok;
+}
+
+/*
+ * Before a request that may block: every parked one completed and
+ * answered, so that the thread holds nothing that what it waits for
+ * could wait for (engine.h).
+ */
+static void drain(struct ring_thread *rt)
+{
+	if (!rt->parked)
+		return;
+	engine_drain(&rt->w.engine);
+	answer_parked(rt);
+}
+
 /*
  * The data path, parsed here and served by the ops_io calls: no request
  * allocated, no session lock, no reply assembled and copied.  A read
  * lands in the payload buffer, which is the reply; a write's data is
- * where the kernel put it.  False for every other request, which libfuse
- * serves: so no read reply on a ring thread points into a device's
- * mapping (fs/ops.c), and the thread never touches one.
+ * where the kernel put it.  A READ or WRITE the engine can carry
+ * without the thread is parked (e->parked: answered later by
+ * answer_parked); anything else first drains the parked ones.  False for
+ * every other request, which libfuse serves: so no read reply on a ring
+ * thread points into a device's mapping (fs/ops.c), and the thread never
+ * touches one.
  */
 static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_sz,
 		     uint32_t payload_sz)
@@ -378,39 +460,50 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 	case FUSE_READ: {
 		const struct fuse_read_in *a = op;
 
-		if (op_sz >= sizeof(*a))
+		if (op_sz >= sizeof(*a)) {
+			n = io->start(&e->io, a->fh, false, a->offset, e->payload, a->size, 0);
+			if (n == -EINPROGRESS)
+				break;
+			drain(rt);
 			n = io->read(a->fh, a->offset, a->size, e->payload);
-		if (n >= 0)
-			commit_payload(e, (uint32_t)n);
+		}
 		break;
 	}
 	case FUSE_WRITE: {
 		const struct fuse_write_in *a = op;
-		struct fuse_write_out out = { 0 };
 
-		if (op_sz >= sizeof(*a) && a->size == payload_sz)
+		if (op_sz >= sizeof(*a) && a->size == payload_sz) {
+			n = io->start(&e->io, a->fh, true, a->offset, e->payload, a->size,
+				      a->flags);
+			if (n == -EINPROGRESS)
+				break;
+			drain(rt);
 			n = io->write(a->fh, a->offset, e->payload, a->size, a->flags);
-		if (n >= 0) {
-			out.size = (uint32_t)n;
-			memcpy(e->payload, &out, sizeof(out));
-			commit_payload(e, sizeof(out));
 		}
 		break;
 	}
 	case FUSE_FSYNC: {
 		const struct fuse_fsync_in *a = op;
 
+		drain(rt);
 		if (op_sz >= sizeof(*a))
 			n = io->fsync(a->fh);
 		if (n >= 0)
 			commit_payload(e, 0);
-		break;
+		else
+			commit_error(e, (int)-n);
+		return true;
 	}
 	default:
+		drain(rt);
 		return false;
 	}
-	if (n < 0)
-		commit_error(e, (int)-n);
+	if (n == -EINPROGRESS) {
+		e->parked = true;
+		rt->parked++;
+	} else {
+		answer_io(e, n);
+	}
 	return true;
 }
 
@@ -427,6 +520,7 @@ static void serve_request(struct ring_thread *rt, struct ring_entry *e)
 	char *msg;
 
 	e->unique = e->hdr->ring_ent_in_out.commit_id;
+	e->opcode = in->opcode;
 	e->replied = false;
 	if (in->len < sizeof(*in) + payload_sz || payload_sz > RING_PAYLOAD ||
 	    in->len - sizeof(*in) - payload_sz > FUSE_URING_OP_IN_OUT_SZ) {
@@ -501,7 +595,7 @@ static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int re
 {
 	if (res == 0) {
 		serve_request(rt, e);
-		return queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		return e->parked || queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
 	}
 	if (res == -ENOENT || res == -EIO) {
 		log_warn("io_uring queue %u: commit of request %llu failed (%s); "
@@ -569,40 +663,55 @@ static void spin(struct ring_thread *rt)
 /*
  * Serves until every entry is gone or the transport is cancelled.  Each
  * pass takes all completions at hand, serves their requests one after the
- * other, and commits them all (each commit also fetching) with one
- * io_uring_enter, which then sleeps until the next request arrives; with
+ * other (parking those the engine carries), answers the parked ones that
+ * completed (the engine's ring, polled on this one, says when), and
+ * commits them all (each commit also fetching) with one io_uring_enter,
+ * which then sleeps until the next request or completion arrives; with
  * spin on, the commits go first and the thread polls a while (spin()).  A
  * cancel ends the thread after the pass that saw it: what it took is
- * answered.
+ * answered, parked ones too.
  */
 static void serve(struct ring_thread *rt)
 {
-	unsigned int n = rt->t->per_thread, live = n;
-	struct { uint64_t tag; int res; } done[n + 1];
+	unsigned int n = rt->t->per_thread, live = n, cap = n + 2;
+	struct { uint64_t tag; int res; unsigned int flags; } done[cap];
 	bool cancelled = false;
 
 	while (live) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, nr = 0;
+		bool engine = false;
 		int r;
 
 		io_uring_for_each_cqe(&rt->ring, head, cqe) {
+			if (nr == cap)
+				break;
 			done[nr].tag = cqe->user_data;
 			done[nr].res = cqe->res;
+			done[nr].flags = cqe->flags;
 			nr++;
 		}
 		io_uring_cq_advance(&rt->ring, nr);
 		for (unsigned int k = 0; k < nr; k++) {
-			struct ring_entry *e = &rt->e[done[k].tag == CANCEL_TAG ? 0 : done[k].tag];
+			struct ring_entry *e = &rt->e[done[k].tag >= ENGINE_TAG ? 0 : done[k].tag];
 
 			if (done[k].tag == CANCEL_TAG) {
 				cancelled = true;
+			} else if (done[k].tag == ENGINE_TAG) {
+				engine = true;
+				if (!(done[k].flags & IORING_CQE_F_MORE) && arm_engine_poll(rt))
+					log_error("io_uring queue %u: cannot poll its io engine",
+						  rt->qid);
 			} else if (e->live && !entry_completed(rt, e, done[k].res)) {
 				e->live = false;
 				live--;
 			}
 		}
+		/* Completed meanwhile, or while a request drained them. */
+		if ((engine || rt->parked) && !answer_parked(rt))
+			log_error("io_uring queue %u: cannot answer a request", rt->qid);
 		if (cancelled) {
+			drain(rt);
 			io_uring_submit(&rt->ring);	/* the answers */
 			break;
 		}
@@ -619,6 +728,7 @@ static void serve(struct ring_thread *rt)
 			break;
 		}
 	}
+	drain(rt);	/* no request leaves its park token behind */
 }
 
 static void *ring_main(void *arg)

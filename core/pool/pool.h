@@ -219,14 +219,17 @@ int pool_commit_all(struct pool *p);
 /* ---- raw devices ----------------------------------------------------- */
 
 /*
- * Whether a request's backing I/O can wait on a device: some open device
- * is read and written with O_DIRECT (a disk file system, a block device)
- * or over NBD, rather than every one being memory (tmpfs), whose I/O is
- * a copy that never sleeps.  A device not open (it may come back: a
- * server that starts later) counts as one that waits.  Takes the admin
- * lock; O(devices).
+ * How a request's backing I/O can wait on the pool's devices: never
+ * (every device is memory, tmpfs, whose I/O is a copy that never
+ * sleeps); on the network only (the other devices are NBD exports,
+ * whose requests the io engine parks: engine.h); or on a block (some
+ * device is read and written with O_DIRECT, a disk file system or a
+ * block device, where the thread sleeps).  A device not open (it may
+ * come back: a server that starts later) counts as a block device.
+ * Takes the admin lock; O(devices).
  */
-bool pool_io_waits(struct pool *p);
+enum pool_io { POOL_IO_MEMORY, POOL_IO_NETWORK, POOL_IO_BLOCKS };
+enum pool_io pool_io_kind(struct pool *p);
 
 struct pool_device_spec {
 	const char *path;		/* absolute */

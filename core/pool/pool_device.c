@@ -645,14 +645,19 @@ void pool_devices_tick(struct pool *p)
 			nbd_link_tick(p->devs[i]->dev->nbd);
 }
 
-bool pool_io_waits(struct pool *p)
+enum pool_io pool_io_kind(struct pool *p)
 {
-	bool waits = false;
+	enum pool_io kind = POOL_IO_MEMORY;
 
 	pool_admin_lock(p);
-	for (size_t i = 0; i < p->nr_devs && !waits; i++)
-		waits = !p->devs[i]->dev ||	/* not open yet: it may be any kind */
-			device_unbuffered(p->devs[i]->dev);
+	for (size_t i = 0; i < p->nr_devs && kind != POOL_IO_BLOCKS; i++) {
+		const struct device *dev = p->devs[i]->dev;
+
+		if (!dev || (device_unbuffered(dev) && !dev->nbd))
+			kind = POOL_IO_BLOCKS;	/* not open yet: it may be any kind */
+		else if (dev->nbd)
+			kind = POOL_IO_NETWORK;
+	}
 	pool_admin_unlock(p);
-	return waits;
+	return kind;
 }

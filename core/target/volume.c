@@ -509,6 +509,67 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	return (ssize_t)len;
 }
 
+int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool write,
+		 void *buf, uint64_t off, uint32_t len)
+{
+	enum io_dir dir = write ? IO_WRITE : IO_READ;
+	uint64_t size;
+
+	if (rcu_reading() || !clip(v, off, &len, &size) ||
+	    (write && atomic_load_explicit(&v->read_only, memory_order_relaxed)))
+		return -EAGAIN;
+	segs_init(&io->segs);
+	rcu_read_begin();
+	io->t = rcu_load(v->target);
+	if (map_range(v, io->t, dir, off, len, size, &io->segs) == MAP_REMAPPED) {
+		io->job = (struct engine_job){ .segs = &io->segs, .buf = buf, .write = write };
+		if (engine_start(e, &io->job) == 0) {
+			io->v = v;
+			io->off = off;
+			io->len = len;
+			io->park = rcu_park();
+			rcu_read_end();
+			return -EINPROGRESS;
+		}
+		if (write)
+			io->t->ops->end_write(io->t);
+	}
+	rcu_read_end();
+	segs_release(&io->segs);
+	return -EAGAIN;
+}
+
+ssize_t volume_finish(struct volume_io *io, struct engine *e)
+{
+	struct volume *v = io->v;
+	struct target *t = io->t;
+	bool write = io->job.write;
+	int r = io->job.result;
+
+	if (write)
+		t->ops->end_write(t);
+	if (r == -EIO)		/* held past the token, for volume_reload */
+		atomic_fetch_add(&t->users, 1);
+	rcu_unpark(io->park);
+	/* Outside the token: a retry may wait for a grace period. */
+	if (r == -EIO) {
+		r = write ? t->ops->write_failed(t, e, io->off, io->len, io->job.buf, r)
+			  : t->ops->read_failed(t, e, io->off, io->len, io->job.buf, r);
+		if (r > 0)
+			r = breach(v, RULE_RESULT);
+		target_put(t);
+	}
+	segs_release(&io->segs);
+	count(v, write ? IO_WRITE : IO_READ, io->len, r);
+	if (r < 0)
+		return r;
+	if (write) {
+		touch(v);
+		volume_written(v, io->off, io->len);
+	}
+	return (ssize_t)io->len;
+}
+
 int volume_flush(struct volume *v, struct engine *e)
 {
 	struct target *t;

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "engine.h"
 #include "target.h"
 
 struct engine;
@@ -154,6 +155,43 @@ void volume_read_lost(struct volume *v, uint32_t len);
  */
 ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 		     uint64_t off, uint32_t len);
+/*
+ * A read or write parked on the engine (engine.h: engine_start) while
+ * its thread serves others: started by volume_start, ended by
+ * volume_finish once engine_reap returned &io->job.  The caller keeps it
+ * in place, and the buffer, until then.  Meanwhile it holds an RCU park
+ * token (rcu.h) in place of the read section volume_read holds, so
+ * nothing it was mapped onto is freed or reused under it.
+ */
+struct volume_io {
+	struct engine_job job;
+	struct volume *v;
+	struct target *t;
+	struct segs segs;
+	uint64_t off;
+	uint32_t len;			/* clipped to the volume */
+	unsigned int park;		/* rcu_park's token */
+};
+
+/*
+ * Starts a read (@write false) of up to @len bytes at @off into @buf, or
+ * a write of them from it, if the target maps it at once onto devices
+ * the engine can park it on (NBD devices: engine_start).  -EINPROGRESS:
+ * parked.  -EAGAIN: not started (another device, a write the target
+ * defers, the end of the volume, a read-only volume, an error): serve
+ * it with volume_read or volume_write, which say why.  Returns nothing
+ * else.  Takes no lock; may block to connect to an NBD server.
+ */
+int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool write,
+		 void *buf, uint64_t off, uint32_t len);
+/*
+ * Ends a parked request: returns what volume_read or volume_write would
+ * have (bytes, or -errno).  One the devices failed goes to the target's
+ * retry (a mirror reads or writes its other legs), which blocks, as in
+ * volume_read.
+ */
+ssize_t volume_finish(struct volume_io *io, struct engine *e);
+
 /*
  * Makes every write completed before the call durable (fsync, O_DSYNC).
  * Blocks, for as long as the devices and the store take: a linear or
