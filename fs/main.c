@@ -729,6 +729,7 @@ static void log_force_stop(struct daemon *d, const char *mnt, int sig, int detac
 /* How the mount is served, and why not over io_uring when it is not. */
 struct serving {
 	unsigned int batch;		/* ring entries per thread */
+	bool parks;			/* requests park (POOL_IO_NETWORK) */
 	struct workers *workers;	/* /dev/fuse */
 	struct uring_transport *ring;	/* NULL: none was made */
 	bool ring_serves;
@@ -770,7 +771,13 @@ static int prepare_ring(struct fuse_session *se, const struct options *o, struct
 
 	if (s->why[0])
 		return 0;
-	/* As many requests in flight per CPU as threads would serve. */
+	/*
+	 * As many requests in flight per CPU as threads would serve; where
+	 * requests park, as many on each CPU, which takes an issuer's whole
+	 * queue depth (the kernel queues a request on its issuer's CPU).
+	 */
+	if (s->parks)
+		per_queue = o->workers;
 	r = uring_transport_prepare(se, &mapperfs_io, per_queue, s->batch, o->spin_us,
 				    &s->ring);
 	if (r) {
@@ -849,21 +856,23 @@ static void log_serving(const struct options *o, const struct serving *s)
 
 /*
  * Ring entries per thread: -o batch, else by the devices as the pool
- * opened them (uring_transport.h tells why).  A device added later does
- * not change it.
+ * opened them (uring_transport.h tells why); and whether requests park,
+ * which also sets the entries per CPU (prepare_ring).  A device added
+ * later does not change them.
  */
-static unsigned int choose_batch(const struct options *o, struct pool *pool)
+static void choose_batch(const struct options *o, struct pool *pool, struct serving *s)
 {
+	enum pool_io kind = pool_io_kind(pool);
+
+	s->parks = kind == POOL_IO_NETWORK;
 	if (o->batch)
-		return o->batch;
-	switch (pool_io_kind(pool)) {
-	case POOL_IO_MEMORY:
-		return URING_ENTRIES_PER_THREAD;
-	case POOL_IO_NETWORK:
-		return o->workers;	/* all on one thread per CPU: requests park */
-	default:
-		return 1;
-	}
+		s->batch = o->batch;
+	else if (kind == POOL_IO_MEMORY)
+		s->batch = URING_ENTRIES_PER_THREAD;
+	else if (kind == POOL_IO_NETWORK)
+		s->batch = o->workers;	/* all on one thread per CPU: requests park */
+	else
+		s->batch = 1;
 }
 
 /* Starts serving a mounted @se: the transport, then its threads. */
@@ -930,7 +939,7 @@ static int serve(struct daemon *d, const struct options *o, int ready_fd,
 	if (r)
 		return r;
 	daemon_set_session(d, se);
-	s.batch = choose_batch(o, daemon_pool(d));
+	choose_batch(o, daemon_pool(d), &s);
 	r = start_serving(se, o, &s);
 	if (!r)				/* served by the workers: they run */
 		r = stat(o->mountpoint, &st) ? -errno : 0;
