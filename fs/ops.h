@@ -41,8 +41,8 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * engine.h: the thread's engine carries it while the thread serves
  * others): -EINPROGRESS, or -EAGAIN when it cannot be (a WRITE with
  * O_DSYNC never is): serve it with read or write, after engine_drain.
- * finish: once engine_reap returned &io->job, what read or write would
- * have returned.
+ * finish: once engine_reap returned &io->job, the bytes read or
+ * written, or -EAGAIN: serve it again with read or write (volume_finish).
  */
 struct ops_io {
 	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf);

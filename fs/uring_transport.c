@@ -52,6 +52,7 @@ struct ring_entry {
 	bool replied;
 	bool parked;			/* its READ or WRITE is in flight (io) */
 	struct volume_io io;
+	struct ring_entry *again;	/* answer_parked's list */
 };
 
 /* One serving thread, its ring, and the entries it serves. */
@@ -398,14 +399,36 @@ static void answer_io(struct ring_entry *e, ssize_t n)
 	}
 }
 
+static void drain(struct ring_thread *rt);
+
+/* Serves READ or WRITE in @e with the blocking calls, after drain(). */
+static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e)
+{
+	const struct ops_io *io = rt->t->io;
+
+	drain(rt);
+	if (e->opcode == FUSE_READ) {
+		const struct fuse_read_in *a = (const void *)e->hdr->op_in;
+
+		return io->read(a->fh, a->offset, a->size, e->payload);
+	} else {
+		const struct fuse_write_in *a = (const void *)e->hdr->op_in;
+
+		return io->write(a->fh, a->offset, e->payload, a->size, a->flags);
+	}
+}
+
 /*
  * Answers the parked requests that completed, their commits queued
- * (each also fetching the entry's next request).  Returns false if a
+ * (each also fetching the entry's next request).  Those the devices
+ * failed are served again with the blocking calls once every finished
+ * one has given its token back (volume_finish).  Returns false if a
  * commit could not be queued.
  */
 static bool answer_parked(struct ring_thread *rt)
 {
 	struct engine_job *j = engine_reap(&rt->w.engine);
+	struct ring_entry *again = NULL;
 	bool ok = true;
 
 	while (j) {
@@ -414,12 +437,25 @@ static bool answer_parked(struct ring_thread *rt)
 							    offsetof(struct volume_io, job));
 		struct ring_entry *e = (struct ring_entry *)((char *)io -
 							     offsetof(struct ring_entry, io));
+		ssize_t n = rt->t->io->finish(io);
 
-		answer_io(e, rt->t->io->finish(io));
 		e->parked = false;
 		rt->parked--;
-		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		if (n == -EAGAIN) {
+			e->again = again;
+			again = e;
+		} else {
+			answer_io(e, n);
+			ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		}
 		j = next;
+	}
+	while (again) {
+		struct ring_entry *e = again;
+
+		again = e->again;
+		answer_io(e, serve_blocking(rt, e));
+		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
 	}
 	return ok;
 }
@@ -462,10 +498,8 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 
 		if (op_sz >= sizeof(*a)) {
 			n = io->start(&e->io, a->fh, false, a->offset, e->payload, a->size, 0);
-			if (n == -EINPROGRESS)
-				break;
-			drain(rt);
-			n = io->read(a->fh, a->offset, a->size, e->payload);
+			if (n != -EINPROGRESS)
+				n = serve_blocking(rt, e);
 		}
 		break;
 	}
@@ -475,10 +509,8 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 		if (op_sz >= sizeof(*a) && a->size == payload_sz) {
 			n = io->start(&e->io, a->fh, true, a->offset, e->payload, a->size,
 				      a->flags);
-			if (n == -EINPROGRESS)
-				break;
-			drain(rt);
-			n = io->write(a->fh, a->offset, e->payload, a->size, a->flags);
+			if (n != -EINPROGRESS)
+				n = serve_blocking(rt, e);
 		}
 		break;
 	}

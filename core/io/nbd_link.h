@@ -2,16 +2,17 @@
  * core/io/nbd_link.h: a raw device that is an NBD export, reached through
  * libnbd (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH).
  *
- * A link holds connections to one export.  A thread takes one for a
- * request and gives it back after (nbd_link_get/put), so the io engine
- * of each thread drives its own connection with libnbd's asynchronous
- * calls, the connection's socket polled on that thread's io_uring
- * (engine.c).  Where the server says flush is safe across connections
- * (multi-conn), a link holds up to NBD_LINK_CONNS of them, opened as
- * threads ask, as many as the daemon's default threads, so that no
- * thread waits for another's connection (bench/nbd.sh: 16 connections
- * for 32 threads read 64 KiB at QD32 40% slower than 32); else one,
- * which threads take in turn.  A flush on any
+ * A link holds connections to one export.  A thread's io engine takes
+ * one for as long as it has requests in flight on the link and gives it
+ * back after (nbd_link_get/put, nbd_batch.h), driving it with libnbd's
+ * asynchronous calls, the connection's socket polled on that thread's
+ * io_uring; a thread that parks requests pipelines them all on it.
+ * Where the server says flush is safe across connections (multi-conn),
+ * a link holds up to NBD_LINK_CONNS of them, opened as threads ask, as
+ * many as the daemon's default threads, so that no thread waits for
+ * another's connection (bench/nbd.sh, threads of one request each: 16
+ * connections for 32 threads read 64 KiB at QD32 40% slower than 32);
+ * else one, which threads take in turn.  A flush on any
  * connection then covers every write any connection completed, which is
  * what a thin commit's data flush relies on (device_sync, engine_sync).
  *

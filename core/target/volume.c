@@ -539,30 +539,19 @@ int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool 
 	return -EAGAIN;
 }
 
-ssize_t volume_finish(struct volume_io *io, struct engine *e)
+ssize_t volume_finish(struct volume_io *io)
 {
 	struct volume *v = io->v;
-	struct target *t = io->t;
 	bool write = io->job.write;
 	int r = io->job.result;
 
 	if (write)
-		t->ops->end_write(t);
-	if (r == -EIO)		/* held past the token, for volume_reload */
-		atomic_fetch_add(&t->users, 1);
+		io->t->ops->end_write(io->t);
 	rcu_unpark(io->park);
-	/* Outside the token: a retry may wait for a grace period. */
-	if (r == -EIO) {
-		r = write ? t->ops->write_failed(t, e, io->off, io->len, io->job.buf, r)
-			  : t->ops->read_failed(t, e, io->off, io->len, io->job.buf, r);
-		if (r > 0)
-			r = breach(v, RULE_RESULT);
-		target_put(t);
-	}
 	segs_release(&io->segs);
+	if (r == -EIO)		/* served again, and counted, by volume_read/write */
+		return -EAGAIN;
 	count(v, write ? IO_WRITE : IO_READ, io->len, r);
-	if (r < 0)
-		return r;
 	if (write) {
 		touch(v);
 		volume_written(v, io->off, io->len);

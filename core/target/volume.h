@@ -185,12 +185,14 @@ struct volume_io {
 int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool write,
 		 void *buf, uint64_t off, uint32_t len);
 /*
- * Ends a parked request: returns what volume_read or volume_write would
- * have (bytes, or -errno).  One the devices failed goes to the target's
- * retry (a mirror reads or writes its other legs), which blocks, as in
- * volume_read.
+ * Ends a parked request, its token given back: the bytes read or
+ * written; or -EAGAIN when the devices failed it, to be served again
+ * with volume_read or volume_write, which give the target its retry (a
+ * mirror reads or writes its other legs) and count it.  Never blocks:
+ * a thread ends every finished request before it serves one again
+ * (which may block, and wait for tokens).
  */
-ssize_t volume_finish(struct volume_io *io, struct engine *e);
+ssize_t volume_finish(struct volume_io *io);
 
 /*
  * Makes every write completed before the call durable (fsync, O_DSYNC).
