@@ -1,5 +1,6 @@
 #include "pooldir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -34,11 +35,32 @@ void pooldir_clear(void)
 	}
 }
 
+/* The layouts a pool archived (archive/NNNNNNNN.layout) and their folder. */
+static void remove_archive(void)
+{
+	char path[PATH_MAX], file[PATH_MAX + 256];
+	struct dirent *d;
+	DIR *a;
+
+	path_of(path, "archive");
+	a = opendir(path);
+	if (!a)
+		return;
+	while ((d = readdir(a)))
+		if (d->d_name[0] != '.') {
+			snprintf(file, sizeof(file), "%s/%s", path, d->d_name);
+			unlink(file);
+		}
+	closedir(a);
+	rmdir(path);
+}
+
 static void pooldir_remove(void)
 {
 	char path[PATH_MAX];
 
 	pooldir_clear();
+	remove_archive();
 	path_of(path, "lock");
 	unlink(path);
 	rmdir(dir);
