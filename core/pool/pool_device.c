@@ -423,7 +423,7 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	struct device_rec rec = { 0 };
 	const char *name = s->name;
 	struct device *dev = NULL;
-	char abs[PATH_MAX], export[POOL_NAME_MAX + 1], sock[PATH_MAX];
+	char abs[PATH_MAX], export[POOL_NAME_MAX + 1], sock[PATH_MAX], host[256], port[16];
 	void *head = NULL;
 	int r;
 
@@ -436,6 +436,10 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	    (!nbd_uri_socket(s->path, sock, sizeof(sock)) || sock[0] != '/'))
 		return pool_fail(err, -EINVAL, "the socket path in '%s' is %s", s->path,
 				 nbd_uri_socket_at(s->path) ? "not absolute" : "missing (socket=PATH)");
+	if (nbd && !nbd_uri_is_unix(s->path) &&
+	    !nbd_uri_host(s->path, host, sizeof(host), port, sizeof(port)))
+		return pool_fail(err, -EINVAL, "'%s' names no host and port to reach: "
+				 "nbd://HOST[:PORT]/EXPORT, the port 1..65535", s->path);
 	if (nbd && s->create_size)
 		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
 	if (!name && nbd && !(name = nbd_uri_export(s->path, export, sizeof(export))))

@@ -1,6 +1,7 @@
 #include "nbd_uri.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool nbd_uri_has_scheme(const char *path)
@@ -66,6 +67,14 @@ const char *nbd_uri_export(const char *uri, char *out, size_t len)
 	return out;
 }
 
+/* A port number as a URI writes it: 1 to 5 digits, 1..65535. */
+static bool port_valid(const char *port)
+{
+	size_t n = strspn(port, "0123456789");
+
+	return n && n <= 5 && !port[n] && atoi(port) >= 1 && atoi(port) <= 65535;
+}
+
 bool nbd_uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen)
 {
 	const char *a = strstr(uri, "://"), *end, *colon;
@@ -89,5 +98,5 @@ bool nbd_uri_host(const char *uri, char *host, size_t hlen, char *port, size_t p
 		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
 	else
 		snprintf(port, plen, "10809");
-	return true;
+	return host[0] && port_valid(port);
 }

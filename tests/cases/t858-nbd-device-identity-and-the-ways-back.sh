@@ -32,6 +32,10 @@ for u in "nbd+ssh://host/x" "NBD+UNIX:///x?socket=/s" "http://host/x"; do
 done
 expect_fail -s 1 -m "the socket path in 'nbd\+unix:///x' is missing \(socket=PATH\)" \
 	mapperctl device add "nbd+unix:///x" --name other
+for u in "nbd://h:99999/x" "nbd://h:0/x" "nbd://:10809/x"; do
+	expect_fail -s 1 -m "^mapperctl: device add: '.*' names no host and port to reach: nbd://HOST\[:PORT\]/EXPORT, the port 1..65535$" \
+		mapperctl device add "$u" --name other
+done
 
 head -c $((4 * MiB)) /dev/urandom >data
 dd if=data of="$MNT/v" bs=1M oflag=direct conv=notrunc status=none

@@ -55,6 +55,12 @@ START_TEST(host_and_port_with_the_default_port_and_ipv6)
 	ck_assert_str_eq(host, "fe80::2");
 	ck_assert_str_eq(port, "99");
 	ck_assert(!nbd_uri_host("nbd://[::1/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("nbd://h:99999/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("nbd://h:0/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("nbd://h:/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("nbd://h:x1/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(!nbd_uri_host("nbd://:10809/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert(nbd_uri_host("nbd://h:65535", host, sizeof(host), port, sizeof(port)));
 	ck_assert(!nbd_uri_host("/dev/sdb", host, sizeof(host), port, sizeof(port)));
 }
 END_TEST
