@@ -221,6 +221,11 @@ int cmd_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 /* The same, returning CMD_USAGE. */
 int cmd_usage_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * A command's --pool names a thin pool; one that holds a '/' is the
+ * global --pool DIR put after the command: says so, CMD_USAGE.  Else 0.
+ */
+int cmd_thin_pool_option(struct cmd_ctx *ctx, const char *what, const char *arg);
 /* Prints @err's message; returns CMD_FAIL. */
 int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err);
 /*

@@ -35,7 +35,9 @@ static int create_thin_run(struct cmd_ctx *ctx, int argc, char **argv)
 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
-		if (c == 'p')
+		if (c == 'p' && (r = cmd_thin_pool_option(ctx, WHAT, optarg)))
+			goto out;
+		else if (c == 'p')
 			s.pool = optarg;
 		else if (c == 's')
 			size_arg = optarg;

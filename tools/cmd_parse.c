@@ -91,6 +91,15 @@ int cmd_usage_error(struct cmd_ctx *ctx, const char *what, const char *fmt, ...)
 	return r;
 }
 
+int cmd_thin_pool_option(struct cmd_ctx *ctx, const char *what, const char *arg)
+{
+	if (!strchr(arg, '/'))
+		return 0;
+	return cmd_usage_error(ctx, what, "--pool %s: after the command, --pool names a thin "
+			       "pool (a volume), not a path; the pool directory goes before it: "
+			       "mapperctl --pool DIR %s ...", arg, what);
+}
+
 int cmd_fail(struct cmd_ctx *ctx, const char *what, const struct pool_error *err)
 {
 	return cmd_error(ctx, what, "%s", err->msg);

@@ -62,7 +62,9 @@ static int receive_run(struct cmd_ctx *ctx, int argc, char **argv)
 
 	for (int first = 1; (c = cmd_next_option(ctx, WHAT, argc, argv, options, first)) != -1;
 	     first = 0) {
-		if (c == 'p')
+		if (c == 'p' && (r = cmd_thin_pool_option(ctx, WHAT, optarg)))
+			return r;
+		else if (c == 'p')
 			spec.thin_pool = optarg;
 		else if (c == 'a')
 			spec.active = true;

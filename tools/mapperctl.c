@@ -117,6 +117,15 @@ static void say_waiting(void *arg, const char *holder)
 	fprintf(stderr, "mapperctl: waiting for %s ...\n", holder);
 }
 
+/* Whether the command's own arguments give --pool (a thin pool, for some). */
+static bool pool_option_after(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--pool") || !strncmp(argv[i], "--pool=", 7))
+			return true;
+	return false;
+}
+
 /*
  * No daemon: open the pool here, under its lock, and run the command.
  * The lock may be held for a moment (a daemon that was just unmounted,
@@ -138,7 +147,9 @@ static int run_local(struct cmd_ctx *ctx, const struct cmd *c, int argc, char **
 	}
 	if (stat(db, &st) < 0 && errno == ENOENT) {
 		fprintf(stderr, "mapperctl: %s: no pool at '%s' (run 'mapperctl init', or name "
-			"the pool with --pool DIR or MAPPERFS_POOL)\n", c->name, ctx->pool_dir);
+			"the pool with --pool DIR before the command, or MAPPERFS_POOL%s)\n",
+			c->name, ctx->pool_dir, pool_option_after(argc, argv) ?
+			"; a --pool after the command names a thin pool" : "");
 		return CMD_FAIL;
 	}
 	snprintf(who, sizeof(who), "'%s'", c->name);

@@ -64,4 +64,9 @@ ca send s1 | cb receive c1 --pool tp2 >/dev/null
 expect_fail -m "^mapperctl: receive: the stream is incremental: it lands in thin pool 'tp2', where its base 'c1' is, not in 'tp' \(leave out --pool\)$" \
 	cb receive c2 --from inc.stream --pool tp
 expect_fail -m "no volume 'nope'" cb receive c2 --from inc.stream --pool nope
+# A path to --pool after the command is the pool directory put there.
+expect_fail -s 2 -m "^mapperctl: receive: --pool $B: after the command, --pool names a thin pool \(a volume\), not a path; the pool directory goes before it: mapperctl --pool DIR receive \.\.\.$" \
+	cb receive c3 --from full.stream --pool "$B"
+expect_fail -m "^mapperctl: receive: no pool at '$T_DIR/nowhere' \(run 'mapperctl init', or name the pool with --pool DIR before the command, or MAPPERFS_POOL; a --pool after the command names a thin pool\)$" \
+	env MAPPERFS_POOL="$T_DIR/nowhere" "$MAPPERFS_BUILD/bin/mapperctl" receive c3 --from full.stream --pool "$B"
 cb check >check.log || { cat check.log >&2; fail "check failed"; }
