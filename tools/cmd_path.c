@@ -20,18 +20,33 @@
 #include "nbd_uri.h"
 
 /*
- * @uri with the socket= path of an nbd+unix URI made absolute (a copy),
- * the daemon's working directory not being the user's.
+ * @uri with its parameter @name's path made absolute, if it has one
+ * that is not (a copy), or NULL on ENOMEM.
  */
-static char *uri_absolute(const char *uri, const char *cwd)
+static char *param_absolute(const char *uri, const char *name, const char *cwd)
 {
-	const char *v = nbd_uri_socket_at(uri);
-	char sock[PATH_MAX], *abs;
+	const char *v = nbd_uri_param_at(uri, name);
+	char path[PATH_MAX], *abs;
 
-	if (!nbd_uri_is_unix(uri) || !nbd_uri_socket(uri, sock, sizeof(sock)) || sock[0] == '/')
+	if (!v || !nbd_uri_param(uri, name, path, sizeof(path)) || path[0] == '/')
 		return strdup(uri);
 	if (asprintf(&abs, "%.*s%s/%s", (int)(v - uri), uri, cwd, v) < 0)
 		return NULL;
+	return abs;
+}
+
+/*
+ * @uri with the socket= path of an nbd+unix URI and the tls-psk-file=
+ * path made absolute (a copy), the daemon's working directory not being
+ * the user's.
+ */
+static char *uri_absolute(const char *uri, const char *cwd)
+{
+	char *sock = nbd_uri_is_unix(uri) ? param_absolute(uri, "socket", cwd)
+					  : strdup(uri);
+	char *abs = sock ? param_absolute(sock, "tls-psk-file", cwd) : NULL;
+
+	free(sock);
 	return abs;
 }
 

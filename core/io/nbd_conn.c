@@ -1,11 +1,17 @@
 #include "nbd_conn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libnbd.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "nbd_uri.h"
 
 uint64_t nbd_now_ms(void)
 {
@@ -44,10 +50,40 @@ int nbd_conn_poll(struct nbd_handle *h, uint64_t deadline)
 	return r < 0 ? -EIO : 0;
 }
 
+/*
+ * The TLS key file a URI names (tls-psk-file=PATH, which libnbd refuses
+ * to read itself unless told it may read local files): opened here
+ * without following a link at its end and handed to libnbd as
+ * /dev/fd/N, the URI connected without it.  0, or -errno with a phrase.
+ */
+static int use_psk_file(struct nbd_handle *h, const char *uri, char *bare, size_t len,
+			int *fd, char *why, size_t why_len)
+{
+	char path[PATH_MAX], fd_path[32];
+
+	*fd = -1;
+	if (!nbd_uri_param(uri, "tls-psk-file", path, sizeof(path)))
+		return snprintf(bare, len, "%s", uri) < (int)len ? 0 : -ENAMETOOLONG;
+	if (!nbd_uri_without(uri, "tls-psk-file", bare, len))
+		return -ENAMETOOLONG;
+	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(why, why_len, "cannot open TLS key file '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	snprintf(fd_path, sizeof(fd_path), "/dev/fd/%d", *fd);
+	if (nbd_set_tls_psk_file(h, fd_path) < 0) {
+		snprintf(why, why_len, "%s", nbd_get_error());
+		return -EIO;
+	}
+	return 0;
+}
+
 struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, size_t why_len)
 {
 	struct nbd_conn *c = calloc(1, sizeof(*c));
-	int r = 0;
+	char bare[PATH_MAX];
+	int r = 0, psk = -1;
 
 	if (!c || !(c->h = nbd_create())) {
 		snprintf(why, why_len, "out of memory");
@@ -56,13 +92,18 @@ struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, si
 	}
 	nbd_set_pread_initialize(c->h, false);
 	nbd_set_handle_name(c->h, "mapperfs");
-	if (nbd_aio_connect_uri(c->h, uri) < 0)
+	why[0] = '\0';
+	r = use_psk_file(c->h, uri, bare, sizeof(bare), &psk, why, why_len);
+	if (!r && nbd_aio_connect_uri(c->h, bare) < 0)
 		r = -EIO;
 	while (!r && nbd_aio_is_connecting(c->h))
 		r = nbd_conn_poll(c->h, deadline);
+	if (psk >= 0)
+		close(psk);		/* read during the handshake */
 	if (!r && nbd_aio_is_ready(c->h))
 		return c;
-	snprintf(why, why_len, "%s", r == -ETIMEDOUT ? "no answer" : nbd_get_error());
+	if (!why[0])
+		snprintf(why, why_len, "%s", r == -ETIMEDOUT ? "no answer" : nbd_get_error());
 	nbd_close(c->h);
 	free(c);
 	return NULL;

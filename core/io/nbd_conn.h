@@ -28,7 +28,10 @@ uint64_t nbd_now_ms(void);
 int nbd_remaining_ms(uint64_t deadline);
 
 /*
- * Connects to @uri and completes the handshake before @deadline.  The
+ * Connects to @uri and completes the handshake before @deadline; a URI
+ * with tls-psk-file=PATH (nbds://IDENTITY@HOST/?tls-psk-file=PATH) has
+ * that key file opened here, never through a link at its end, and read
+ * by libnbd from the descriptor.  The
  * connection, or NULL and a phrase in @why ("no answer" when the deadline
  * passed).  Blocks.
  */

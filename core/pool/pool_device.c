@@ -49,6 +49,7 @@
 #include "nbd_link.h"
 #include "nbd_uri.h"
 #include "probe.h"
+#include "psk_file.h"
 #include "size.h"
 
 #define DEVICE_MIN_SIZE	(DEVICE_DATA_OFFSET + (1u << 20))	/* bytes */
@@ -416,6 +417,31 @@ static int open_new_device(struct pool *p, const char *abs, bool force,
 	return r;
 }
 
+/*
+ * The TLS key file an NBD URI names (tls-psk-file=PATH) is taken as an
+ * export's (psk_file.h): absolute, not a link, the pool owner's or
+ * root's, nobody else's to read, and it parses; and it only goes with a
+ * scheme that asks for TLS.  0 or -errno.
+ */
+static int check_tls_key(struct pool *p, const char *uri, struct pool_error *err)
+{
+	char path[PATH_MAX], identity[PSK_IDENTITY_MAX + 1], why[160];
+	int fd;
+
+	if (!nbd_uri_param_at(uri, "tls-psk-file"))
+		return 0;
+	if (!nbd_uri_is_tls(uri))
+		return pool_fail(err, -EINVAL, "'%s' gives a TLS key file without TLS: the URI "
+				 "must be nbds://IDENTITY@HOST/... or nbds+unix://IDENTITY@/...", uri);
+	if (!nbd_uri_param(uri, "tls-psk-file", path, sizeof(path)) || path[0] != '/')
+		return pool_fail(err, -EINVAL, "the TLS key file in '%s' is not an absolute path", uri);
+	fd = psk_file_open(path, pool_owner(p)->uid, identity, why, sizeof(why));
+	if (fd < 0)
+		return pool_fail(err, fd, "TLS key file '%.300s' %s", path, why);
+	close(fd);
+	return 0;
+}
+
 int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 		    struct device_rec *out, struct pool_error *err)
 {
@@ -440,6 +466,11 @@ int pool_device_add(struct pool *p, const struct pool_device_spec *s,
 	    !nbd_uri_host(s->path, host, sizeof(host), port, sizeof(port)))
 		return pool_fail(err, -EINVAL, "'%s' names no host and port to reach: "
 				 "nbd://HOST[:PORT]/EXPORT, the port 1..65535", s->path);
+	if (nbd) {
+		r = check_tls_key(p, s->path, err);
+		if (r)
+			return r;
+	}
 	if (nbd && s->create_size)
 		return pool_fail(err, -EINVAL, "--create makes a file: an NBD export is made by its server");
 	if (!name && nbd && !(name = nbd_uri_export(s->path, export, sizeof(export))))

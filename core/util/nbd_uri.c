@@ -20,19 +20,20 @@ bool nbd_uri_is_unix(const char *uri)
 	return n >= 5 && !strncmp(uri + n - 5, "+unix", 5) && !strncmp(uri + n, "://", 3);
 }
 
-const char *nbd_uri_socket_at(const char *uri)
+const char *nbd_uri_param_at(const char *uri, const char *name)
 {
 	const char *end = uri + strcspn(uri, "#");
+	size_t n = strlen(name);
 
 	for (const char *p = strchr(uri, '?'); p && p < end; p = strchr(p + 1, '&'))
-		if (!strncmp(p + 1, "socket=", 7))
-			return p + 8;
+		if (!strncmp(p + 1, name, n) && p[1 + n] == '=')
+			return p + 2 + n;
 	return NULL;
 }
 
-bool nbd_uri_socket(const char *uri, char *out, size_t len)
+bool nbd_uri_param(const char *uri, const char *name, char *out, size_t len)
 {
-	const char *v = nbd_uri_socket_at(uri);
+	const char *v = nbd_uri_param_at(uri, name);
 	size_t n = 0;
 
 	if (!v || !len)
@@ -51,6 +52,39 @@ bool nbd_uri_socket(const char *uri, char *out, size_t len)
 	}
 	out[n] = '\0';
 	return n > 0;
+}
+
+const char *nbd_uri_socket_at(const char *uri)
+{
+	return nbd_uri_param_at(uri, "socket");
+}
+
+bool nbd_uri_socket(const char *uri, char *out, size_t len)
+{
+	return nbd_uri_param(uri, "socket", out, len);
+}
+
+bool nbd_uri_is_tls(const char *uri)
+{
+	return !strncmp(uri, "nbds://", 7) || !strncmp(uri, "nbds+", 5);
+}
+
+bool nbd_uri_without(const char *uri, const char *name, char *out, size_t len)
+{
+	const char *v = nbd_uri_param_at(uri, name), *start, *end;
+	int n;
+
+	if (!v) {
+		n = snprintf(out, len, "%s", uri);
+	} else {
+		start = v - strlen(name) - 2;		/* its '?' or '&' */
+		end = v + strcspn(v, "&#");
+		if (*start == '?' && *end == '&')	/* the next parameter becomes the first */
+			n = snprintf(out, len, "%.*s?%s", (int)(start - uri), uri, end + 1);
+		else
+			n = snprintf(out, len, "%.*s%s", (int)(start - uri), uri, end);
+	}
+	return n >= 0 && (size_t)n < len;
 }
 
 const char *nbd_uri_export(const char *uri, char *out, size_t len)

@@ -20,16 +20,29 @@ bool nbd_uri_has_scheme(const char *path);
 bool nbd_uri_is_unix(const char *uri);
 
 /*
- * Where the value of query parameter socket= begins in @uri, as written
- * (maybe %-encoded), or NULL if the query has none.
+ * Where the value of query parameter @name (socket, tls-psk-file) begins
+ * in @uri, as written (maybe %-encoded), or NULL if the query has none.
  */
-const char *nbd_uri_socket_at(const char *uri);
+const char *nbd_uri_param_at(const char *uri, const char *name);
 
 /*
- * The value of socket=, %-decoded, in @out.  False if there is none, it
- * is empty, or it does not fit in @len bytes.
+ * The value of parameter @name, %-decoded, in @out.  False if there is
+ * none, it is empty, or it does not fit in @len bytes.
  */
+bool nbd_uri_param(const char *uri, const char *name, char *out, size_t len);
+
+/* nbd_uri_param_at and nbd_uri_param of socket=. */
+const char *nbd_uri_socket_at(const char *uri);
 bool nbd_uri_socket(const char *uri, char *out, size_t len);
+
+/* Whether @uri's scheme asks for TLS (nbds, nbds+unix). */
+bool nbd_uri_is_tls(const char *uri);
+
+/*
+ * @uri without its parameter @name (the whole "name=value"), in @out;
+ * @uri as it is if it has none.  False if it does not fit in @len bytes.
+ */
+bool nbd_uri_without(const char *uri, const char *name, char *out, size_t len);
 
 /*
  * The export name ("disk" in nbd+unix:///disk?socket=S), not decoded, in

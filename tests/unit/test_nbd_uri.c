@@ -77,6 +77,31 @@ START_TEST(a_scheme_is_letters_digits_and_plus_minus_dot_before_colon_slashes)
 }
 END_TEST
 
+START_TEST(a_parameter_is_found_decoded_and_left_out)
+{
+	char v[64], out[128];
+
+	ck_assert(nbd_uri_param("nbds+unix://a@/?socket=/s&tls-psk-file=/k%20k", "tls-psk-file",
+				v, sizeof(v)));
+	ck_assert_str_eq(v, "/k k");
+	ck_assert(!nbd_uri_param("nbds://a@h/?tls-psk-filex=/k", "tls-psk-file", v, sizeof(v)));
+	ck_assert(nbd_uri_without("nbds+unix://a@/?socket=/s&tls-psk-file=/k", "tls-psk-file",
+				  out, sizeof(out)));
+	ck_assert_str_eq(out, "nbds+unix://a@/?socket=/s");
+	ck_assert(nbd_uri_without("nbds://a@h/?tls-psk-file=/k&x=1", "tls-psk-file",
+				  out, sizeof(out)));
+	ck_assert_str_eq(out, "nbds://a@h/?x=1");
+	ck_assert(nbd_uri_without("nbds://a@h/e?tls-psk-file=/k#f", "tls-psk-file",
+				  out, sizeof(out)));
+	ck_assert_str_eq(out, "nbds://a@h/e#f");
+	ck_assert(nbd_uri_without("nbd://h/e", "tls-psk-file", out, sizeof(out)));
+	ck_assert_str_eq(out, "nbd://h/e");
+	ck_assert(!nbd_uri_without("nbd://h/e", "tls-psk-file", out, 4));
+	ck_assert(nbd_uri_is_tls("nbds://h/e") && nbd_uri_is_tls("nbds+unix:///?socket=/s"));
+	ck_assert(!nbd_uri_is_tls("nbd://h/e") && !nbd_uri_is_tls("nbd+unix:///?socket=/s"));
+}
+END_TEST
+
 START_TEST(only_unix_schemes_are_unix)
 {
 	ck_assert(nbd_uri_is_unix("nbd+unix:///d?socket=/s"));
@@ -96,6 +121,7 @@ static Suite *nbd_uri_suite(void)
 	tcase_add_test(tc, the_export_name_is_the_path_after_the_authority);
 	tcase_add_test(tc, host_and_port_with_the_default_port_and_ipv6);
 	tcase_add_test(tc, only_unix_schemes_are_unix);
+	tcase_add_test(tc, a_parameter_is_found_decoded_and_left_out);
 	tcase_add_test(tc, a_scheme_is_letters_digits_and_plus_minus_dot_before_colon_slashes);
 	suite_add_tcase(suite, tc);
 	return suite;
