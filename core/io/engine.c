@@ -249,7 +249,7 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			return engine_break(e, r);
 		io_uring_for_each_cqe(&e->ring, head, cqe) {
-			struct seg *g = &s->v[cqe->user_data];
+			struct seg *g;
 			int res = cqe->res;
 
 			seen++;
@@ -257,6 +257,7 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 				nbd_batch_event(e->nbd, &e->ring, cqe->user_data, res);
 				continue;
 			}
+			g = &s->v[cqe->user_data];
 			if (res == -EAGAIN || res == -EINTR) {
 				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
 				continue;

@@ -373,10 +373,11 @@ void nbd_batch_event(struct nbd_batch *b, struct io_uring *ring, uint64_t user_d
 		     int res)
 {
 	unsigned int slot = TAG_SLOT(user_data);
-	struct nbd_slot *sl = &b->slots[slot];
+	struct nbd_slot *sl;
 
-	if (slot >= NBD_BATCH_LINKS || !sl->armed)
+	if (slot >= NBD_BATCH_LINKS || !b->slots[slot].armed)
 		return;
+	sl = &b->slots[slot];
 	sl->armed--;
 	if ((user_data & TAG_POLL) && sl->conn)
 		polled(sl, res);
