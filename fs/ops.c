@@ -477,6 +477,11 @@ static int io_start(struct volume_io *io, uint64_t fh, bool write, uint64_t off,
 	return volume_start(io, volume_of(fh), &worker_self()->engine, write, buf, off, size);
 }
 
+static ssize_t io_retry(struct volume_io *io)
+{
+	return volume_retry(io, &worker_self()->engine);
+}
+
 static void mfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
@@ -666,4 +671,5 @@ const struct ops_io mapperfs_io = {
 	.fsync = io_fsync,
 	.start = io_start,
 	.finish = volume_finish,
+	.retry = io_retry,
 };

@@ -42,7 +42,8 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * others): -EINPROGRESS, or -EAGAIN when it cannot be (a WRITE with
  * O_DSYNC never is): serve it with read or write, after engine_drain.
  * finish: once engine_reap returned &io->job, the bytes read or
- * written, or -EAGAIN: serve it again with read or write (volume_finish).
+ * written, or -EAGAIN: the devices failed it, and retry, called once the
+ * thread drained, ends it (volume_finish, volume_retry).
  */
 struct ops_io {
 	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf);
@@ -52,6 +53,7 @@ struct ops_io {
 	int (*start)(struct volume_io *io, uint64_t fh, bool write, uint64_t off, void *buf,
 		     uint32_t size, uint32_t open_flags);
 	ssize_t (*finish)(struct volume_io *io);
+	ssize_t (*retry)(struct volume_io *io);
 };
 
 extern const struct ops_io mapperfs_io;

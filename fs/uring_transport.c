@@ -421,9 +421,9 @@ static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e)
 /*
  * Answers the parked requests that completed, their commits queued
  * (each also fetching the entry's next request).  Those the devices
- * failed are served again with the blocking calls once every finished
- * one has given its token back (volume_finish).  Returns false if a
- * commit could not be queued.
+ * failed go to the target's retry once every parked one has completed
+ * and given its token back (volume_finish, volume_retry).  Returns false
+ * if a commit could not be queued.
  */
 static bool answer_parked(struct ring_thread *rt)
 {
@@ -454,7 +454,8 @@ static bool answer_parked(struct ring_thread *rt)
 		struct ring_entry *e = again;
 
 		again = e->again;
-		answer_io(e, serve_blocking(rt, e));
+		drain(rt);
+		answer_io(e, rt->t->io->retry(&e->io));
 		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
 	}
 	return ok;

@@ -221,6 +221,8 @@ static void settle(struct nbd_batch *b, unsigned int slot, struct io_uring *ring
 		nbd_link_drop(sl->link, sl->conn);
 		sl->conn = NULL;
 	}
+	/* Nothing in flight: what a new connection would not take fails. */
+	fail_slot(b, slot, "the NBD connection took no more requests");
 	if (sl->conn)
 		nbd_link_put(sl->link, sl->conn);
 	*sl = (struct nbd_slot){ .link = NULL };

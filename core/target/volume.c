@@ -539,24 +539,43 @@ int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool 
 	return -EAGAIN;
 }
 
-ssize_t volume_finish(struct volume_io *io)
+/* Counts @io ended with @r; the bytes, or @r. */
+static ssize_t io_ended(struct volume_io *io, int r)
 {
-	struct volume *v = io->v;
-	bool write = io->job.write;
-	int r = io->job.result;
-
-	if (write)
-		io->t->ops->end_write(io->t);
-	rcu_unpark(io->park);
-	segs_release(&io->segs);
-	if (r == -EIO)		/* served again, and counted, by volume_read/write */
-		return -EAGAIN;
-	count(v, write ? IO_WRITE : IO_READ, io->len, r);
-	if (write) {
-		touch(v);
-		volume_written(v, io->off, io->len);
+	count(io->v, io->job.write ? IO_WRITE : IO_READ, io->len, r);
+	if (r < 0)
+		return r;
+	if (io->job.write) {
+		touch(io->v);
+		volume_written(io->v, io->off, io->len);
 	}
 	return (ssize_t)io->len;
+}
+
+ssize_t volume_finish(struct volume_io *io)
+{
+	int r = io->job.result;
+
+	if (io->job.write)
+		io->t->ops->end_write(io->t);
+	if (r == -EIO)		/* held past the token, for volume_reload */
+		atomic_fetch_add(&io->t->users, 1);
+	rcu_unpark(io->park);
+	segs_release(&io->segs);
+	return r == -EIO ? -EAGAIN : io_ended(io, r);
+}
+
+ssize_t volume_retry(struct volume_io *io, struct engine *e)
+{
+	struct target *t = io->t;
+	int r = io->job.write
+		? t->ops->write_failed(t, e, io->off, io->len, io->job.buf, -EIO)
+		: t->ops->read_failed(t, e, io->off, io->len, io->job.buf, -EIO);
+
+	if (r > 0)
+		r = breach(io->v, RULE_RESULT);
+	target_put(t);
+	return io_ended(io, r);
 }
 
 int volume_flush(struct volume *v, struct engine *e)

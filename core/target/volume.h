@@ -186,13 +186,18 @@ int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool 
 		 void *buf, uint64_t off, uint32_t len);
 /*
  * Ends a parked request, its token given back: the bytes read or
- * written; or -EAGAIN when the devices failed it, to be served again
- * with volume_read or volume_write, which give the target its retry (a
- * mirror reads or writes its other legs) and count it.  Never blocks:
- * a thread ends every finished request before it serves one again
- * (which may block, and wait for tokens).
+ * written, or -EAGAIN when the devices failed it: then volume_retry
+ * ends it.  Never blocks.
  */
 ssize_t volume_finish(struct volume_io *io);
+/*
+ * A request volume_finish said -EAGAIN of: the target's retry (a mirror
+ * reads or writes its other legs; else the failure stands), counted as
+ * volume_read or volume_write count.  May block and wait for a grace
+ * period, so the calling thread must hold no park token (it finishes
+ * every parked request first).  The bytes, or -errno.
+ */
+ssize_t volume_retry(struct volume_io *io, struct engine *e);
 
 /*
  * Makes every write completed before the call durable (fsync, O_DSYNC).

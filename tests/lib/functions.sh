@@ -308,13 +308,31 @@ ack_crash_rounds()
 # daemon to exit.  Fails if the unmount fails (something still open) or the
 # daemon does not exit.  The daemon is not our child, so its exit status
 # is not ours to read; its log must not report an error at exit instead.
+# _t_mount_users MNT: what holds files under MNT open (processes, loop
+# devices), for a failed unmount's message.
+_t_mount_users()
+{
+	local fd pid
+
+	for fd in /proc/[0-9]*/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		"$1"/*)
+			pid=${fd#/proc/}
+			pid=${pid%%/*}
+			echo "pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null)): $(readlink "$fd")" ;;
+		esac
+	done
+	losetup -a 2>/dev/null | grep -F "$1/" || true
+}
+
 stop_daemon()
 {
 	local mnt=${1:-$MNT} pool=${2:-$POOL} pid
 
 	mnt=$(realpath -m "$mnt")
 	pid=$(cat "$pool/mapperfs.pid") || fail "no pid file in $pool"
-	fusermount3 -u "$mnt" || fail "fusermount3 -u $mnt failed"
+	fusermount3 -u "$mnt" ||
+		fail "fusermount3 -u $mnt failed; open there: $(_t_mount_users "$mnt" | tr '\n' ';')"
 	wait_pid "$pid" || fail "daemon $pid did not exit within 30 s of the unmount"
 	! mountpoint -q "$mnt" || fail "$mnt is still mounted after the daemon exited"
 }
