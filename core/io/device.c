@@ -398,7 +398,7 @@ err_free:
 /* ---- NBD exports ----------------------------------------------------------- */
 
 /* Why the last NBD open of this thread failed, for device_strerror(). */
-static __thread char nbd_why[160];
+static __thread char nbd_why[384];
 
 /* The directory of this user's NBD lock files, made if need be. */
 static int nbd_lock_dir(char *dir, size_t len)
@@ -539,7 +539,7 @@ void device_close(struct device *dev)
 bool device_answers(const char *path, unsigned int ms)
 {
 	struct nbd_conn *c;
-	char why[128];
+	char why[384];
 	int fd;
 
 	if (nbd_link_is_uri(path)) {

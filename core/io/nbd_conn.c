@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "nbd_uri.h"
+#include "psk_file.h"
 
 uint64_t nbd_now_ms(void)
 {
@@ -50,26 +51,34 @@ int nbd_conn_poll(struct nbd_handle *h, uint64_t deadline)
 	return r < 0 ? -EIO : 0;
 }
 
+static uid_t key_owner;
+
+void nbd_conn_set_key_owner(uid_t uid)
+{
+	key_owner = uid;
+}
+
 /*
  * The TLS key file a URI names (tls-psk-file=PATH, which libnbd refuses
- * to read itself unless told it may read local files): opened here
- * without following a link at its end and handed to libnbd as
- * /dev/fd/N, the URI connected without it.  0, or -errno with a phrase.
+ * to read itself unless told it may read local files): opened and
+ * checked here at every connection (psk_file.h: a file loosened since
+ * the device was added is refused) and handed to libnbd as /dev/fd/N,
+ * the URI connected without it.  0, or -errno with a phrase.
  */
 static int use_psk_file(struct nbd_handle *h, const char *uri, char *bare, size_t len,
 			int *fd, char *why, size_t why_len)
 {
-	char path[PATH_MAX], fd_path[32];
+	char path[PATH_MAX], fd_path[32], identity[PSK_IDENTITY_MAX + 1], reason[160];
 
 	*fd = -1;
 	if (!nbd_uri_param(uri, "tls-psk-file", path, sizeof(path)))
 		return snprintf(bare, len, "%s", uri) < (int)len ? 0 : -ENAMETOOLONG;
 	if (!nbd_uri_without(uri, "tls-psk-file", bare, len))
 		return -ENAMETOOLONG;
-	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	*fd = psk_file_open(path, key_owner, identity, reason, sizeof(reason));
 	if (*fd < 0) {
-		snprintf(why, why_len, "cannot open TLS key file '%s': %s", path, strerror(errno));
-		return -errno;
+		snprintf(why, why_len, "TLS key file '%s' %s", path, reason);
+		return *fd;
 	}
 	snprintf(fd_path, sizeof(fd_path), "/dev/fd/%d", *fd);
 	if (nbd_set_tls_psk_file(h, fd_path) < 0) {
@@ -77,6 +86,29 @@ static int use_psk_file(struct nbd_handle *h, const char *uri, char *bare, size_
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * libnbd's @error for a TLS connection that failed, with the key file's
+ * path where it names the descriptor it was given, and what to look at.
+ */
+static void tls_failure(char *why, size_t why_len, const char *error, int psk, const char *uri)
+{
+	char fd_path[32], path[PATH_MAX];
+	const char *at;
+
+	snprintf(fd_path, sizeof(fd_path), "/dev/fd/%d", psk);
+	if (!nbd_uri_param(uri, "tls-psk-file", path, sizeof(path)))
+		path[0] = '\0';
+	at = strstr(error, fd_path);
+	if (at)
+		snprintf(why, why_len, "%.*s%s%s", (int)(at - error), error, path,
+			 at + strlen(fd_path));
+	else
+		snprintf(why, why_len, "%s", error);
+	if (strstr(error, "gnutls") || strstr(error, "TLS"))
+		snprintf(why + strlen(why), why_len - strlen(why), " (the TLS handshake failed: "
+			 "are the key in tls-psk-file and the identity before '@' the server's?)");
 }
 
 struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, size_t why_len)
@@ -98,12 +130,17 @@ struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, si
 		r = -EIO;
 	while (!r && nbd_aio_is_connecting(c->h))
 		r = nbd_conn_poll(c->h, deadline);
-	if (psk >= 0)
-		close(psk);		/* read during the handshake */
-	if (!r && nbd_aio_is_ready(c->h))
+	if (!r && nbd_aio_is_ready(c->h)) {
+		if (psk >= 0)
+			close(psk);	/* read during the handshake */
 		return c;
-	if (!why[0])
+	}
+	if (!why[0] && psk >= 0 && r != -ETIMEDOUT)
+		tls_failure(why, why_len, nbd_get_error(), psk, uri);
+	else if (!why[0])
 		snprintf(why, why_len, "%s", r == -ETIMEDOUT ? "no answer" : nbd_get_error());
+	if (psk >= 0)
+		close(psk);
 	nbd_close(c->h);
 	free(c);
 	return NULL;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct nbd_handle;
 
@@ -36,6 +37,11 @@ int nbd_remaining_ms(uint64_t deadline);
  * passed).  Blocks.
  */
 struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, size_t why_len);
+/*
+ * Whose TLS key files connections take (besides root's): the pool
+ * owner's, set when the pool opens (psk_file.h).  Root (0) until then.
+ */
+void nbd_conn_set_key_owner(uid_t uid);
 /* Closes at once, whatever is in flight: no disconnect is asked for. */
 void nbd_conn_close(struct nbd_conn *c);
 

@@ -77,7 +77,7 @@ int pool_device_attach(struct pool *p, struct pool_device *d)
 {
 	struct device_label expect = { .pool = p->uuid, .device = d->rec.uuid,
 				       .size = d->rec.size };
-	char why[200], msg[160];
+	char why[POOL_ERROR_LEN], msg[384];
 	int r;
 
 	r = device_open(d->rec.path, d->rec.id, &d->dev);
@@ -390,7 +390,7 @@ static int check_not_image(struct pool *p, const char *abs, struct pool_error *e
 static int open_new_device(struct pool *p, const char *abs, bool force,
 			   struct device **dev, struct pool_error *err)
 {
-	char why[160], own[POOL_NAME_MAX + 1];
+	char why[384], own[POOL_NAME_MAX + 1];
 	bool nbd = nbd_link_is_uri(abs);
 	int r = nbd ? 0 : check_not_image(p, abs, err);
 

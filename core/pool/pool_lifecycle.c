@@ -23,6 +23,7 @@
 
 #include "device.h"
 #include "log.h"
+#include "nbd_conn.h"
 #include "proc.h"
 #include "regfile.h"
 #include "thin_pool.h"
@@ -285,6 +286,7 @@ static int open_pool(const char *dir, pool_meta_open_fn *open_meta, bool frozen,
 		r = pool_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
+	nbd_conn_set_key_owner(st.st_uid);	/* its NBD devices' TLS keys */
 	r = open_meta(db, false, &p->meta);
 	if (r) {
 		pool_fail(err, r, "pool database '%s' %s", db, open_strerror(r));

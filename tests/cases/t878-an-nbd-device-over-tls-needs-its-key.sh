@@ -27,8 +27,16 @@ tls() { echo "nbds+unix://alice@/?socket=$T_DIR/sock&tls-psk-file=$1"; }
 make_pool
 expect_fail -s 1 -m "^mapperctl: device add: cannot open 'nbd\+unix:///\?socket=$T_DIR/sock': .*server requires TLS" \
 	mapperctl device add "nbd+unix:///?socket=$T_DIR/sock" --name r1
-expect_fail -s 1 -m "^mapperctl: device add: cannot open '.*tls-psk-file=$T_DIR/other.psk': .*gnutls_handshake" \
+expect_fail -s 1 -m "^mapperctl: device add: cannot open '.*tls-psk-file=$T_DIR/other.psk': .*gnutls_handshake.* \(the TLS handshake failed: are the key in tls-psk-file and the identity before '@' the server's\?\)$" \
 	mapperctl device add "$(tls "$T_DIR/other.psk")" --name r1
+(umask 077 && sed 's/^alice:/bob:/' keys.psk >bob.psk)
+expect_fail -s 1 -m "\(the TLS handshake failed: are the key in tls-psk-file and the identity before '@' the server's\?\)$" \
+	mapperctl device add "nbds+unix://bob@/?socket=$T_DIR/sock&tls-psk-file=$T_DIR/bob.psk" --name r1
+# An identity the key file does not hold: the error names the file, not a descriptor.
+expect_fail -s 1 -m "^mapperctl: device add: cannot open '.*': .*$T_DIR/keys.psk" \
+	mapperctl device add "nbds+unix://carol@/?socket=$T_DIR/sock&tls-psk-file=$T_DIR/keys.psk" --name r1
+mapperctl device add "nbds+unix://carol@/?socket=$T_DIR/sock&tls-psk-file=$T_DIR/keys.psk" \
+	--name r1 2>&1 | grep -q /dev/fd && fail "a TLS error names a descriptor, not the key file"
 cp keys.psk open.psk && chmod 644 open.psk
 expect_fail -s 1 -m "^mapperctl: device add: TLS key file '$T_DIR/open.psk' may be read or written by others \(mode 0644\): chmod 600 it$" \
 	mapperctl device add "$(tls "$T_DIR/open.psk")" --name r1
@@ -62,3 +70,19 @@ stop_daemon
 start_daemon
 dd if="$MNT/v" of=back bs=1M count=8 iflag=direct status=none
 cmp data back || fail "a daemon started again does not read the volume over TLS"
+
+# A key file loosened after device add is refused at the next connection.
+stop_daemon
+chmod 644 keys.psk
+start_daemon
+mapperctl status --json >st.json
+jq -r '.devices[] | select(.name == "r1") | .reason // empty' st.json |
+	grep -q "TLS key file '$T_DIR/keys.psk' may be read or written by others" ||
+	fail "status does not say why r1 is not open: $(jq -c '.devices' st.json)"
+! dd if="$MNT/v" of=/dev/null bs=1M count=1 iflag=direct status=none 2>/dev/null ||
+	fail "a volume was read over a key file others may read"
+stop_daemon
+chmod 600 keys.psk
+start_daemon
+dd if="$MNT/v" of=back bs=1M count=8 iflag=direct status=none
+cmp data back || fail "the volume does not read again once the key file is mended"
