@@ -730,6 +730,7 @@ static void log_force_stop(struct daemon *d, const char *mnt, int sig, int detac
 struct serving {
 	unsigned int batch;		/* ring entries per thread */
 	bool parks;			/* requests park (POOL_IO_NETWORK) */
+	struct ops_io io;		/* the rings' data path: mapperfs_io, parking or not */
 	struct workers *workers;	/* /dev/fuse */
 	struct uring_transport *ring;	/* NULL: none was made */
 	bool ring_serves;
@@ -778,7 +779,11 @@ static int prepare_ring(struct fuse_session *se, const struct options *o, struct
 	 */
 	if (s->parks)
 		per_queue = o->workers;
-	r = uring_transport_prepare(se, &mapperfs_io, per_queue, s->batch, o->spin_us,
+	/* Elsewhere nothing parks: no request is mapped twice to learn so. */
+	s->io = mapperfs_io;
+	if (!s->parks)
+		s->io.start = NULL;
+	r = uring_transport_prepare(se, &s->io, per_queue, s->batch, o->spin_us,
 				    &s->ring);
 	if (r) {
 		snprintf(s->why, sizeof(s->why), "cannot set up its rings: %s", strerror(-r));

@@ -37,7 +37,7 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * (O_DSYNC: durable before it returns): the bytes written, or -errno.
  * fsync: 0 or -errno.
  *
- * start: a READ (@write false) or WRITE parked instead (volume_start,
+ * start (NULL: nothing parks): a READ (@write false) or WRITE parked instead (volume_start,
  * engine.h: the thread's engine carries it while the thread serves
  * others): -EINPROGRESS, or -EAGAIN when it cannot be (a WRITE with
  * O_DSYNC never is): serve it with read or write, after engine_drain.

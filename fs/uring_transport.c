@@ -340,7 +340,7 @@ static int ring_register(struct ring_thread *rt)
 	memset(sqe, 0, 2 * sizeof(*sqe));
 	io_uring_prep_poll_add(sqe, rt->t->cancel_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
-	r = arm_engine_poll(rt);
+	r = rt->t->io->start ? arm_engine_poll(rt) : 0;	/* only parked requests need it */
 	if (r)
 		return r;
 	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
@@ -498,7 +498,8 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 		const struct fuse_read_in *a = op;
 
 		if (op_sz >= sizeof(*a)) {
-			n = io->start(&e->io, a->fh, false, a->offset, e->payload, a->size, 0);
+			n = io->start ? io->start(&e->io, a->fh, false, a->offset, e->payload,
+						  a->size, 0) : -EAGAIN;
 			if (n != -EINPROGRESS)
 				n = serve_blocking(rt, e);
 		}
@@ -508,8 +509,8 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 		const struct fuse_write_in *a = op;
 
 		if (op_sz >= sizeof(*a) && a->size == payload_sz) {
-			n = io->start(&e->io, a->fh, true, a->offset, e->payload, a->size,
-				      a->flags);
+			n = io->start ? io->start(&e->io, a->fh, true, a->offset, e->payload,
+						  a->size, a->flags) : -EAGAIN;
 			if (n != -EINPROGRESS)
 				n = serve_blocking(rt, e);
 		}
