@@ -215,6 +215,7 @@ static void linear_destroy(struct target *t)
 
 static const struct target_ops linear_ops = {
 	.name = "linear",
+	.parks = true,
 	.map = linear_map,
 	.write_deferred = target_never_defers,
 	.read_failed = target_no_read_retry,

@@ -240,6 +240,7 @@ static void stripe_destroy(struct target *t)
  */
 static const struct target_ops stripe_ops = {
 	.name = "striped",
+	.parks = true,
 	.map = stripe_map,
 	.write_deferred = target_never_defers,
 	.read_failed = target_no_read_retry,

@@ -28,6 +28,7 @@
 #define MAPPERFS_TARGET_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,6 +57,14 @@ struct target;
 
 struct target_ops {
 	const char *name;
+	/*
+	 * Whether map() may be called for a request that is then mapped
+	 * again (volume_start maps it to see if it can park, and leaves it to
+	 * volume_read or volume_write if not): false for a target whose map()
+	 * does what a second call would do twice (switch counts each path's
+	 * bytes there; mirror marks the regions a write dirties).
+	 */
+	bool parks;
 
 	/*
 	 * Maps [off, off + len) of the volume, which the caller has checked

@@ -521,7 +521,8 @@ int volume_start(struct volume_io *io, struct volume *v, struct engine *e, bool 
 	segs_init(&io->segs);
 	rcu_read_begin();
 	io->t = rcu_load(v->target);
-	if (map_range(v, io->t, dir, off, len, size, &io->segs) == MAP_REMAPPED) {
+	if (io->t->ops->parks &&
+	    map_range(v, io->t, dir, off, len, size, &io->segs) == MAP_REMAPPED) {
 		io->job = (struct engine_job){ .segs = &io->segs, .buf = buf, .write = write };
 		if (engine_start(e, &io->job) == 0) {
 			io->v = v;

@@ -666,6 +666,7 @@ static void thin_destroy(struct target *t)
 
 static const struct target_ops thin_ops = {
 	.name = "thin",
+	.parks = true,
 	.map = thin_map,
 	.read_failed = thin_read_failed,
 	.write_failed = thin_write_failed,
