@@ -207,7 +207,7 @@ refuses 1 "segment 'd0:9M:1M' overlaps volume 'sw'" create linear x --segment d0
 refuses 1 "not enough free space for 8.00 MiB on device\(s\) d0 \(7.00 MiB free\)" create linear x --size 8M --on d0
 refuses 1 "holds a pool already" init
 # Databases and pool directories.
-refuses 1 "list: no pool at '$T_DIR/nosuchpool' \(run 'mapperctl init', or name the pool with --pool DIR or MAPPERFS_POOL\)$" \
+refuses 1 "list: no pool at '$T_DIR/nosuchpool' \(run 'mapperctl init', or name the pool with --pool DIR before the command, or MAPPERFS_POOL\)$" \
 	--pool "$T_DIR/nosuchpool" list
 mkdir -p copies/corrupt copies/newer copies/foreign copies/open
 chmod 0700 copies/*
