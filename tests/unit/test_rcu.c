@@ -126,8 +126,12 @@ START_TEST(tokens_taken_after_never_hold_a_writer)
 	atomic_store(&sh.current, object_new());
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&readers[i], NULL, parker, &sh), 0);
-	/* Each replacement waits out the parked readers of the old object. */
-	for (int round = 0; round < 200; round++) {
+	/*
+	 * Each replacement waits out the parked readers of the old object;
+	 * at least 200 of them, and on until the readers used 200 objects
+	 * meanwhile (they may start late on a loaded machine).
+	 */
+	for (int round = 0; round < 200 || atomic_load(&sh.uses) < 200; round++) {
 		struct object *old = rcu_publish(sh.current, object_new());
 
 		rcu_wait_readers();
@@ -137,7 +141,7 @@ START_TEST(tokens_taken_after_never_hold_a_writer)
 	atomic_store(&sh.stop, true);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_join(readers[i], NULL), 0);
-	ck_assert_int_gt(atomic_load(&sh.uses), 0);
+	ck_assert_int_ge(atomic_load(&sh.uses), 200);
 	free(atomic_load(&sh.current));
 	urcu_memb_unregister_thread();
 }
