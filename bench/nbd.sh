@@ -20,6 +20,9 @@
 #   seq1M      1 job x QD4 sequential 1 MiB reads                    MiB/s
 #   lat4K      4 KiB random reads at QD1: the median completion, us
 #
+# For read64K it also says the CPU seconds each client and nbdkit spent
+# per GiB read (/proc/PID/stat around each run).
+#
 # The figure asked of mapperfs is read64K >= 2 x nbdfuse's; the last
 # column says how far above nbdfuse the FUSE-less client itself is.
 # Environment: BENCH_SECONDS (default 5) per run, BENCH_TRANSPORT.
@@ -69,6 +72,7 @@ ctl create linear lin --size $size --on r1 >/dev/null
 mkdir -p "$mnt" "$fuse"
 "$bin/mapperfs" --pool "$pool" "$mnt" -o "transport=${BENCH_TRANSPORT:-auto}" 2>"$dir/mapperfs.err"
 pid=$(cat "$pool/mapperfs.pid")
+server_pid=$(cat "$dir/nbdkit.pid")
 mkfifo "$dir/nbdfuse.pid"
 nbdfuse -P "$dir/nbdfuse.pid" "$fuse/disk" --unix "$dir/sock" </dev/null >/dev/null 2>&1 &
 fuse_pid=$(timeout 30 cat "$dir/nbdfuse.pid")
@@ -96,8 +100,28 @@ fio_run()
 		sed -n '/^{/,$p'	# the nbd engine says "connected" first
 }
 
-read64K() { fio_run read64K "$1" libaio --rw=randread --bs=64K --iodepth=32 |
-	jq '.jobs[0].read.bw / 1024'; }
+# CPU time (ticks) of a process, user and system.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# read64K also notes the CPU its client (the FUSE daemon; fio itself for
+# libnbd, not counted) and nbdkit spent, in $dir/cpu: "side ticks ticks MiB/s".
+read64K()
+{
+	local side=libnbd client= c0=0 c1=0 k0 k1 bw
+
+	case $1 in
+	"$mnt/lin") side=mapperfs client=$pid ;;
+	"$fuse/disk") side=nbdfuse client=$fuse_pid ;;
+	esac
+	k0=$(ticks "$server_pid")
+	[ -z "$client" ] || c0=$(ticks "$client")
+	bw=$(fio_run read64K "$1" libaio --rw=randread --bs=64K --iodepth=32 |
+		jq '.jobs[0].read.bw / 1024')
+	k1=$(ticks "$server_pid")
+	[ -z "$client" ] || c1=$(ticks "$client")
+	echo "$side $((c1 - c0)) $((k1 - k0)) $bw" >>"$dir/cpu"
+	echo "$bw"
+}
 read64Kx4() { fio_run read64Kx4 "$1" libaio --rw=randread --bs=64K \
 	--iodepth=32 --numjobs=4 | jq '.jobs[0].read.bw / 1024'; }
 write64K() { fio_run write64K "$1" libaio --rw=randwrite --bs=64K --iodepth=32 |
@@ -133,3 +157,18 @@ for w in "${workloads[@]}"; do
 done
 echo "(lat4K in microseconds: lower is better, the ratios too; the rest MiB/s;"
 echo " libnbd: fio's nbd engine on the export, no FUSE: the ceiling of a FUSE client)"
+# CPU seconds per GiB read in read64K's runs (each runs secs + 1 s of ramp).
+awk -v hz="$(getconf CLK_TCK)" -v secs="$secs" '
+	{ c[$1] += $2; k[$1] += $3; gib[$1] += $4 * (secs + 1) / 1024 }
+	END {
+		printf "read64K CPU seconds per GiB read, client / nbdkit:"
+		n = split("mapperfs nbdfuse libnbd", side, " ")
+		for (i = 1; i <= n; i++) {
+			s = side[i]
+			if (!gib[s]) continue
+			printf " %s %s / %.3f;", s,
+				s == "libnbd" ? "(fio)" : sprintf("%.3f", c[s] / hz / gib[s]),
+				k[s] / hz / gib[s]
+		}
+		printf "\n"
+	}' "$dir/cpu"
