@@ -425,8 +425,7 @@ static int open_new_device(struct pool *p, const char *abs, bool force,
  */
 static int check_tls_key(struct pool *p, const char *uri, struct pool_error *err)
 {
-	char path[PATH_MAX], identity[PSK_IDENTITY_MAX + 1], why[160];
-	int fd;
+	char path[PATH_MAX], identity[PSK_IDENTITY_MAX + 1];
 
 	if (!nbd_uri_param_at(uri, "tls-psk-file"))
 		return 0;
@@ -435,11 +434,7 @@ static int check_tls_key(struct pool *p, const char *uri, struct pool_error *err
 				 "must be nbds://IDENTITY@HOST/... or nbds+unix://IDENTITY@/...", uri);
 	if (!nbd_uri_param(uri, "tls-psk-file", path, sizeof(path)) || path[0] != '/')
 		return pool_fail(err, -EINVAL, "the TLS key file in '%s' is not an absolute path", uri);
-	fd = psk_file_open(path, pool_owner(p)->uid, identity, why, sizeof(why));
-	if (fd < 0)
-		return pool_fail(err, fd, "TLS key file '%.300s' %s", path, why);
-	close(fd);
-	return 0;
+	return pool_check_psk(p, path, identity, err);
 }
 
 int pool_device_add(struct pool *p, const struct pool_device_spec *s,

@@ -159,16 +159,21 @@ static int check_export(struct pool *p, const char *name, const struct export_re
 	return r;
 }
 
+int pool_check_psk(struct pool *p, const char *path, char *identity, struct pool_error *err)
+{
+	char why[160];
+	int fd = psk_file_open(path, pool_owner(p)->uid, identity, why, sizeof(why));
+
+	if (fd < 0)
+		return pool_fail(err, fd, "TLS key file '%.300s' %s", path, why);
+	close(fd);
+	return 0;
+}
+
 /* @e's key file, as nbdkit will be given it; its first identity into @e. */
 static int check_tls(struct pool *p, struct export_rec *e, struct pool_error *err)
 {
-	char why[160];
-	int fd = psk_file_open(e->tls_psk, pool_owner(p)->uid, e->tls_identity, why, sizeof(why));
-
-	if (fd < 0)
-		return pool_fail(err, fd, "TLS key file '%.300s' %s", e->tls_psk, why);
-	close(fd);
-	return 0;
+	return pool_check_psk(p, e->tls_psk, e->tls_identity, err);
 }
 
 static int record_export(struct pool *p, void *arg)

@@ -186,6 +186,13 @@ struct pool_device *pool_device_by_id(struct pool *p, int64_t id);
  * if so, and @why is not NULL, what happened and when, in @why.
  */
 bool pool_device_reconnecting(const struct pool_device *d, char *why, size_t len);
+/*
+ * Checks TLS key file @path as the pool takes one (psk_file.h: the pool
+ * owner's or root's, nobody else's, parses) and puts its first identity
+ * in @identity (PSK_IDENTITY_MAX + 1 bytes): an export's (pool_export.c)
+ * or an NBD device's.  0, or -errno with "TLS key file '...' ..." in @err.
+ */
+int pool_check_psk(struct pool *p, const char *path, char *identity, struct pool_error *err);
 
 /*
  * Finds volume @name for an operation: -ENOENT "no volume 'x'", and, when
