@@ -7,7 +7,8 @@
 
 #include "writelog.h"
 
-#define REFS_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
+#define FIELDS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8 * THIN_ALLOC_FIELD_BITS)
+#define OVERFLOW_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
 #define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
 
 static void *reserve(size_t len)
@@ -23,12 +24,13 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 	memset(a, 0, sizeof(*a));
 	if (nr_blocks > THIN_ALLOC_MAX_BLOCKS)
 		return -EFBIG;
-	a->refs = reserve(REFS_BYTES);
+	a->fields = reserve(FIELDS_BYTES);
+	a->overflow = reserve(OVERFLOW_BYTES);
 	a->pending_bits = reserve(BITS_BYTES);
 	a->unshared_bits = reserve(BITS_BYTES);
 	a->unsharing_bits = reserve(BITS_BYTES);
 	a->discarded_bits = reserve(BITS_BYTES);
-	if (!a->refs || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits ||
+	if (!a->fields || !a->overflow || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits ||
 	    !a->discarded_bits) {
 		thin_alloc_exit(a);
 		return -ENOMEM;
@@ -40,8 +42,10 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 
 void thin_alloc_exit(struct thin_alloc *a)
 {
-	if (a->refs)
-		munmap((void *)a->refs, REFS_BYTES);
+	if (a->fields)
+		munmap((void *)a->fields, FIELDS_BYTES);
+	if (a->overflow)
+		munmap(a->overflow, OVERFLOW_BYTES);
 	if (a->pending_bits)
 		munmap(a->pending_bits, BITS_BYTES);
 	if (a->unshared_bits)
@@ -79,12 +83,50 @@ static int is_discarded(const struct thin_alloc *a, uint32_t b)
 	return (a->discarded_bits[b / 64] >> (b % 64)) & 1;
 }
 
+/* The word holding block @b's field, and that field's one. */
+static _Atomic uint64_t *word_of(struct thin_alloc *a, uint32_t b, uint64_t *one)
+{
+	*one = 1ull << (b % THIN_ALLOC_FIELDS_PER_WORD * THIN_ALLOC_FIELD_BITS);
+	return &a->fields[b / THIN_ALLOC_FIELDS_PER_WORD];
+}
+
+/* Count 0 or 1 to the next; the release orders what the caller wrote before. */
+static void field_up(struct thin_alloc *a, uint32_t b)
+{
+	uint64_t one;
+	_Atomic uint64_t *w = word_of(a, b, &one);
+
+	atomic_fetch_add_explicit(w, one, memory_order_release);
+}
+
+static void field_down(struct thin_alloc *a, uint32_t b)
+{
+	uint64_t one;
+	_Atomic uint64_t *w = word_of(a, b, &one);
+
+	atomic_fetch_sub_explicit(w, one, memory_order_release);
+}
+
+static void field_clear(struct thin_alloc *a, uint32_t b)
+{
+	uint64_t one;
+	_Atomic uint64_t *w = word_of(a, b, &one);
+
+	atomic_fetch_and_explicit(w, ~(one * 3), memory_order_release);
+}
+
 void thin_alloc_loaded(struct thin_alloc *a)
 {
 	a->nr_free = 0;
-	for (uint64_t b = 0; b < a->nr_blocks; b++)
-		if (!atomic_load_explicit(&a->refs[b], memory_order_relaxed))
-			a->nr_free++;
+	for (uint64_t b = 0; b < a->nr_blocks; b += THIN_ALLOC_FIELDS_PER_WORD) {
+		uint64_t w = atomic_load_explicit(&a->fields[b / THIN_ALLOC_FIELDS_PER_WORD],
+						  memory_order_relaxed);
+		uint64_t n = a->nr_blocks - b < THIN_ALLOC_FIELDS_PER_WORD ?
+			     a->nr_blocks - b : THIN_ALLOC_FIELDS_PER_WORD;
+
+		for (uint64_t i = 0; i < n; i++, w >>= THIN_ALLOC_FIELD_BITS)
+			a->nr_free += !(w & 3);
+	}
 }
 
 int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
@@ -97,10 +139,9 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 		if (a->cursor >= a->nr_blocks)
 			a->cursor = 0;
 		c = (uint32_t)a->cursor++;
-		if (atomic_load_explicit(&a->refs[c], memory_order_relaxed) ||
-		    is_pending(a, c))
+		if (thin_alloc_field(a, c) || is_pending(a, c))
 			continue;
-		atomic_store_explicit(&a->refs[c], 1, memory_order_release);
+		field_up(a, c);
 		a->discarded_bits[c / 64] &= ~(1ull << (c % 64));
 		a->nr_free--;
 		*b = c;
@@ -110,7 +151,17 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 
 void thin_alloc_get(struct thin_alloc *a, uint32_t b)
 {
-	atomic_fetch_add_explicit(&a->refs[b], 1, memory_order_acq_rel);
+	switch (thin_alloc_field(a, b)) {
+	case THIN_ALLOC_FIELD_MANY:
+		a->overflow[b]++;
+		break;
+	case 2:
+		a->overflow[b] = 3;	/* before the field says where to look */
+		field_up(a, b);
+		break;
+	default:
+		field_up(a, b);
+	}
 }
 
 static void set_bit(_Atomic uint64_t *bits, uint32_t b)
@@ -145,13 +196,18 @@ static int mark_unshared(struct thin_alloc *a, uint32_t b)
 int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 {
 	/* Counts change under the pool lock only: this one is stable. */
-	if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) > 1) {
+	uint32_t f = thin_alloc_field(a, b);
+
+	if (f > 1) {
 		int r = mark_unshared(a, b);	/* before the drop: see exclusive() */
 
-		atomic_fetch_sub_explicit(&a->refs[b], 1, memory_order_release);
+		if (f < THIN_ALLOC_FIELD_MANY || a->overflow[b] == 3)
+			field_down(a, b);
+		else
+			a->overflow[b]--;
 		return r;
 	}
-	atomic_store_explicit(&a->refs[b], 0, memory_order_release);
+	field_clear(a, b);
 	if (writelog_broken(WRITELOG_BREAK_REUSE_BEFORE_COMMIT)) {
 		a->nr_free++;		/* a power-cut test's deliberate bug: */
 		a->cursor = b;		/* free at once, and next to go */
@@ -176,7 +232,7 @@ int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b)
 {
-	atomic_store_explicit(&a->refs[b], 0, memory_order_release);
+	field_clear(a, b);
 	a->nr_free++;
 }
 
@@ -293,8 +349,7 @@ size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
 		return 0;
 	}
 	for (b = *next; b < a->nr_blocks && n < max; b++) {
-		if (atomic_load_explicit(&a->refs[b], memory_order_relaxed) ||
-		    is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
+		if (thin_alloc_field(a, (uint32_t)b) || is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
 		a->pending_bits[b / 64] |= 1ull << (b % 64);
 		a->nr_free--;

@@ -2,10 +2,16 @@
  * core/thin/thin_alloc.h: a thin pool's data blocks: reference counts and the
  * allocator.
  *
- * One 32-bit count per block (4 bytes of RAM per block), the number of
- * distinct leaves that map it.  map() reads a count with an acquire load
- * to learn whether a block is the volume's alone; everything else happens
- * under the pool lock.
+ * One count per block, the number of distinct leaves that map it, kept
+ * as dm-thin's space maps keep it: two bits per block (32 per 64-bit
+ * word: 0.25 bytes of RAM per block) holding 0, 1 or 2, and 3 for "three
+ * or more", whose exact count lives in an overflow array of 32-bit
+ * counts touched only for such blocks (reserved, MAP_NORESERVE: its
+ * pages cost memory only where blocks are shared three times or more).
+ * Every change moves a count by one, so a field moves by one too, with
+ * one atomic add or subtract on its word.  map() reads a field with an
+ * acquire load to learn whether a block is the volume's alone (field 1);
+ * everything else happens under the pool lock.
  *
  * A block whose count drops to 0 is not free yet: it becomes free when
  * the transaction that dropped it commits (thin_alloc_committed).  Until
@@ -33,7 +39,8 @@
 #define THIN_ALLOC_MAX_BLOCKS	(1ull << 28)	/* blocks per pool: 16 TiB of 64 KiB */
 
 struct thin_alloc {
-	_Atomic uint32_t *refs;		/* per block; reserved for MAX_BLOCKS */
+	_Atomic uint64_t *fields;	/* 2 bits per block; reserved for MAX_BLOCKS */
+	uint32_t *overflow;		/* per block, exact where its field is 3 */
 	uint64_t *pending_bits;		/* freed in the open transaction */
 	_Atomic uint64_t *unshared_bits;	/* count dropped in the open transaction */
 	_Atomic uint64_t *unsharing_bits;	/* ... in the committing one */
@@ -66,9 +73,25 @@ int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks);
  */
 void thin_alloc_loaded(struct thin_alloc *a);
 
+#define THIN_ALLOC_FIELD_BITS	2
+#define THIN_ALLOC_FIELDS_PER_WORD	(64 / THIN_ALLOC_FIELD_BITS)
+#define THIN_ALLOC_FIELD_MANY	3u	/* the count is in overflow[] */
+
+/* Block @b's two-bit field: its count, or THIN_ALLOC_FIELD_MANY.  Lock-free. */
+static inline uint32_t thin_alloc_field(const struct thin_alloc *a, uint32_t b)
+{
+	uint64_t w = atomic_load_explicit(&a->fields[b / THIN_ALLOC_FIELDS_PER_WORD],
+					  memory_order_acquire);
+
+	return (uint32_t)(w >> (b % THIN_ALLOC_FIELDS_PER_WORD * THIN_ALLOC_FIELD_BITS)) & 3;
+}
+
+/* Block @b's count.  Pool lock held (the overflow is read without atomics). */
 static inline uint32_t thin_alloc_refs(const struct thin_alloc *a, uint32_t b)
 {
-	return atomic_load_explicit(&a->refs[b], memory_order_acquire);
+	uint32_t f = thin_alloc_field(a, b);
+
+	return f == THIN_ALLOC_FIELD_MANY ? a->overflow[b] : f;
 }
 
 static inline bool thin_alloc_bit(_Atomic uint64_t *bits, uint32_t b)
@@ -83,7 +106,7 @@ static inline bool thin_alloc_bit(_Atomic uint64_t *bits, uint32_t b)
  */
 static inline bool thin_alloc_exclusive(const struct thin_alloc *a, uint32_t b)
 {
-	return thin_alloc_refs(a, b) == 1 && !thin_alloc_bit(a->unshared_bits, b) &&
+	return thin_alloc_field(a, b) == 1 && !thin_alloc_bit(a->unshared_bits, b) &&
 	       !thin_alloc_bit(a->unsharing_bits, b);
 }
 

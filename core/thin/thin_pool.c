@@ -970,7 +970,7 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 		return -ENOMEM;
 	}
 	for (uint64_t b = 0; b < out->nr_blocks; b++) {
-		out->refs[b] = atomic_load_explicit(&p->alloc.refs[b], memory_order_relaxed);
+		out->refs[b] = thin_alloc_refs(&p->alloc, (uint32_t)b);
 		out->pending[b] = (p->alloc.pending_bits[b / 64] >> (b % 64)) & 1;
 	}
 	return 0;

@@ -180,6 +180,53 @@ START_TEST(loaded_counts_give_the_free_count)
 }
 END_TEST
 
+/*
+ * Counts of three and more leave the two-bit field for the overflow and
+ * come back, exactly, without touching the neighbours in the word.
+ */
+START_TEST(counts_past_two_are_exact_and_leave_neighbours_alone)
+{
+	uint32_t b[4];
+
+	take_all(b);
+	for (int i = 0; i < 999; i++)
+		thin_alloc_get(&a, b[1]);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[1]), 1000);
+	ck_assert_uint_eq(thin_alloc_field(&a, b[1]), THIN_ALLOC_FIELD_MANY);
+	ck_assert(!thin_alloc_exclusive(&a, b[1]));
+	for (int i = 0; i < 998; i++)
+		ck_assert_int_eq(thin_alloc_put(&a, b[1]), 0);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[1]), 2);
+	ck_assert_uint_eq(thin_alloc_field(&a, b[1]), 2);
+	ck_assert_int_eq(thin_alloc_put(&a, b[1]), 0);
+	ck_assert_uint_eq(thin_alloc_refs(&a, b[1]), 1);
+	/* Dropped in the open transaction: exclusive only once it commits. */
+	ck_assert(!thin_alloc_exclusive(&a, b[1]));
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	ck_assert(thin_alloc_exclusive(&a, b[1]));
+	for (int i = 0; i < 4; i++)
+		if (i != 1)
+			ck_assert_uint_eq(thin_alloc_refs(&a, b[i]), 1);
+}
+END_TEST
+
+/* The last block of a word and the first of the next are apart. */
+START_TEST(fields_of_adjacent_words_are_apart)
+{
+	thin_alloc_exit(&a);
+	ck_assert_int_eq(thin_alloc_init(&a, 2 * THIN_ALLOC_FIELDS_PER_WORD), 0);
+	for (int i = 0; i < 5; i++)
+		thin_alloc_get(&a, THIN_ALLOC_FIELDS_PER_WORD - 1);
+	thin_alloc_get(&a, THIN_ALLOC_FIELDS_PER_WORD);
+	thin_alloc_loaded(&a);
+	ck_assert_uint_eq(thin_alloc_refs(&a, THIN_ALLOC_FIELDS_PER_WORD - 1), 5);
+	ck_assert_uint_eq(thin_alloc_refs(&a, THIN_ALLOC_FIELDS_PER_WORD), 1);
+	ck_assert_uint_eq(thin_alloc_refs(&a, THIN_ALLOC_FIELDS_PER_WORD - 2), 0);
+	ck_assert_uint_eq(a.nr_free, 2 * THIN_ALLOC_FIELDS_PER_WORD - 2);
+}
+END_TEST
+
 START_TEST(held_block_is_not_handed_out_until_released)
 {
 	const uint32_t *held;
@@ -264,6 +311,8 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, unpublished_block_returns_to_the_pool_at_once);
 	tcase_add_test(tc, grown_pool_has_the_new_blocks_free);
 	tcase_add_test(tc, loaded_counts_give_the_free_count);
+	tcase_add_test(tc, counts_past_two_are_exact_and_leave_neighbours_alone);
+	tcase_add_test(tc, fields_of_adjacent_words_are_apart);
 	tcase_add_test(tc, held_block_is_not_handed_out_until_released);
 	tcase_add_test(tc, trim_holds_only_free_blocks_and_gives_them_back);
 	tcase_add_test(tc, trim_leaves_out_blocks_discarded_until_they_are_used_again);
