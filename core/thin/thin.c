@@ -781,11 +781,12 @@ static uint64_t count_mapped(const struct thin_dir *d)
 	return n;
 }
 
-/* Links a new target with map @d into the pool.  Lock held. */
-static void adopt(struct thin_pool *p, struct thin *th, struct thin_dir *d)
+/* Links a new target with map @d, of @mapped blocks, into the pool.  Lock held. */
+static void adopt(struct thin_pool *p, struct thin *th, struct thin_dir *d,
+		  uint64_t mapped)
 {
 	atomic_init(&th->dir, d);
-	atomic_init(&th->mapped, count_mapped(d));
+	atomic_init(&th->mapped, mapped);
 	thin_pool_link(p, th);
 }
 
@@ -802,7 +803,7 @@ int thin_load(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
 	pthread_mutex_lock(&p->lock);
 	r = load_dir(p, dir, slots, &d);
 	if (d)
-		adopt(p, th, d);
+		adopt(p, th, d, count_mapped(d));
 	pthread_mutex_unlock(&p->lock);
 	if (r) {
 		if (d)
@@ -829,7 +830,7 @@ int thin_create(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
 	}
 	pthread_mutex_lock(&p->lock);
 	p->nr_dirs++;
-	adopt(p, th, d);
+	adopt(p, th, d, 0);
 	pthread_mutex_unlock(&p->lock);
 	*out = &th->target;
 	return 0;
@@ -850,8 +851,9 @@ int thin_snapshot(struct target *origin, int64_t volume, struct target **out)
 		free(th);
 		return -ENOENT;
 	}
+	/* Quiesced (thin.h): the origin's count is its map's, nothing in flight. */
 	atomic_fetch_add(&d->refs, 1);
-	adopt(p, th, d);
+	adopt(p, th, d, atomic_load(&o->mapped));
 	pthread_mutex_unlock(&p->lock);
 	*out = &th->target;
 	return 0;
