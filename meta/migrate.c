@@ -324,6 +324,36 @@ static int step14_export_tls(struct store *s)
 		" CHECK ((tls_psk IS NULL) = (tls_identity IS NULL));");
 }
 
+/*
+ * Version 15: a thin pool's space map, the stored counts of its data
+ * blocks (thin_meta.h: struct thin_space_rec), so that a start-up need
+ * not derive them from every leaf.  space_valid says whether the chunks
+ * match the leaves: every change of a leaf row clears it (the triggers),
+ * and only the pool's own commit, which writes leaves and the chunks they
+ * change in one transaction, sets it again.  Existing pools start stale:
+ * their first load derives the counts and their next commit writes them.
+ * And thin_dir.mapped, the blocks a map maps, which the pool's commit
+ * keeps (NULL where a writer did not say: the load counts them).
+ */
+static int step15_thin_space(struct store *s)
+{
+	return store_exec(s,
+		"ALTER TABLE thin_pool ADD COLUMN space_valid INTEGER NOT NULL DEFAULT 0;"
+		"ALTER TABLE thin_dir ADD COLUMN mapped INTEGER;"
+		"CREATE TABLE thin_space ("
+		" pool INTEGER NOT NULL REFERENCES thin_pool(volume) ON DELETE CASCADE,"
+		" chunk INTEGER NOT NULL,"
+		" fields BLOB NOT NULL,"
+		" overflow BLOB,"
+		" PRIMARY KEY (pool, chunk));"
+		"CREATE TRIGGER thin_leaf_insert_stales_space AFTER INSERT ON thin_leaf BEGIN"
+		" UPDATE thin_pool SET space_valid = 0 WHERE volume = NEW.pool AND space_valid; END;"
+		"CREATE TRIGGER thin_leaf_update_stales_space AFTER UPDATE ON thin_leaf BEGIN"
+		" UPDATE thin_pool SET space_valid = 0 WHERE volume = NEW.pool AND space_valid; END;"
+		"CREATE TRIGGER thin_leaf_delete_stales_space AFTER DELETE ON thin_leaf BEGIN"
+		" UPDATE thin_pool SET space_valid = 0 WHERE volume = OLD.pool AND space_valid; END;");
+}
+
 /* steps[i] takes the schema from version i to version i + 1. */
 static int (*const steps[])(struct store *s) = {
 	step1_pool_devices_volumes,
@@ -340,6 +370,7 @@ static int (*const steps[])(struct store *s) = {
 	step12_exports,
 	step13_thin_received,
 	step14_export_tls,
+	step15_thin_space,
 };
 
 int migrate_latest(void)

@@ -231,12 +231,16 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 		return -ENOMEM;
 	for (uint32_t i = 0; i < d->nr; i++)
 		put_le64(blob + 8 * i, (uint64_t)d->leaves[i]);
-	r = store_stmt(s, "INSERT OR REPLACE INTO thin_dir (pool, id, leaves) VALUES (?, ?, ?)",
-		       &st);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_dir (pool, id, leaves, mapped)"
+			  " VALUES (?, ?, ?, ?)", &st);
 	if (!r) {
 		sqlite3_bind_int64(st, 1, pool);
 		sqlite3_bind_int64(st, 2, d->id);
 		sqlite3_bind_blob64(st, 3, blob, len, SQLITE_STATIC);
+		if (d->mapped_known)
+			sqlite3_bind_int64(st, 4, (sqlite3_int64)d->mapped);
+		else
+			sqlite3_bind_null(st, 4);
 		r = store_step_done(s, st);
 	}
 	free(blob);
@@ -253,6 +257,19 @@ static bool dir_blob_well_formed(int len)
 	return len > 0 && len % 8 == 0 && (unsigned int)len / 8 <= THIN_DIR_SLOTS_MAX;
 }
 
+int store_thin_dir_set_mapped(struct store *s, int64_t pool, int64_t id, uint64_t mapped)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "UPDATE thin_dir SET mapped = ? WHERE pool = ? AND id = ?", &st);
+
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)mapped);
+	sqlite3_bind_int64(st, 2, pool);
+	sqlite3_bind_int64(st, 3, id);
+	return store_step_done(s, st);
+}
+
 int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 		       struct thin_dir_rec *out)
 {
@@ -260,7 +277,7 @@ int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 	sqlite3_stmt *st;
 	int rc, r, len;
 
-	r = store_stmt(s, "SELECT leaves FROM thin_dir WHERE pool = ? AND id = ?", &st);
+	r = store_stmt(s, "SELECT leaves, mapped FROM thin_dir WHERE pool = ? AND id = ?", &st);
 	if (r)
 		return r;
 	sqlite3_bind_int64(st, 1, pool);
@@ -278,6 +295,12 @@ int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 	}
 	out->id = id;
 	out->nr = (uint32_t)(len / 8);
+	/* A count no map of these slots can reach is not trusted: counted again. */
+	out->mapped_known = sqlite3_column_type(st, 1) == SQLITE_INTEGER &&
+			    sqlite3_column_int64(st, 1) >= 0 &&
+			    (uint64_t)sqlite3_column_int64(st, 1) <=
+			    (uint64_t)out->nr * THIN_LEAF_ENTRIES;
+	out->mapped = out->mapped_known ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
 	out->leaves = calloc(out->nr ? out->nr : 1, sizeof(*out->leaves));
 	if (!out->leaves) {
 		r = -ENOMEM;

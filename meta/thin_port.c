@@ -93,6 +93,9 @@ static int apply(struct thin_port *tp, const struct thin_commit *c)
 		r = store_thin_dir_put(s, tp->pool, &c->dirs[i]);
 	for (size_t i = 0; !r && i < c->nr_vols; i++)
 		r = store_thin_set_dir(s, c->vols[i].volume, c->vols[i].dir);
+	for (size_t i = 0; !r && i < c->nr_dir_mapped; i++)
+		r = store_thin_dir_set_mapped(s, tp->pool, c->dir_mapped[i].id,
+					      c->dir_mapped[i].mapped);
 	for (size_t i = 0; !r && i < c->nr_dead_leaves; i++)
 		r = store_thin_leaf_delete(s, tp->pool, c->dead_leaves[i]);
 	for (size_t i = 0; !r && i < c->nr_dead_dirs; i++)
@@ -100,20 +103,60 @@ static int apply(struct thin_port *tp, const struct thin_commit *c)
 	return r;
 }
 
+/*
+ * The space map's chunks after the leaves (whose triggers marked it
+ * stale): valid again if it was before, or if the commit holds all of it.
+ */
+static int apply_space(struct thin_port *tp, const struct thin_commit *c, bool was_valid)
+{
+	struct store *s = tp->store;
+	bool valid = was_valid || c->space_whole;
+	int r = 0;
+
+	if (c->space_whole)
+		r = store_thin_space_clear(s, tp->pool);
+	for (size_t i = 0; !r && i < c->nr_space; i++)
+		r = store_thin_space_put(s, tp->pool, &c->space[i]);
+	if (!r)
+		r = store_thin_space_set_valid(s, tp->pool, valid);
+	if (!r)
+		*c->space_stale = !valid;
+	return r;
+}
+
 static int port_commit(void *arg, const struct thin_commit *c)
 {
 	struct thin_port *tp = arg;
+	bool was_valid = false;
 	int r;
 
 	r = store_begin(tp->store);
 	if (r)
 		return r;
-	r = apply(tp, c);
+	if (c->space_stale)
+		r = store_thin_space_valid(tp->store, tp->pool, &was_valid);
+	if (!r)
+		r = apply(tp, c);
+	if (!r && c->space_stale)
+		r = apply_space(tp, c, was_valid);
 	if (!r)
 		r = store_commit(tp->store);
 	if (r)
 		store_rollback(tp->store);
 	return r;
+}
+
+static int port_load_space(void *arg, int (*each)(void *ctx, const struct thin_space_rec *rec),
+			   void *ctx)
+{
+	struct thin_port *tp = arg;
+	bool valid;
+	int r = store_thin_space_valid(tp->store, tp->pool, &valid);
+
+	if (r || !valid)
+		return r;
+	r = store_thin_space_each(tp->store, tp->pool, each, ctx);
+	return r ? r : 1;
 }
 
 static int port_read_begin(void *arg)
@@ -136,6 +179,7 @@ const struct thin_meta_ops thin_port_ops = {
 	.max_page_id = port_max_page_id,
 	.page_ids = port_page_ids,
 	.load_vols = port_load_vols,
+	.load_space = port_load_space,
 	.commit = port_commit,
 	.read_begin = port_read_begin,
 	.read_end = port_read_end,

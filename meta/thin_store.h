@@ -11,6 +11,7 @@
 #ifndef MAPPERFS_THIN_STORE_H
 #define MAPPERFS_THIN_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +43,25 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 		       struct thin_dir_rec *out);
 int store_thin_dir_delete(struct store *s, int64_t pool, int64_t id);
+/* Sets the count of blocks directory @id maps (NULL after a put without it). */
+int store_thin_dir_set_mapped(struct store *s, int64_t pool, int64_t id, uint64_t mapped);
 int store_thin_leaf_put(struct store *s, int64_t pool, const struct thin_leaf_rec *l);
+
+/*
+ * The space map of @pool (thin_meta.h).  space_valid: 1 if its chunks
+ * match the leaves, 0 if stale.  each: every chunk by chunk number, to
+ * @each (rec->overflow valid during the call only); a non-zero return
+ * stops the walk and is handed back; -EUCLEAN for a chunk of another
+ * length or an overflow of odd length.  put: inserts or replaces one
+ * chunk.  clear: drops every chunk.  set_valid: marks the map (not)
+ * stale; the leaf triggers clear it, so set it last in a transaction.
+ */
+int store_thin_space_valid(struct store *s, int64_t pool, bool *valid);
+int store_thin_space_each(struct store *s, int64_t pool,
+			  int (*each)(void *ctx, const struct thin_space_rec *rec), void *ctx);
+int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_rec *rec);
+int store_thin_space_clear(struct store *s, int64_t pool);
+int store_thin_space_set_valid(struct store *s, int64_t pool, bool valid);
 int store_thin_leaf_get(struct store *s, int64_t pool, int64_t id,
 			struct thin_leaf_rec *out);
 int store_thin_leaf_delete(struct store *s, int64_t pool, int64_t id);

@@ -490,7 +490,9 @@ static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t l
  * port @ops/@arg: garbage that a crash between a removal and the pool's
  * next commit leaves, or the map of a volume removed while the pool was
  * not running (remove_unloaded), damaged pages included.  They hold no
- * blocks (counts derive from reachable pages).  Unless anything is amiss
+ * blocks: deleting them leaves the space map stale (thin_meta.h), so the
+ * next load derives the counts from the pages volumes reach.  Runs before
+ * the pool loads.  Unless anything is amiss
  * (a thin volume without its row, a reference to a page that cannot be
  * read, whose own references are unknown): then they stay for repair.
  */

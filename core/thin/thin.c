@@ -724,6 +724,19 @@ static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
 	return 0;
 }
 
+static uint64_t count_mapped(const struct thin_dir *d)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++)
+			n += atomic_load(&l->e[j]) != 0;
+	}
+	return n;
+}
+
 static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 		    struct thin_dir **out)
 {
@@ -764,21 +777,11 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 		atomic_init(&d->leaf[i], l);
 	}
 	free(rec.leaves);
+	d->mapped_in_store = rec.mapped_known;
+	if (!r)		/* a stored count, or one count however many volumes share it */
+		d->stored_mapped = rec.mapped_known ? rec.mapped : count_mapped(d);
 	*out = d;
 	return r;
-}
-
-static uint64_t count_mapped(const struct thin_dir *d)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < d->nr; i++) {
-		struct thin_leaf *l = atomic_load(&d->leaf[i]);
-
-		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++)
-			n += atomic_load(&l->e[j]) != 0;
-	}
-	return n;
 }
 
 /* Links a new target with map @d, of @mapped blocks, into the pool.  Lock held. */
@@ -803,7 +806,7 @@ int thin_load(struct thin_pool *p, int64_t volume, uint64_t size, int64_t dir,
 	pthread_mutex_lock(&p->lock);
 	r = load_dir(p, dir, slots, &d);
 	if (d)
-		adopt(p, th, d, count_mapped(d));
+		adopt(p, th, d, d->stored_mapped);
 	pthread_mutex_unlock(&p->lock);
 	if (r) {
 		if (d)

@@ -10,6 +10,7 @@
 #define FIELDS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8 * THIN_ALLOC_FIELD_BITS)
 #define OVERFLOW_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
 #define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
+#define MAX_CHUNKS	(THIN_ALLOC_MAX_BLOCKS / THIN_SPACE_CHUNK_BLOCKS)
 
 static void *reserve(size_t len)
 {
@@ -17,6 +18,15 @@ static void *reserve(size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_space(struct thin_alloc *a)
+{
+	for (size_t i = 0; i < a->nr_space; i++)
+		free(a->space[i].overflow);
+	free(a->space);
+	a->space = NULL;
+	a->nr_space = 0;
 }
 
 int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
@@ -30,8 +40,10 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 	a->unshared_bits = reserve(BITS_BYTES);
 	a->unsharing_bits = reserve(BITS_BYTES);
 	a->discarded_bits = reserve(BITS_BYTES);
-	if (!a->fields || !a->overflow || !a->pending_bits || !a->unshared_bits || !a->unsharing_bits ||
-	    !a->discarded_bits) {
+	a->fresh_bits = reserve(BITS_BYTES);
+	a->dirty_chunks = calloc(MAX_CHUNKS / 64, sizeof(uint64_t));
+	if (!a->fields || !a->overflow || !a->pending_bits || !a->unshared_bits ||
+	    !a->unsharing_bits || !a->discarded_bits || !a->fresh_bits || !a->dirty_chunks) {
 		thin_alloc_exit(a);
 		return -ENOMEM;
 	}
@@ -54,6 +66,11 @@ void thin_alloc_exit(struct thin_alloc *a)
 		munmap((void *)a->unsharing_bits, BITS_BYTES);
 	if (a->discarded_bits)
 		munmap(a->discarded_bits, BITS_BYTES);
+	if (a->fresh_bits)
+		munmap(a->fresh_bits, BITS_BYTES);
+	free(a->dirty_chunks);
+	free(a->dirty);
+	free_space(a);
 	free(a->pending);
 	free(a->committing);
 	free(a->held);
@@ -115,6 +132,28 @@ static void field_clear(struct thin_alloc *a, uint32_t b)
 	atomic_fetch_and_explicit(w, ~(one * 3), memory_order_release);
 }
 
+/* Block @b's count changed: its chunk goes into the next commit. */
+static void mark_dirty(struct thin_alloc *a, uint32_t b)
+{
+	uint32_t c = b / THIN_SPACE_CHUNK_BLOCKS;
+
+	if ((a->dirty_chunks[c / 64] >> (c % 64)) & 1)
+		return;
+	if (a->nr_dirty == a->cap_dirty) {
+		size_t cap = a->cap_dirty ? 2 * a->cap_dirty : 64;
+		uint32_t *p = realloc(a->dirty, cap * sizeof(*p));
+
+		if (!p) {
+			a->space_whole = true;	/* unlisted: the next gather takes all */
+			return;
+		}
+		a->dirty = p;
+		a->cap_dirty = cap;
+	}
+	a->dirty_chunks[c / 64] |= 1ull << (c % 64);
+	a->dirty[a->nr_dirty++] = c;
+}
+
 void thin_alloc_loaded(struct thin_alloc *a)
 {
 	a->nr_free = 0;
@@ -142,6 +181,8 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 		if (thin_alloc_field(a, c) || is_pending(a, c))
 			continue;
 		field_up(a, c);
+		a->fresh_bits[c / 64] |= 1ull << (c % 64);
+		mark_dirty(a, c);
 		a->discarded_bits[c / 64] &= ~(1ull << (c % 64));
 		a->nr_free--;
 		*b = c;
@@ -151,6 +192,7 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 
 void thin_alloc_get(struct thin_alloc *a, uint32_t b)
 {
+	mark_dirty(a, b);
 	switch (thin_alloc_field(a, b)) {
 	case THIN_ALLOC_FIELD_MANY:
 		a->overflow[b]++;
@@ -198,6 +240,7 @@ int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 	/* Counts change under the pool lock only: this one is stable. */
 	uint32_t f = thin_alloc_field(a, b);
 
+	mark_dirty(a, b);
 	if (f > 1) {
 		int r = mark_unshared(a, b);	/* before the drop: see exclusive() */
 
@@ -233,7 +276,133 @@ int thin_alloc_put(struct thin_alloc *a, uint32_t b)
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b)
 {
 	field_clear(a, b);
+	a->fresh_bits[b / 64] &= ~(1ull << (b % 64));
 	a->nr_free++;
+}
+
+void thin_alloc_published(struct thin_alloc *a, uint32_t b)
+{
+	a->fresh_bits[b / 64] &= ~(1ull << (b % 64));
+	mark_dirty(a, b);
+}
+
+/* ---- the space map --------------------------------------------------------- */
+
+/* How many fields of word @w are THIN_ALLOC_FIELD_MANY (both bits set). */
+static unsigned int many_in(uint64_t w)
+{
+	return (unsigned int)__builtin_popcountll(w & (w >> 1) & 0x5555555555555555ull);
+}
+
+int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec)
+{
+	uint64_t first = rec->chunk * THIN_SPACE_CHUNK_BLOCKS;
+	size_t many = 0;
+
+	if (rec->chunk >= MAX_CHUNKS)
+		return -EUCLEAN;
+	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
+		uint64_t w = rec->fields[i];
+
+		for (unsigned int j = 0; w && j < THIN_ALLOC_FIELDS_PER_WORD; j++)
+			if (((w >> (2 * j)) & 3) &&
+			    first + i * THIN_ALLOC_FIELDS_PER_WORD + j >= a->nr_blocks)
+				return -EUCLEAN;	/* a count past the data area */
+		many += many_in(w);
+		atomic_store_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i], w,
+				      memory_order_relaxed);
+	}
+	if (many != rec->nr_overflow)
+		return -EUCLEAN;
+	for (size_t i = 0; i < rec->nr_overflow; i++) {
+		uint32_t off = rec->overflow[2 * i], n = rec->overflow[2 * i + 1];
+
+		if (off >= THIN_SPACE_CHUNK_BLOCKS || n < 3 ||
+		    thin_alloc_field(a, (uint32_t)(first + off)) != THIN_ALLOC_FIELD_MANY)
+			return -EUCLEAN;
+		a->overflow[first + off] = n;
+	}
+	return 0;
+}
+
+void thin_alloc_space_stale(struct thin_alloc *a)
+{
+	a->space_whole = true;
+}
+
+/* Chunk @c as the committed leaves will count it, into @rec.  0 or -ENOMEM. */
+static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec *rec)
+{
+	uint64_t first = (uint64_t)c * THIN_SPACE_CHUNK_BLOCKS;
+	size_t n = 0;
+
+	rec->chunk = c;
+	rec->overflow = NULL;
+	rec->nr_overflow = 0;
+	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
+		uint64_t w = atomic_load_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i],
+						  memory_order_relaxed);
+		uint32_t fresh = (uint32_t)(a->fresh_bits[(first + 32 * i) / 64] >>
+					    ((first + 32 * i) % 64));
+
+		for (unsigned int j = 0; fresh && j < THIN_ALLOC_FIELDS_PER_WORD; j++)
+			if ((fresh >> j) & 1)
+				w &= ~(3ull << (2 * j));	/* not in a leaf yet */
+		n += many_in(w);
+		rec->fields[i] = w;
+	}
+	if (!n)
+		return 0;
+	rec->overflow = malloc(n * 2 * sizeof(uint32_t));
+	if (!rec->overflow)
+		return -ENOMEM;
+	for (uint32_t off = 0; off < THIN_SPACE_CHUNK_BLOCKS; off++) {
+		uint64_t w = rec->fields[off / THIN_ALLOC_FIELDS_PER_WORD];
+
+		if (((w >> (2 * (off % THIN_ALLOC_FIELDS_PER_WORD))) & 3) != THIN_ALLOC_FIELD_MANY)
+			continue;
+		rec->overflow[2 * rec->nr_overflow] = off;
+		rec->overflow[2 * rec->nr_overflow + 1] = a->overflow[first + off];
+		rec->nr_overflow++;
+	}
+	return 0;
+}
+
+int thin_alloc_space_gather(struct thin_alloc *a)
+{
+	bool whole = a->space_whole;
+	uint64_t nr = whole ? (a->nr_blocks + THIN_SPACE_CHUNK_BLOCKS - 1) / THIN_SPACE_CHUNK_BLOCKS :
+			      a->nr_dirty;
+
+	a->space = calloc(nr ? nr : 1, sizeof(*a->space));
+	if (!a->space)
+		return -ENOMEM;
+	for (a->nr_space = 0; a->nr_space < nr; a->nr_space++) {
+		uint32_t c = whole ? (uint32_t)a->nr_space : a->dirty[a->nr_space];
+
+		if (gather_chunk(a, c, &a->space[a->nr_space])) {
+			free_space(a);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < a->nr_dirty; i++)
+		a->dirty_chunks[a->dirty[i] / 64] &= ~(1ull << (a->dirty[i] % 64));
+	a->nr_dirty = 0;
+	a->space_whole = false;
+	a->space_gathered_whole = whole;
+	return 0;
+}
+
+void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale)
+{
+	if (committed && stale)
+		a->space_whole = true;
+	if (!committed && a->space_gathered_whole)
+		a->space_whole = true;
+	for (size_t i = 0; !committed && !a->space_gathered_whole && i < a->nr_space; i++)
+		mark_dirty(a, (uint32_t)(a->space[i].chunk * THIN_SPACE_CHUNK_BLOCKS));
+	free_space(a);
+	a->space_gathered_whole = false;
 }
 
 void thin_alloc_gather(struct thin_alloc *a)

@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thin_meta.h"
+
 #define THIN_ALLOC_MAX_BLOCKS	(1ull << 28)	/* blocks per pool: 16 TiB of 64 KiB */
 
 struct thin_alloc {
@@ -58,6 +60,15 @@ struct thin_alloc {
 	size_t nr_committing;
 	uint32_t *held;			/* free but being discarded: not allocatable */
 	size_t nr_held;
+	/* The space map: what the next commit writes (thin_meta.h) */
+	uint64_t *fresh_bits;		/* new, not published in a leaf yet */
+	uint64_t *dirty_chunks;		/* bitmap: counts changed since gathered */
+	uint32_t *dirty;		/* ... as a list */
+	size_t nr_dirty, cap_dirty;
+	bool space_whole;		/* the next gather takes every chunk */
+	struct thin_space_rec *space;	/* gathered, awaiting the COMMIT */
+	size_t nr_space;
+	bool space_gathered_whole;
 };
 
 /* 0, -EFBIG past THIN_ALLOC_MAX_BLOCKS, or -ENOMEM. */
@@ -125,6 +136,34 @@ void thin_alloc_get(struct thin_alloc *a, uint32_t b);
 int thin_alloc_put(struct thin_alloc *a, uint32_t b);
 /* Returns a block from thin_alloc_new that was never published. */
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b);
+/*
+ * A block from thin_alloc_new is in a leaf now: the next commit's space
+ * map counts it (until then it stores 0, as the committed leaves do).
+ */
+void thin_alloc_published(struct thin_alloc *a, uint32_t b);
+
+/*
+ * The space map (thin_meta.h).  A commit gathers the chunks whose counts
+ * changed since the last gather (every chunk if the store's map is stale
+ * or a chunk could not be listed), as the committed leaves will count:
+ * blocks not yet published count 0.  Pool lock held throughout.
+ */
+
+/* The store's map, chunk by chunk, at load; then thin_alloc_loaded.  0 or -EUCLEAN. */
+int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec);
+/* The store's map is stale (the counts were derived): the next commit writes all. */
+void thin_alloc_space_stale(struct thin_alloc *a);
+/*
+ * Gathers the changed chunks into a->space for the commit (a->nr_space,
+ * a->space_gathered_whole).  0, or -ENOMEM with nothing gathered.
+ */
+int thin_alloc_space_gather(struct thin_alloc *a);
+/*
+ * The commit of a->space is over: @committed, and if so whether the store
+ * says its map is still @stale (then the next commit writes all); if not
+ * committed, its chunks are gathered again next time.
+ */
+void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale);
 
 /* Start of a commit: what was freed so far rides on this transaction. */
 void thin_alloc_gather(struct thin_alloc *a);

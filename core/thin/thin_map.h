@@ -60,6 +60,9 @@ struct thin_dir {
 	int64_t id;
 	bool dirty;
 	bool committing;		/* in the commit being written */
+	/* Blocks it maps as the store says (its volumes keep the live count) */
+	uint64_t stored_mapped;
+	bool mapped_in_store;		/* else the next commit writes it */
 	_Atomic(struct thin_leaf *) leaf[];
 };
 

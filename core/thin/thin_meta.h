@@ -6,9 +6,15 @@
  * THIN_LEAF_ENTRIES entries "virtual block -> data block + 1" (0 is a
  * hole).  Pages have ids that the pool hands out; the store keeps one row
  * per page.  Reference counts are not stored: they are the number of
- * distinct pages that point at a thing, and the pool derives them at load
- * time, so a transaction can never leave a count that disagrees with the
- * pointers.
+ * distinct pages that point at a thing.  Leaves' and directories' counts
+ * are derived at load time from the directories and volumes.  Data
+ * blocks' counts are stored too, as the space map (struct
+ * thin_space_rec), written by the pool in the transaction that changes
+ * the leaves they count; the store marks the space map stale whenever a
+ * leaf row changes (a trigger), so whoever writes leaves without it (a
+ * restore, a repair) leaves a map that the next load does not trust: it
+ * derives the counts from every leaf instead, as it always did, and the
+ * next commit writes the whole map again.
  *
  * meta/thin_store.c implements this on SQLite.  Every op blocks on the
  * store: call them from the pool worker, a commit, or at load, never from
@@ -18,6 +24,7 @@
 #ifndef MAPPERFS_THIN_META_H
 #define MAPPERFS_THIN_META_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,12 +46,37 @@ struct thin_dir_rec {
 	int64_t id;
 	uint32_t nr;			/* slots */
 	int64_t *leaves;
+	bool mapped_known;		/* else the load counts them */
+	uint64_t mapped;		/* blocks the map maps */
+};
+
+/* A directory's count of mapped blocks, changed without its slots. */
+struct thin_dir_mapped {
+	int64_t id;
+	uint64_t mapped;
 };
 
 /* A thin volume's row: which directory is its map. */
 struct thin_vol_rec {
 	int64_t volume;
 	int64_t dir;
+};
+
+/*
+ * A piece of the space map: the counts of THIN_SPACE_CHUNK_BLOCKS data
+ * blocks from chunk * THIN_SPACE_CHUNK_BLOCKS on, two bits each (0, 1, 2,
+ * 3 = three or more), packed into little-endian 64-bit words, block b in
+ * bits 2 * (b % 32) of word b / 32; and the exact count of each block
+ * whose field is 3, as pairs (block - first block, count).
+ */
+#define THIN_SPACE_CHUNK_BLOCKS	4096u
+#define THIN_SPACE_CHUNK_WORDS	(THIN_SPACE_CHUNK_BLOCKS / 32)
+
+struct thin_space_rec {
+	uint64_t chunk;
+	uint64_t fields[THIN_SPACE_CHUNK_WORDS];	/* little-endian */
+	uint32_t *overflow;		/* nr_overflow pairs; malloc'ed */
+	size_t nr_overflow;
 };
 
 /*
@@ -62,6 +94,20 @@ struct thin_commit {
 	size_t nr_dead_dirs;
 	const struct thin_vol_rec *vols;	/* replace (the volume has a row) */
 	size_t nr_vols;
+	const struct thin_dir_mapped *dir_mapped;	/* after the dirs above */
+	size_t nr_dir_mapped;
+	/*
+	 * The space map, from a writer that keeps it (@space_stale set):
+	 * chunks to insert or replace, every chunk whose counts the leaves
+	 * above change.  Unless @space_whole (every chunk of the map is here:
+	 * the others are dropped), a map that was stale stays so; commit
+	 * says in *space_stale.  A writer that does not keep it (NULL) leaves
+	 * it stale once it changes a leaf.
+	 */
+	const struct thin_space_rec *space;
+	size_t nr_space;
+	bool space_whole;
+	bool *space_stale;
 };
 
 struct thin_meta_ops {
@@ -78,6 +124,14 @@ struct thin_meta_ops {
 	 * directory; *out malloc'ed, by volume.
 	 */
 	int (*load_vols)(void *arg, struct thin_vol_rec **out, size_t *nr);
+	/*
+	 * The stored space map, chunk by chunk, to @each (which may stop the
+	 * walk with a non-zero return, handed back), if it is not stale:
+	 * then 1; 0 if it is stale (nothing called).  Optional: NULL is
+	 * "always stale".
+	 */
+	int (*load_space)(void *arg, int (*each)(void *ctx, const struct thin_space_rec *rec),
+			  void *ctx);
 	/* Applies @c in one transaction.  Blocks for the COMMIT. */
 	int (*commit)(void *arg, const struct thin_commit *c);
 	/*

@@ -273,11 +273,35 @@ static int derive_block_refs(struct thin_pool *p, char *why, size_t len)
 
 static void *worker_main(void *arg);
 
+static int load_space_chunk(void *ctx, const struct thin_space_rec *rec)
+{
+	return thin_alloc_space_load(ctx, rec);
+}
+
+/*
+ * The block counts: the store's space map, or if it is stale, derived
+ * from the leaves (and the next commit writes the whole map).
+ */
+static int load_block_refs(struct thin_pool *p, char *why, size_t len)
+{
+	int r = p->meta->load_space ? p->meta->load_space(p->meta_arg, load_space_chunk,
+							  &p->alloc) : 0;
+
+	if (r == 1)
+		return 0;
+	if (r < 0) {
+		snprintf(why, len, "its space map cannot be read: %s", strerror(-r));
+		return r;
+	}
+	thin_alloc_space_stale(&p->alloc);
+	return derive_block_refs(p, why, len);
+}
+
 int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 {
 	int r;
 
-	r = derive_block_refs(p, why, len);
+	r = load_block_refs(p, why, len);
 	load_index_free(p);
 	if (r)
 		return r;
@@ -718,10 +742,13 @@ struct batch {
 	struct thin_leaf_rec *leaves;
 	struct thin_dir_rec *dirs;
 	struct thin_vol_rec *vols;
+	struct thin_dir_mapped *dir_mapped;
+	struct thin_vec mapped_dirs;	/* their pages: counts unwritten on failure */
 	int64_t *dead_leaf_ids, *dead_dir_ids;
 	struct thin_vec leaf_pages, dir_pages;	/* written: dirty again on failure */
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
 	uint64_t txn;			/* the transaction this is */
+	bool space_stale;		/* the store's answer: its space map is stale */
 	struct thin_commit c;
 };
 
@@ -732,6 +759,8 @@ static void batch_release(struct batch *b)
 	free(b->leaves);
 	free(b->dirs);
 	free(b->vols);
+	free(b->dir_mapped);
+	thin_vec_release(&b->mapped_dirs);
 	free(b->dead_leaf_ids);
 	free(b->dead_dir_ids);
 	thin_vec_release(&b->leaf_pages);
@@ -743,8 +772,8 @@ static void batch_release(struct batch *b)
 /* Nothing for the store: the commit is only the devices' flush. */
 static bool batch_empty(const struct batch *b)
 {
-	return !b->c.nr_leaves && !b->c.nr_dirs && !b->c.nr_vols &&
-	       !b->c.nr_dead_leaves && !b->c.nr_dead_dirs;
+	return !b->c.nr_leaves && !b->c.nr_dirs && !b->c.nr_vols && !b->c.nr_dir_mapped &&
+	       !b->c.nr_dead_leaves && !b->c.nr_dead_dirs && !b->c.nr_space;
 }
 
 static void *alloc_n(size_t n, size_t size)
@@ -778,6 +807,7 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 		if (!atomic_load(&d->refs))
 			continue;
 		d->committing = true;
+		d->mapped_in_store = false;	/* the row is written without it: gather_mapped */
 		rec->id = d->id;
 		rec->nr = d->nr;
 		rec->leaves = alloc_n(d->nr, sizeof(*rec->leaves));
@@ -793,15 +823,52 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 	return 0;
 }
 
+/*
+ * The mapped counts of directories that changed since the store last had
+ * them: one per directory, from the first of its volumes (all of them map
+ * the same).  After gather_dirs.  O(volumes).
+ */
+static int gather_mapped(struct thin_pool *p, struct batch *b)
+{
+	size_t n = 0;
+
+	for (struct thin *t = p->vols; t; t = t->next)
+		n++;
+	b->dir_mapped = alloc_n(n, sizeof(*b->dir_mapped));
+	if (!b->dir_mapped)
+		return -ENOMEM;
+	for (struct thin *t = p->vols; t; t = t->next) {
+		struct thin_dir *d = atomic_load(&t->dir);
+		uint64_t mapped = atomic_load(&t->mapped);
+
+		if (!d || !atomic_load(&d->refs) ||
+		    (d->mapped_in_store && d->stored_mapped == mapped))
+			continue;
+		if (thin_vec_push(&b->mapped_dirs, d))
+			return -ENOMEM;
+		b->dir_mapped[b->c.nr_dir_mapped++] = (struct thin_dir_mapped){ d->id, mapped };
+		d->stored_mapped = mapped;
+		d->mapped_in_store = true;
+	}
+	return 0;
+}
+
 static int gather(struct thin_pool *p, struct batch *b)
 {
+	if (thin_alloc_space_gather(&p->alloc))	/* first: it changes nothing if it fails */
+		return -ENOMEM;
+	b->c.space = p->alloc.space;
+	b->c.nr_space = p->alloc.nr_space;
+	b->c.space_whole = p->alloc.space_gathered_whole;
+	b->c.space_stale = &b->space_stale;
 	b->leaves = alloc_n(p->dirty_leaves.nr, sizeof(*b->leaves));
 	b->dirs = alloc_n(p->dirty_dirs.nr, sizeof(*b->dirs));
 	b->vols = alloc_n(p->dirty_vols.nr, sizeof(*b->vols));
 	b->dead_leaf_ids = alloc_n(p->dead_leaves.nr, sizeof(int64_t));
 	b->dead_dir_ids = alloc_n(p->dead_dirs.nr, sizeof(int64_t));
 	if (!b->leaves || !b->dirs || !b->vols || !b->dead_leaf_ids ||
-	    !b->dead_dir_ids || gather_leaves(p, b) || gather_dirs(p, b))
+	    !b->dead_dir_ids || gather_leaves(p, b) || gather_dirs(p, b) ||
+	    gather_mapped(p, b))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		struct thin *t = p->dirty_vols.v[i];
@@ -829,6 +896,7 @@ static int gather(struct thin_pool *p, struct batch *b)
 	b->c.leaves = b->leaves;
 	b->c.dirs = b->dirs;
 	b->c.vols = b->vols;
+	b->c.dir_mapped = b->dir_mapped;
 	b->c.dead_leaves = b->dead_leaf_ids;
 	b->c.dead_dirs = b->dead_dir_ids;
 	return 0;
@@ -855,6 +923,8 @@ static int ungather(struct thin_pool *p, struct batch *b)
 		if (atomic_load(&d->refs) && !r)
 			r = thin_pool_mark_dir(p, d);
 	}
+	for (size_t i = 0; i < b->mapped_dirs.nr; i++)
+		((struct thin_dir *)b->mapped_dirs.v[i])->mapped_in_store = false;
 	for (size_t i = 0; i < b->c.nr_vols && !r; i++)
 		for (struct thin *t = p->vols; t; t = t->next)
 			if (t->volume == b->vols[i].volume && atomic_load(&t->dir))
@@ -864,6 +934,7 @@ static int ungather(struct thin_pool *p, struct batch *b)
 	for (size_t i = 0; i < b->dead_dirs.nr && !r; i++)
 		r = thin_vec_push(&p->dead_dirs, b->dead_dirs.v[i]);
 	b->dead_leaves.nr = b->dead_dirs.nr = 0;	/* not freed: back on the lists */
+	thin_alloc_space_done(&p->alloc, false, false);
 	return r ? r : thin_alloc_abandoned(&p->alloc);
 }
 
@@ -1079,8 +1150,10 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 		rcu_wait_readers();
 	pthread_mutex_lock(&p->lock);
 	settle_pages(&b);
-	if (!r)
+	if (!r) {
 		atomic_store_explicit(&p->committed_txn, b.txn, memory_order_release);
+		thin_alloc_space_done(&p->alloc, true, b.space_stale);
+	}
 	if (!r && p->params.discard_passdown) {
 		nr_held = thin_alloc_hold_committed(&p->alloc, &held);
 		if (!nr_held)
@@ -1306,7 +1379,8 @@ void thin_pool_set_zero(struct thin_pool *p, bool on)
 static bool has_changes(const struct thin_pool *p)
 {
 	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||
-	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.nr_pending;
+	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.nr_pending ||
+	       p->alloc.nr_dirty || p->alloc.space_whole;
 }
 
 static void *worker_main(void *arg)

@@ -219,6 +219,8 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 {
 	const struct thin_walk_vol *t = &w->vols[i];
 	const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
+	uint64_t mapped = 0;
+	bool whole = true;
 
 	if (!d) {
 		report_lost_map(w, i, n, breach, arg);
@@ -234,6 +236,7 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			report(breach, arg, n, "volume '%s': leaf %lld of its directory %lld is %s",
 			       t->name, (long long)d->leaves[j], (long long)d->id,
 			       thin_walk_unreadable(w, d->leaves[j]) ? "damaged" : "missing");
+			whole = false;
 			continue;
 		}
 		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
@@ -242,6 +245,7 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 
 			if (!e)
 				continue;
+			mapped++;
 			if (e - 1 >= w->nr_blocks)
 				report(breach, arg, n,
 				       "volume '%s': leaf %lld maps virtual block %llu to block %u, past the end of the pool (%llu blocks)",
@@ -254,6 +258,10 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 				       (unsigned long long)t->nr_blocks);
 		}
 	}
+	if (whole && d->mapped_known && d->mapped != mapped)
+		report(breach, arg, n, "volume '%s': its directory %lld says it maps %llu blocks, its leaves map %llu",
+		       t->name, (long long)d->id, (unsigned long long)d->mapped,
+		       (unsigned long long)mapped);
 }
 
 /*

@@ -25,11 +25,14 @@ mapperctl backup -o old.layout >/dev/null
 # Make it a version 8 database, as a mapperfs before stripes left it
 # (and before what later versions added: allow_shrink, version 10,
 # stale_legs, version 11, exports, version 12, thin_received, version 13,
-# and exports over TLS, version 14).
+# exports over TLS, version 14, and the thin space map, version 15).
 latest=$(sqlite3 "$POOL/pool.db" 'PRAGMA user_version')
 sqlite3 "$POOL/pool.db" 'ALTER TABLE volume DROP COLUMN allow_shrink;
 	ALTER TABLE volume DROP COLUMN stale_legs; DROP TABLE stripe; DROP TABLE export;
 	DROP TABLE thin_received;
+	DROP TRIGGER thin_leaf_insert_stales_space; DROP TRIGGER thin_leaf_update_stales_space;
+	DROP TRIGGER thin_leaf_delete_stales_space; DROP TABLE thin_space;
+	ALTER TABLE thin_pool DROP COLUMN space_valid; ALTER TABLE thin_dir DROP COLUMN mapped;
 	PRAGMA user_version = 8;'
 mapperctl list >/dev/null || fail "a version 8 pool does not open"
 [ "$(sqlite3 "$POOL/pool.db" 'PRAGMA user_version')" -eq "$latest" ] ||

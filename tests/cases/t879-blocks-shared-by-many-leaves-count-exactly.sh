@@ -3,12 +3,15 @@
 # count leaves its two bits for the overflow past 2 (core/thin/thin_alloc.h)
 # and comes back.  Six volumes that each copied one leaf map most blocks
 # six times; check agrees with the daemon's counts online, after a restart
-# (counts derived again) and as snapshots go, and once only the origin is
+# (counts from the stored space map, DATA% from each map's stored count),
+# after a stale map was derived again
+# and as snapshots go; a wrong map is caught; once only the origin is
 # left the pool holds exactly its blocks, each written in place again.
 # TRANSPORTS: io_uring
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
 requires jq
+requires sqlite3
 
 make_pool
 add_file_device d0 64M >/dev/null
@@ -34,8 +37,46 @@ done
 check "with every block mapped six times"
 
 stop_daemon
+# The counts are stored (the space map), and a restart takes them from it.
+space_valid() { sqlite3 "$POOL/pool.db" "SELECT space_valid FROM thin_pool"; }
+[ "$(space_valid)" = 1 ] || fail "the space map is stale after a clean stop"
+[ "$(sqlite3 "$POOL/pool.db" "SELECT count(*) FROM thin_space WHERE overflow IS NOT NULL")" -ge 1 ] ||
+	fail "no chunk of the space map keeps a count past two"
+# So are the blocks each map maps (list's DATA%), checked against its leaves.
+[ "$(sqlite3 "$POOL/pool.db" "SELECT count(*) FROM thin_dir WHERE mapped IS NULL")" = 0 ] ||
+	fail "a directory's count of mapped blocks was not stored"
+data_pct() { mapperctl list --json | json_get ".[] | select(.name == \"$1\") | .data_percent"; }
 start_daemon
+s5_pct=$(data_pct s5)
 check "after a restart"
+stop_daemon
+sqlite3 "$POOL/pool.db" "UPDATE thin_dir SET mapped = mapped + 1 WHERE mapped > 0"
+start_daemon
+! mapperctl check >check.out 2>&1 || fail "check missed wrong counts of mapped blocks"
+grep -q "says it maps" check.out || fail "check did not name the wrong count: $(head -n 3 check.out)"
+stop_daemon
+sqlite3 "$POOL/pool.db" "UPDATE thin_dir SET mapped = NULL"
+start_daemon
+[ "$(data_pct s5)" = "$s5_pct" ] || fail "s5's DATA% went from $s5_pct to $(data_pct s5) when counted again"
+check "after the mapped counts were counted again"
+stop_daemon
+# A map that says wrong counts is what check is there to catch ...
+saved=$(sqlite3 "$POOL/pool.db" "SELECT hex(fields) FROM thin_space WHERE chunk = 0")
+sqlite3 "$POOL/pool.db" "UPDATE thin_space SET fields = zeroblob(1024), overflow = NULL WHERE chunk = 0"
+start_daemon
+expect_fail -m "breaches found" mapperctl check
+stop_daemon
+# ... and a leaf changed behind the pool's back makes the map stale: the
+# load derives the counts from the leaves again, and writes the map anew.
+sqlite3 "$POOL/pool.db" "UPDATE thin_leaf SET map = map WHERE rowid = (SELECT min(rowid) FROM thin_leaf)"
+[ "$(space_valid)" = 0 ] || fail "a changed leaf did not make the space map stale"
+start_daemon
+check "after a stale space map was derived again"
+stop_daemon
+[ "$(space_valid)" = 1 ] || fail "the space map was not written again"
+[ "$(sqlite3 "$POOL/pool.db" "SELECT hex(fields) FROM thin_space WHERE chunk = 0")" = "$saved" ] ||
+	fail "the space map written again differs from the first"
+start_daemon
 cmp <(dd if="$MNT/s3" bs=64K count=7 status=none) <(head -c $((7 * 65536)) data) ||
 	fail "s3 lost data it shares"
 

@@ -135,8 +135,8 @@ static void record_volume(int64_t volume, int64_t dir, uint32_t slots)
 	*(v ? v : &fake.vols[fake.nr_vols++]) = (struct thin_vol_rec){ volume, dir };
 	if (!slots || fake_dir(dir))
 		return;
-	fake.dirs[fake.nr_dirs] = (struct thin_dir_rec){ dir, slots,
-							 calloc(slots, sizeof(int64_t)) };
+	fake.dirs[fake.nr_dirs] = (struct thin_dir_rec){ .id = dir, .nr = slots,
+							 .leaves = calloc(slots, sizeof(int64_t)) };
 	fake.nr_dirs++;
 }
 
@@ -168,6 +168,13 @@ static int f_commit(void *arg, const struct thin_commit *c)
 
 		ck_assert_ptr_nonnull(v);	/* rows are the service's */
 		*v = c->vols[i];
+	}
+	for (size_t i = 0; i < c->nr_dir_mapped; i++) {
+		struct thin_dir_rec *d = fake_dir(c->dir_mapped[i].id);
+
+		ck_assert_ptr_nonnull(d);	/* written before, or in this commit */
+		d->mapped_known = true;
+		d->mapped = c->dir_mapped[i].mapped;
 	}
 	for (size_t i = 0; i < c->nr_dead_leaves; i++) {
 		struct thin_leaf_rec *l = fake_leaf(c->dead_leaves[i]);

@@ -1,0 +1,146 @@
+/*
+ * meta/store_space.c: a thin pool's space map (thin_store.h), one row per
+ * chunk of THIN_SPACE_CHUNK_BLOCKS data blocks in thin_space, and its
+ * validity in thin_pool.space_valid.  A chunk missing is all zeros.
+ *
+ * Blobs are little-endian whatever the host, as the map pages are: the
+ * fields as 64-bit words, the overflow as 32-bit (block, count) pairs.
+ */
+#include "thin_store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+int store_thin_space_valid(struct store *s, int64_t pool, bool *valid)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT space_valid FROM thin_pool WHERE volume = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*valid = sqlite3_column_int(st, 0) != 0;
+	else
+		r = rc == SQLITE_DONE ? -ENOENT : store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
+/* The current row of @st as a chunk into @rec; rec->overflow malloc'ed. */
+static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec)
+{
+	const unsigned char *fields = sqlite3_column_blob(st, 1);
+	const unsigned char *over = sqlite3_column_blob(st, 2);
+	int nf = sqlite3_column_bytes(st, 1), no = sqlite3_column_bytes(st, 2);
+
+	if (nf != (int)sizeof(rec->fields) || no % 8)
+		return -EUCLEAN;
+	rec->chunk = (uint64_t)sqlite3_column_int64(st, 0);
+	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
+		rec->fields[i] = get_le(fields + 8 * i, 8);
+	rec->nr_overflow = (size_t)no / 8;
+	rec->overflow = malloc((rec->nr_overflow ? rec->nr_overflow : 1) * 2 * sizeof(uint32_t));
+	if (!rec->overflow)
+		return -ENOMEM;
+	for (size_t i = 0; i < 2 * rec->nr_overflow; i++)
+		rec->overflow[i] = (uint32_t)get_le(over + 4 * i, 4);
+	return 0;
+}
+
+int store_thin_space_each(struct store *s, int64_t pool,
+			  int (*each)(void *ctx, const struct thin_space_rec *rec), void *ctx)
+{
+	struct thin_space_rec rec;
+	sqlite3_stmt *st;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT chunk, fields, overflow FROM thin_space WHERE pool = ?"
+			  " ORDER BY chunk", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = space_row(st, &rec);
+		if (!r) {
+			r = each(ctx, &rec);
+			free(rec.overflow);
+		}
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_error(s, rc);
+	store_stmt_done(st);
+	return r;
+}
+
+int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_rec *rec)
+{
+	unsigned char fields[sizeof(rec->fields)], *over;
+	sqlite3_stmt *st;
+	int r;
+
+	over = malloc(rec->nr_overflow ? rec->nr_overflow * 8 : 1);
+	if (!over)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
+		put_le(fields + 8 * i, rec->fields[i], 8);
+	for (size_t i = 0; i < 2 * rec->nr_overflow; i++)
+		put_le(over + 4 * i, rec->overflow[i], 4);
+	r = store_stmt(s, "INSERT OR REPLACE INTO thin_space (pool, chunk, fields, overflow)"
+			  " VALUES (?, ?, ?, ?)", &st);
+	if (!r) {
+		sqlite3_bind_int64(st, 1, pool);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)rec->chunk);
+		sqlite3_bind_blob(st, 3, fields, sizeof(fields), SQLITE_STATIC);
+		if (rec->nr_overflow)
+			sqlite3_bind_blob(st, 4, over, (int)rec->nr_overflow * 8, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 4);
+		r = store_step_done(s, st);
+	}
+	free(over);
+	return r;
+}
+
+int store_thin_space_clear(struct store *s, int64_t pool)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "DELETE FROM thin_space WHERE pool = ?", &st);
+
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	return store_step_done(s, st);
+}
+
+int store_thin_space_set_valid(struct store *s, int64_t pool, bool valid)
+{
+	sqlite3_stmt *st;
+	int r = store_stmt(s, "UPDATE thin_pool SET space_valid = ? WHERE volume = ?", &st);
+
+	if (r)
+		return r;
+	sqlite3_bind_int(st, 1, valid);
+	sqlite3_bind_int64(st, 2, pool);
+	return store_step_done(s, st);
+}
