@@ -64,6 +64,7 @@
 #include "thin_alloc.h"
 #include "thin_map.h"
 #include "thin_pool.h"
+#include "thin_reach.h"
 #include "thin_walk.h"
 #include "volume.h"
 
@@ -495,32 +496,33 @@ static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t l
  * the pool loads.  Unless anything is amiss
  * (a thin volume without its row, a reference to a page that cannot be
  * read, whose own references are unknown): then they stay for repair.
+ * Reads the directories, not the leaves (thin_reach.h).
  */
 static void collect_garbage(struct pool *p, struct pool_volume *tp,
 			    const struct thin_meta_ops *ops, void *arg)
 {
 	struct thin_walk_vol *vols;
+	struct thin_reach reach;
 	char words[96];
-	struct thin_walk w;
-	size_t nr, n, damaged;
+	size_t nr, n;
 	int r;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
 	r = ops->read_begin(arg);
 	if (!r) {
-		r = thin_walk_load(ops, arg, 0, vols, nr, &w);
+		r = thin_reach_find(ops, arg, vols, nr, &reach);
 		ops->read_end(arg);
 	}
 	if (!r) {
-		n = w.dangling ? 0 : thin_walk_unreached(&w, &damaged);
+		n = reach.dangling ? 0 : reach.nr_dead_dirs + reach.nr_dead_leaves;
 		if (n) {
 			log_info("thin pool '%s': deleting %s", tp->rec.name,
-				 unreached_words(n, damaged, words, sizeof(words)));
-			if (thin_walk_gc(ops, arg, &w))
+				 unreached_words(n, reach.damaged, words, sizeof(words)));
+			if (thin_reach_gc(ops, arg, &reach))
 				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
 		}
-		thin_walk_release(&w);
+		thin_reach_release(&reach);
 	}
 	free(vols);
 }
