@@ -1,7 +1,9 @@
 #include "thin_port.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store.h"
 #include "thin_store.h"
@@ -9,6 +11,9 @@
 struct thin_port {
 	struct store *store;
 	int64_t pool;
+	char *db_path;
+	pthread_mutex_t fault_lock;	/* guards fault_store */
+	struct store *fault_store;	/* fault_leaf's, opened at its first call */
 };
 
 int thin_port_open(const char *db_path, int64_t pool, struct thin_port **out)
@@ -18,12 +23,15 @@ int thin_port_open(const char *db_path, int64_t pool, struct thin_port **out)
 
 	if (!tp)
 		return -ENOMEM;
-	r = store_open(db_path, 0, &tp->store);
+	tp->db_path = strdup(db_path);
+	r = tp->db_path ? store_open(db_path, 0, &tp->store) : -ENOMEM;
 	if (r) {
+		free(tp->db_path);
 		free(tp);
 		return r;
 	}
 	tp->pool = pool;
+	pthread_mutex_init(&tp->fault_lock, NULL);
 	*out = tp;
 	return 0;
 }
@@ -33,6 +41,10 @@ void thin_port_close(struct thin_port *tp)
 	if (!tp)
 		return;
 	store_close(tp->store);
+	if (tp->fault_store)
+		store_close(tp->fault_store);
+	pthread_mutex_destroy(&tp->fault_lock);
+	free(tp->db_path);
 	free(tp);
 }
 
@@ -48,6 +60,20 @@ static int port_load_leaf(void *arg, int64_t id, struct thin_leaf_rec *out)
 	struct thin_port *tp = arg;
 
 	return store_thin_leaf_get(tp->store, tp->pool, id, out);
+}
+
+static int port_fault_leaf(void *arg, int64_t id, struct thin_leaf_rec *out)
+{
+	struct thin_port *tp = arg;
+	int r = 0;
+
+	pthread_mutex_lock(&tp->fault_lock);
+	if (!tp->fault_store)
+		r = store_open(tp->db_path, 0, &tp->fault_store);
+	if (!r)
+		r = store_thin_leaf_get(tp->fault_store, tp->pool, id, out);
+	pthread_mutex_unlock(&tp->fault_lock);
+	return r;
 }
 
 static int port_max_page_id(void *arg, int64_t *out)
@@ -176,6 +202,7 @@ static void port_read_end(void *arg)
 const struct thin_meta_ops thin_port_ops = {
 	.load_dir = port_load_dir,
 	.load_leaf = port_load_leaf,
+	.fault_leaf = port_fault_leaf,
 	.max_page_id = port_max_page_id,
 	.page_ids = port_page_ids,
 	.load_vols = port_load_vols,

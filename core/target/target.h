@@ -6,7 +6,9 @@
  * atomic loads only, never blocks, never allocates more than segs_push
  * needs and never calls SQLite; what it cannot answer that way it returns
  * as MAP_DEFER, and volume.c calls the target's write_deferred(), which
- * may block.  Every other op is a slow path and may block.
+ * may block; or, where the map it needs is not in memory (a thin leaf not
+ * loaded yet), as MAP_MISS, and volume.c calls fault(), which loads it,
+ * and maps again.  Every other op is a slow path and may block.
  *
  * A write may be remapped onto several copies (a mirror's legs): its
  * segments then cover the request exactly, in order, once per copy, one
@@ -44,6 +46,7 @@ enum io_dir {
 enum map_result {
 	MAP_REMAPPED = 0,	/* @out covers the whole range */
 	MAP_DEFER = 1,		/* hand the request to write_deferred() */
+	MAP_MISS = 2,		/* call fault() and map again */
 };
 
 enum discard_mode {
@@ -73,6 +76,12 @@ struct target_ops {
 	 */
 	int (*map)(struct target *t, enum io_dir dir, uint64_t off,
 		   uint32_t len, struct segs *out);
+
+	/*
+	 * Loads what map() needs for [off, off + len) and answered MAP_MISS
+	 * for, outside the read section.  May block.  0 or -errno.
+	 */
+	int (*fault)(struct target *t, uint64_t off, uint32_t len);
 
 	/* Writes what map() deferred.  May block.  0 or -errno. */
 	int (*write_deferred)(struct target *t, struct engine *e, uint64_t off,
@@ -130,6 +139,7 @@ struct target {
 /* Defaults, for targets that map everything at once. */
 int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf);		/* -EIO */
+int target_loads_nothing(struct target *t, uint64_t off, uint32_t len);	/* 0 */
 void target_no_end_write(struct target *t);
 int target_no_read_retry(struct target *t, struct engine *e, uint64_t off,
 			 uint32_t len, void *buf, int err);		/* @err */

@@ -45,6 +45,7 @@ enum rule {
 	RULE_RANGE,		/* what reaches map() lies inside the volume */
 	RULE_COVER,		/* MAP_REMAPPED: the segments cover the request exactly */
 	RULE_DEFER,		/* MAP_DEFER: writes only */
+	RULE_MISS,		/* MAP_MISS: no segment appended */
 	RULE_RESULT,		/* a map_result (map), else 0 or -errno */
 	RULE_SEEK,		/* in [off, end] (SEEK_DATA: before end) */
 	NR_RULES
@@ -57,6 +58,7 @@ static const char *const rule_broken[NR_RULES] = {
 	[RULE_COVER] = "map() remapped a request onto segments that do not cover it "
 		       "exactly",
 	[RULE_DEFER] = "map() deferred a read",
+	[RULE_MISS] = "map() answered a miss after appending segments",
 	[RULE_RESULT] = "an op answered a positive number, neither a result nor -errno",
 	[RULE_SEEK] = "seek() answered an offset outside the range it was asked about",
 };
@@ -83,7 +85,7 @@ static __attribute__((cold, noinline)) int breach(struct volume *v, enum rule ru
 /* The first op of @o left unset, or NULL if none is (target.h: every op is set). */
 static const char *unset_op(const struct target_ops *o)
 {
-	return !o->name ? "name" : !o->map ? "map" :
+	return !o->name ? "name" : !o->map ? "map" : !o->fault ? "fault" :
 	       !o->write_deferred ? "write_deferred" : !o->read_failed ? "read_failed" :
 	       !o->write_failed ? "write_failed" : !o->end_write ? "end_write" :
 	       !o->flush ? "flush" : !o->discard ? "discard" : !o->seek ? "seek" :
@@ -290,8 +292,8 @@ static bool covers(const struct segs *s, enum io_dir dir, uint32_t len)
 
 /*
  * Returns MAP_REMAPPED with @segs covering the request, MAP_DEFER for a
- * write, or -errno: what breaks the contract is -EIO (breach).  The
- * request was clipped to @size_seen.
+ * write, MAP_MISS (@segs as they were), or -errno: what breaks the
+ * contract is -EIO (breach).  The request was clipped to @size_seen.
  */
 static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
 		     uint32_t len, uint64_t size_seen, struct segs *segs)
@@ -311,7 +313,36 @@ static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64
 		return covers(segs, dir, len) ? r : breach(v, RULE_COVER);
 	if (r == MAP_DEFER)
 		return dir == IO_WRITE ? r : breach(v, RULE_DEFER);
+	if (r == MAP_MISS)
+		return segs->nr ? breach(v, RULE_MISS) : r;
 	return r < 0 ? r : breach(v, RULE_RESULT);
+}
+
+/*
+ * Maps as map_range does, inside the read section, loading what the
+ * target misses (fault(), outside the section) and mapping again: what a
+ * fault loaded may be gone again before the next map (a thin leaf
+ * evicted), so it tries a few times.  Never MAP_MISS.
+ */
+#define VOLUME_FAULT_TRIES	8
+
+static int map_loaded(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
+		      uint32_t len, uint64_t size_seen, struct segs *segs)
+{
+	int r = map_range(v, t, dir, off, len, size_seen, segs);
+
+	for (int tries = 0; r == MAP_MISS && tries < VOLUME_FAULT_TRIES; tries++) {
+		atomic_fetch_add(&t->users, 1);		/* for volume_reload */
+		rcu_read_end();
+		r = t->ops->fault(t, off, len);
+		rcu_read_begin();
+		target_put(t);
+		if (r > 0)
+			r = breach(v, RULE_RESULT);
+		if (!r)
+			r = map_range(v, t, dir, off, len, size_seen, segs);
+	}
+	return r == MAP_MISS ? -EIO : r;
 }
 
 /* Counts a request of @len bytes that ended with @r; returns @r. */
@@ -366,7 +397,7 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	segs_init(&segs);
 	rcu_read_begin();
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_READ, off, len, size, &segs);
+	r = map_loaded(v, t, IO_READ, off, len, size, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_read(e, &segs, buf);
 		if (r == -EIO)		/* the devices failed it: the target may retry */
@@ -431,7 +462,7 @@ ssize_t volume_read_iov(struct volume *v, struct engine *e, void *buf,
 		return 0;
 	segs_init(&segs);
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_READ, off, len, size, &segs);
+	r = map_loaded(v, t, IO_READ, off, len, size, &segs);
 	if (r == MAP_REMAPPED) {
 		r = read_described(e, &segs, buf, iov, nr_iov);
 		if (r == -E2BIG || r == -EIO) {	/* too scattered, or failed */
@@ -476,7 +507,7 @@ ssize_t volume_write(struct volume *v, struct engine *e, const void *buf,
 	segs_init(&segs);
 	rcu_read_begin();
 	t = rcu_load(v->target);
-	r = map_range(v, t, IO_WRITE, off, len, size, &segs);
+	r = map_loaded(v, t, IO_WRITE, off, len, size, &segs);
 	remapped = r == MAP_REMAPPED;
 	if (remapped) {
 		r = engine_write(e, &segs, buf);

@@ -53,11 +53,15 @@ static bool owned(struct thin_pool *p, struct thin_dir *d, uint64_t vb,
 {
 	struct thin_leaf *l = atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
 						   memory_order_acquire);
+	_Atomic uint32_t *entries;
 	uint32_t e;
 
 	if (!l || !thin_leaf_alone(p, l))
 		return false;
-	e = atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
+	entries = atomic_load_explicit(&l->e, memory_order_acquire);
+	if (!entries)
+		return false;		/* not loaded: the slow path loads it */
+	e = atomic_load_explicit(&entries[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
 	if (!e || (e & THIN_PROVISIONING) || !thin_alloc_exclusive(&p->alloc, e - 1))
 		return false;
 	*entry = e;
@@ -101,6 +105,7 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 	bool write = dir == IO_WRITE;
 	uint64_t run_at = 0;		/* the data run being gathered */
 	uint32_t run_len = 0, run_buf = 0, buf_off = 0, total = len;
+	unsigned int first = out->nr;
 	struct thin_dir *d;
 	int r;
 
@@ -126,8 +131,11 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 		if (write) {
 			if (!owned(p, d, vb, &e))
 				goto defer;
+		} else if (thin_dir_lookup(d, vb, &e)) {
+			e &= ~THIN_PROVISIONING;
 		} else {
-			e = thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
+			r = MAP_MISS;		/* its leaf is not loaded: thin_fault */
+			goto fail;
 		}
 		at = e ? ((uint64_t)(e - 1) << p->block_shift) + in : 0;
 		if (e && run_len && run_at + run_len == at) {
@@ -155,6 +163,8 @@ static int thin_map(struct target *t, enum io_dir dir, uint64_t off,
 fail:
 	if (write)
 		atomic_fetch_sub(&th->inflight, 1);
+	if (r == MAP_MISS)
+		segs_truncate(out, first);
 	return r;
 
 defer:
@@ -164,6 +174,32 @@ err_io:
 	if (write)
 		atomic_fetch_sub(&th->inflight, 1);
 	return -EIO;
+}
+
+/* Loads the leaves [off, off + len) of @t reads through, and its origin's. */
+static int thin_fault(struct target *t, uint64_t off, uint32_t len)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	uint64_t first = off >> p->block_shift, last = (off + len - 1) >> p->block_shift;
+	struct thin_dir *d;
+	int r = 0;
+
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	for (uint64_t i = first / THIN_LEAF_ENTRIES; d && !r && i <= last / THIN_LEAF_ENTRIES &&
+						      i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		if (l)
+			r = thin_pool_leaf_load(p, l);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!r && th->origin && off < th->origin_size)
+		r = th->origin->ops->fault(th->origin, off,
+					   th->origin_size - off < len ?
+					   (uint32_t)(th->origin_size - off) : len);
+	return r;
 }
 
 static void thin_end_write(struct target *t)
@@ -217,8 +253,11 @@ static int thin_read_failed(struct target *t, struct engine *e, uint64_t off,
 		rcu_read_begin();
 		d = rcu_load(th->dir);
 		r = d ? 0 : -EIO;
-		if (d && (off >> p->block_shift) / THIN_LEAF_ENTRIES < d->nr)
-			entry = thin_dir_entry(d, off >> p->block_shift) & ~THIN_PROVISIONING;
+		/* Mapped just now: its leaf is loaded (leaves are never unloaded). */
+		if (d && (off >> p->block_shift) / THIN_LEAF_ENTRIES < d->nr &&
+		    !thin_dir_lookup(d, off >> p->block_shift, &entry))
+			r = err;
+		entry &= ~THIN_PROVISIONING;
 		/* The block stays the volume's while the section lasts. */
 		if (!r && entry)
 			r = thin_data_io(p, e, ((uint64_t)(entry - 1) << p->block_shift) + in, n,
@@ -313,6 +352,9 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 			vb |= THIN_LEAF_ENTRIES - 1;	/* the next leaf */
 			continue;
 		}
+		r = thin_pool_leaf_load(p, l);
+		if (r)
+			break;
 		if (!atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]))
 			continue;
 		r = thin_pool_own_leaf(p, th, vb, &l);
@@ -327,11 +369,13 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 	return r;
 }
 
-static uint32_t dir_entry_at(struct thin_dir *d, uint64_t vb)
+/* Entry @vb of @d (0 past it), its leaf loaded first.  Lock held.  0 or -errno. */
+static int dir_entry_at(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32_t *e)
 {
-	if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
-		return 0;
-	return thin_dir_entry(d, vb) & ~THIN_PROVISIONING;
+	int r = thin_pool_entry(p, d, vb, e);
+
+	*e &= ~THIN_PROVISIONING;
+	return r;
 }
 
 /*
@@ -356,11 +400,14 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 		       bool *stop, uint64_t *mapped)
 {
 	struct thin_pool *p = dst->pool;
-	uint32_t se = dir_entry_at(atomic_load(&src->dir), svb);
-	uint32_t de = dir_entry_at(atomic_load(&dst->dir), dvb);
 	struct thin_leaf *l;
+	uint32_t se, de;
 	int r;
 
+	r = dir_entry_at(p, atomic_load(&src->dir), svb, &se);
+	r = r ? r : dir_entry_at(p, atomic_load(&dst->dir), dvb, &de);
+	if (r)
+		return r;
 	if ((!se && reads_origin(src, svb)) || (!se && reads_origin(dst, dvb))) {
 		*stop = true;
 		return 0;
@@ -438,10 +485,13 @@ static int zero_partial(struct thin *th, struct engine *e, uint64_t off, uint32_
 
 	if (!n)
 		return 0;
+	r = thin_fault(&th->target, off, n);	/* its leaf loaded, to look */
+	if (r)
+		return r;
 	rcu_read_begin();
 	d = rcu_load(th->dir);
-	if (d)
-		entry = thin_dir_entry(d, off >> th->pool->block_shift);
+	if (d && !thin_dir_lookup(d, off >> th->pool->block_shift, &entry))
+		entry = 1;		/* unloaded again: the slow path looks */
 	rcu_read_end();
 	if (!entry && !(th->origin && off < th->origin_size))
 		return 0;
@@ -548,6 +598,7 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	d = rcu_load(th->dir);
 	for (uint64_t vb = off >> shift; d && vb < end; vb++) {
 		uint64_t at = vb << shift < off ? off : vb << shift;
+		uint32_t e;
 
 		if (vb / THIN_LEAF_ENTRIES >= d->nr)
 			break;
@@ -562,7 +613,18 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 			vb |= THIN_LEAF_ENTRIES - 1;
 			continue;
 		}
-		if ((thin_dir_entry(d, vb) & ~THIN_PROVISIONING) != 0) {
+		if (!thin_dir_lookup(d, vb, &e)) {	/* not loaded: load, then look again */
+			rcu_read_end();
+			r = thin_fault(t, vb << shift, block_size(th->pool));
+			rcu_read_begin();
+			d = rcu_load(th->dir);
+			if (r)
+				break;
+			r = whence == SEEK_DATA ? -ENXIO : 0;
+			vb--;
+			continue;
+		}
+		if ((e & ~THIN_PROVISIONING) != 0) {
 			if (whence == SEEK_DATA) {
 				*out = at;
 				r = 0;
@@ -628,7 +690,7 @@ static void forget_dir(struct thin_pool *p, struct thin_dir *d)
 			continue;
 		p->nr_leaves--;
 		if (!l->dirty && !l->committing)
-			free(l);
+			thin_leaf_free(l);
 	}
 	p->nr_dirs--;
 	if (!d->dirty && !d->committing)
@@ -671,6 +733,7 @@ static const struct target_ops thin_ops = {
 	.read_failed = thin_read_failed,
 	.write_failed = thin_write_failed,
 	.end_write = thin_end_write,
+	.fault = thin_fault,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,
 	.discard = thin_discard,
@@ -707,34 +770,41 @@ static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
 		*out = l;
 		return 0;
 	}
-	r = p->meta->load_leaf(p->meta_arg, id, &rec);
-	if (r)
-		return r;
-	l = thin_leaf_new(id);
+	l = thin_leaf_stub(id);
 	if (!l)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
-		atomic_init(&l->e[i], rec.map[i] & ~THIN_PROVISIONING);
-	r = thin_pool_load_add(p, id, l, true);
+	/* On demand, its entries load when first needed (thin_pool_leaf_load). */
+	if (!p->leaves_on_demand) {
+		r = p->meta->load_leaf(p->meta_arg, id, &rec);
+		if (!r)
+			r = thin_leaf_fill(l, &rec);
+	}
+	if (!r)
+		r = thin_pool_load_add(p, id, l, true);
 	if (r) {
-		free(l);
+		thin_leaf_free(l);
 		return r;
 	}
 	*out = l;
 	return 0;
 }
 
-static uint64_t count_mapped(const struct thin_dir *d)
+/* The blocks @d maps, its leaves loaded to count them.  0 or -errno. */
+static int count_mapped(struct thin_pool *p, const struct thin_dir *d, uint64_t *out)
 {
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+		int r = l ? thin_pool_leaf_load(p, l) : 0;
 
+		if (r)
+			return r;
 		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++)
 			n += atomic_load(&l->e[j]) != 0;
 	}
-	return n;
+	*out = n;
+	return 0;
 }
 
 static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
@@ -778,8 +848,9 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 	}
 	free(rec.leaves);
 	d->mapped_in_store = rec.mapped_known;
-	if (!r)		/* a stored count, or one count however many volumes share it */
-		d->stored_mapped = rec.mapped_known ? rec.mapped : count_mapped(d);
+	d->stored_mapped = rec.mapped;
+	if (!r && !rec.mapped_known)	/* counted once however many volumes share it */
+		r = count_mapped(p, d, &d->stored_mapped);
 	*out = d;
 	return r;
 }
@@ -1061,6 +1132,7 @@ int thin_diff(struct target *a, struct target *b,
 		uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
 		struct thin_leaf *la = da && i < da->nr ? atomic_load(&da->leaf[i]) : NULL;
 		struct thin_leaf *lb = db && i < db->nr ? atomic_load(&db->leaf[i]) : NULL;
+		uint32_t ea, eb;
 
 		if (la == lb && vb % THIN_LEAF_ENTRIES == 0) {
 			vb += THIN_LEAF_ENTRIES - 1;
@@ -1069,7 +1141,11 @@ int thin_diff(struct target *a, struct target *b,
 			nr_run = 0;
 			continue;
 		}
-		if (dir_entry_at(da, vb) != dir_entry_at(db, vb)) {
+		r = dir_entry_at(p, da, vb, &ea);
+		r = r ? r : dir_entry_at(p, db, vb, &eb);
+		if (r)
+			break;
+		if (ea != eb) {
 			if (!nr_run)
 				run = vb;
 			nr_run++;

@@ -68,6 +68,12 @@ struct thin_pool {
 	pthread_cond_t changed;		/* an entry settled, a volume resumed */
 	pthread_cond_t grown;		/* the data area grew, or the full policy changed */
 	struct thin_alloc alloc;
+	/*
+	 * The counts came from the store's space map: leaves load their
+	 * entries when first needed.  Else (a stale map) they loaded with the
+	 * volumes, to derive the counts.  Set at open.
+	 */
+	bool leaves_on_demand;
 	struct thin *vols;
 	int64_t next_page_id;
 	uint64_t nr_leaves, nr_dirs;
@@ -190,6 +196,17 @@ int thin_provision_write(struct thin *th, struct engine *e, uint64_t vb,
  */
 int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
 		       struct thin_leaf **out);
+/*
+ * Loads @l's entries from the store if they are not loaded yet (blocks
+ * on the store, with the lock held; checks that every block is inside
+ * the pool).  0, -ENOMEM, or -EIO (a damaged leaf, the store: logged).
+ */
+int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l);
+/*
+ * Entry @vb of map @d (0 past it or where no leaf holds it), its leaf
+ * loaded first.  0 or thin_pool_leaf_load's -errno.
+ */
+int thin_pool_entry(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32_t *e);
 /* Marks a leaf changed: the next commit writes it.  0 or -ENOMEM. */
 int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l);
 /*

@@ -1,8 +1,9 @@
 #include "thin_map.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
-struct thin_leaf *thin_leaf_new(int64_t id)
+struct thin_leaf *thin_leaf_stub(int64_t id)
 {
 	struct thin_leaf *l = calloc(1, sizeof(*l));
 
@@ -11,6 +12,40 @@ struct thin_leaf *thin_leaf_new(int64_t id)
 	atomic_init(&l->refs, 1);
 	l->id = id;
 	return l;
+}
+
+struct thin_leaf *thin_leaf_new(int64_t id)
+{
+	struct thin_leaf *l = thin_leaf_stub(id);
+	_Atomic uint32_t *e = calloc(THIN_LEAF_ENTRIES, sizeof(*e));
+
+	if (!l || !e) {
+		free(l);
+		free((void *)e);
+		return NULL;
+	}
+	atomic_init(&l->e, e);
+	return l;
+}
+
+int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec)
+{
+	_Atomic uint32_t *e = malloc(THIN_LEAF_ENTRIES * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		atomic_init(&e[i], rec->map[i] & ~THIN_PROVISIONING);
+	atomic_store_explicit(&l->e, e, memory_order_release);
+	return 0;
+}
+
+void thin_leaf_free(struct thin_leaf *l)
+{
+	if (!l)
+		return;
+	free((void *)atomic_load_explicit(&l->e, memory_order_relaxed));
+	free(l);
 }
 
 /*

@@ -45,7 +45,13 @@
 #define THIN_ENTRY_BLOCK_MAX	(THIN_PROVISIONING - 2)	/* largest data block */
 
 struct thin_leaf {
-	_Atomic uint32_t e[THIN_LEAF_ENTRIES];
+	/*
+	 * Its THIN_LEAF_ENTRIES entries, or NULL while only the store has
+	 * them: a pool loads a leaf's entries when a request first needs
+	 * them (thin_pool_leaf_load), not at start.  Once set, never unset
+	 * while the leaf lives.
+	 */
+	_Atomic(_Atomic uint32_t *) e;
 	_Atomic uint32_t refs;		/* directories pointing here */
 	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
 	int64_t id;			/* page id in the store */
@@ -66,15 +72,30 @@ struct thin_dir {
 	_Atomic(struct thin_leaf *) leaf[];
 };
 
-/* The entry for virtual block @vb; 0 when no leaf holds it.  Fast path. */
-static inline uint32_t thin_dir_entry(struct thin_dir *d, uint64_t vb)
+/*
+ * The entry for virtual block @vb into *e (0 when no leaf holds it):
+ * true, or false when its leaf's entries are not loaded.  Fast path.
+ */
+static inline bool thin_dir_lookup(struct thin_dir *d, uint64_t vb, uint32_t *e)
 {
 	struct thin_leaf *l = atomic_load_explicit(&d->leaf[vb / THIN_LEAF_ENTRIES],
 						   memory_order_acquire);
+	_Atomic uint32_t *entries;
 
+	*e = 0;
 	if (!l)
-		return 0;
-	return atomic_load_explicit(&l->e[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
+		return true;
+	entries = atomic_load_explicit(&l->e, memory_order_acquire);
+	if (!entries)
+		return false;
+	*e = atomic_load_explicit(&entries[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
+	return true;
+}
+
+/* Whether @l's entries are loaded.  Fast path. */
+static inline bool thin_leaf_resident(const struct thin_leaf *l)
+{
+	return atomic_load_explicit(&((struct thin_leaf *)l)->e, memory_order_acquire) != NULL;
 }
 
 /* Slots needed for @nr_blocks virtual blocks. */
@@ -85,9 +106,18 @@ static inline uint32_t thin_dir_slots(uint64_t nr_blocks)
 
 /* A zeroed leaf with one reference, not dirty yet.  NULL on ENOMEM. */
 struct thin_leaf *thin_leaf_new(int64_t id);
+/* Leaf @id with one reference, its entries not loaded.  NULL on ENOMEM. */
+struct thin_leaf *thin_leaf_stub(int64_t id);
 /*
- * A copy of @l (entries only; provisioning flags dropped) with one
- * reference.  The caller takes the references on the copied blocks.
+ * Gives stub @l the entries of @rec (provisioning flags dropped), seen by
+ * lock-free readers from then on.  0 or -ENOMEM.
+ */
+int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec);
+void thin_leaf_free(struct thin_leaf *l);
+/*
+ * A copy of @l, whose entries are loaded (entries only; provisioning
+ * flags dropped) with one reference.  The caller takes the references on
+ * the copied blocks.
  */
 struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id);
 
@@ -99,7 +129,7 @@ struct thin_dir *thin_dir_new(int64_t id, uint32_t nr);
  */
 struct thin_dir *thin_dir_copy(struct thin_dir *d, int64_t id, uint32_t nr);
 
-/* Copies @l's committed entries (provisioning flags dropped) to @out. */
+/* Copies @l's committed entries (provisioning flags dropped) to @out; loaded. */
 void thin_leaf_record(const struct thin_leaf *l, struct thin_leaf_rec *out);
 
 #endif

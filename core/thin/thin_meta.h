@@ -114,6 +114,13 @@ struct thin_meta_ops {
 	/* Loads directory @id; out->leaves is malloc'ed. */
 	int (*load_dir)(void *arg, int64_t id, struct thin_dir_rec *out);
 	int (*load_leaf)(void *arg, int64_t id, struct thin_leaf_rec *out);
+	/*
+	 * load_leaf for a pool that runs: safe beside every other op (a
+	 * commit in flight included) and from any thread, through a
+	 * connection of its own, so it sees what is committed.  Optional:
+	 * NULL is load_leaf, for a caller that never runs it beside another.
+	 */
+	int (*fault_leaf)(void *arg, int64_t id, struct thin_leaf_rec *out);
 	/* The largest page id in use (leaves and dirs share one id space). */
 	int (*max_page_id)(void *arg, int64_t *out);
 	/* Every page id, directories and leaves, by id; both malloc'ed. */

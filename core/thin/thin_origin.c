@@ -11,7 +11,8 @@
 
 /*
  * Where [off, off + n) of the origin lies, appended to @out at @buf_off:
- * the origin's own map, shifted into our buffer.  Under RCU.
+ * the origin's own map, shifted into our buffer.  Under RCU.  MAP_MISS
+ * (nothing appended) where the origin's map is not loaded (a thin volume).
  */
 static int map_origin(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_off,
 		      struct segs *out)
@@ -25,7 +26,7 @@ static int map_origin(struct thin *th, uint64_t off, uint32_t n, uint32_t buf_of
 		for (unsigned int i = 0; i < tmp.nr && !r; i++)
 			r = segs_push(out, tmp.v[i].dev, tmp.v[i].dev_off, tmp.v[i].len,
 				      buf_off + tmp.v[i].buf_off);
-	} else if (r > 0) {
+	} else if (r > 0 && r != MAP_MISS) {
 		r = -EIO;		/* an origin never defers reads */
 	}
 	segs_release(&tmp);

@@ -96,6 +96,40 @@ static int check_params(const struct thin_pool_params *pp)
 	return 0;
 }
 
+static int load_space_chunk(void *ctx, const struct thin_space_rec *rec)
+{
+	return thin_alloc_space_load(ctx, rec);
+}
+
+/*
+ * The block counts from the store's space map, and then the leaves load
+ * on demand; if it is stale, the leaves load with the volumes and the
+ * counts are derived from them at start (the next commit writes the whole
+ * map).  0 or -errno.
+ */
+static int load_space(struct thin_pool *p)
+{
+	int r = p->meta->load_space ? p->meta->load_space(p->meta_arg, load_space_chunk,
+							  &p->alloc) : 0;
+
+	if (r == -EUCLEAN) {		/* as if stale: derived from the leaves */
+		uint64_t nr = p->alloc.nr_blocks;
+
+		log_warn("thin pool '%s': its space map is damaged; counting the blocks from its leaves",
+			 p->name);
+		thin_alloc_exit(&p->alloc);
+		r = thin_alloc_init(&p->alloc, nr);
+		if (r)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	p->leaves_on_demand = r == 1;
+	if (!p->leaves_on_demand)
+		thin_alloc_space_stale(&p->alloc);
+	return 0;
+}
+
 int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 		   uint64_t data_bytes, const struct thin_meta_ops *meta, void *meta_arg,
 		   struct thin_pool **out)
@@ -127,6 +161,8 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 	if (r)
 		goto err_engine;
 	r = meta->max_page_id(meta_arg, &p->next_page_id);
+	if (!r)
+		r = load_space(p);
 	if (r)
 		goto err_alloc;
 	p->next_page_id++;
@@ -273,35 +309,11 @@ static int derive_block_refs(struct thin_pool *p, char *why, size_t len)
 
 static void *worker_main(void *arg);
 
-static int load_space_chunk(void *ctx, const struct thin_space_rec *rec)
-{
-	return thin_alloc_space_load(ctx, rec);
-}
-
-/*
- * The block counts: the store's space map, or if it is stale, derived
- * from the leaves (and the next commit writes the whole map).
- */
-static int load_block_refs(struct thin_pool *p, char *why, size_t len)
-{
-	int r = p->meta->load_space ? p->meta->load_space(p->meta_arg, load_space_chunk,
-							  &p->alloc) : 0;
-
-	if (r == 1)
-		return 0;
-	if (r < 0) {
-		snprintf(why, len, "its space map cannot be read: %s", strerror(-r));
-		return r;
-	}
-	thin_alloc_space_stale(&p->alloc);
-	return derive_block_refs(p, why, len);
-}
-
 int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 {
 	int r;
 
-	r = load_block_refs(p, why, len);
+	r = p->leaves_on_demand ? 0 : derive_block_refs(p, why, len);
 	load_index_free(p);
 	if (r)
 		return r;
@@ -335,26 +347,37 @@ static int cmp_ptr(const void *a, const void *b)
 
 /*
  * Pages that never reached a commit: with every volume destroyed, what the
- * commit lists still hold has no reference left (a page may be on two
- * lists, so each is freed once).
+ * commit lists still hold has no reference left (a page may be on a
+ * kind's two lists, so each is freed once).
  */
-static void free_uncommitted(struct thin_pool *p)
+static void free_listed(struct thin_vec *a, struct thin_vec *b, void (*free_page)(void *))
 {
-	struct thin_vec *lists[] = { &p->dirty_leaves, &p->dead_leaves,
-				     &p->dirty_dirs, &p->dead_dirs };
 	struct thin_vec all = { 0 };
 
-	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
-		for (size_t i = 0; i < lists[l]->nr; i++)
-			if (thin_vec_push(&all, lists[l]->v[i]))
-				goto out;	/* leak rather than guess */
+	for (size_t i = 0; i < a->nr; i++)
+		if (thin_vec_push(&all, a->v[i]))
+			goto out;	/* leak rather than guess */
+	for (size_t i = 0; i < b->nr; i++)
+		if (thin_vec_push(&all, b->v[i]))
+			goto out;
 	if (all.nr)	/* all.v is NULL when nothing is uncommitted */
 		qsort(all.v, all.nr, sizeof(*all.v), cmp_ptr);
 	for (size_t i = 0; i < all.nr; i++)
 		if (!i || all.v[i] != all.v[i - 1])
-			free(all.v[i]);
+			free_page(all.v[i]);
 out:
 	thin_vec_release(&all);
+}
+
+static void free_leaf(void *l)
+{
+	thin_leaf_free(l);
+}
+
+static void free_uncommitted(struct thin_pool *p)
+{
+	free_listed(&p->dirty_leaves, &p->dead_leaves, free_leaf);
+	free_listed(&p->dirty_dirs, &p->dead_dirs, free);
 }
 
 void thin_pool_close(struct thin_pool *p)
@@ -517,6 +540,48 @@ static int thin_pool_mark_vol(struct thin_pool *p, struct thin *t)
 	return thin_vec_push(&p->dirty_vols, t);
 }
 
+int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
+{
+	int (*load)(void *, int64_t, struct thin_leaf_rec *) =
+		p->meta->fault_leaf ? p->meta->fault_leaf : p->meta->load_leaf;
+	struct thin_leaf_rec *rec;
+	int r;
+
+	if (thin_leaf_resident(l))
+		return 0;
+	rec = malloc(sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	r = load(p->meta_arg, l->id, rec);
+	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++)
+		if ((rec->map[i] & ~THIN_PROVISIONING) > p->alloc.nr_blocks)
+			r = -EUCLEAN;	/* a block past the end of the pool */
+	if (!r)
+		r = thin_leaf_fill(l, rec);
+	if (r)
+		log_error("thin pool '%s': cannot load leaf %lld of its map: %s", p->name,
+			  (long long)l->id, r == -EUCLEAN ? "it is damaged" : strerror(-r));
+	free(rec);
+	return r == -ENOMEM ? r : r ? -EIO : 0;
+}
+
+int thin_pool_entry(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32_t *e)
+{
+	struct thin_leaf *l;
+	int r;
+
+	*e = 0;
+	if (!d || vb / THIN_LEAF_ENTRIES >= d->nr)
+		return 0;
+	l = atomic_load(&d->leaf[vb / THIN_LEAF_ENTRIES]);
+	if (!l)
+		return 0;
+	r = thin_pool_leaf_load(p, l);
+	if (!r)
+		*e = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
+	return r;
+}
+
 int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 {
 	int r = 0;
@@ -528,7 +593,9 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 		return 0;
 	}
 	atomic_store_explicit(&l->refs, 0, memory_order_release);
-	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++) {
+	/* Entries that cannot be loaded keep their blocks: a leak, not a double owner. */
+	r = thin_pool_leaf_load(p, l);
+	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++) {
 		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
 
 		if (e && !r)
@@ -607,6 +674,9 @@ int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
 		d = nd;
 	}
 	l = atomic_load(&d->leaf[i]);
+	r = l ? thin_pool_leaf_load(p, l) : 0;
+	if (r)
+		return r;
 	if ((!l || !thin_leaf_alone(p, l)) && thin_pool_metadata_full(p))
 		return thin_pool_no_metadata_space(p);	/* dm-thin: metadata space exhausted */
 	if (!l || !thin_leaf_alone(p, l))
@@ -1168,7 +1238,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	if (nr_held)
 		discard_held(p, held, nr_held, &discarded);
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
-		free(b.dead_leaves.v[i]);
+		thin_leaf_free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
 		free(b.dead_dirs.v[i]);
 	batch_release(&b);

@@ -145,9 +145,18 @@ static int load_range(struct thin *th, struct engine *e, uint64_t vol_off, uint3
 		return 0;
 	}
 	segs_init(&segs);
-	rcu_read_begin();
-	r = thin_push_unmapped(th, vol_off + in, n, 0, &segs);
-	rcu_read_end();
+	for (int tries = 0;; tries++) {
+		rcu_read_begin();
+		r = thin_push_unmapped(th, vol_off + in, n, 0, &segs);
+		rcu_read_end();
+		if (r != MAP_MISS || tries == 8)
+			break;
+		r = th->origin->ops->fault(th->origin, vol_off + in, n);	/* a thin origin's leaf */
+		if (r)
+			break;
+	}
+	if (r == MAP_MISS)
+		r = -EIO;
 	if (!r)
 		r = engine_read(e, &segs, buf);
 	segs_release(&segs);

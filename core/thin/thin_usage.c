@@ -104,8 +104,8 @@ static void sum_leaf(struct thin_pool *p, struct thin_leaf *l, struct seen *out)
 }
 
 /*
- * @th's usage, its leaves' sums kept in @m (NULL: none kept).  Pool lock
- * held.  0 or -ENOMEM.
+ * @th's usage, its leaves' sums kept in @m (NULL: none kept), loading
+ * the leaves not loaded yet.  Pool lock held.  0, -ENOMEM or -EIO.
  */
 static int usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
 {
@@ -122,8 +122,13 @@ static int usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
 			continue;
 		if (m && !(s = memo_get(m, l, &fresh)))
 			return -ENOMEM;
-		if (fresh)
+		if (fresh) {
+			int r = thin_pool_leaf_load(th->pool, l);
+
+			if (r)
+				return r;
 			sum_leaf(th->pool, l, s);
+		}
 		out->mapped += s->leaf.mapped;
 		out->exclusive += alone ? s->leaf.single : 0;
 		out->shared += alone ? s->leaf.mapped - s->leaf.single : s->leaf.mapped;

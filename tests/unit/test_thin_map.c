@@ -22,7 +22,7 @@ START_TEST(new_leaf_is_all_holes_with_one_reference)
 	ck_assert_int_eq(l->id, 7);
 	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
 		ck_assert_uint_eq(atomic_load(&l->e[i]), 0);
-	free(l);
+	thin_leaf_free(l);
 }
 END_TEST
 
@@ -36,8 +36,8 @@ START_TEST(leaf_copy_keeps_entries_and_drops_the_provisioning_flag)
 	ck_assert_uint_eq(atomic_load(&c->e[3]), 42);
 	ck_assert_uint_eq(atomic_load(&c->e[4]), 17);
 	ck_assert_int_eq(atomic_load(&c->refs), 1);
-	free(l);
-	free(c);
+	thin_leaf_free(l);
+	thin_leaf_free(c);
 }
 END_TEST
 
@@ -54,16 +54,39 @@ START_TEST(dir_copy_grows_and_takes_a_reference_on_every_leaf)
 	ck_assert_int_eq(atomic_load(&l->refs), 2);
 	free(d);
 	free(c);
-	free(l);
+	thin_leaf_free(l);
 }
 END_TEST
 
 START_TEST(dir_entry_of_a_missing_leaf_is_a_hole)
 {
 	struct thin_dir *d = thin_dir_new(1, 2);
+	uint32_t e = 1;
 
-	ck_assert_uint_eq(thin_dir_entry(d, 600), 0);
+	ck_assert(thin_dir_lookup(d, 600, &e));
+	ck_assert_uint_eq(e, 0);
 	free(d);
+}
+END_TEST
+
+/* A leaf whose entries are not loaded is a miss, not a hole, until filled. */
+START_TEST(stub_leaf_misses_until_filled)
+{
+	struct thin_dir *d = thin_dir_new(1, 2);
+	struct thin_leaf *l = thin_leaf_stub(4);
+	struct thin_leaf_rec rec = { .id = 4 };
+	uint32_t e;
+
+	atomic_store(&d->leaf[1], l);
+	ck_assert(!thin_leaf_resident(l));
+	ck_assert(!thin_dir_lookup(d, THIN_LEAF_ENTRIES + 3, &e));
+	rec.map[3] = 42 | THIN_PROVISIONING;
+	ck_assert_int_eq(thin_leaf_fill(l, &rec), 0);
+	ck_assert(thin_leaf_resident(l));
+	ck_assert(thin_dir_lookup(d, THIN_LEAF_ENTRIES + 3, &e));
+	ck_assert_uint_eq(e, 42);
+	free(d);
+	thin_leaf_free(l);
 }
 END_TEST
 
@@ -76,7 +99,7 @@ START_TEST(leaf_record_drops_the_provisioning_flag)
 	thin_leaf_record(l, &rec);
 	ck_assert_int_eq(rec.id, 9);
 	ck_assert_uint_eq(rec.map[0], 5);
-	free(l);
+	thin_leaf_free(l);
 }
 END_TEST
 
@@ -134,7 +157,7 @@ START_TEST(readers_see_whole_leaves_while_one_writer_replaces_them)
 		old = atomic_exchange_explicit(&shared_dir->leaf[s], l, memory_order_acq_rel);
 		if (old) {
 			rcu_wait_readers();
-			free(old);
+			thin_leaf_free(old);
 		}
 	}
 	atomic_store(&done, true);
@@ -145,7 +168,7 @@ START_TEST(readers_see_whole_leaves_while_one_writer_replaces_them)
 		ck_assert_int_eq((long)bad, 0);
 	}
 	for (unsigned int s = 0; s < SLOTS; s++)
-		free(atomic_load(&shared_dir->leaf[s]));
+		thin_leaf_free(atomic_load(&shared_dir->leaf[s]));
 	free(shared_dir);
 	urcu_memb_unregister_thread();
 }
@@ -161,6 +184,7 @@ static Suite *thin_map_suite(void)
 	tcase_add_test(tc, leaf_copy_keeps_entries_and_drops_the_provisioning_flag);
 	tcase_add_test(tc, dir_copy_grows_and_takes_a_reference_on_every_leaf);
 	tcase_add_test(tc, dir_entry_of_a_missing_leaf_is_a_hole);
+	tcase_add_test(tc, stub_leaf_misses_until_filled);
 	tcase_add_test(tc, leaf_record_drops_the_provisioning_flag);
 	tcase_add_test(tc, readers_see_whole_leaves_while_one_writer_replaces_them);
 	suite_add_tcase(suite, tc);

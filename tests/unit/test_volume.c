@@ -30,12 +30,16 @@ enum fake_fault {
 	DEFER_POSITIVE,		/* map defers, write_deferred answers a positive number */
 	SEEK_BEFORE,		/* seek: an offset before the one asked about */
 	SEEK_PAST,		/* seek: an offset past the range asked about */
+	MISS_ONCE,		/* map: a miss until fault() ran once */
+	MISS_ALWAYS,		/* map: a miss whatever fault() does */
+	MISS_WITH_SEGMENTS,	/* map: a miss after appending a segment */
 };
 
 struct fake {
 	struct target target;
 	enum fake_fault fault;
 	unsigned int deferred;		/* write_deferred calls */
+	unsigned int faults;		/* fault calls */
 };
 
 static struct fake *fake(struct target *t)
@@ -64,9 +68,25 @@ static int fake_map(struct target *t, enum io_dir dir, uint64_t off, uint32_t le
 		return MAP_DEFER;
 	case POSITIVE:
 		return 7;
+	case MISS_ONCE:
+		if (!fake(t)->faults)
+			return MAP_MISS;
+		return segs_push(out, NULL, 0, len, 0) ?: MAP_REMAPPED;
+	case MISS_ALWAYS:
+		return MAP_MISS;
+	case MISS_WITH_SEGMENTS:
+		return segs_push(out, NULL, 0, half, 0) ?: MAP_MISS;
 	default:
 		return segs_push(out, NULL, 0, len, 0) ?: MAP_REMAPPED;
 	}
+}
+
+static int fake_fault(struct target *t, uint64_t off, uint32_t len)
+{
+	(void)off, (void)len;
+	ck_assert(!rcu_reading());	/* outside the read section */
+	fake(t)->faults++;
+	return fake(t)->fault == POSITIVE ? 1 : 0;
 }
 
 static int fake_write_deferred(struct target *t, struct engine *e, uint64_t off,
@@ -115,6 +135,7 @@ static void fake_destroy(struct target *t)
 static const struct target_ops fake_ops = {
 	.name = "fake",
 	.map = fake_map,
+	.fault = fake_fault,
 	.write_deferred = fake_write_deferred,
 	.read_failed = target_no_read_retry,
 	.write_failed = target_no_write_retry,
@@ -328,6 +349,39 @@ START_TEST(breach_is_told_once_however_often_it_comes)
 }
 END_TEST
 
+/*
+ * A miss is loaded by fault(), outside the read section, and mapped
+ * again; one that never loads fails with EIO after a few faults, and a
+ * miss that left segments behind is a breach.
+ */
+START_TEST(miss_is_faulted_in_outside_the_section_and_mapped_again)
+{
+	struct volume *v = make(MISS_ONCE);
+	struct iovec iov[VOLUME_READ_IOV];
+	unsigned int nr;
+
+	ck_assert_int_eq(volume_read(v, &eng, buf, 0, sizeof(buf)), sizeof(buf));
+	ck_assert_uint_eq(fake(v->target)->faults, 1);
+	ck_assert_int_eq(volume_write(v, &eng, buf, 0, sizeof(buf)), sizeof(buf));
+	ck_assert_int_eq(volume_read_iov(v, &eng, buf, 0, sizeof(buf), iov, &nr), sizeof(buf));
+	ck_assert(rcu_reading());
+	volume_read_done();
+	volume_destroy(v);
+
+	v = make(MISS_ALWAYS);
+	ck_assert_int_eq(volume_read(v, &eng, buf, 0, sizeof(buf)), -EIO);
+	ck_assert_uint_gt(fake(v->target)->faults, 1);
+	ck_assert_uint_eq(logged("map() answered a miss"), 0);
+	volume_destroy(v);
+
+	v = make(MISS_WITH_SEGMENTS);
+	ck_assert_int_eq(volume_read(v, &eng, buf, 0, sizeof(buf)), -EIO);
+	ck_assert_uint_eq(fake(v->target)->faults, 0);
+	ck_assert_uint_eq(logged("map() answered a miss after appending segments"), 1);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(target_with_an_op_unset_is_not_served)
 {
 	struct target_ops ops = fake_ops;
@@ -398,6 +452,7 @@ static Suite *volume_suite(void)
 	tcase_add_test(tc, seek_outside_the_range_asked_fails_with_eio);
 	tcase_add_test(tc, request_from_inside_a_read_section_fails_with_eio);
 	tcase_add_test(tc, breach_is_told_once_however_often_it_comes);
+	tcase_add_test(tc, miss_is_faulted_in_outside_the_section_and_mapped_again);
 	tcase_add_test(tc, target_with_an_op_unset_is_not_served);
 	tcase_add_test(tc, many_volumes_go_in_and_out_of_the_served_set_at_once_kept_by_id);
 	suite_add_tcase(s, tc);
