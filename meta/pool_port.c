@@ -66,10 +66,10 @@ static int port_load(struct pool_meta *m, struct pool_meta_image *out)
 	return r;
 }
 
-static int port_integrity(struct pool_meta *m, void (*report)(void *arg, const char *msg),
-			  void *arg)
+static int port_integrity(struct pool_meta *m, bool whole,
+			  void (*report)(void *arg, const char *msg), void *arg)
 {
-	return store_quick_check(st(m), report, arg);
+	return store_quick_check(st(m), whole, report, arg);
 }
 
 static int port_switch_table(struct pool_meta *m, int64_t volume, void **blob,

@@ -26,6 +26,7 @@
 #ifndef MAPPERFS_STORE_H
 #define MAPPERFS_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,10 +65,13 @@ int store_pool_uuid_set(struct store *s, const struct uuid *u);
 /*
  * PRAGMA quick_check: calls @report with each problem SQLite finds in the
  * file's pages, one line each ("Page 8: btreeInitPage() returns error
- * code 11").  O(file size).  0, or -errno if it cannot run.
+ * code 11").  @whole: the file, O(file size); else every table but the
+ * thin map's leaves and space map (quick_check(TABLE) each), O(what is
+ * not the map), since SQLite finds a damaged page of those when a load
+ * reads it.  0, or -errno if it cannot run.
  */
-int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg),
-		      void *arg);
+int store_quick_check(struct store *s, bool whole,
+		      void (*report)(void *arg, const char *msg), void *arg);
 int store_schema_version(struct store *s, int *out);
 
 /* The rows of pool_meta.h.  Lists are by id (extents by volume, seq). */

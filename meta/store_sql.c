@@ -262,15 +262,12 @@ static void report_lines(const char *msg, void (*report)(void *arg, const char *
 	}
 }
 
-int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg),
-		      void *arg)
+/* Steps a quick_check statement, reporting each problem.  0. */
+static int run_quick_check(struct store *s, sqlite3_stmt *st,
+			   void (*report)(void *arg, const char *msg), void *arg)
 {
-	sqlite3_stmt *st;
-	int rc, r;
+	int rc;
 
-	r = store_stmt(s, "PRAGMA quick_check", &st);
-	if (r)
-		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *msg = (const char *)sqlite3_column_text(st, 0);
 
@@ -283,8 +280,58 @@ int store_quick_check(struct store *s, void (*report)(void *arg, const char *msg
 		snprintf(msg, sizeof(msg), "cannot be read: %s", sqlite3_errmsg(s->db));
 		report(arg, msg);
 	}
-	store_stmt_done(st);
 	return 0;
+}
+
+/* quick_check of each table but the map's pages. */
+static int quick_check_tables(struct store *s, void (*report)(void *arg, const char *msg),
+			      void *arg)
+{
+	sqlite3_stmt *tables;
+	int rc, r;
+
+	r = store_stmt(s, "SELECT name FROM sqlite_schema WHERE type = 'table'"
+			  " AND name NOT IN ('thin_leaf', 'thin_space')", &tables);
+	if (r)
+		return r;
+	while (!r && (rc = sqlite3_step(tables)) == SQLITE_ROW) {
+		char *sql = sqlite3_mprintf("PRAGMA quick_check(%Q)",
+					    (const char *)sqlite3_column_text(tables, 0));
+		sqlite3_stmt *st = NULL;
+
+		if (!sql)
+			r = -ENOMEM;
+		else if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+			r = store_error(s, sqlite3_errcode(s->db));
+		else
+			r = run_quick_check(s, st, report, arg);
+		sqlite3_finalize(st);
+		sqlite3_free(sql);
+	}
+	if (!r && rc != SQLITE_DONE) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "cannot be read: %s", sqlite3_errmsg(s->db));
+		report(arg, msg);
+	}
+	store_stmt_done(tables);
+	return r;
+}
+
+int store_quick_check(struct store *s, bool whole,
+		      void (*report)(void *arg, const char *msg), void *arg)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	if (!whole)
+		return quick_check_tables(s, report, arg);
+	r = store_stmt(s, "PRAGMA quick_check", &st);
+	if (r)
+		return r;
+	r = run_quick_check(s, st, report, arg);
+	store_stmt_done(st);
+	return r;
 }
 
 int store_begin(struct store *s)

@@ -393,7 +393,7 @@ int pool_check(struct pool *p, const char *name,
 	if (name)
 		r = pool_volume_get_staged(p, name, NULL, true, &c.only, err);
 	if (!r && !c.only) {
-		r = p->meta->ops->integrity(p->meta, report_store, &c);
+		r = p->meta->ops->integrity(p->meta, true, report_store, &c);
 		if (r)
 			pool_store_fail(err, r, "check the pool database");
 	}

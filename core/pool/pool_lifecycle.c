@@ -249,11 +249,13 @@ static void damage_found(void *arg, const char *msg)
 
 /*
  * The database's own pages: a damaged index page is met by no row read,
- * yet a lookup by name would go wrong.  pool_failures() tells it.
+ * yet a lookup by name would go wrong.  pool_failures() tells it.  Not
+ * the map's leaves: their cost would grow with the map, and a damaged
+ * one is found by the load that reads it (check reads them all).
  */
 static void find_damage(struct pool *p)
 {
-	int r = p->meta->ops->integrity(p->meta, damage_found, p);
+	int r = p->meta->ops->integrity(p->meta, false, damage_found, p);
 
 	if (r)
 		log_warn("cannot check the pages of the pool database: %s", strerror(-r));

@@ -78,10 +78,13 @@ struct pool_meta_ops {
 	int (*load)(struct pool_meta *m, struct pool_meta_image *out);
 	/*
 	 * Checks the database's own pages (PRAGMA quick_check), calling
-	 * @report with each problem found.  0, or -errno if it cannot look.
+	 * @report with each problem found: @whole, all of them, O(file);
+	 * else all but the thin map's pages, which a load that reads one
+	 * finds damaged (the cost of an open must not grow with the map).
+	 * 0, or -errno if it cannot look.
 	 */
-	int (*integrity)(struct pool_meta *m, void (*report)(void *arg, const char *msg),
-			 void *arg);
+	int (*integrity)(struct pool_meta *m, bool whole,
+			 void (*report)(void *arg, const char *msg), void *arg);
 	/* Switch volume @volume's region table as stored; *blob malloc'ed. */
 	int (*switch_table)(struct pool_meta *m, int64_t volume, void **blob,
 			    size_t *len);
