@@ -203,6 +203,12 @@ int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
  */
 int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l);
 /*
+ * @l's entries into @out: a copy of the loaded ones, or read from the
+ * store without loading them (a walk over every leaf keeps none).  Lock
+ * held.  0, -ENOMEM or -EIO.
+ */
+int thin_pool_leaf_peek(struct thin_pool *p, struct thin_leaf *l, struct thin_leaf_rec *out);
+/*
  * Entry @vb of map @d (0 past it or where no leaf holds it), its leaf
  * loaded first.  0 or thin_pool_leaf_load's -errno.
  */

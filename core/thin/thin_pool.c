@@ -565,6 +565,20 @@ int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 	return r == -ENOMEM ? r : r ? -EIO : 0;
 }
 
+int thin_pool_leaf_peek(struct thin_pool *p, struct thin_leaf *l, struct thin_leaf_rec *out)
+{
+	int (*load)(void *, int64_t, struct thin_leaf_rec *) =
+		p->meta->fault_leaf ? p->meta->fault_leaf : p->meta->load_leaf;
+	int r;
+
+	if (thin_leaf_resident(l)) {
+		thin_leaf_record(l, out);
+		return 0;
+	}
+	r = load(p->meta_arg, l->id, out);
+	return r == -ENOMEM ? r : r ? -EIO : 0;
+}
+
 int thin_pool_entry(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32_t *e)
 {
 	struct thin_leaf *l;

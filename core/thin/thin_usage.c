@@ -14,7 +14,8 @@
  * volumes remembers, under one hold of the pool lock, what it found per
  * directory and per leaf (keyed by address, which cannot be reused while
  * the lock is held: pages die only in a commit, under it), and each is
- * walked once.
+ * walked once.  A leaf whose entries are not loaded is read from the
+ * store for the sum and left unloaded: a list must not load the map.
  */
 #include "thin.h"
 
@@ -90,24 +91,31 @@ static struct seen *memo_get(struct memo *m, const void *key, bool *fresh)
 	return s;
 }
 
-static void sum_leaf(struct thin_pool *p, struct thin_leaf *l, struct seen *out)
+/* Sums leaf @l, read into @rec (loaded or not: it stays as it was). */
+static int sum_leaf(struct thin_pool *p, struct thin_leaf *l, struct thin_leaf_rec *rec,
+		    struct seen *out)
 {
+	int r = thin_pool_leaf_peek(p, l, rec);
+
 	out->leaf.mapped = out->leaf.single = 0;
-	for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
-		uint32_t e = atomic_load(&l->e[j]) & ~THIN_PROVISIONING;
+	for (unsigned int j = 0; !r && j < THIN_LEAF_ENTRIES; j++) {
+		uint32_t e = rec->map[j] & ~THIN_PROVISIONING;
 
 		if (!e)
 			continue;
 		out->leaf.mapped++;
 		out->leaf.single += thin_alloc_refs(&p->alloc, e - 1) == 1;
 	}
+	return r;
 }
 
 /*
- * @th's usage, its leaves' sums kept in @m (NULL: none kept), loading
- * the leaves not loaded yet.  Pool lock held.  0, -ENOMEM or -EIO.
+ * @th's usage, its leaves' sums kept in @m (NULL: none kept); the leaves
+ * not loaded are read from the store into @rec and stay unloaded.  Pool
+ * lock held.  0, -ENOMEM or -EIO.
  */
-static int usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
+static int usage_locked(struct thin *th, struct memo *m, struct thin_leaf_rec *rec,
+			struct thin_usage *out)
 {
 	struct thin_dir *d = atomic_load(&th->dir);
 
@@ -123,11 +131,10 @@ static int usage_locked(struct thin *th, struct memo *m, struct thin_usage *out)
 		if (m && !(s = memo_get(m, l, &fresh)))
 			return -ENOMEM;
 		if (fresh) {
-			int r = thin_pool_leaf_load(th->pool, l);
+			int r = sum_leaf(th->pool, l, rec, s);
 
 			if (r)
 				return r;
-			sum_leaf(th->pool, l, s);
 		}
 		out->mapped += s->leaf.mapped;
 		out->exclusive += alone ? s->leaf.single : 0;
@@ -140,9 +147,15 @@ void thin_usage(struct target *t, struct thin_usage *out)
 {
 	struct thin *th = (struct thin *)t;
 
+	struct thin_leaf_rec *rec = malloc(sizeof(*rec));
+
+	memset(out, 0, sizeof(*out));
+	if (!rec)
+		return;
 	pthread_mutex_lock(&th->pool->lock);
-	usage_locked(th, NULL, out);
+	usage_locked(th, NULL, rec, out);
 	pthread_mutex_unlock(&th->pool->lock);
+	free(rec);
 }
 
 /* qsort_r's: indexes into the thin volumes @arg, by their pool. */
@@ -160,9 +173,12 @@ static int usage_of_pool(struct target *const *t, const size_t *idx, size_t n,
 			 struct thin_usage *out)
 {
 	struct thin_pool *p = ((struct thin *)t[idx[0]])->pool;
+	struct thin_leaf_rec *rec = malloc(sizeof(*rec));
 	struct memo leaves = { 0 }, dirs = { 0 };
 	int r = 0;
 
+	if (!rec)
+		return -ENOMEM;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; !r && i < n; i++) {
 		struct thin *th = (struct thin *)t[idx[i]];
@@ -177,10 +193,11 @@ static int usage_of_pool(struct target *const *t, const size_t *idx, size_t n,
 		} else {
 			if (dir)
 				dir->first = idx[i];
-			r = usage_locked(th, &leaves, &out[idx[i]]);
+			r = usage_locked(th, &leaves, rec, &out[idx[i]]);
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
+	free(rec);
 	free(leaves.v);
 	free(dirs.v);
 	return r;

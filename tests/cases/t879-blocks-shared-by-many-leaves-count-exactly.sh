@@ -35,6 +35,8 @@ for vol in v s1 s2 s3 s4 s5; do
 done
 [ "$(used)" -eq $((70 * 65536)) ] || fail "64 blocks and 6 copies of one should be used, not $(used) bytes"
 check "with every block mapped six times"
+usage() { mapperctl list --json | jq -c '[.[] | select(.kind == "thin") | {name, mapped_bytes, exclusive_bytes, shared_bytes}]'; }
+usage >usage.before
 
 stop_daemon
 # The counts are stored (the space map), and a restart takes them from it.
@@ -47,6 +49,8 @@ space_valid() { sqlite3 "$POOL/pool.db" "SELECT space_valid FROM thin_pool"; }
 	fail "a directory's count of mapped blocks was not stored"
 data_pct() { mapperctl list --json | json_get ".[] | select(.name == \"$1\") | .data_percent"; }
 start_daemon
+# Its leaves are not loaded yet: list reads them from the store for this.
+usage | cmp -s usage.before - || fail "list's usage after a restart: $(usage), before: $(cat usage.before)"
 s5_pct=$(data_pct s5)
 check "after a restart"
 stop_daemon
