@@ -52,7 +52,9 @@
 #include "pool_port.h"
 #include "rcu.h"
 #include "regfile.h"
+#include "size.h"
 #include "stop.h"
+#include "thin_pool.h"
 #include "transport.h"
 #include "uring_transport.h"
 #include "volset.h"
@@ -86,6 +88,7 @@ struct options {
 	unsigned int batch;		/* ring entries per thread; 0: by the devices */
 	unsigned int sync_mib;		/* mirror resync and move copy, MiB/s; 0: no limit */
 	unsigned int nbd_timeout_s;	/* an NBD device's requests fail after */
+	uint64_t cache_bytes;		/* each thin pool's loaded leaves, at most */
 	enum transport_choice transport;
 	char *fuse_opts;		/* passed to libfuse as -o */
 };
@@ -120,6 +123,8 @@ static const char usage_text[] =
 	"  -o nonempty    mount over a directory that has files in it\n"
 	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
 	"                 S seconds (1..86400, default 60)\n"
+	"  -o cache_size=SIZE  each thin pool keeps at most SIZE of its map's leaves\n"
+	"                    loaded (default 256M, 2 KiB per 512 blocks; 0: no limit)\n"
 	"  -o nbd_timeout=S  an NBD raw device's requests wait up to S seconds for\n"
 	"                 its server to come back, then fail (1..3600, default 30)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
@@ -265,6 +270,13 @@ static int parse_o(struct options *o, char *list)
 				log_error("invalid -o %s: use nbd_timeout=1..3600 (seconds)", opt);
 				return -EINVAL;
 			}
+		} else if (!strncmp(opt, "cache_size=", 11)) {
+			if (parse_size(opt + 11, &o->cache_bytes) ||
+			    (o->cache_bytes && o->cache_bytes < THIN_CACHE_MIN)) {
+				log_error("invalid -o %s: use cache_size=0 (no budget) or 1M and up "
+					  "(K, M, G; a thin pool's loaded map)", opt);
+				return -EINVAL;
+			}
 		} else if (!strncmp(opt, "spin=", 5)) {
 			if (parse_count(opt + 5, 0, 1000, &o->spin_us)) {
 				log_error("invalid -o %s: use spin=0..1000 (microseconds)", opt);
@@ -322,6 +334,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->event_timeout_s = POOL_EVENT_TIMEOUT_S;
 	o->sync_mib = POOL_SYNC_RATE >> 20;
 	o->nbd_timeout_s = NBD_LINK_TIMEOUT_MS / 1000;
+	o->cache_bytes = THIN_CACHE_DEFAULT;
 	o->spin_us = DEFAULT_SPIN_US;
 	opterr = 0;
 	/* mount(8)'s helper flags: -n (no mtab), -s (sloppy), -v: nothing to do */
@@ -1062,6 +1075,7 @@ static int run(struct options *opts)
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
 	nbd_link_set_timeout(o.nbd_timeout_s * 1000);
+	thin_pool_set_cache_budget(o.cache_bytes);
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (!r)		/* what opening found failed: each fault once */
 		pool_failures(pool, warn_fault, NULL);

@@ -364,6 +364,8 @@ const struct cmd cmd_list = {
 		"          \"data_used_bytes\", \"data_total_bytes\", \"data_percent\",\n"
 		"          \"metadata_used_bytes\", \"metadata_total_bytes\",\n"
 		"          \"metadata_percent\", \"metadata_pages\", \"discarded_bytes\",\n"
+		"          \"cache_bytes\", \"cache_budget_bytes\", \"cache_evictions\" (the\n"
+		"          map's leaves loaded, the budget, leaves unloaded),\n"
 		"          \"low_water_crossed\", \"full\", \"metadata_full\", \"thin_volumes\",\n"
 		"          \"when_full\", \"wait_seconds\", \"zero\", \"low_water_percent\",\n"
 		"          \"discard_passdown\", \"autoextend\", \"autoextend_threshold\",\n"

@@ -1896,6 +1896,9 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
 		json_size(j, "discarded_bytes", u.discarded_bytes);
+		json_size(j, "cache_bytes", u.cache_bytes);
+		json_size(j, "cache_budget_bytes", u.cache_budget);
+		json_u64(j, "cache_evictions", u.evictions);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
 		json_bool(j, "metadata_full", u.metadata_full);

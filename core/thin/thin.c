@@ -582,6 +582,8 @@ static int origin_seek(struct thin *th, uint64_t at, int whence, uint64_t *next)
  * blocks that follow), zeros past it.  O(blocks) loads, and one origin
  * seek each time the scan passes what the origin said last.
  */
+#define THIN_SEEK_FAULTS	64	/* leaves loaded in one seek, at most */
+
 static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 		     uint64_t *out)
 {
@@ -589,6 +591,7 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	uint8_t shift = th->pool->block_shift;
 	uint64_t end = (size + block_size(th->pool) - 1) >> shift;
 	uint64_t next = 0;		/* the origin's answer from below here */
+	unsigned int faults = 0;
 	bool asked = false;
 	struct thin_dir *d;
 	int r = whence == SEEK_DATA ? -ENXIO : 0;
@@ -614,6 +617,10 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 			continue;
 		}
 		if (!thin_dir_lookup(d, vb, &e)) {	/* not loaded: load, then look again */
+			if (++faults > THIN_SEEK_FAULTS) {
+				r = -EIO;	/* unloaded as fast as loaded: a budget too small */
+				break;
+			}
 			rcu_read_end();
 			r = thin_fault(t, vb << shift, block_size(th->pool));
 			rcu_read_begin();
@@ -778,6 +785,8 @@ static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
 		r = p->meta->load_leaf(p->meta_arg, id, &rec);
 		if (!r)
 			r = thin_leaf_fill(l, &rec);
+		if (!r)
+			p->nr_resident++;
 	}
 	if (!r)
 		r = thin_pool_load_add(p, id, l, true);

@@ -77,6 +77,16 @@ struct thin_pool {
 	struct thin *vols;
 	int64_t next_page_id;
 	uint64_t nr_leaves, nr_dirs;
+	/*
+	 * The memory budget: leaves whose entries are loaded, and the CLOCK
+	 * hand that unloads clean ones past thin_pool_cache_budget's bytes
+	 * (thin_pool.c: evict): a volume and a slot of its directory.
+	 */
+	uint64_t nr_resident;
+	uint64_t budget_leaves;		/* 0: no budget */
+	uint64_t evictions;
+	int64_t hand_volume;
+	uint32_t hand_slot;
 	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
@@ -213,6 +223,8 @@ int thin_pool_leaf_peek(struct thin_pool *p, struct thin_leaf *l, struct thin_le
  * loaded first.  0 or thin_pool_leaf_load's -errno.
  */
 int thin_pool_entry(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32_t *e);
+/* A leaf's entries were loaded or made: counts it, and wakes the evictor past the budget. */
+void thin_pool_resident_added(struct thin_pool *p);
 /* Marks a leaf changed: the next commit writes it.  0 or -ENOMEM. */
 int thin_pool_mark_leaf(struct thin_pool *p, struct thin_leaf *l);
 /*

@@ -25,6 +25,7 @@ struct thin_leaf *thin_leaf_new(int64_t id)
 		return NULL;
 	}
 	atomic_init(&l->e, e);
+	atomic_init(&l->referenced, true);
 	return l;
 }
 
@@ -36,6 +37,7 @@ int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
 		atomic_init(&e[i], rec->map[i] & ~THIN_PROVISIONING);
+	atomic_store_explicit(&l->referenced, true, memory_order_relaxed);	/* a round first */
 	atomic_store_explicit(&l->e, e, memory_order_release);
 	return 0;
 }

@@ -52,6 +52,7 @@ struct thin_leaf {
 	 * while the leaf lives.
 	 */
 	_Atomic(_Atomic uint32_t *) e;
+	_Atomic bool referenced;	/* read since the eviction hand passed (CLOCK) */
 	_Atomic uint32_t refs;		/* directories pointing here */
 	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
 	int64_t id;			/* page id in the store */
@@ -88,6 +89,8 @@ static inline bool thin_dir_lookup(struct thin_dir *d, uint64_t vb, uint32_t *e)
 	entries = atomic_load_explicit(&l->e, memory_order_acquire);
 	if (!entries)
 		return false;
+	if (!atomic_load_explicit(&l->referenced, memory_order_relaxed))
+		atomic_store_explicit(&l->referenced, true, memory_order_relaxed);
 	*e = atomic_load_explicit(&entries[vb % THIN_LEAF_ENTRIES], memory_order_acquire);
 	return true;
 }

@@ -96,6 +96,14 @@ static int check_params(const struct thin_pool_params *pp)
 	return 0;
 }
 
+/* Leaves' entries each pool keeps loaded, at most: thin_pool_set_cache_budget. */
+static _Atomic uint64_t cache_budget = THIN_CACHE_DEFAULT;
+
+void thin_pool_set_cache_budget(uint64_t bytes)
+{
+	atomic_store(&cache_budget, bytes);
+}
+
 static int load_space_chunk(void *ctx, const struct thin_space_rec *rec)
 {
 	return thin_alloc_space_load(ctx, rec);
@@ -167,6 +175,7 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 		goto err_alloc;
 	p->next_page_id++;
 	p->txn = 1;
+	p->budget_leaves = atomic_load(&cache_budget) / THIN_LEAF_BYTES;
 	atomic_init(&p->zero, params->zero);
 	atomic_init(&p->committed_txn, 0);
 	pthread_mutex_init(&p->lock, NULL);
@@ -498,6 +507,9 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing + p->alloc.nr_held;
 	out->nr_leaves = p->nr_leaves;
 	out->nr_dirs = p->nr_dirs;
+	out->cache_bytes = p->nr_resident * THIN_LEAF_BYTES;
+	out->cache_budget = p->budget_leaves * THIN_LEAF_BYTES;
+	out->evictions = p->evictions;
 	out->low_water = p->low_water;
 	out->failed = atomic_load(&p->failed);
 	out->commit_error = p->commit_error;
@@ -558,11 +570,27 @@ int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 			r = -EUCLEAN;	/* a block past the end of the pool */
 	if (!r)
 		r = thin_leaf_fill(l, rec);
+	if (!r)
+		thin_pool_resident_added(p);
 	if (r)
 		log_error("thin pool '%s': cannot load leaf %lld of its map: %s", p->name,
 			  (long long)l->id, r == -EUCLEAN ? "it is damaged" : strerror(-r));
 	free(rec);
 	return r == -ENOMEM ? r : r ? -EIO : 0;
+}
+
+static bool over_budget(const struct thin_pool *p)
+{
+	return p->budget_leaves && p->nr_resident > p->budget_leaves;
+}
+
+void thin_pool_resident_added(struct thin_pool *p)
+{
+	p->nr_resident++;
+	if (over_budget(p) && p->worker_running && !p->kicked) {
+		p->kicked = true;	/* the worker unloads some: evict() */
+		pthread_cond_signal(&p->kick);
+	}
 }
 
 int thin_pool_leaf_peek(struct thin_pool *p, struct thin_leaf *l, struct thin_leaf_rec *out)
@@ -609,6 +637,8 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 	atomic_store_explicit(&l->refs, 0, memory_order_release);
 	/* Entries that cannot be loaded keep their blocks: a leak, not a double owner. */
 	r = thin_pool_leaf_load(p, l);
+	if (!r)
+		p->nr_resident--;	/* dead: freed after the commit, not evicted */
 	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++) {
 		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
 
@@ -700,6 +730,7 @@ int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
 		if (!l)
 			return -ENOMEM;
 		p->nr_leaves++;
+		thin_pool_resident_added(p);
 		atomic_store_explicit(&d->leaf[i], l, memory_order_release);
 		r = thin_pool_mark_leaf(p, l);
 		r = r ? r : thin_pool_mark_dir(p, d);
@@ -711,6 +742,7 @@ int thin_pool_own_leaf(struct thin_pool *p, struct thin *th, uint64_t vb,
 		if (!nl)
 			return -ENOMEM;
 		p->nr_leaves++;
+		thin_pool_resident_added(p);
 		for (unsigned int j = 0; j < THIN_LEAF_ENTRIES; j++) {
 			uint32_t e = atomic_load_explicit(&nl->e[j], memory_order_relaxed);
 
@@ -1467,11 +1499,85 @@ static bool has_changes(const struct thin_pool *p)
 	       p->alloc.nr_dirty || p->alloc.space_whole;
 }
 
+/*
+ * The memory budget (docs/thin.md).  CLOCK over the volumes' directory
+ * slots: a leaf read since the hand last passed (referenced) gets another
+ * round; one that is clean (not dirty, not being committed) and has no
+ * entry being provisioned has its entries unloaded.  Every reader copes:
+ * map() answers a miss, the slow paths load first under the lock, which
+ * this holds.  Entries are freed after a grace period: a map() may still
+ * read them.  At most two turns of the hand per pass.  Worker thread.
+ */
+static bool unloadable(struct thin_leaf *l)
+{
+	_Atomic uint32_t *e = atomic_load_explicit(&l->e, memory_order_relaxed);
+
+	if (!e || l->dirty || l->committing || !atomic_load(&l->refs))
+		return false;
+	for (unsigned int i = 0; i < THIN_LEAF_ENTRIES; i++)
+		if (atomic_load_explicit(&e[i], memory_order_relaxed) & THIN_PROVISIONING)
+			return false;
+	return true;
+}
+
+static struct thin *hand_volume(struct thin_pool *p)
+{
+	for (struct thin *t = p->vols; t; t = t->next)
+		if (t->volume == p->hand_volume)
+			return t;
+	p->hand_slot = 0;
+	return p->vols;
+}
+
+static void evict(struct thin_pool *p)
+{
+	struct thin_vec unloaded = { 0 };
+	uint64_t slots = 0, seen = 0;
+	struct thin *t;
+
+	pthread_mutex_lock(&p->lock);
+	for (t = p->vols; t; t = t->next) {
+		struct thin_dir *d = atomic_load(&t->dir);
+
+		slots += d ? d->nr : 0;
+	}
+	t = hand_volume(p);
+	while (t && over_budget(p) && seen < 2 * slots) {
+		struct thin_dir *d = atomic_load(&t->dir);
+		struct thin_leaf *l;
+
+		if (!d || p->hand_slot >= d->nr) {
+			t = t->next ? t->next : p->vols;
+			p->hand_slot = 0;
+			continue;
+		}
+		seen++;
+		l = atomic_load(&d->leaf[p->hand_slot++]);
+		if (!l || !unloadable(l))
+			continue;
+		if (atomic_exchange_explicit(&l->referenced, false, memory_order_relaxed))
+			continue;
+		if (thin_vec_push(&unloaded, (void *)atomic_load(&l->e)))
+			break;
+		atomic_store_explicit(&l->e, NULL, memory_order_release);
+		p->nr_resident--;
+		p->evictions++;
+	}
+	p->hand_volume = t ? t->volume : 0;
+	pthread_mutex_unlock(&p->lock);
+	if (unloaded.nr)
+		rcu_wait_readers();
+	for (size_t i = 0; i < unloaded.nr; i++)
+		free(unloaded.v[i]);
+	thin_vec_release(&unloaded);
+}
+
 static void *worker_main(void *arg)
 {
 	struct thin_pool *p = arg;
 	struct timespec deadline;
 	unsigned int failures = 0;
+	bool changes, full;
 
 	urcu_memb_register_thread();
 	pthread_mutex_lock(&p->lock);
@@ -1483,10 +1589,15 @@ static void *worker_main(void *arg)
 		if (!p->kicked)		/* a kick during the last commit is not lost */
 			pthread_cond_timedwait(&p->kick, &p->lock, &deadline);
 		p->kicked = false;
-		if (p->stopping || !has_changes(p))
+		changes = has_changes(p);
+		full = over_budget(p);
+		if (p->stopping || (!changes && !full))
 			continue;
 		pthread_mutex_unlock(&p->lock);
-		commit_once(p, NULL);
+		if (changes)
+			commit_once(p, NULL);	/* first: what it commits becomes clean */
+		if (full)
+			evict(p);
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);

@@ -72,6 +72,9 @@ struct thin_pool_usage {
 	uint64_t nr_free;		/* free now (pending frees excluded) */
 	uint64_t nr_pending;		/* freed, reusable after the next commit (or discard) */
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
+	uint64_t cache_bytes;		/* leaves' entries loaded: what the budget counts */
+	uint64_t cache_budget;		/* bytes; 0: no budget */
+	uint64_t evictions;		/* leaves unloaded since it opened */
 	bool low_water;			/* free and pending are below the low-water mark */
 	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
 	int commit_error;		/* -errno of the last commit, 0 if it worked */
@@ -83,6 +86,16 @@ struct thin_pool_usage {
 	bool metadata_full;		/* a write needed a map page past the limit; none freed since */
 	struct thin_pool_raised raised;
 };
+
+/*
+ * The memory budget of every pool opened after: the bytes of leaf entries
+ * each keeps loaded (THIN_LEAF_BYTES a leaf) before its worker unloads the
+ * coldest clean ones.  0: no budget.  Call before opening pools.
+ */
+#define THIN_LEAF_BYTES		(THIN_LEAF_ENTRIES * 4u)
+#define THIN_CACHE_DEFAULT	(256ull << 20)	/* docs/thin.md: "The memory budget" */
+#define THIN_CACHE_MIN		(1ull << 20)	/* a request's leaves fit many times over */
+void thin_pool_set_cache_budget(uint64_t bytes);
 
 /*
  * Opens a pool whose data area is the first @data_bytes of @data (whole
