@@ -14,21 +14,6 @@
 
 #include "store_int.h"
 
-static void put_le(unsigned char *p, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 int store_thin_space_valid(struct store *s, int64_t pool, bool *valid)
 {
 	sqlite3_stmt *st;
@@ -58,13 +43,13 @@ static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec)
 		return -EUCLEAN;
 	rec->chunk = (uint64_t)sqlite3_column_int64(st, 0);
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
-		rec->fields[i] = get_le(fields + 8 * i, 8);
+		rec->fields[i] = get_le64(fields + 8 * i);
 	rec->nr_overflow = (size_t)no / 8;
 	rec->overflow = malloc((rec->nr_overflow ? rec->nr_overflow : 1) * 2 * sizeof(uint32_t));
 	if (!rec->overflow)
 		return -ENOMEM;
 	for (size_t i = 0; i < 2 * rec->nr_overflow; i++)
-		rec->overflow[i] = (uint32_t)get_le(over + 4 * i, 4);
+		rec->overflow[i] = get_le32(over + 4 * i);
 	return 0;
 }
 
@@ -103,9 +88,9 @@ int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_
 	if (!over)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
-		put_le(fields + 8 * i, rec->fields[i], 8);
+		put_le64(fields + 8 * i, rec->fields[i]);
 	for (size_t i = 0; i < 2 * rec->nr_overflow; i++)
-		put_le(over + 4 * i, rec->overflow[i], 4);
+		put_le32(over + 4 * i, rec->overflow[i]);
 	r = store_stmt(s, "INSERT OR REPLACE INTO thin_space (pool, chunk, fields, overflow)"
 			  " VALUES (?, ?, ?, ?)", &st);
 	if (!r) {

@@ -552,10 +552,14 @@ static int thin_pool_mark_vol(struct thin_pool *p, struct thin *t)
 	return thin_vec_push(&p->dirty_vols, t);
 }
 
+/* Leaf @id as committed, through the port's own connection if it has one. */
+static int read_leaf(struct thin_pool *p, int64_t id, struct thin_leaf_rec *out)
+{
+	return (p->meta->fault_leaf ? p->meta->fault_leaf : p->meta->load_leaf)(p->meta_arg, id, out);
+}
+
 int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 {
-	int (*load)(void *, int64_t, struct thin_leaf_rec *) =
-		p->meta->fault_leaf ? p->meta->fault_leaf : p->meta->load_leaf;
 	struct thin_leaf_rec *rec;
 	int r;
 
@@ -564,7 +568,7 @@ int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 	rec = malloc(sizeof(*rec));
 	if (!rec)
 		return -ENOMEM;
-	r = load(p->meta_arg, l->id, rec);
+	r = read_leaf(p, l->id, rec);
 	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++)
 		if ((rec->map[i] & ~THIN_PROVISIONING) > p->alloc.nr_blocks)
 			r = -EUCLEAN;	/* a block past the end of the pool */
@@ -595,15 +599,13 @@ void thin_pool_resident_added(struct thin_pool *p)
 
 int thin_pool_leaf_peek(struct thin_pool *p, struct thin_leaf *l, struct thin_leaf_rec *out)
 {
-	int (*load)(void *, int64_t, struct thin_leaf_rec *) =
-		p->meta->fault_leaf ? p->meta->fault_leaf : p->meta->load_leaf;
 	int r;
 
 	if (thin_leaf_resident(l)) {
 		thin_leaf_record(l, out);
 		return 0;
 	}
-	r = load(p->meta_arg, l->id, out);
+	r = read_leaf(p, l->id, out);
 	return r == -ENOMEM ? r : r ? -EIO : 0;
 }
 
