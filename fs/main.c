@@ -273,7 +273,7 @@ static int parse_o(struct options *o, char *list)
 		} else if (!strncmp(opt, "cache_size=", 11)) {
 			if (parse_size(opt + 11, &o->cache_bytes) ||
 			    (o->cache_bytes && o->cache_bytes < THIN_CACHE_MIN)) {
-				log_error("invalid -o %s: use cache_size=0 (no budget) or 1M and up "
+				log_error("invalid -o %s: use cache_size=0 (no budget) or 2K and up "
 					  "(K, M, G; a thin pool's loaded map)", opt);
 				return -EINVAL;
 			}

@@ -1508,7 +1508,9 @@ static bool has_changes(const struct thin_pool *p)
  * entry being provisioned has its entries unloaded.  Every reader copes:
  * map() answers a miss, the slow paths load first under the lock, which
  * this holds.  Entries are freed after a grace period: a map() may still
- * read them.  At most two turns of the hand per pass.  Worker thread.
+ * read them.  At most one turn of the hand per pass, so a leaf a request
+ * just faulted in is not unloaded before a later pass: the request maps
+ * it first.  Worker thread.
  */
 static bool unloadable(struct thin_leaf *l)
 {
@@ -1544,7 +1546,7 @@ static void evict(struct thin_pool *p)
 		slots += d ? d->nr : 0;
 	}
 	t = hand_volume(p);
-	while (t && over_budget(p) && seen < 2 * slots) {
+	while (t && over_budget(p) && seen < slots) {
 		struct thin_dir *d = atomic_load(&t->dir);
 		struct thin_leaf *l;
 

@@ -94,7 +94,7 @@ struct thin_pool_usage {
  */
 #define THIN_LEAF_BYTES		(THIN_LEAF_ENTRIES * 4u)
 #define THIN_CACHE_DEFAULT	(256ull << 20)	/* docs/thin.md: "The memory budget" */
-#define THIN_CACHE_MIN		(1ull << 20)	/* a request's leaves fit many times over */
+#define THIN_CACHE_MIN		THIN_LEAF_BYTES	/* one leaf: below 1 MiB, for tests that must evict */
 void thin_pool_set_cache_budget(uint64_t bytes);
 
 /*

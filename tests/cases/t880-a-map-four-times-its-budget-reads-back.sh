@@ -59,4 +59,4 @@ fio_pass snap-again "$MNT/s" --randseed=2 --verify_only
 	fail "reading it all back unloaded nothing: $(pool_status cache_evictions) evictions"
 mapperctl check >check.out 2>&1 || fail "check after a restart: $(cat check.out)"
 
-expect_fail -m "use cache_size=0 \(no budget\) or 1M" mapperfs --pool "$POOL" "$T_DIR/mnt2" -o cache_size=64K
+expect_fail -m "use cache_size=0 \(no budget\) or 2K" mapperfs --pool "$POOL" "$T_DIR/mnt2" -o cache_size=1K
