@@ -2,6 +2,12 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "slab.h"
+
+/* Every pool's leaf entries, on every thread: slab.h says why not malloc. */
+static struct slab leaf_entries = SLAB_INIT(THIN_LEAF_ENTRIES * sizeof(uint32_t));
 
 struct thin_leaf *thin_leaf_stub(int64_t id)
 {
@@ -17,13 +23,14 @@ struct thin_leaf *thin_leaf_stub(int64_t id)
 struct thin_leaf *thin_leaf_new(int64_t id)
 {
 	struct thin_leaf *l = thin_leaf_stub(id);
-	_Atomic uint32_t *e = calloc(THIN_LEAF_ENTRIES, sizeof(*e));
+	_Atomic uint32_t *e = slab_alloc(&leaf_entries);
 
 	if (!l || !e) {
 		free(l);
-		free((void *)e);
+		slab_free(&leaf_entries, (void *)e);
 		return NULL;
 	}
+	memset((void *)e, 0, THIN_LEAF_ENTRIES * sizeof(*e));
 	atomic_init(&l->e, e);
 	atomic_init(&l->referenced, true);
 	return l;
@@ -31,7 +38,7 @@ struct thin_leaf *thin_leaf_new(int64_t id)
 
 int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec)
 {
-	_Atomic uint32_t *e = malloc(THIN_LEAF_ENTRIES * sizeof(*e));
+	_Atomic uint32_t *e = slab_alloc(&leaf_entries);
 
 	if (!e)
 		return -ENOMEM;
@@ -42,11 +49,21 @@ int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec)
 	return 0;
 }
 
+_Atomic uint32_t *thin_leaf_unload(struct thin_leaf *l)
+{
+	return atomic_exchange_explicit(&l->e, NULL, memory_order_release);
+}
+
+void thin_leaf_entries_free(_Atomic uint32_t *e)
+{
+	slab_free(&leaf_entries, (void *)e);
+}
+
 void thin_leaf_free(struct thin_leaf *l)
 {
 	if (!l)
 		return;
-	free((void *)atomic_load_explicit(&l->e, memory_order_relaxed));
+	thin_leaf_entries_free(atomic_load_explicit(&l->e, memory_order_relaxed));
 	free(l);
 }
 

@@ -48,8 +48,8 @@ struct thin_leaf {
 	/*
 	 * Its THIN_LEAF_ENTRIES entries, or NULL while only the store has
 	 * them: a pool loads a leaf's entries when a request first needs
-	 * them (thin_pool_leaf_load), not at start.  Once set, never unset
-	 * while the leaf lives.
+	 * them (thin_pool_leaf_load), not at start, and its memory budget
+	 * unloads them again (thin_leaf_unload) from a clean leaf.
 	 */
 	_Atomic(_Atomic uint32_t *) e;
 	_Atomic bool referenced;	/* read since the eviction hand passed (CLOCK) */
@@ -116,6 +116,14 @@ struct thin_leaf *thin_leaf_stub(int64_t id);
  * lock-free readers from then on.  0 or -ENOMEM.
  */
 int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec);
+/*
+ * Takes @l's entries away (NULL from then on: readers miss) and returns
+ * them, for thin_leaf_entries_free once no reader can hold them.  Under
+ * the pool lock.
+ */
+_Atomic uint32_t *thin_leaf_unload(struct thin_leaf *l);
+/* Frees entries thin_leaf_unload took (NULL: nothing).  O(1), any thread. */
+void thin_leaf_entries_free(_Atomic uint32_t *e);
 void thin_leaf_free(struct thin_leaf *l);
 /*
  * A copy of @l, whose entries are loaded (entries only; provisioning

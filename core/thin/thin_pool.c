@@ -1561,9 +1561,9 @@ static void evict(struct thin_pool *p)
 			continue;
 		if (atomic_exchange_explicit(&l->referenced, false, memory_order_relaxed))
 			continue;
-		if (thin_vec_push(&unloaded, (void *)atomic_load(&l->e)))
+		if (thin_vec_push(&unloaded, NULL))
 			break;
-		atomic_store_explicit(&l->e, NULL, memory_order_release);
+		unloaded.v[unloaded.nr - 1] = (void *)thin_leaf_unload(l);
 		p->nr_resident--;
 		p->evictions++;
 	}
@@ -1572,7 +1572,7 @@ static void evict(struct thin_pool *p)
 	if (unloaded.nr)
 		rcu_wait_readers();
 	for (size_t i = 0; i < unloaded.nr; i++)
-		free(unloaded.v[i]);
+		thin_leaf_entries_free(unloaded.v[i]);
 	thin_vec_release(&unloaded);
 }
 
