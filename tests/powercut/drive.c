@@ -20,7 +20,9 @@
  * extends, switch-map, moves of the linear volume and of the thin pool's
  * data between the devices (copied at 1 MiB/s, so writes and cuts land
  * in the copy), and a clean
- * daemon restart or two.  One thread,
+ * daemon restart or two.  The daemon keeps one leaf of the thin map
+ * loaded (-o cache_size=2K), so leaves are unloaded and loaded again all
+ * through; the last line of the output says how many were unloaded.  One thread,
  * one operation at a time, so the journal's order is the order the
  * daemon saw; except for a second thread, the side lane,
  * that meanwhile writes, discards and fsyncs a thin volume of its own in
@@ -109,6 +111,7 @@ struct driver {
 	char table[REGIONS + 1];	/* the switch volume's regions: path digits */
 	uint64_t pool_size;		/* bytes */
 	int nr_snapshots, snapshots_made, restarts;
+	uint64_t evictions;		/* leaves the budget unloaded, all daemons */
 };
 
 static void die(const char *fmt, ...)
@@ -246,7 +249,7 @@ static void daemon_start(struct driver *d)
 {
 	char prog[PATH_MAX], pidfile[PATH_MAX];
 	char *argv[] = { prog, "--pool", (char *)d->pool, (char *)d->mnt, "-o", "sync_rate=1",
-			 NULL };
+			 "-o", "cache_size=2K", NULL };
 	FILE *f;
 
 	snprintf(prog, sizeof(prog), "%s/mapperfs", d->bin);
@@ -262,10 +265,24 @@ static void daemon_start(struct driver *d)
 	open_vols(d);
 }
 
+/* Adds the running daemon's count of unloaded leaves (status) to d->evictions. */
+static void count_evictions(struct driver *d)
+{
+	static const char key[] = "\"cache_evictions\":";
+	char out[65536], *at;
+
+	if (ctl(d, out, sizeof(out), "status", "tp", "--json", NULL))
+		return;		/* no thin pool yet */
+	at = strstr(out, key);
+	if (at)
+		d->evictions += strtoull(at + sizeof(key) - 1, NULL, 10);
+}
+
 static void daemon_stop(struct driver *d)
 {
 	char *argv[] = { "fusermount3", "-u", (char *)d->mnt, NULL };
 
+	count_evictions(d);
 	close_vols(d);
 	if (run(NULL, 0, argv))
 		die("cannot unmount '%s'", d->mnt);
@@ -862,6 +879,8 @@ int main(int argc, char **argv)
 	if (ops)
 		side_stop(&d);
 	daemon_stop(&d);
+	printf("powercut-drive: the memory budget unloaded %llu leaves\n",
+	       (unsigned long long)d.evictions);
 	fclose(d.journal);
 	free(d.main_lane.buf);
 	free(d.side_lane.buf);

@@ -14,7 +14,10 @@
 # unflushed writes lost, kept, reordered or torn at 512-byte sectors),
 # starts the real daemon on a fresh pool directory holding them, runs
 # `mapperctl check`, and checks every volume read through the mount
-# against the journal of what was acknowledged (powercut-verify).
+# against the journal of what was acknowledged (powercut-verify).  Every
+# daemon runs on a memory budget of one thin map leaf (-o cache_size=2K),
+# so leaves are unloaded and loaded again all along; a run of random
+# workloads fails if none was.
 #
 # The last line is "powercut: N cut points, L lost acknowledged writes,
 # I inconsistencies"; the exit status is 0 only if L and I are 0.  Every
@@ -87,7 +90,7 @@ _pc_stop_daemon()
 	return 0
 }
 
-lost=0 inconsistent=0 checked=0 kept=
+lost=0 inconsistent=0 checked=0 kept= unloaded=0
 
 # breach WORKLOAD CUT SEED MESSAGE...: one line on stderr per breach.
 breach()
@@ -114,6 +117,9 @@ record()
 	MAPPERFS_WRITELOG_BREAK=$breaks "$bin/powercut-drive" "$bin" "$POOL" "$MNT" "$dir/log" \
 		"$dir/origin.img" "$dir/journal" "$((seed * 1000 + w))" "$ops" "${script[@]}" \
 		>"$dir/drive.out" 2>&1 || { cat "$dir/drive.out" >&2; fail "workload $w: the driver failed"; }
+	n=$(sed -n 's/^powercut-drive: the memory budget unloaded \([0-9]*\) leaves$/\1/p' "$dir/drive.out")
+	[ -n "$n" ] || fail "workload $w: the driver did not say what the budget unloaded"
+	unloaded=$((unloaded + n))
 }
 
 # check_cut W POS SEED [POLICY]: builds the cut, serves it, checks it.
@@ -125,7 +131,7 @@ check_cut()
 	rm -rf "$POOL" && mkdir -m 700 "$POOL"
 	"$bin/powercut-replay" build "$dir/log" "$dir/base" "$POOL" "$POOL" "$p" "$s" ${4:+"$4"} \
 		>"$T_DIR/replay.out" || fail "workload $w: cannot build cut $p"
-	if ! mapperfs --pool "$POOL" "$MNT" 2>"$T_DIR/start.err"; then
+	if ! mapperfs --pool "$POOL" "$MNT" -o cache_size=2K 2>"$T_DIR/start.err"; then
 		breach "$w" "$p" "$s" "the daemon does not start: $(grep -v ': warning: ' "$T_DIR/start.err" | head -1)"
 		inconsistent=$((inconsistent + 1))
 		touch "$dir/failed"
@@ -207,5 +213,10 @@ for w in $(seq 1 "$workloads"); do
 	[ -z "$stop_on_breach" ] || [ $((lost + inconsistent)) -eq 0 ] || break
 done
 
+# Every daemon keeps one leaf of a thin map loaded (-o cache_size=2K): the
+# recordings must have unloaded and loaded leaves again, or they did not
+# test it.
+log "the recording daemons' memory budget unloaded $unloaded leaves"
+[ -n "$case" ] || [ "$unloaded" -gt 0 ] || fail "a budget of one leaf unloaded nothing"
 echo "powercut: $checked cut points, $lost lost acknowledged writes, $inconsistent inconsistencies"
 [ "$lost" -eq 0 ] && [ "$inconsistent" -eq 0 ]
