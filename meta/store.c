@@ -154,7 +154,8 @@ static int store_configure(struct store *s, enum store_open_flags flags)
 			r = -EROFS;	/* too old, and it cannot be migrated */
 		return r ? r : store_pool_uuid(s, &uuid);
 	}
-	r = store_exec(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL");
+	r = store_exec(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; "
+			  "PRAGMA secure_delete = FAST");
 	if (r)
 		return r;
 	r = store_set_journal_wal(s);
