@@ -16,10 +16,15 @@ int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 	return -EIO;
 }
 
-int target_loads_nothing(struct target *t, uint64_t off, uint32_t len)
+int target_loads_nothing(struct target *t, uint64_t off, uint32_t len, bool hold)
 {
-	(void)t, (void)off, (void)len;
+	(void)t, (void)off, (void)len, (void)hold;
 	return 0;
+}
+
+void target_holds_nothing(struct target *t)
+{
+	(void)t;
 }
 
 void target_no_end_write(struct target *t)

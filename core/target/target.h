@@ -79,9 +79,14 @@ struct target_ops {
 
 	/*
 	 * Loads what map() needs for [off, off + len) and answered MAP_MISS
-	 * for, outside the read section.  May block.  0 or -errno.
+	 * for, outside the read section.  May block.  0 or -errno.  With
+	 * @hold and 0, what it loaded stays loaded until fault_release(),
+	 * which the caller calls once it has mapped again, blocking on
+	 * nothing in between (a thin pool holds its lock, so its eviction
+	 * cannot unload the leaves meanwhile).
 	 */
-	int (*fault)(struct target *t, uint64_t off, uint32_t len);
+	int (*fault)(struct target *t, uint64_t off, uint32_t len, bool hold);
+	void (*fault_release)(struct target *t);
 
 	/* Writes what map() deferred.  May block.  0 or -errno. */
 	int (*write_deferred)(struct target *t, struct engine *e, uint64_t off,
@@ -139,7 +144,8 @@ struct target {
 /* Defaults, for targets that map everything at once. */
 int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf);		/* -EIO */
-int target_loads_nothing(struct target *t, uint64_t off, uint32_t len);	/* 0 */
+int target_loads_nothing(struct target *t, uint64_t off, uint32_t len, bool hold);	/* 0 */
+void target_holds_nothing(struct target *t);
 void target_no_end_write(struct target *t);
 int target_no_read_retry(struct target *t, struct engine *e, uint64_t off,
 			 uint32_t len, void *buf, int err);		/* @err */

@@ -320,9 +320,10 @@ static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64
 
 /*
  * Maps as map_range does, inside the read section, loading what the
- * target misses (fault(), outside the section) and mapping again: what a
- * fault loaded may be gone again before the next map (a thin leaf
- * evicted), so it tries a few times.  Never MAP_MISS.
+ * target misses (fault(), outside the section, holding what it loaded)
+ * and mapping again.  What the target holds is not unloaded before that
+ * map; what it reads through another target (a thin volume's origin) may
+ * be, so it tries a few times.  Never MAP_MISS.
  */
 #define VOLUME_FAULT_TRIES	8
 
@@ -334,13 +335,15 @@ static int map_loaded(struct volume *v, struct target *t, enum io_dir dir, uint6
 	for (int tries = 0; r == MAP_MISS && tries < VOLUME_FAULT_TRIES; tries++) {
 		atomic_fetch_add(&t->users, 1);		/* for volume_reload */
 		rcu_read_end();
-		r = t->ops->fault(t, off, len);
+		r = t->ops->fault(t, off, len, true);
 		rcu_read_begin();
 		target_put(t);
 		if (r > 0)
 			r = breach(v, RULE_RESULT);
-		if (!r)
+		if (!r) {
 			r = map_range(v, t, dir, off, len, size_seen, segs);
+			t->ops->fault_release(t);
+		}
 	}
 	return r == MAP_MISS ? -EIO : r;
 }

@@ -177,7 +177,13 @@ err_io:
 }
 
 /* Loads the leaves [off, off + len) of @t reads through, and its origin's. */
-static int thin_fault(struct target *t, uint64_t off, uint32_t len)
+/*
+ * Loads the leaves of [off, off + len), its origin's first (never held:
+ * it may be a volume of this pool, whose lock is ours).  With @hold, the
+ * pool lock stays held (thin_fault_release), so the pool's eviction,
+ * which unloads under it, waits until the caller has mapped again.
+ */
+static int thin_fault(struct target *t, uint64_t off, uint32_t len, bool hold)
 {
 	struct thin *th = to_thin(t);
 	struct thin_pool *p = th->pool;
@@ -185,6 +191,13 @@ static int thin_fault(struct target *t, uint64_t off, uint32_t len)
 	struct thin_dir *d;
 	int r = 0;
 
+	if (th->origin && off < th->origin_size) {
+		r = th->origin->ops->fault(th->origin, off,
+					   th->origin_size - off < len ?
+					   (uint32_t)(th->origin_size - off) : len, false);
+		if (r)
+			return r;
+	}
 	pthread_mutex_lock(&p->lock);
 	d = atomic_load(&th->dir);
 	for (uint64_t i = first / THIN_LEAF_ENTRIES; d && !r && i <= last / THIN_LEAF_ENTRIES &&
@@ -194,12 +207,14 @@ static int thin_fault(struct target *t, uint64_t off, uint32_t len)
 		if (l)
 			r = thin_pool_leaf_load(p, l);
 	}
-	pthread_mutex_unlock(&p->lock);
-	if (!r && th->origin && off < th->origin_size)
-		r = th->origin->ops->fault(th->origin, off,
-					   th->origin_size - off < len ?
-					   (uint32_t)(th->origin_size - off) : len);
+	if (r || !hold)
+		pthread_mutex_unlock(&p->lock);
 	return r;
+}
+
+static void thin_fault_release(struct target *t)
+{
+	pthread_mutex_unlock(&to_thin(t)->pool->lock);
 }
 
 static void thin_end_write(struct target *t)
@@ -485,7 +500,7 @@ static int zero_partial(struct thin *th, struct engine *e, uint64_t off, uint32_
 
 	if (!n)
 		return 0;
-	r = thin_fault(&th->target, off, n);	/* its leaf loaded, to look */
+	r = thin_fault(&th->target, off, n, false);	/* its leaf loaded, to look */
 	if (r)
 		return r;
 	rcu_read_begin();
@@ -580,10 +595,9 @@ static int origin_seek(struct thin *th, uint64_t at, int whence, uint64_t *next)
  * A mapped block is data; an unmapped one shows what the origin has
  * there (its data and its holes, asked once and remembered for the
  * blocks that follow), zeros past it.  O(blocks) loads, and one origin
- * seek each time the scan passes what the origin said last.
+ * seek each time the scan passes what the origin said last.  A leaf not
+ * loaded is loaded and held (thin_fault) while the scan looks at it.
  */
-#define THIN_SEEK_FAULTS	64	/* leaves loaded in one seek, at most */
-
 static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 		     uint64_t *out)
 {
@@ -591,8 +605,7 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 	uint8_t shift = th->pool->block_shift;
 	uint64_t end = (size + block_size(th->pool) - 1) >> shift;
 	uint64_t next = 0;		/* the origin's answer from below here */
-	unsigned int faults = 0;
-	bool asked = false;
+	bool asked = false, loaded;
 	struct thin_dir *d;
 	int r = whence == SEEK_DATA ? -ENXIO : 0;
 
@@ -617,19 +630,18 @@ static int thin_seek(struct target *t, uint64_t off, uint64_t size, int whence,
 			continue;
 		}
 		if (!thin_dir_lookup(d, vb, &e)) {	/* not loaded: load, then look again */
-			if (++faults > THIN_SEEK_FAULTS) {
-				r = -EIO;	/* unloaded as fast as loaded: a budget too small */
-				break;
-			}
 			rcu_read_end();
-			r = thin_fault(t, vb << shift, block_size(th->pool));
+			r = thin_fault(t, vb << shift, block_size(th->pool), true);
 			rcu_read_begin();
-			d = rcu_load(th->dir);
 			if (r)
 				break;
-			r = whence == SEEK_DATA ? -ENXIO : 0;
-			vb--;
-			continue;
+			/* The same map: changing it takes the lock, held. */
+			d = rcu_load(th->dir);
+			loaded = d && vb / THIN_LEAF_ENTRIES < d->nr && thin_dir_lookup(d, vb, &e);
+			thin_fault_release(t);
+			r = loaded ? (whence == SEEK_DATA ? -ENXIO : 0) : -EIO;
+			if (!loaded)
+				break;
 		}
 		if ((e & ~THIN_PROVISIONING) != 0) {
 			if (whence == SEEK_DATA) {
@@ -741,6 +753,7 @@ static const struct target_ops thin_ops = {
 	.write_failed = thin_write_failed,
 	.end_write = thin_end_write,
 	.fault = thin_fault,
+	.fault_release = thin_fault_release,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,
 	.discard = thin_discard,

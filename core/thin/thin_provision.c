@@ -145,14 +145,21 @@ static int load_range(struct thin *th, struct engine *e, uint64_t vol_off, uint3
 		return 0;
 	}
 	segs_init(&segs);
+	/*
+	 * A miss is a thin origin's leaf not loaded: loaded and held while we
+	 * map again.  A miss after that is the origin's own origin, unloaded
+	 * again meanwhile: a few more tries.
+	 */
 	for (int tries = 0;; tries++) {
+		r = tries ? th->origin->ops->fault(th->origin, vol_off + in, n, true) : 0;
+		if (r)
+			break;
 		rcu_read_begin();
 		r = thin_push_unmapped(th, vol_off + in, n, 0, &segs);
 		rcu_read_end();
+		if (tries)
+			th->origin->ops->fault_release(th->origin);
 		if (r != MAP_MISS || tries == 8)
-			break;
-		r = th->origin->ops->fault(th->origin, vol_off + in, n);	/* a thin origin's leaf */
-		if (r)
 			break;
 	}
 	if (r == MAP_MISS)

@@ -40,6 +40,7 @@ struct fake {
 	enum fake_fault fault;
 	unsigned int deferred;		/* write_deferred calls */
 	unsigned int faults;		/* fault calls */
+	bool held;			/* between a fault and its release */
 };
 
 static struct fake *fake(struct target *t)
@@ -81,12 +82,23 @@ static int fake_map(struct target *t, enum io_dir dir, uint64_t off, uint32_t le
 	}
 }
 
-static int fake_fault(struct target *t, uint64_t off, uint32_t len)
+static int fake_fault(struct target *t, uint64_t off, uint32_t len, bool hold)
 {
 	(void)off, (void)len;
 	ck_assert(!rcu_reading());	/* outside the read section */
+	ck_assert(hold);		/* the dispatcher maps again before it lets go */
+	ck_assert(!fake(t)->held);
 	fake(t)->faults++;
-	return fake(t)->fault == POSITIVE ? 1 : 0;
+	if (fake(t)->fault == POSITIVE)
+		return 1;
+	fake(t)->held = true;
+	return 0;
+}
+
+static void fake_fault_release(struct target *t)
+{
+	ck_assert(fake(t)->held);
+	fake(t)->held = false;
 }
 
 static int fake_write_deferred(struct target *t, struct engine *e, uint64_t off,
@@ -136,6 +148,7 @@ static const struct target_ops fake_ops = {
 	.name = "fake",
 	.map = fake_map,
 	.fault = fake_fault,
+	.fault_release = fake_fault_release,
 	.write_deferred = fake_write_deferred,
 	.read_failed = target_no_read_retry,
 	.write_failed = target_no_write_retry,
