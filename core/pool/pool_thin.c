@@ -1972,11 +1972,14 @@ static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 		return;
 	}
 	for (uint64_t b = 0; b < m->nr_blocks && c->n - n0 < 20; b++) {
-		pending += m->pending[b];
-		if (m->refs[b] != w->block_refs[b])
+		uint32_t mem = thin_refs_get(&m->refs, b), pages = thin_refs_get(&w->block_refs, b);
+		bool freed = (m->pending_bits[b / 64] >> (b % 64)) & 1;
+
+		pending += freed;
+		if (mem != pages)
 			pool_breach(c, tp, "block %llu: memory counts %u references, the committed pages %u",
-				    (unsigned long long)b, m->refs[b], w->block_refs[b]);
-		if (m->pending[b] && w->block_refs[b])
+				    (unsigned long long)b, mem, pages);
+		if (freed && pages)
 			pool_breach(c, tp, "block %llu is both free and mapped",
 				    (unsigned long long)b);
 	}
@@ -2085,10 +2088,13 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 }
 
 /*
- * Walks the committed pages on a connection of its own, the pool frozen.
- * What keeps it from looking (the store, a commit that fails) is a breach
- * of this pool, named, and check goes on with the others; only running
- * out of memory stops it.
+ * Walks the committed pages on a connection of its own, in one read
+ * transaction: the pool's commits are held off until it has seen the
+ * store (its snapshot; the counts are copied as that commit left them),
+ * then the pool goes on while the walk reads.  What keeps it from
+ * looking (the store, a commit that fails) is a breach of this pool,
+ * named, and check goes on with the others; only running out of memory
+ * stops it.
  */
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
@@ -2124,16 +2130,23 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		r = 0;
 		goto out;
 	}
+	r = ops->read_begin(arg);
+	if (r) {
+		thin_pool_admin_end(running(tp));
+		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
+		r = 0;
+		goto out_counts;
+	}
 	r = walk_vols(p, tp, &vols, &nr);
 	if (!r)
-		r = committed_dirs(p, tp, ops, arg, vols);
+		r = committed_dirs(p, tp, ops, arg, vols);	/* the first read: the snapshot */
+	thin_pool_admin_end(running(tp));
 	if (!r)
 		r = thin_walk_load(ops, arg, counts.nr_blocks, vols, nr, &w);
-	thin_pool_admin_end(running(tp));
 	if (r && r != -ENOMEM)
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
 	if (r)
-		goto out_counts;
+		goto out_read;
 	thin_walk_check(&w, walk_breach, &wb);
 	/* Counts from pages that cannot be read would differ block by block: noise. */
 	if (!w.dangling)
@@ -2143,6 +2156,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		     tp->rec.name, nr, (unsigned long long)w.used,
 		     (unsigned long long)w.nr_blocks, c->n - n0);
 	thin_walk_release(&w);
+out_read:
+	ops->read_end(arg);
 out_counts:
 	free(vols);
 	thin_pool_counts_release(&counts);

@@ -5,10 +5,12 @@
  *
  * Dump reads a committed, consistent point: online, the pool commits
  * what is pending and holds its commits off (thin_pool_admin_begin)
- * while the walk (thin_walk.c) reads every page, and the volumes' map
- * directories are read from the store too, since a write may copy a
- * directory in memory meanwhile.  Then the pages are written out as
- * thin_dump's XML (thin_image.h), with no lock held on the pool.
+ * until a read transaction of the walk's own connection has seen the
+ * store (its snapshot), and the volumes' map directories are read from
+ * the store too, since a write may copy a directory in memory meanwhile.
+ * The walk (thin_walk.c) and the dump read that snapshot, with no lock
+ * held on the pool, one leaf at a time, written out as thin_dump's XML
+ * (thin_image.h).
  *
  * Repair, like restore, ends in new map pages for a pool
  * (pool_thin_pages.c), recorded in ONE store transaction with the thin
@@ -46,6 +48,7 @@ struct committed {
 	struct thin_walk_vol *vols;	/* by volume id, as the store has them */
 	struct pool_volume **pvs;	/* the pool's volume of each */
 	size_t nr;
+	bool reading;			/* in a read transaction of c->arg */
 	struct thin_walk w;
 };
 
@@ -54,6 +57,8 @@ static void committed_release(struct pool *p, struct committed *c)
 	thin_walk_release(&c->w);
 	free(c->vols);
 	free(c->pvs);
+	if (c->reading)
+		c->ops->read_end(c->arg);
 	if (c->arg)
 		p->meta->ops->thin_close(p->meta, c->arg);
 	memset(c, 0, sizeof(*c));
@@ -92,8 +97,9 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
 
 /*
  * Reads thin pool @tp's committed pages (those that cannot be read are
- * left out, thin_walk.h).  A running pool commits first and holds its
- * commits off during the read.
+ * left out, thin_walk.h) in a read transaction that lasts until
+ * committed_release.  A running pool commits first and holds its commits
+ * off until that transaction has its snapshot.
  */
 static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
@@ -116,7 +122,14 @@ static int committed_read(struct pool *p, struct pool_volume *tp,
 					 strerror(-r));
 		}
 	}
-	r = committed_vols(p, tp, c, err);
+	r = c->ops->read_begin(c->arg);
+	if (r)
+		pool_store_fail(err, r, "read the thin pool's metadata");
+	c->reading = !r;
+	if (!r)
+		r = committed_vols(p, tp, c, err);	/* the first read: the snapshot */
+	if (pool)
+		thin_pool_admin_end(pool);
 	if (!r) {
 		r = thin_walk_load(c->ops, c->arg, nr_blocks, c->vols, c->nr, &c->w);
 		if (r == -ENOMEM)
@@ -124,8 +137,6 @@ static int committed_read(struct pool *p, struct pool_volume *tp,
 		else if (r)
 			pool_store_fail(err, r, "read the thin pool's metadata");
 	}
-	if (pool)
-		thin_pool_admin_end(pool);
 	if (r)
 		committed_release(p, c);
 	return r;
@@ -140,36 +151,53 @@ static void count_breach(void *arg, const char *msg)
 }
 
 /*
- * Counts the mapped entries of directory @d and, with @out, writes them
- * as runs; with @shared, notes whether any block has other references.
- * The walk counts a block once per distinct leaf (block_refs), so a block
- * is shared also when its leaf is reached from another directory, or its
- * directory from another volume: a snapshot nobody wrote since shares its
- * origin's whole map, and its blocks are as shared as any.
+ * The blocks directory @d maps, and in *@shared whether any of them has
+ * other references.  The walk counts a block once per distinct leaf, so
+ * a block is shared also when its leaf is reached from another directory,
+ * or its directory from another volume: a snapshot nobody wrote since
+ * shares its origin's whole map, and its blocks are as shared as any.
+ * From the walk's figures: reads nothing.
  */
-static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_rec *d,
-			     struct thin_image_writer *out, bool *shared)
+static uint64_t dir_mapped(const struct thin_walk *w, const struct thin_dir_rec *d,
+			   bool *shared)
 {
-	struct thin_image_run run = { 0 };
+	bool page_shared = d && w->dir_refs[d - w->dirs] > 1;
 	uint64_t n = 0;
 
-	bool page_shared = d && w->dir_refs[d - w->dirs] > 1;
+	*shared = false;
+	for (uint32_t j = 0; d && j < d->nr; j++) {
+		const struct thin_walk_leaf *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+
+		if (!l || !l->mapped)
+			continue;
+		n += l->mapped;
+		*shared |= page_shared || l->refs > 1 || l->shares_block;
+	}
+	return n;
+}
+
+/* Writes the mapped entries of directory @d as runs, a leaf read at a time.  0 or -errno. */
+static int write_entries(const struct thin_walk *w, const struct thin_dir_rec *d,
+			 struct thin_image_writer *out)
+{
+	struct thin_image_run run = { 0 };
+	struct thin_leaf_rec rec;
+	int r;
 
 	for (uint32_t j = 0; d && j < d->nr; j++) {
-		const struct thin_leaf_rec *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
-		bool leaf_shared = page_shared || (l && w->leaf_refs[l - w->leaves] > 1);
+		const struct thin_walk_leaf *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
 
-		for (unsigned int k = 0; l && k < THIN_LEAF_ENTRIES; k++) {
+		if (!l || !l->mapped)
+			continue;
+		r = thin_walk_read_leaf(w, l, &rec);
+		if (r)
+			return r;
+		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
 			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k, db;
 
-			if (!l->map[k])
+			if (!rec.map[k])
 				continue;
-			db = l->map[k] - 1;
-			n++;
-			if (shared && (leaf_shared || w->block_refs[db] > 1))
-				*shared = true;
-			if (!out)
-				continue;
+			db = rec.map[k] - 1;
 			if (run.len && run.origin + run.len == vb && run.data + run.len == db) {
 				run.len++;
 				continue;
@@ -179,9 +207,9 @@ static uint64_t walk_entries(const struct thin_walk *w, const struct thin_dir_re
 			run = (struct thin_image_run){ vb, db, 1 };
 		}
 	}
-	if (out && run.len)
+	if (run.len)
 		thin_image_write_run(out, &run);
-	return n;
+	return 0;
 }
 
 /* Volume @id is one of the dump's devices. */
@@ -193,9 +221,11 @@ static bool dumped(const struct committed *c, int64_t id)
 	return false;
 }
 
-static void dump_walk(const struct committed *c, struct thin_image_writer *out)
+static int dump_walk(const struct committed *c, struct thin_image_writer *out)
 {
-	for (size_t i = 0; i < c->nr; i++) {
+	int r = 0;
+
+	for (size_t i = 0; !r && i < c->nr; i++) {
 		const struct thin_dir_rec *d = thin_walk_vol_dir(&c->w, i);
 		struct thin_image_dev dev = { .dev_id = (uint64_t)c->pvs[i]->rec.id };
 		int64_t origin = c->pvs[i]->thin.rec.snapshot_of;
@@ -205,12 +235,13 @@ static void dump_walk(const struct committed *c, struct thin_image_writer *out)
 		dev.size = c->pvs[i]->rec.size;
 		dev.is_snapshot = origin && dumped(c, origin);
 		dev.snapshot_of = dev.is_snapshot ? (uint64_t)origin : 0;
-		dev.mapped_blocks = walk_entries(&c->w, d, NULL, &shared);
+		dev.mapped_blocks = dir_mapped(&c->w, d, &shared);
 		dev.snap_time = shared;
 		thin_image_write_dev(out, &dev);
-		walk_entries(&c->w, d, out, NULL);
+		r = write_entries(&c->w, d, out);
 		thin_image_write_dev_end(out);
 	}
+	return r;
 }
 
 /* Whether any block of the walk has two references, by block or by page. */
@@ -220,12 +251,9 @@ static bool any_shared(const struct thin_walk *w)
 		if (w->dir_refs[i] > 1)
 			return true;
 	for (size_t i = 0; i < w->nr_leaves; i++)
-		if (w->leaf_refs[i] > 1)
+		if (w->leaves[i].refs > 1)
 			return true;
-	for (uint64_t b = 0; b < w->nr_blocks; b++)
-		if (w->block_refs[b] > 1)
-			return true;
-	return false;
+	return w->shared_refs > 0;
 }
 
 /* Notes in @what the dumped volumes that read an external origin. */
@@ -275,9 +303,11 @@ int pool_thin_dump(struct pool *p, const char *name, enum pool_dump_format forma
 		r = pool_fail(err, r, "out of memory");
 		goto out_release;
 	}
-	dump_walk(&c, wr);
+	r = dump_walk(&c, wr);
 	thin_image_writer_close(wr);
-	if (fflush(out) || ferror(out))
+	if (r)
+		pool_store_fail(err, r, "read the thin pool's metadata");
+	else if (fflush(out) || ferror(out))
 		r = pool_fail(err, -EIO, "cannot write the dump");
 	*what = (struct pool_dumped){ .nr_volumes = c.nr };
 	note_external(&c, what);
@@ -339,7 +369,10 @@ static void loss_add(struct repair *rp, size_t i, struct loss *l, uint64_t vb)
 	*l = (struct loss){ vb, 1 };
 }
 
-/* What of volume @i survives: entries of readable leaves, in the pool, once. */
+/*
+ * What of volume @i survives: entries of readable leaves, in the pool,
+ * once.  0, -ENOMEM, or the store's -errno.
+ */
 static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 {
 	const struct thin_walk *w = &rp->c.w;
@@ -362,19 +395,26 @@ static int salvage_volume(struct repair *rp, size_t i, uint32_t *vb_of)
 		return 0;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
-		const struct thin_leaf_rec *lf = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+		const struct thin_walk_leaf *wl = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
+		struct thin_leaf_rec lf;
+		int r;
 
-		if (d->leaves[j] && !lf) {
+		if (d->leaves[j] && !wl) {
 			for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++)
 				loss_add(rp, i, &l, (uint64_t)j * THIN_LEAF_ENTRIES + k);
 			continue;
 		}
-		for (unsigned int k = 0; lf && k < THIN_LEAF_ENTRIES; k++) {
+		if (!wl)
+			continue;
+		r = thin_walk_read_leaf(w, wl, &lf);
+		if (r)
+			return r;
+		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
 			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k, db;
 
-			if (!lf->map[k] || vb >= nr)
+			if (!lf.map[k] || vb >= nr)
 				continue;	/* past its end: nothing it can read */
-			db = lf->map[k] - 1;
+			db = lf.map[k] - 1;
 			if (db >= w->nr_blocks || (vb_of[db] && vb_of[db] != vb + 1)) {
 				loss_add(rp, i, &l, vb);
 				continue;
@@ -443,7 +483,9 @@ static int repair_plan(struct repair *rp, struct pool_error *err)
 	free(vb_of);
 	if (!r)
 		return repair_pages(rp, err);
-	return pool_fail(err, r, "out of memory");
+	if (r == -ENOMEM)
+		return pool_fail(err, r, "out of memory");
+	return pool_store_fail(err, r, "read the thin pool's metadata");
 }
 
 /* Passes each line of @buf to @report. */

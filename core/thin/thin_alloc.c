@@ -79,6 +79,35 @@ void thin_alloc_exit(struct thin_alloc *a)
 	memset(a, 0, sizeof(*a));
 }
 
+int thin_alloc_copy_counts(const struct thin_alloc *a, struct thin_refs *refs,
+			   uint64_t **pending_bits)
+{
+	uint64_t words = a->nr_blocks / THIN_ALLOC_FIELDS_PER_WORD + 1;
+	size_t bits_bytes = (a->nr_blocks / 64 + 1) * sizeof(uint64_t);
+
+	*pending_bits = malloc(bits_bytes);
+	if (!*pending_bits || thin_refs_init(refs, a->nr_blocks)) {
+		free(*pending_bits);
+		*pending_bits = NULL;
+		return -ENOMEM;
+	}
+	memcpy(*pending_bits, a->pending_bits, bits_bytes);
+	/* thin_refs keeps its fields as the allocator does: word by word. */
+	for (uint64_t w = 0; w < words; w++) {
+		uint64_t f = atomic_load_explicit(&a->fields[w], memory_order_relaxed);
+		uint64_t many = f & (f >> 1) & 0x5555555555555555ull;
+
+		refs->fields[w] = f;
+		for (; many; many &= many - 1) {
+			uint64_t b = w * THIN_ALLOC_FIELDS_PER_WORD +
+				     (uint64_t)__builtin_ctzll(many) / THIN_ALLOC_FIELD_BITS;
+
+			refs->overflow[b] = a->overflow[b];
+		}
+	}
+	return 0;
+}
+
 int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks)
 {
 	if (nr_blocks < a->nr_blocks)

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "thin_meta.h"
+#include "thin_refs.h"
 
 #define THIN_ALLOC_MAX_BLOCKS	(1ull << 28)	/* blocks per pool: 16 TiB of 64 KiB */
 
@@ -164,6 +165,15 @@ int thin_alloc_space_gather(struct thin_alloc *a);
  * committed, its chunks are gathered again next time.
  */
 void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale);
+
+/*
+ * Copies every block's count into @refs and the pending bits (freed, not
+ * yet allocatable) into *@pending_bits (malloc'ed, a bit a block), for
+ * check.  O(blocks / 32), plus the blocks counted three times or more.
+ * Pool lock held.  0 or -ENOMEM, and then nothing is allocated.
+ */
+int thin_alloc_copy_counts(const struct thin_alloc *a, struct thin_refs *refs,
+			   uint64_t **pending_bits);
 
 /* Start of a commit: what was freed so far rides on this transaction. */
 void thin_alloc_gather(struct thin_alloc *a);

@@ -1149,20 +1149,7 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 			return -EBUSY;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	out->refs = malloc((out->nr_blocks ? out->nr_blocks : 1) * sizeof(*out->refs));
-	out->pending = malloc((out->nr_blocks ? out->nr_blocks : 1) * sizeof(*out->pending));
-	if (!out->refs || !out->pending) {
-		free(out->refs);
-		free(out->pending);
-		out->refs = NULL;
-		out->pending = NULL;
-		return -ENOMEM;
-	}
-	for (uint64_t b = 0; b < out->nr_blocks; b++) {
-		out->refs[b] = thin_alloc_refs(&p->alloc, (uint32_t)b);
-		out->pending[b] = (p->alloc.pending_bits[b / 64] >> (b % 64)) & 1;
-	}
-	return 0;
+	return thin_alloc_copy_counts(&p->alloc, &out->refs, &out->pending_bits);
 }
 
 /* ---- discard passdown ---------------------------------------------------- */
@@ -1333,8 +1320,8 @@ int thin_pool_commit(struct thin_pool *p)
 
 void thin_pool_counts_release(struct thin_pool_counts *c)
 {
-	free(c->refs);
-	free(c->pending);
+	thin_refs_exit(&c->refs);
+	free(c->pending_bits);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1508,9 +1495,10 @@ static bool has_changes(const struct thin_pool *p)
  * entry being provisioned has its entries unloaded.  Every reader copes:
  * map() answers a miss, the slow paths load first under the lock, which
  * this holds.  Entries are freed after a grace period: a map() may still
- * read them.  At most one turn of the hand per pass, so a leaf a request
- * just faulted in is not unloaded before a later pass: the request maps
- * it first.  Worker thread.
+ * read them.  A request's fault holds the pool lock until it has mapped
+ * again (thin.c: thin_fault), so nothing it loaded goes before.  At most
+ * one turn of the hand per pass: a leaf just loaded stays for a pass at
+ * least.  Worker thread.
  */
 static bool unloadable(struct thin_leaf *l)
 {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "thin_meta.h"
+#include "thin_refs.h"
 
 struct target;
 struct thin_pool;
@@ -148,12 +149,15 @@ void thin_pool_grow(struct thin_pool *p, uint64_t data_bytes);
  */
 int thin_pool_commit(struct thin_pool *p);
 
-/* The pool's own block counts, for check to compare with the store's. */
+/*
+ * The pool's own block counts, for check to compare with the store's:
+ * 0.375 bytes a block (38 MB at 1e8 blocks).
+ */
 struct thin_pool_counts {
 	uint64_t nr_blocks;
 	uint64_t nr_free;		/* allocatable now */
-	uint32_t *refs;			/* per block: references */
-	uint8_t *pending;		/* per block: freed, not yet allocatable */
+	struct thin_refs refs;		/* per block: references */
+	uint64_t *pending_bits;		/* per block: freed, not yet allocatable */
 };
 
 void thin_pool_counts_release(struct thin_pool_counts *c);

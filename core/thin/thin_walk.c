@@ -6,8 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "thin_map.h"
+
+/* Shared blocks' references thin_walk_check sorts at once: 32 MiB. */
+#define WALK_PAIRS_MAX	(4u << 20)
+/* Blocks a chunk, for the search of leaves that may map a shared block. */
+#define WALK_CHUNK	4096u
 
 static int cmp_dir(const void *a, const void *b)
 {
@@ -18,7 +24,7 @@ static int cmp_dir(const void *a, const void *b)
 
 static int cmp_leaf(const void *a, const void *b)
 {
-	const struct thin_leaf_rec *x = a, *y = b;
+	const struct thin_walk_leaf *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
@@ -30,11 +36,17 @@ const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id)
 	return bsearch(&key, w->dirs, w->nr_dirs, sizeof(key), cmp_dir);
 }
 
-const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id)
+struct thin_walk_leaf *thin_walk_leaf(const struct thin_walk *w, int64_t id)
 {
-	struct thin_leaf_rec key = { .id = id };
+	struct thin_walk_leaf key = { .id = id };
 
 	return bsearch(&key, w->leaves, w->nr_leaves, sizeof(key), cmp_leaf);
+}
+
+int thin_walk_read_leaf(const struct thin_walk *w, const struct thin_walk_leaf *l,
+			struct thin_leaf_rec *out)
+{
+	return w->m->load_leaf(w->arg, l->id, out);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -68,13 +80,14 @@ static int note_unreadable(struct thin_walk *w, int64_t id, int r)
 	return 0;
 }
 
-static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk *w)
+/* Lists every page, reads the directories; leaves are listed by id only. */
+static int load_dirs(struct thin_walk *w)
 {
 	int64_t *dir_ids = NULL, *leaf_ids = NULL;
 	size_t nr_dir_ids = 0, nr_leaf_ids = 0;
 	int r;
 
-	r = m->page_ids(arg, &dir_ids, &nr_dir_ids, &leaf_ids, &nr_leaf_ids);
+	r = w->m->page_ids(w->arg, &dir_ids, &nr_dir_ids, &leaf_ids, &nr_leaf_ids);
 	if (r)
 		return r;
 	w->dirs = calloc(nr_dir_ids + 1, sizeof(*w->dirs));
@@ -82,38 +95,27 @@ static int load_pages(const struct thin_meta_ops *m, void *arg, struct thin_walk
 	w->unreadable_ids = calloc(nr_dir_ids + nr_leaf_ids + 1, sizeof(*w->unreadable_ids));
 	r = w->dirs && w->leaves && w->unreadable_ids ? 0 : -ENOMEM;
 	for (size_t i = 0; !r && i < nr_dir_ids; i++) {
-		r = m->load_dir(arg, dir_ids[i], &w->dirs[w->nr_dirs]);
+		r = w->m->load_dir(w->arg, dir_ids[i], &w->dirs[w->nr_dirs]);
 		if (!r)
 			w->nr_dirs++;
 		else
 			r = note_unreadable(w, dir_ids[i], r);
 	}
 	w->unreadable_dirs = w->unreadable;
-	for (size_t i = 0; !r && i < nr_leaf_ids; i++) {
-		r = m->load_leaf(arg, leaf_ids[i], &w->leaves[w->nr_leaves]);
-		if (!r)
-			w->nr_leaves++;
-		else
-			r = note_unreadable(w, leaf_ids[i], r);
-	}
 	qsort(w->unreadable_ids, w->unreadable_dirs, sizeof(*w->unreadable_ids), cmp_id);
-	qsort(w->unreadable_ids + w->unreadable_dirs, w->unreadable - w->unreadable_dirs,
-	      sizeof(*w->unreadable_ids), cmp_id);
+	for (size_t i = 0; !r && i < nr_leaf_ids; i++)
+		w->leaves[w->nr_leaves++].id = leaf_ids[i];
 	free(dir_ids);
 	free(leaf_ids);
 	return r;
 }
 
-/* Marks what the volumes reach and counts block references. */
-static int derive(struct thin_walk *w)
+/* Marks the directories and leaves the volumes reach, from the directories. */
+static int reach(struct thin_walk *w)
 {
 	w->dir_reached = calloc(w->nr_dirs + 1, sizeof(bool));
-	w->leaf_reached = calloc(w->nr_leaves + 1, sizeof(bool));
 	w->dir_refs = calloc(w->nr_dirs + 1, sizeof(uint32_t));
-	w->leaf_refs = calloc(w->nr_leaves + 1, sizeof(uint32_t));
-	w->block_refs = calloc(w->nr_blocks + 1, sizeof(uint32_t));
-	if (!w->dir_reached || !w->leaf_reached || !w->dir_refs || !w->leaf_refs ||
-	    !w->block_refs)
+	if (!w->dir_reached || !w->dir_refs)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->nr_vols; i++) {
 		const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
@@ -126,27 +128,76 @@ static int derive(struct thin_walk *w)
 			continue;
 		w->dir_reached[d - w->dirs] = true;
 		for (uint32_t j = 0; j < d->nr; j++) {
-			const struct thin_leaf_rec *l;
+			struct thin_walk_leaf *l = d->leaves[j] ? thin_walk_leaf(w, d->leaves[j]) : NULL;
 
 			if (!d->leaves[j])
 				continue;
-			l = thin_walk_leaf(w, d->leaves[j]);
 			if (!l) {
 				w->dangling++;
-				continue;
-			}
-			if (w->leaf_refs[l - w->leaves]++)
-				continue;
-			w->leaf_reached[l - w->leaves] = true;
-			for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
-				uint32_t e = l->map[k];
-
-				if (e && e - 1 < w->nr_blocks && !w->block_refs[e - 1]++)
-					w->used++;
+			} else if (!l->refs++) {
+				l->slot = j;
+				l->reached = true;
+			} else if (l->slot != j) {
+				l->moved = true;
 			}
 		}
 	}
 	return 0;
+}
+
+/* What leaf @l maps (@rec): its figures, and its blocks' references if reached. */
+static void count(struct thin_walk *w, struct thin_walk_leaf *l, const struct thin_leaf_rec *rec)
+{
+	for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
+		uint32_t e = rec->map[k], n;
+
+		if (!e)
+			continue;
+		l->mapped++;
+		l->end = (uint16_t)(k + 1);
+		if (e - 1 >= w->nr_blocks) {
+			l->past_pool = true;
+			continue;
+		}
+		if (!l->reached)
+			continue;
+		if (!l->hi || e - 1 < l->lo)
+			l->lo = e - 1;
+		if (e > l->hi)
+			l->hi = e;	/* + 1: 0 says none */
+		n = thin_refs_get(&w->block_refs, e - 1);
+		thin_refs_add(&w->block_refs, e - 1);
+		if (!n)
+			w->used++;
+		w->shared_refs += n == 1 ? 2 : n > 1;
+	}
+}
+
+/*
+ * Reads every leaf once, by id: counts what it maps; one that cannot be
+ * read is left out, and each reference to it dangles.
+ */
+static int read_leaves(struct thin_walk *w)
+{
+	struct thin_leaf_rec rec;
+	size_t kept = 0;
+	int r;
+
+	r = thin_refs_init(&w->block_refs, w->nr_blocks);
+	for (size_t i = 0; !r && i < w->nr_leaves; i++) {
+		struct thin_walk_leaf l = w->leaves[i];
+
+		r = w->m->load_leaf(w->arg, l.id, &rec);
+		if (r) {
+			r = note_unreadable(w, l.id, r);
+			w->dangling += l.refs;
+			continue;
+		}
+		count(w, &l, &rec);
+		w->leaves[kept++] = l;
+	}
+	w->nr_leaves = kept;
+	return r;
 }
 
 int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
@@ -156,12 +207,16 @@ int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 	int r;
 
 	memset(w, 0, sizeof(*w));
+	w->m = m;
+	w->arg = arg;
 	w->nr_blocks = nr_blocks;
 	w->vols = vols;
 	w->nr_vols = nr_vols;
-	r = load_pages(m, arg, w);
+	r = load_dirs(w);
 	if (!r)
-		r = derive(w);
+		r = reach(w);
+	if (!r)
+		r = read_leaves(w);
 	if (r)
 		thin_walk_release(w);
 	return r;
@@ -175,10 +230,8 @@ void thin_walk_release(struct thin_walk *w)
 	free(w->leaves);
 	free(w->unreadable_ids);
 	free(w->dir_reached);
-	free(w->leaf_reached);
 	free(w->dir_refs);
-	free(w->leaf_refs);
-	free(w->block_refs);
+	thin_refs_exit(&w->block_refs);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -214,6 +267,38 @@ static void report_lost_map(const struct thin_walk *w, size_t i, size_t *n,
 		       thin_walk_unreadable(w, t->dir) ? "damaged" : "missing");
 }
 
+/* The entries of leaf @l, at slot @j of volume @t, past the pool's end or the volume's. */
+static void report_misplaced(const struct thin_walk *w, const struct thin_walk_vol *t,
+			     const struct thin_walk_leaf *l, uint32_t j, size_t *n,
+			     void (*breach)(void *, const char *), void *arg)
+{
+	struct thin_leaf_rec rec;
+	int r = thin_walk_read_leaf(w, l, &rec);
+
+	if (r) {
+		report(breach, arg, n, "volume '%s': leaf %lld cannot be read again: %s",
+		       t->name, (long long)l->id, strerror(-r));
+		return;
+	}
+	for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
+		uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k;
+		uint32_t e = rec.map[k];
+
+		if (!e)
+			continue;
+		if (e - 1 >= w->nr_blocks)
+			report(breach, arg, n,
+			       "volume '%s': leaf %lld maps virtual block %llu to block %u, past the end of the pool (%llu blocks)",
+			       t->name, (long long)l->id, (unsigned long long)vb, e - 1,
+			       (unsigned long long)w->nr_blocks);
+		if (vb >= t->nr_blocks)
+			report(breach, arg, n,
+			       "volume '%s' maps virtual block %llu, past its end (%llu blocks)",
+			       t->name, (unsigned long long)vb, (unsigned long long)t->nr_blocks);
+	}
+}
+
+/* Volume @i's map: every leaf there, within the pool and the volume, counted. */
 static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			 void (*breach)(void *, const char *), void *arg)
 {
@@ -227,7 +312,7 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 		return;
 	}
 	for (uint32_t j = 0; j < d->nr; j++) {
-		const struct thin_leaf_rec *l;
+		const struct thin_walk_leaf *l;
 
 		if (!d->leaves[j])
 			continue;
@@ -239,24 +324,9 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 			whole = false;
 			continue;
 		}
-		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
-			uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k;
-			uint32_t e = l->map[k];
-
-			if (!e)
-				continue;
-			mapped++;
-			if (e - 1 >= w->nr_blocks)
-				report(breach, arg, n,
-				       "volume '%s': leaf %lld maps virtual block %llu to block %u, past the end of the pool (%llu blocks)",
-				       t->name, (long long)l->id, (unsigned long long)vb, e - 1,
-				       (unsigned long long)w->nr_blocks);
-			if (vb >= t->nr_blocks)
-				report(breach, arg, n,
-				       "volume '%s' maps virtual block %llu, past its end (%llu blocks)",
-				       t->name, (unsigned long long)vb,
-				       (unsigned long long)t->nr_blocks);
-		}
+		mapped += l->mapped;
+		if (l->past_pool || (uint64_t)j * THIN_LEAF_ENTRIES + l->end > t->nr_blocks)
+			report_misplaced(w, t, l, j, n, breach, arg);
 	}
 	if (whole && d->mapped_known && d->mapped != mapped)
 		report(breach, arg, n, "volume '%s': its directory %lld says it maps %llu blocks, its leaves map %llu",
@@ -264,52 +334,139 @@ static void check_volume(const struct thin_walk *w, size_t i, size_t *n,
 		       (unsigned long long)mapped);
 }
 
+/* A reference to a shared block: the block, and the virtual block it sits at. */
+struct shared_ref {
+	uint32_t block, vb;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct shared_ref *x = a, *y = b;
+
+	if (x->block != y->block)
+		return (x->block > y->block) - (x->block < y->block);
+	return (x->vb > y->vb) - (x->vb < y->vb);
+}
+
+/*
+ * The references of reached leaves to shared blocks in [@lo, @hi) into
+ * @refs, at most @cap, the leaves that make them marked.  Reads the
+ * reached leaves whose blocks span a chunk with a shared block in it
+ * (@shared_before[c]: such chunks before chunk c).  The number, or -errno.
+ */
+static ssize_t gather_shared(struct thin_walk *w, uint64_t lo, uint64_t hi,
+			     const uint32_t *shared_before, struct shared_ref *refs, size_t cap)
+{
+	struct thin_leaf_rec rec;
+	size_t nr = 0;
+	int r;
+
+	for (size_t i = 0; i < w->nr_leaves; i++) {
+		struct thin_walk_leaf *l = &w->leaves[i];
+
+		if (!l->reached || !l->hi || l->hi <= lo || l->lo >= hi ||
+		    shared_before[(l->hi - 1) / WALK_CHUNK + 1] == shared_before[l->lo / WALK_CHUNK])
+			continue;
+		r = thin_walk_read_leaf(w, l, &rec);
+		if (r)
+			return r;
+		for (unsigned int k = 0; k < THIN_LEAF_ENTRIES; k++) {
+			uint32_t e = rec.map[k];
+
+			if (!e || e - 1 < lo || e - 1 >= hi ||
+			    thin_refs_get(&w->block_refs, e - 1) < 2)
+				continue;
+			l->shares_block = true;
+			if (nr < cap)	/* more: one block shared past cap times */
+				refs[nr++] = (struct shared_ref){ e - 1,
+								  l->slot * THIN_LEAF_ENTRIES + k };
+		}
+	}
+	return (ssize_t)nr;
+}
+
 /*
  * Derived counts make "count = references" hold by construction; what can
  * break is the sharing itself.  Sharing only ever comes from copying a
  * page, so every reference to a block sits at the same virtual block: a
- * block mapped at two virtual blocks (by two leaves, or twice by one) is
- * two owners writing over each other.
+ * leaf reached at two slots, or a block mapped at two virtual blocks (by
+ * two leaves, or twice by one), is two owners writing over each other.
+ * The references to shared blocks are sorted by block, WALK_PAIRS_MAX at
+ * a time: one read per such window of blocks of the reached leaves that
+ * may map a shared block.
  */
-static void check_shared_blocks(const struct thin_walk *w, size_t *n,
+static uint32_t *chunks_with_shared(const struct thin_walk *w)
+{
+	uint64_t nr = w->nr_blocks / WALK_CHUNK + 1;
+	uint32_t *before = calloc(nr + 1, sizeof(*before));
+
+	if (!before)
+		return NULL;
+	for (uint64_t c = 0; c < nr; c++) {
+		bool shared = false;
+
+		for (uint64_t b = c * WALK_CHUNK; !shared && b < (c + 1) * WALK_CHUNK &&
+						  b < w->nr_blocks; b++)
+			shared = thin_refs_get(&w->block_refs, b) > 1;
+		before[c + 1] = before[c] + shared;
+	}
+	return before;
+}
+
+static void check_shared_blocks(struct thin_walk *w, size_t *n,
 				void (*breach)(void *, const char *), void *arg)
 {
-	uint64_t *vb_of = calloc(w->nr_blocks + 1, sizeof(*vb_of));
+	uint64_t cap = w->shared_refs < WALK_PAIRS_MAX ? w->shared_refs : WALK_PAIRS_MAX;
+	uint32_t *shared_before;
+	struct shared_ref *refs;
+	uint64_t lo = 0, hi;
 
-	if (!vb_of) {
+	for (size_t i = 0; i < w->nr_leaves; i++)
+		if (w->leaves[i].moved)
+			report(breach, arg, n, "leaf %lld sits at slot %u of one map and at another slot of another: its blocks are at two virtual blocks",
+			       (long long)w->leaves[i].id, w->leaves[i].slot);
+	if (!w->shared_refs)
+		return;
+	refs = malloc(cap * sizeof(*refs));
+	shared_before = chunks_with_shared(w);
+	if (!refs || !shared_before) {
+		free(refs);
+		free(shared_before);
 		report(breach, arg, n, "out of memory while checking shared blocks");
 		return;
 	}
-	for (size_t i = 0; i < w->nr_dirs; i++) {
-		const struct thin_dir_rec *d = &w->dirs[i];
+	for (; lo < w->nr_blocks; lo = hi) {
+		uint64_t want = 0;
+		ssize_t nr;
 
-		if (!w->dir_reached[i])
-			continue;
-		for (uint32_t j = 0; j < d->nr; j++) {
-			const struct thin_leaf_rec *l = d->leaves[j] ?
-				thin_walk_leaf(w, d->leaves[j]) : NULL;
+		for (hi = lo; hi < w->nr_blocks; hi++) {
+			uint32_t c = thin_refs_get(&w->block_refs, hi);
 
-			for (unsigned int k = 0; l && k < THIN_LEAF_ENTRIES; k++) {
-				uint32_t e = l->map[k];
-				uint64_t vb = (uint64_t)j * THIN_LEAF_ENTRIES + k + 1;
-
-				if (!e || e - 1 >= w->nr_blocks)
-					continue;
-				if (!vb_of[e - 1])
-					vb_of[e - 1] = vb;
-				else if (vb_of[e - 1] != vb)
-					report(breach, arg, n,
-					       "block %u is mapped at virtual blocks %llu and %llu",
-					       e - 1, (unsigned long long)vb_of[e - 1] - 1,
-					       (unsigned long long)vb - 1);
-			}
+			if (c < 2)
+				continue;
+			if (want + c > cap && want)
+				break;
+			want += c;
 		}
+		if (!want)
+			continue;
+		nr = gather_shared(w, lo, hi, shared_before, refs, cap);
+		if (nr < 0) {
+			report(breach, arg, n, "cannot read a leaf again: %s", strerror((int)-nr));
+			break;
+		}
+		qsort(refs, (size_t)nr, sizeof(*refs), cmp_ref);
+		for (ssize_t i = 1; i < nr; i++)
+			if (refs[i].block == refs[i - 1].block && refs[i].vb != refs[i - 1].vb)
+				report(breach, arg, n, "block %u is mapped at virtual blocks %u and %u",
+				       refs[i].block, refs[i - 1].vb, refs[i].vb);
 	}
-	free(vb_of);
+	free(refs);
+	free(shared_before);
 }
 
-size_t thin_walk_check(const struct thin_walk *w,
-		       void (*breach)(void *arg, const char *msg), void *arg)
+size_t thin_walk_check(struct thin_walk *w, void (*breach)(void *arg, const char *msg),
+		       void *arg)
 {
 	uint64_t free_blocks = 0;
 	size_t n = 0;
@@ -318,7 +475,7 @@ size_t thin_walk_check(const struct thin_walk *w,
 		check_volume(w, i, &n, breach, arg);
 	check_shared_blocks(w, &n, breach, arg);
 	for (uint64_t b = 0; b < w->nr_blocks; b++)
-		free_blocks += !w->block_refs[b];
+		free_blocks += !thin_refs_get(&w->block_refs, b);
 	if (free_blocks + w->used != w->nr_blocks)
 		report(breach, arg, &n, "free (%llu) and used (%llu) blocks do not add up to %llu",
 		       (unsigned long long)free_blocks, (unsigned long long)w->used,
@@ -334,37 +491,9 @@ size_t thin_walk_unreached(const struct thin_walk *w, size_t *damaged)
 	for (size_t i = 0; i < w->nr_dirs; i++)
 		n += !w->dir_reached[i];
 	for (size_t i = 0; i < w->nr_leaves; i++)
-		n += !w->leaf_reached[i];
+		n += !w->leaves[i].reached;
 	if (damaged)
 		*damaged = w->unreadable;
 	/* No reference dangles: no volume reaches a page that cannot be read. */
 	return n + w->unreadable;
-}
-
-int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w)
-{
-	int64_t *dirs = calloc(w->nr_dirs + w->unreadable + 1, sizeof(*dirs));
-	int64_t *leaves = calloc(w->nr_leaves + w->unreadable + 1, sizeof(*leaves));
-	struct thin_commit c = { .dead_leaves = leaves, .dead_dirs = dirs };
-	int r = -ENOMEM;
-
-	assert(!w->dangling);
-	if (dirs && leaves) {
-		for (size_t i = 0; i < w->nr_dirs; i++)
-			if (!w->dir_reached[i])
-				dirs[c.nr_dead_dirs++] = w->dirs[i].id;
-		for (size_t i = 0; i < w->nr_leaves; i++)
-			if (!w->leaf_reached[i])
-				leaves[c.nr_dead_leaves++] = w->leaves[i].id;
-		for (size_t i = 0; i < w->unreadable; i++) {
-			if (i < w->unreadable_dirs)
-				dirs[c.nr_dead_dirs++] = w->unreadable_ids[i];
-			else
-				leaves[c.nr_dead_leaves++] = w->unreadable_ids[i];
-		}
-		r = m->commit(arg, &c);
-	}
-	free(dirs);
-	free(leaves);
-	return r;
 }

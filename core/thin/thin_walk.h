@@ -1,14 +1,23 @@
 /*
  * core/thin/thin_walk.h: one walk over a thin pool's committed map pages,
- * shared by check, dump, repair and the clean-up of pages no volume
- * reaches (a crash between two transactions leaves them, and so does
- * removing a volume while its pool is not running).  (Usage and diff read
- * the live maps, thin.h.)
+ * shared by check, dump and repair.  (Usage and diff read the live maps,
+ * thin.h; the clean-up of pages no volume reaches, thin_reach.h.)
  *
- * The walk loads every page of the pool through its metadata port (2 KiB
- * per 512 mapped blocks) and derives what the pool derives at start-up:
- * which directories the thin volumes reach, which leaves those reach, and
- * per data block the number of distinct reachable leaves mapping it.
+ * The walk keeps the directories (8 bytes a slot) and, per leaf, what
+ * check and dump need to know without its entries: the references to it,
+ * the slot it sits at, how many blocks it maps and where the last one is;
+ * and per data block the number of distinct reachable leaves that map
+ * it, in two bits (thin_refs.h).  Entries are read from the store one
+ * leaf at a time, as they are needed (thin_walk_read_leaf), never all at
+ * once: at 1e8 mapped blocks the walk holds ~35 MB, where one that loaded
+ * every leaf held 2.4 GB (issue 22: check and dump within the memory
+ * budget).  Loading reads every leaf once; check reads again the
+ * reachable ones whose blocks may be shared (to see that sharing sits at
+ * one virtual block: those that map a block in a 4096-block chunk with a
+ * shared block), and a leaf only to name the entries of a breach; dump
+ * reads each once more, to write them.  Each read goes through the
+ * caller's store connection, inside its read transaction (thin_meta_ops
+ * read_begin), so that every read sees one committed state.
  * O(pages + blocks).  Blocks on the store: admin path only.
  */
 #ifndef MAPPERFS_THIN_WALK_H
@@ -19,6 +28,7 @@
 #include <stdint.h>
 
 #include "thin_meta.h"
+#include "thin_refs.h"
 
 /* A thin volume of the pool, as its records say. */
 struct thin_walk_vol {
@@ -27,13 +37,29 @@ struct thin_walk_vol {
 	uint64_t nr_blocks;		/* its virtual size in blocks */
 };
 
+/* A leaf of the walk: what is known of it without its entries. */
+struct thin_walk_leaf {
+	int64_t id;
+	uint32_t refs;			/* slots of reached directories pointing here */
+	uint32_t slot;			/* the slot of the first of them */
+	uint16_t mapped;		/* entries that map a block */
+	uint16_t end;			/* 1 + the index of its last such entry; 0: none */
+	uint32_t lo, hi;		/* blocks [lo, hi) hold those it maps, if reached; hi 0: none */
+	bool reached;
+	bool moved;			/* reached at another slot too */
+	bool past_pool;			/* maps a block past the end of the pool */
+	bool shares_block;		/* maps a block another leaf maps (thin_walk_check) */
+};
+
 struct thin_walk {
+	const struct thin_meta_ops *m;	/* where its leaves are read */
+	void *arg;
 	uint64_t nr_blocks;		/* data blocks in the pool */
 	const struct thin_walk_vol *vols;	/* the caller's */
 	size_t nr_vols;
-	struct thin_dir_rec *dirs;	/* every directory row, by id */
+	struct thin_dir_rec *dirs;	/* every readable directory, by id */
 	size_t nr_dirs;
-	struct thin_leaf_rec *leaves;	/* every leaf row, by id */
+	struct thin_walk_leaf *leaves;	/* every readable leaf, by id */
 	size_t nr_leaves;
 	/*
 	 * Rows that are damaged (or vanished): the directories' ids by id,
@@ -41,27 +67,34 @@ struct thin_walk {
 	 */
 	int64_t *unreadable_ids;
 	size_t unreadable, unreadable_dirs;
-	bool *dir_reached, *leaf_reached;
+	bool *dir_reached;
 	uint32_t *dir_refs;		/* per directory: volumes using it */
-	uint32_t *leaf_refs;		/* per leaf: reached directories */
-	uint32_t *block_refs;		/* per block, from reachable leaves */
+	struct thin_refs block_refs;	/* per block, from reachable leaves */
 	uint64_t used;			/* blocks with a reference */
+	uint64_t shared_refs;		/* references to blocks counted twice or more */
 	uint64_t dangling;		/* references to pages missing, unreadable, misfit */
 };
 
 /*
- * Loads every page through @m and derives.  A page that cannot be read
- * (-EUCLEAN: damaged; -ENOENT: gone since it was listed) is left out, as
- * if it were missing, and its id kept in w->unreadable_ids: check names
- * it as damage, repair drops it, dump refuses.  0 or -errno (the store,
- * -ENOMEM).
+ * Reads every page through @m (with @arg, kept for thin_walk_read_leaf)
+ * and derives.  A page that cannot be read (-EUCLEAN: damaged; -ENOENT:
+ * gone since it was listed) is left out, as if it were missing, and its
+ * id kept in w->unreadable_ids: check names it as damage, repair drops
+ * it, dump refuses.  0 or -errno (the store, -ENOMEM).
  */
 int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 		   const struct thin_walk_vol *vols, size_t nr_vols,
 		   struct thin_walk *w);
 /* A page of the walk by id, or NULL. */
 const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id);
-const struct thin_leaf_rec *thin_walk_leaf(const struct thin_walk *w, int64_t id);
+struct thin_walk_leaf *thin_walk_leaf(const struct thin_walk *w, int64_t id);
+/*
+ * The entries of leaf @l (of the walk) into @out, read from the store.
+ * 0 or -errno (the store: a leaf that was read by the load is read
+ * again).  Blocks.
+ */
+int thin_walk_read_leaf(const struct thin_walk *w, const struct thin_walk_leaf *l,
+			struct thin_leaf_rec *out);
 /* Page @id has a row that could not be read. */
 bool thin_walk_unreadable(const struct thin_walk *w, int64_t id);
 /*
@@ -73,10 +106,11 @@ void thin_walk_release(struct thin_walk *w);
 
 /*
  * Checks every invariant; calls @breach with a one-line message for each
- * one broken (naming the volume).  Returns the number of breaches.
+ * one broken (naming the volume).  Notes which leaves share a block
+ * (shares_block).  Returns the number of breaches.  Reads leaves: blocks.
  */
-size_t thin_walk_check(const struct thin_walk *w,
-		       void (*breach)(void *arg, const char *msg), void *arg);
+size_t thin_walk_check(struct thin_walk *w, void (*breach)(void *arg, const char *msg),
+		       void *arg);
 
 /*
  * Pages no volume reaches, damaged ones included: garbage that a crash
@@ -86,10 +120,5 @@ size_t thin_walk_check(const struct thin_walk *w,
  * unreached too.
  */
 size_t thin_walk_unreached(const struct thin_walk *w, size_t *damaged);
-/*
- * Deletes the pages no volume reaches, damaged ones included, in one
- * commit of @m.  w->dangling must be 0 (above).  0 or -errno.
- */
-int thin_walk_gc(const struct thin_meta_ops *m, void *arg, const struct thin_walk *w);
 
 #endif

@@ -19,6 +19,7 @@
 #include "thin.h"
 #include "thin_int.h"
 #include "thin_pool.h"
+#include "thin_reach.h"
 #include "thin_walk.h"
 #include "volume.h"
 
@@ -358,10 +359,12 @@ static void expect_counts_match_committed_maps(const int64_t *ids, size_t nr, ui
 	thin_pool_admin_end(pool);
 	ck_assert_uint_eq(thin_walk_check(&w, fail_breach, NULL), 0);
 	for (uint64_t b = 0; b < c.nr_blocks; b++) {
-		ck_assert_msg(c.refs[b] == w.block_refs[b],
+		uint32_t mem = thin_refs_get(&c.refs, b), pages = thin_refs_get(&w.block_refs, b);
+
+		ck_assert_msg(mem == pages,
 			      "block %llu: %u references in memory, %u in the committed maps",
-			      (unsigned long long)b, c.refs[b], w.block_refs[b]);
-		pending += c.pending[b];
+			      (unsigned long long)b, mem, pages);
+		pending += (c.pending_bits[b / 64] >> (b % 64)) & 1;
 	}
 	ck_assert_uint_eq(c.nr_free + pending + w.used, c.nr_blocks);
 	thin_walk_release(&w);
@@ -771,13 +774,61 @@ START_TEST(committed_maps_reload_with_the_same_data_and_counts)
 }
 END_TEST
 
+static size_t breaches_seen;
+static char first_breach[256];
+
+static void note_breach(void *arg, const char *msg)
+{
+	(void)arg;
+	if (!breaches_seen++)
+		snprintf(first_breach, sizeof(first_breach), "%s", msg);
+}
+
+/*
+ * Check reads leaves again to see that a shared block sits at one virtual
+ * block (thin_walk.c: check_shared_blocks): after a copy-on-write, two
+ * shared blocks that swap places in one of the two leaves are two breaches.
+ */
+START_TEST(check_finds_a_shared_block_at_two_virtual_blocks)
+{
+	struct volume *v = new_volume(10, 4 * BS), *s;
+	struct thin_walk_vol vols[2];
+	struct thin_leaf_rec *l;
+	struct thin_walk w;
+	uint32_t e;
+
+	fill(v, 0, 4 * BS, 1);
+	s = snapshot(v, 11);
+	fill(v, 0, BS, 2);		/* copies v's leaf: blocks 1..3 shared by two */
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	vols[0] = (struct thin_walk_vol){ "v", fake_vol(10)->dir, 4 };
+	vols[1] = (struct thin_walk_vol){ "s", fake_vol(11)->dir, 4 };
+	ck_assert_int_eq(thin_walk_load(&fake_ops, NULL, NR_BLOCKS, vols, 2, &w), 0);
+	ck_assert_uint_eq(w.shared_refs, 6);
+	ck_assert_uint_eq(thin_walk_check(&w, fail_breach, NULL), 0);
+	thin_walk_release(&w);
+
+	l = fake_leaf(fake_dir(fake_vol(10)->dir)->leaves[0]);
+	e = l->map[1];
+	l->map[1] = l->map[2];
+	l->map[2] = e;
+	ck_assert_int_eq(thin_walk_load(&fake_ops, NULL, NR_BLOCKS, vols, 2, &w), 0);
+	breaches_seen = 0;
+	ck_assert_uint_eq(thin_walk_check(&w, note_breach, NULL), 2);
+	ck_assert_msg(strstr(first_breach, "is mapped at virtual blocks 1 and 2"), "%s",
+		      first_breach);
+	thin_walk_release(&w);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 {
 	struct volume *v = new_volume(10, 8 * BS), *w = new_volume(11, 8 * BS);
 	struct thin_walk_vol vols[1];
-	struct thin_walk tw;
+	struct thin_reach tr;
 	int64_t wdir;
-	size_t damaged;
 
 	fill(v, 0, BS, 4);
 	fill(w, 0, BS, 5);
@@ -788,12 +839,12 @@ START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 	wdir = fake_vol(11)->dir;
 	fake.damaged[fake.nr_damaged++] = wdir;
 	vols[0] = (struct thin_walk_vol){ "v", fake_vol(10)->dir, 8 };
-	ck_assert_int_eq(thin_walk_load(&fake_ops, NULL, NR_BLOCKS, vols, 1, &tw), 0);
-	ck_assert_uint_eq(tw.dangling, 0);
-	ck_assert_uint_eq(thin_walk_unreached(&tw, &damaged), 2);	/* its directory and leaf */
-	ck_assert_uint_eq(damaged, 1);
-	ck_assert_int_eq(thin_walk_gc(&fake_ops, NULL, &tw), 0);
-	thin_walk_release(&tw);
+	ck_assert_int_eq(thin_reach_find(&fake_ops, NULL, vols, 1, &tr), 0);
+	ck_assert_uint_eq(tr.dangling, 0);
+	ck_assert_uint_eq(tr.nr_dead_dirs + tr.nr_dead_leaves, 2);	/* its directory and leaf */
+	ck_assert_uint_eq(tr.damaged, 1);
+	ck_assert_int_eq(thin_reach_gc(&fake_ops, NULL, &tr), 0);
+	thin_reach_release(&tr);
 	ck_assert_ptr_null(fake_dir(wdir));
 	ck_assert_uint_eq(fake.nr_dirs, 1);
 	ck_assert_uint_eq(fake.nr_leaves, 1);
@@ -1051,6 +1102,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
 	tcase_add_test(tc, the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too);
+	tcase_add_test(tc, check_finds_a_shared_block_at_two_virtual_blocks);
 	tcase_add_test(tc, failed_commits_change_nothing_and_a_retry_writes_it_all);
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);
 	tcase_add_test(tc, external_origin_shows_through_and_is_copied_on_first_write);
