@@ -9,9 +9,11 @@
 # run starts with --resume, which compares the whole volume with the model
 # the run before left, so nothing written, punched or zeroed is lost or
 # stale; the snapshot still holds what the volume held when it was taken,
-# and its own writes leave the volume alone.  check passes, the pool
-# counted evictions, and the checker is shown to fail on a model one
-# byte off.
+# and its own writes leave the volume alone.  A run beside snapshots made
+# and removed all through it: every load kicks the eviction, which must
+# never take a leaf between a request's fault and its map (reads failed
+# with EIO so once).  check passes, the pool counted evictions, and the
+# checker is shown to fail on a model one byte off.
 # TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
@@ -57,6 +59,18 @@ stop_daemon
 
 start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=2K
 fsx 3 1000 good v
+"$FSX" -S 6 -N 6000 --good good --resume "$MNT/v" >fsx.6.out 2>&1 &
+writer=$!
+cleanup_fn end_pid "$writer"
+n=0
+while kill -0 "$writer" 2>/dev/null; do
+	mapperctl snapshot v "r$n" >/dev/null || fail "snapshot r$n beside fsx failed"
+	[ "$n" -lt 2 ] || mapperctl remove "r$((n - 2))" >/dev/null ||
+		fail "remove r$((n - 2)) beside fsx failed"
+	n=$((n + 1))
+done
+wait "$writer" || fail "fsx -S 6 beside $n snapshots made and removed: $(cat fsx.6.out)"
+ops=$((ops + 6000))
 fsx 4 500 snap.good s		# the snapshot as taken, then writes of its own
 fsx 5 0 good v			# which left the volume alone
 checked "after a restart"
@@ -74,4 +88,4 @@ grep -q "byte at offset $(printf 0x%x "$at") is $(printf 0x%02x "$byte")" bad.ou
 evicted
 
 [ "$evictions" -gt 0 ] || fail "a budget of one leaf unloaded nothing in $ops operations"
-log "$ops fsx operations, every read matched; $evictions leaves unloaded"
+log "$ops fsx operations, every read matched, $n snapshots beside; $evictions leaves unloaded"

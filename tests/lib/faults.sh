@@ -197,9 +197,3 @@ small_tmpfs()
 	cleanup_fn _t_undo_mount "$(realpath "$1")"
 }
 
-# end_pid PID: the undo step for a helper process the test started: kills
-# it if it still runs (it may well have ended by itself).
-end_pid()
-{
-	kill "$1" 2>/dev/null || true
-}

@@ -95,6 +95,13 @@ cleanup_fn()
 	printf '\n' >>"$_T_UNDO"
 }
 
+# end_pid PID: the undo step for a helper process the test started: kills
+# it if it still runs (it may well have ended by itself).
+end_pid()
+{
+	kill "$1" 2>/dev/null || true
+}
+
 _t_exit()
 {
 	local rc=$1 cmd i st
