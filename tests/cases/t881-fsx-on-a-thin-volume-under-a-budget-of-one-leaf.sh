@@ -41,8 +41,8 @@ checked()
 }
 
 make_pool
-add_file_device d0 352M >/dev/null
-mapperctl create thin-pool tp --size 320M >/dev/null
+add_file_device d0 672M >/dev/null
+mapperctl create thin-pool tp --size 640M >/dev/null	# v, s and two of the r snapshots, whole
 mapperctl create thin v --pool tp --size 128M >/dev/null
 truncate -s 128M good		# a new thin volume reads zeros
 start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=2K
