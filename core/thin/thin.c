@@ -811,19 +811,20 @@ static int load_leaf(struct thin_pool *p, int64_t id, struct thin_leaf **out)
 	return 0;
 }
 
-/* The blocks @d maps, its leaves loaded to count them.  0 or -errno. */
+/* The blocks @d maps, its leaves read (not loaded) to count them.  0 or -errno. */
 static int count_mapped(struct thin_pool *p, const struct thin_dir *d, uint64_t *out)
 {
+	struct thin_leaf_rec rec;
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < d->nr; i++) {
 		struct thin_leaf *l = atomic_load(&d->leaf[i]);
-		int r = l ? thin_pool_leaf_load(p, l) : 0;
+		int r = l ? thin_pool_leaf_peek(p, l, &rec) : 0;
 
 		if (r)
 			return r;
 		for (unsigned int j = 0; l && j < THIN_LEAF_ENTRIES; j++)
-			n += atomic_load(&l->e[j]) != 0;
+			n += rec.map[j] != 0;
 	}
 	*out = n;
 	return 0;
@@ -1131,13 +1132,30 @@ int thin_rollback(struct target *t, struct target *from)
 	return r;
 }
 
-/* Leaves that both maps share hold the same entries: skip them whole. */
+/* Slot @i's entries of @d into @out (zeros where no leaf), read, not loaded. */
+static int slot_entries(struct thin_pool *p, const struct thin_dir *d, uint32_t i,
+			struct thin_leaf_rec *out)
+{
+	struct thin_leaf *l = d && i < d->nr ? atomic_load(&d->leaf[i]) : NULL;
+
+	if (l)
+		return thin_pool_leaf_peek(p, l, out);
+	memset(out->map, 0, sizeof(out->map));
+	return 0;
+}
+
+/*
+ * Leaves that both maps share hold the same entries: skipped whole.  The
+ * others are read, not loaded: a diff of two maps that share nothing
+ * reads both whole, and keeps neither.
+ */
 int thin_diff(struct target *a, struct target *b,
 	      int (*fn)(void *arg, uint64_t first, uint64_t count), void *arg)
 {
 	struct thin *ta = to_thin(a), *tb = to_thin(b);
 	struct thin_pool *p = ta->pool;
-	uint64_t run = 0, nr_run = 0, end;
+	uint64_t run = 0, nr_run = 0;
+	struct thin_leaf_rec ra, rb;
 	struct thin_dir *da, *db;
 	uint32_t na, nb;
 	int r = 0;
@@ -1149,31 +1167,29 @@ int thin_diff(struct target *a, struct target *b,
 	db = atomic_load(&tb->dir);
 	na = da ? da->nr : 0;
 	nb = db ? db->nr : 0;
-	end = (uint64_t)(na > nb ? na : nb) * THIN_LEAF_ENTRIES;
-	for (uint64_t vb = 0; vb < end && !r; vb++) {
-		uint32_t i = (uint32_t)(vb / THIN_LEAF_ENTRIES);
-		struct thin_leaf *la = da && i < da->nr ? atomic_load(&da->leaf[i]) : NULL;
-		struct thin_leaf *lb = db && i < db->nr ? atomic_load(&db->leaf[i]) : NULL;
-		uint32_t ea, eb;
+	for (uint32_t i = 0; i < (na > nb ? na : nb) && !r; i++) {
+		struct thin_leaf *la = i < na ? atomic_load(&da->leaf[i]) : NULL;
+		struct thin_leaf *lb = i < nb ? atomic_load(&db->leaf[i]) : NULL;
 
-		if (la == lb && vb % THIN_LEAF_ENTRIES == 0) {
-			vb += THIN_LEAF_ENTRIES - 1;
+		if (la == lb) {
 			if (nr_run)
 				r = fn(arg, run, nr_run);
 			nr_run = 0;
 			continue;
 		}
-		r = dir_entry_at(p, da, vb, &ea);
-		r = r ? r : dir_entry_at(p, db, vb, &eb);
-		if (r)
-			break;
-		if (ea != eb) {
-			if (!nr_run)
-				run = vb;
-			nr_run++;
-		} else if (nr_run) {
-			r = fn(arg, run, nr_run);
-			nr_run = 0;
+		r = slot_entries(p, da, i, &ra);
+		r = r ? r : slot_entries(p, db, i, &rb);
+		for (unsigned int k = 0; !r && k < THIN_LEAF_ENTRIES; k++) {
+			uint64_t vb = (uint64_t)i * THIN_LEAF_ENTRIES + k;
+
+			if (ra.map[k] != rb.map[k]) {
+				if (!nr_run)
+					run = vb;
+				nr_run++;
+			} else if (nr_run) {
+				r = fn(arg, run, nr_run);
+				nr_run = 0;
+			}
 		}
 	}
 	if (!r && nr_run)

@@ -628,6 +628,7 @@ int thin_pool_entry(struct thin_pool *p, struct thin_dir *d, uint64_t vb, uint32
 
 int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 {
+	struct thin_leaf_rec rec;
 	int r = 0;
 
 	/* Counts change under the lock only; mark before the drop shows. */
@@ -637,16 +638,17 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 		return 0;
 	}
 	atomic_store_explicit(&l->refs, 0, memory_order_release);
-	/* Entries that cannot be loaded keep their blocks: a leak, not a double owner. */
-	r = thin_pool_leaf_load(p, l);
-	if (!r)
+	/*
+	 * Read, not loaded: removing a volume puts every leaf it alone had,
+	 * and the budget would not hold loads kept until the commit.  Entries
+	 * that cannot be read keep their blocks: a leak, not a double owner.
+	 */
+	if (thin_leaf_resident(l))
 		p->nr_resident--;	/* dead: freed after the commit, not evicted */
-	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++) {
-		uint32_t e = atomic_load_explicit(&l->e[i], memory_order_relaxed);
-
-		if (e && !r)
-			r = thin_alloc_put(&p->alloc, (e & ~THIN_PROVISIONING) - 1);
-	}
+	r = thin_pool_leaf_peek(p, l, &rec);
+	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++)
+		if (rec.map[i])
+			r = thin_alloc_put(&p->alloc, rec.map[i] - 1);
 	p->nr_leaves--;
 	return thin_vec_push(&p->dead_leaves, l) ? -ENOMEM : r;
 }
