@@ -36,6 +36,15 @@
 #   stop        unmount until the daemon has exited (its closing commit)
 #   cold mount  the mount again after pool.db's cached pages were dropped
 #               (dd iflag=nocache: that file only), and the RSS then
+#   budget      the daemon again with a budget of a tenth of the map
+#               (-o cache_size: 2 KiB a leaf, so 0.4 B/block), and three
+#               fio runs of BENCH_SECONDS, 4 KiB random reads at QD1 of
+#               two regions of a quarter of the budget each, both loaded
+#               first: "hits" over the first alone; hits beside the same
+#               reads of the second region (all resident: the same load,
+#               no miss); hits beside "misses", the same reads over the
+#               whole volume (nine in ten leaves not loaded).  p50 / p99
+#               of each, the misses' IOPS, the evictions and the RSS after
 #
 # mapperctl's own peak RSS (GNU time) is kept in the TSV for each command;
 # online commands run in the daemon, so it stays small for them.
@@ -136,6 +145,8 @@ num() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 note() { notes+=("$*"); echo "bench: $*" >&2; }
 join() { local IFS=,; echo "$*"; }
+# pair "P50 P99": two words, each "-" if missing.
+pair() { set -- $1; echo "${1:--} ${2:--}"; }
 # median X...: of the samples that are numbers; "" if none.
 median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 # log_notes N LOG: each distinct warning or error of the daemon's log, once,
@@ -211,7 +222,7 @@ gen_xml()
 
 tsv=$dir/scale.tsv
 stsv=$dir/scale-snapshots.tsv
-printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\tfirst_p50_us\tfirst_p99_us\tsecond_p50_us\tsecond_p99_us\trss_after_kib\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\n' >"$tsv"
+printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\tfirst_p50_us\tfirst_p99_us\tsecond_p50_us\tsecond_p99_us\trss_after_kib\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\tbudget_bytes\thit_alone_p50_us\thit_alone_p99_us\thit_resident_p50_us\thit_resident_p99_us\thit_miss_p50_us\thit_miss_p99_us\tmiss_p50_us\tmiss_p99_us\tmiss_iops\tbudget_evictions\tbudget_rss_kib\n' >"$tsv"
 printf 'phase\tsnapshots\tbatch\tms_per_op\tlist_ms\trss_kib\n' >"$stsv"
 
 # batch_row PHASE SNAPSHOTS K T0: a batch of K calls that began at T0 is
@@ -228,6 +239,57 @@ batch_row()
 	rss=$(daemon_kib VmRSS)
 	printf '%s\t%d\t%d\t%s\t%s\t%s\n' "$1" "$2" "$3" "$per" "$list" "$rss" >>"$stsv"
 	echo "bench:   $2 snapshots after $1: $per ms per call, list $list ms, RSS $((rss / 1024)) MiB" >&2
+}
+
+# reads NAME OFF SIZE: fio's arguments for one job of 4 KiB random reads,
+# QD1, of SIZE bytes of vol from OFF, BENCH_SECONDS after a second's ramp.
+reads()
+{
+	echo --name="$1" --filename="$mnt/vol" --offset="$2" --size="$3" --rw=randread \
+		--bs=4K --ioengine=psync --iodepth=1 --direct=1 --time_based --runtime="$secs" \
+		--ramp_time=1
+}
+
+# latencies JSON JOB: "p50 p99" (us) of JOB in fio's JSON output.
+latencies()
+{
+	jq -r --arg j "$2" '.jobs[] | select(.jobname == $j) | .read.clat_ns.percentile |
+		"\(.["50.000000"] / 1000) \(.["99.000000"] / 1000)"' <<<"$1"
+}
+
+# budget_reads N: the budget step (the header) on the pool of N blocks, not
+# mounted; sets budget, hit_alone, hit_resident, hit_miss, miss (each "p50
+# p99"), miss_iops, evictions, budget_rss.
+budget_reads()
+{
+	local leaves=$(( ($1 + 511) / 512 )) region j
+	local -a fio_hits fio_other fio_misses
+
+	budget=$(( leaves * 2048 / 10 ))
+	[ "$budget" -ge 2048 ] || budget=2048
+	region=$(( budget / 2048 / 4 * 512 * 65536 ))
+	[ "$region" -gt 0 ] || region=$((512 * 65536))
+	mkdir -p "$mnt"
+	step budget-mount "$bin/mapperfs" --pool "$pool" "$mnt" -o cache_size=$((budget / 1024))K ||
+		return 1
+	pid=$(cat "$pool/mapperfs.pid")
+	# shellcheck disable=SC2207 # reads prints words without spaces
+	fio_hits=($(reads hits 0 "$region")) fio_other=($(reads resident "$region" "$region"))
+	# shellcheck disable=SC2207
+	fio_misses=($(reads misses 0 $(( $1 * 65536 ))))
+	fio "${fio_hits[@]}" "${fio_other[@]}" --runtime=2 --ramp_time=0 >/dev/null 2>&1	# loads both
+	j=$(fio --output-format=json "${fio_hits[@]}" 2>"$dir/fio.err") || j=null
+	hit_alone=$(latencies "$j" hits)
+	j=$(fio --output-format=json "${fio_hits[@]}" "${fio_other[@]}" 2>"$dir/fio.err") || j=null
+	hit_resident=$(latencies "$j" hits)
+	j=$(fio --output-format=json "${fio_hits[@]}" "${fio_misses[@]}" 2>"$dir/fio.err") || j=null
+	hit_miss=$(latencies "$j" hits)
+	miss=$(latencies "$j" misses)
+	miss_iops=$(jq -r '.jobs[] | select(.jobname == "misses") | .read.iops | floor' <<<"$j")
+	evictions=$(ctl status tp --json | jq -r .cache_evictions)
+	budget_rss=$(daemon_kib VmRSS)
+	stop_daemon
+	[ "$j" != null ] || note "$1 blocks: fio failed: $(head -c 200 "$dir/fio.err" | tr '\n' ' ')"
 }
 
 # snapshots N: $nsnaps snapshots of vol on the mounted pool, then removed.
@@ -265,6 +327,7 @@ one()
 	local n=$1 need_disk need_mem avail_disk avail_mem xml t_start
 	local restore restore_kib db mount rss p50='' p99='' p50b='' p99b='' rss_after='' snap='' list='' diff='' check='' check_peak='' check_kib=
 	local dump='' dump_peak='' dump_kib='' dump_bytes='' remove='' stop='' cold='' cold_rss='' j b load r
+	local budget='' hit_alone='' hit_resident='' hit_miss='' miss='' miss_iops='' evictions='' budget_rss=
 	local snaps=() lists=() diffs=() removes=()
 
 	need_disk=$(( (32 * n + 256 * 1048576) / 1024 ))
@@ -355,14 +418,18 @@ one()
 		cold_rss=$(daemon_kib VmRSS)
 		stop_daemon
 	fi
+	echo "bench: $n blocks: a budget of a tenth of the map, hits and misses" >&2
+	budget_reads "$n" || true
 	log_notes "$n" "$pool/mapperfs.log"
-	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	# shellcheck disable=SC2086,SC2183 # each latency pair is two columns
+	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$n" "$(stat -c %s "$xml")" "$restore" "$restore_kib" "$db" "$mount" "$rss" \
 		"$p50" "$p99" "$p50b" "$p99b" "$rss_after" "$snap" "$list" "$diff" "$check" "$check_peak" "$check_kib" \
 		"$dump" "$dump_peak" "$dump_kib" "$dump_bytes" "$remove" "$stop" "$cold" "$cold_rss" \
 		"$load" "$(awk -v a="$t_start" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" \
 		"$(join "${snaps[@]}")" "$(join "${lists[@]}")" "$(join "${diffs[@]}")" \
-		"$(join "${removes[@]}")" >>"$tsv"
+		"$(join "${removes[@]}")" "$budget" $(pair "$hit_alone") $(pair "$hit_resident") \
+		$(pair "$hit_miss") $(pair "$miss") "$miss_iops" "$evictions" "$budget_rss" >>"$tsv"
 	rm -rf --one-file-system "$pool" "$mnt" "$dir/raw-$n" "$xml"
 	pool='' mnt=''
 }
@@ -384,12 +451,12 @@ head, rows = rows[0], rows[1:]
 rows = [dict(zip(head, r)) for r in rows]
 
 def f(v, scale=1.0, fmt="%.0f"):
-    if v in ("", "fail"):
+    if v in ("", "fail", "-"):
         return v or "-"
     return fmt % (float(v) / scale)
 
 def ms(v):
-    if v in ("", "fail"):
+    if v in ("", "fail", "-"):
         return v or "-"
     x = float(v)
     return "%.0f" % x if x >= 100 else "%.1f" % x
@@ -425,6 +492,24 @@ for r in rows:
         f(r["dump_daemon_peak_kib"], 1024, "%.1f"), f(r["restore_cli_kib"], 1024, "%.1f"),
         f(r["first_p50_us"], 1, "%.1f"), f(r["first_p99_us"], 1, "%.1f"),
         f(r["second_p50_us"], 1, "%.1f"), f(r["second_p99_us"], 1, "%.1f")))
+
+print()
+print("A budget of a tenth of the map (-o cache_size), 4 KiB QD1 random reads, p50 / p99 us:")
+print("hits over a resident region alone; beside the same reads of a second resident")
+print("region (the same load, no miss); beside misses over the whole volume; the misses;")
+print("ratio: the hits' p99 beside misses over their p99 beside resident reads:")
+print()
+print("| blocks | budget MiB | hits alone | hits beside resident | hits beside misses | p99 ratio | misses | miss IOPS | evictions | RSS after MiB |")
+print("|---" * 10 + "|")
+for r in rows:
+    ratio = "-"
+    if r["hit_miss_p99_us"] not in ("", "-") and r["hit_resident_p99_us"] not in ("", "-"):
+        ratio = "%.2f" % (float(r["hit_miss_p99_us"]) / float(r["hit_resident_p99_us"]))
+    lat = lambda k: "%s / %s" % (f(r[k + "_p50_us"], 1, "%.1f"), f(r[k + "_p99_us"], 1, "%.1f"))
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        blocks(r["blocks"]), f(r["budget_bytes"], 2**20, "%.2f"), lat("hit_alone"),
+        lat("hit_resident"), lat("hit_miss"), ratio, lat("miss"), f(r["miss_iops"]),
+        f(r["budget_evictions"]), f(r["budget_rss_kib"], 1024, "%.1f")))
 
 srows = [l.split("\t") for l in open(sys.argv[2]).read().splitlines()][1:]
 if srows:
@@ -478,7 +563,7 @@ cp "$stsv" "$out/scale-snapshots.tsv"
 
 # The chart: time of each step and memory against mapped blocks (log-log),
 # and the per-call snapshot times against the number of snapshots.
-awk -F'\t' 'NR > 1 { for (i = 1; i <= NF; i++) if ($i == "" || $i == "fail") $i = "NaN"; print }' \
+awk -F'\t' 'NR > 1 { for (i = 1; i <= NF; i++) if ($i == "" || $i == "fail" || $i == "-") $i = "NaN"; print }' \
 	OFS='\t' "$tsv" >"$dir/chart.dat"
 awk -F'\t' 'NR > 1' "$stsv" >"$dir/snap.dat"
 have_snaps=$([ -s "$dir/snap.dat" ] && echo 1 || echo 0)
