@@ -1499,8 +1499,9 @@ static bool has_changes(const struct thin_pool *p)
  * this holds.  Entries are freed after a grace period: a map() may still
  * read them.  A request's fault holds the pool lock until it has mapped
  * again (thin.c: thin_fault), so nothing it loaded goes before.  At most
- * one turn of the hand per pass: a leaf just loaded stays for a pass at
- * least.  Worker thread.
+ * two turns of the hand per pass: a pass that found every leaf read since
+ * the last (bits set) unloads on its second turn, so the budget holds
+ * after each pass, not a pass later.  Worker thread.
  */
 static bool unloadable(struct thin_leaf *l)
 {
@@ -1536,7 +1537,7 @@ static void evict(struct thin_pool *p)
 		slots += d ? d->nr : 0;
 	}
 	t = hand_volume(p);
-	while (t && over_budget(p) && seen < slots) {
+	while (t && over_budget(p) && seen < 2 * slots) {
 		struct thin_dir *d = atomic_load(&t->dir);
 		struct thin_leaf *l;
 
