@@ -5,7 +5,7 @@
 # For each count of BENCH_BLOCKS (default "1e5 1e6 1e7 1e8"), one thin
 # volume mapping that many 64 KiB blocks is built without writing data:
 # thin_dump XML is generated (range_mappings of 4096 blocks, virtual block
-# = data block, so the XML stays a few hundred KiB even at 1e8) and
+# = data block, so the XML stays ~2 MiB even at 1e8) and
 # `mapperctl restore --force` takes it offline into an empty thin pool
 # whose data area is a sparse raw file (as bench/restore.sh does; every
 # mapped block is a hole and reads zeros).  Then, per count:
@@ -60,7 +60,8 @@
 # A count is skipped, saying so, if the disk under BENCH_DIR has not 32
 # bytes per block + 256 MiB free (pool.db is ~9 B/block; restore's journal
 # and the dump come on top) or the machine's MemAvailable is under 40 bytes
-# per block + 512 MiB (the daemon holds ~9 B/block today, ~28 during check).
+# per block + 512 MiB (what the daemon held when the whole map was resident:
+# ~9 B/block, ~28 during check; now under 1 B/block and its budget).
 #
 # Output: the tables on stdout, and in BENCH_OUT (default docs/; empty:
 # stdout only) scale.tsv (a row per count), scale-snapshots.tsv (a row per

@@ -124,7 +124,8 @@ static const char usage_text[] =
 	"  -o event_timeout=S  kill a thin pool's event command (--on-event) after\n"
 	"                 S seconds (1..86400, default 60)\n"
 	"  -o cache_size=SIZE  each thin pool keeps at most SIZE of its map's leaves\n"
-	"                    loaded (default 256M, 2 KiB per 512 blocks; 0: no limit)\n"
+	"                 loaded (K, M, G, T; default 256M, 2 KiB per 512 blocks,\n"
+	"                 in whole leaves; at least 2K; 0: no limit)\n"
 	"  -o nbd_timeout=S  an NBD raw device's requests wait up to S seconds for\n"
 	"                 its server to come back, then fail (1..3600, default 30)\n"
 	"  -o OPT         any FUSE mount option, e.g. allow_other; fstab's own\n"
@@ -274,7 +275,7 @@ static int parse_o(struct options *o, char *list)
 			if (parse_size(opt + 11, &o->cache_bytes) ||
 			    (o->cache_bytes && o->cache_bytes < THIN_CACHE_MIN)) {
 				log_error("invalid -o %s: use cache_size=0 (no budget) or 2K and up "
-					  "(K, M, G; a thin pool's loaded map)", opt);
+					  "(K, M, G, T; a thin pool's loaded map)", opt);
 				return -EINVAL;
 			}
 		} else if (!strncmp(opt, "spin=", 5)) {

@@ -55,8 +55,9 @@ stop_daemon
 start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=1M
 fio_pass first-again "$MNT/vol" --randseed=1 --verify_only
 fio_pass snap-again "$MNT/s" --randseed=2 --verify_only
-[ "$(pool_status cache_evictions)" -gt 100 ] ||
-	fail "reading it all back unloaded nothing: $(pool_status cache_evictions) evictions"
+evictions=$(pool_status cache_evictions)
+[ "$evictions" -gt 100 ] || fail "reading it all back unloaded nothing: $evictions evictions"
 mapperctl check >check.out 2>&1 || fail "check after a restart: $(cat check.out)"
 
 expect_fail -m "use cache_size=0 \(no budget\) or 2K" mapperfs --pool "$POOL" "$T_DIR/mnt2" -o cache_size=1K
+log "a budget of 1 MiB (512 leaves), a map four times it: $evictions leaves unloaded after the restart"

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# t881-fsx-on-a-thin-volume-under-a-budget-of-one-leaf.sh: mapperfs-fsx
-# (tests/fsx: preads, pwrites, mapped reads and writes, punched holes,
-# zeroed ranges, syncs and reopens, every read checked against a model of
-# the file) runs on a thin volume of four leaves (128 MiB of 64 KiB
-# blocks) while the daemon's memory budget is one leaf (-o cache_size=2K),
-# so leaves are unloaded and loaded again all through the run: before a
-# snapshot, through the copy-on-write after it, and after a restart.  Each
-# run starts with --resume, which compares the whole volume with the model
+# t881-fsx-on-a-one-leaf-budget.sh: mapperfs-fsx (tests/fsx: preads,
+# pwrites, mapped reads and writes, punched holes, zeroed ranges, syncs
+# and reopens, every read checked against a model of the file) runs on a
+# thin volume of four leaves (128 MiB of 64 KiB blocks) while the
+# daemon's memory budget is one leaf (-o cache_size=2K), so leaves are
+# unloaded and loaded again all through the run: before a snapshot,
+# through the copy-on-write after it, and after a restart.  Each run
+# starts with --resume, which compares the whole volume with the model
 # the run before left, so nothing written, punched or zeroed is lost or
-# stale; the snapshot still holds what the volume held when it was taken,
-# and its own writes leave the volume alone.  A run beside snapshots made
-# and removed all through it: every load kicks the eviction, which must
-# never take a leaf between a request's fault and its map (reads failed
-# with EIO so once).  check passes, the pool counted evictions, and the
-# checker is shown to fail on a model one byte off.
+# stale; the snapshot still holds what the volume held when it was
+# taken, and its own writes leave the volume alone.  A run beside
+# snapshots made and removed all through it: every load kicks the
+# eviction, which must never take a leaf between a request's fault and
+# its map (reads failed with EIO so once).  check passes, the pool
+# counted evictions, and the checker is shown to fail on a model one
+# byte off.
 # TRANSPORTS: io_uring dev-fuse
 . "$(dirname "$0")/../lib/functions.sh"
 requires_mapperfs
