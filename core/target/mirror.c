@@ -704,6 +704,7 @@ static const struct target_ops mirror_ops = {
 	.name = "mirror",
 	.map = mirror_map,
 	.fault = target_loads_nothing,
+	.fault_start = target_faults_inline,
 	.write_deferred = mirror_write_deferred,
 	.read_failed = mirror_read_failed,
 	.write_failed = mirror_write_failed,

@@ -168,6 +168,7 @@ static const struct target_ops switch_ops = {
 	.name = "switch",
 	.map = switch_map,
 	.fault = target_loads_nothing,
+	.fault_start = target_faults_inline,
 	.write_deferred = target_never_defers,
 	.read_failed = target_no_read_retry,
 	.write_failed = target_no_write_retry,

@@ -22,6 +22,13 @@ int target_loads_nothing(struct target *t, uint64_t off, uint32_t len)
 	return 0;
 }
 
+int target_faults_inline(struct target *t, uint64_t off, uint32_t len,
+			 struct target_wait *w)
+{
+	(void)t, (void)off, (void)len, (void)w;
+	return -EAGAIN;
+}
+
 void target_no_end_write(struct target *t)
 {
 	(void)t;

@@ -741,6 +741,7 @@ static const struct target_ops thin_ops = {
 	.write_failed = thin_write_failed,
 	.end_write = thin_end_write,
 	.fault = thin_fault,
+	.fault_start = target_faults_inline,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,
 	.discard = thin_discard,
