@@ -415,11 +415,15 @@ static void mfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * on both), while the kernel that copies a /dev/fuse reply from the
  * mapping takes the pages whole.
  */
-static ssize_t io_read(uint64_t fh, uint64_t off, uint32_t size, void *buf)
+static ssize_t io_read(uint64_t fh, uint64_t off, uint32_t size, void *buf,
+		       struct volume_wait *w)
 {
+	struct engine *e = &worker_self()->engine;
+
 	if (size > WORKER_MAX_IO)
 		size = WORKER_MAX_IO;
-	return volume_read(volume_of(fh), &worker_self()->engine, buf, off, size);
+	return w ? volume_read_or_wait(volume_of(fh), e, buf, off, size, w) :
+		   volume_read(volume_of(fh), e, buf, off, size);
 }
 
 /*

@@ -32,7 +32,9 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * Each blocks on the backing I/O as the handlers do.
  *
  * read: up to @size bytes (at most WORKER_MAX_IO) at @off into @buf: the
- * bytes read (0 at or past the end), or -errno.
+ * bytes read (0 at or past the end), or -errno; with @w, -EINPROGRESS
+ * when the read waits for its pool's loader instead of faulting its map
+ * in (volume_read_or_wait): @w->loaded says when to read it, without @w.
  * write: @size bytes from @buf at @off; @open_flags are the opener's
  * (O_DSYNC: durable before it returns): the bytes written, or -errno.
  * fsync: 0 or -errno.
@@ -46,7 +48,8 @@ extern const struct fuse_lowlevel_ops mapperfs_ops;
  * thread drained, ends it (volume_finish, volume_retry).
  */
 struct ops_io {
-	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf);
+	ssize_t (*read)(uint64_t fh, uint64_t off, uint32_t size, void *buf,
+			struct volume_wait *w);
 	ssize_t (*write)(uint64_t fh, uint64_t off, const void *buf, uint32_t size,
 			 uint32_t open_flags);
 	int (*fsync)(uint64_t fh);

@@ -31,6 +31,7 @@
 #define ENABLE_URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
 #define CANCEL_TAG		UINT64_MAX	/* user_data of the cancel poll */
 #define ENGINE_TAG		(UINT64_MAX - 1)	/* of the poll of the engine's ring */
+#define LOAD_TAG		(UINT64_MAX - 2)	/* of the poll of load_fd */
 
 /*
  * One ring entry.  Memory (ENTRY_SIZE): one page that holds the entry's
@@ -53,6 +54,10 @@ struct ring_entry {
 	bool parked;			/* its READ or WRITE is in flight (io) */
 	struct volume_io io;
 	struct ring_entry *again;	/* answer_parked's list */
+	bool loading;			/* its READ waits for its pool's loader (wait) */
+	struct volume_wait wait;
+	struct ring_thread *rt;		/* for entry_loaded, on the loader's thread */
+	struct ring_entry *loaded_next;	/* rt->loaded's list */
 };
 
 /* One serving thread, its ring, and the entries it serves. */
@@ -67,6 +72,17 @@ struct ring_thread {
 	int result;			/* of the last step reported */
 	struct ring_entry *serving;	/* the entry whose request runs */
 	unsigned int parked;		/* entries whose request is parked */
+	/*
+	 * Reads that miss wait for their pool's loader (the thread has
+	 * other entries to serve meanwhile).  Each load over is pushed on
+	 * @loaded and counted on @load_fd, an eventfd polled on the ring;
+	 * @loading counts the waits whose count was not read yet: until it
+	 * is 0, a loader may still write to @load_fd.
+	 */
+	bool waits;
+	int load_fd;			/* -1: none */
+	unsigned int loading;
+	struct ring_entry *_Atomic loaded;
 	uint64_t no_spin_until;		/* ns: spin() backs off until then */
 	struct ring_entry *e;		/* t->per_thread of them */
 	char *region;			/* their memory */
@@ -215,8 +231,12 @@ static void pin_to_cpu(struct ring_thread *rt)
 			 rt->qid, strerror(r));
 }
 
-static void entry_init(struct ring_entry *e, char *mem)
+static void entry_loaded(struct volume_wait *w, int result);
+
+static void entry_init(struct ring_thread *rt, struct ring_entry *e, char *mem)
 {
+	e->rt = rt;
+	e->wait.loaded = entry_loaded;
 	e->mem = mem;
 	e->hdr = (struct fuse_uring_req_header *)e->mem;
 	e->payload = e->mem + PAGE;
@@ -234,7 +254,7 @@ static int entries_init(struct ring_thread *rt)
 		return -ENOMEM;
 	madvise(rt->region, size, MADV_HUGEPAGE);	/* a hint: fine if refused */
 	for (unsigned int i = 0; i < n; i++)
-		entry_init(&rt->e[i], rt->region + (size_t)i * ENTRY_SIZE);
+		entry_init(rt, &rt->e[i], rt->region + (size_t)i * ENTRY_SIZE);
 	return 0;
 }
 
@@ -251,10 +271,15 @@ static int ring_setup(struct ring_thread *rt)
 	r = worker_enter(&rt->w);
 	if (r)
 		return r;
-	/* One SQE per entry, one for the cancel poll, one for the engine's. */
-	r = io_uring_queue_init(n + 2, &rt->ring, flags);
+	if (rt->waits) {
+		rt->load_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (rt->load_fd < 0)
+			return -errno;
+	}
+	/* One SQE per entry, one for the cancel poll, the engine's, the loads'. */
+	r = io_uring_queue_init(n + 3, &rt->ring, flags);
 	if (r == -EINVAL)	/* before 6.1: no DEFER_TASKRUN */
-		r = io_uring_queue_init(n + 2, &rt->ring, IORING_SETUP_SQE128);
+		r = io_uring_queue_init(n + 3, &rt->ring, IORING_SETUP_SQE128);
 	if (r)
 		return r;
 	rt->ring_ok = true;
@@ -269,6 +294,9 @@ static void ring_teardown(struct ring_thread *rt)
 	rt->ring_ok = false;
 	if (rt->w.engine_ok)
 		worker_leave(&rt->w);
+	if (rt->load_fd >= 0)
+		close(rt->load_fd);
+	rt->load_fd = -1;
 }
 
 static void ring_free(struct ring_thread *rt)
@@ -305,20 +333,32 @@ static int queue_cmd(struct ring_thread *rt, struct ring_entry *e, enum fuse_uri
 	return 0;
 }
 
-/*
- * Polls the engine's ring on this one (multishot): parked requests
- * completed there wake the thread as new requests do.
- */
-static int arm_engine_poll(struct ring_thread *rt)
+/* Polls @fd on the ring (multishot), its completions tagged @tag. */
+static int arm_poll(struct ring_thread *rt, int fd, uint64_t tag)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&rt->ring);
 
 	if (!sqe)
 		return -EBUSY;
 	memset(sqe, 0, 2 * sizeof(*sqe));
-	io_uring_prep_poll_multishot(sqe, engine_fd(&rt->w.engine), POLLIN);
-	io_uring_sqe_set_data64(sqe, ENGINE_TAG);
+	io_uring_prep_poll_multishot(sqe, fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, tag);
 	return 0;
+}
+
+/*
+ * Polls the engine's ring on this one: parked requests completed there
+ * wake the thread as new requests do.
+ */
+static int arm_engine_poll(struct ring_thread *rt)
+{
+	return arm_poll(rt, engine_fd(&rt->w.engine), ENGINE_TAG);
+}
+
+/* Polls load_fd: a load a read waited for is over. */
+static int arm_load_poll(struct ring_thread *rt)
+{
+	return arm_poll(rt, rt->load_fd, LOAD_TAG);
 }
 
 /*
@@ -341,6 +381,8 @@ static int ring_register(struct ring_thread *rt)
 	io_uring_prep_poll_add(sqe, rt->t->cancel_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
 	r = rt->t->io->start ? arm_engine_poll(rt) : 0;	/* only parked requests need it */
+	if (!r && rt->waits)
+		r = arm_load_poll(rt);
 	if (r)
 		return r;
 	for (unsigned int i = 0; i < rt->t->per_thread; i++) {
@@ -354,7 +396,7 @@ static int ring_register(struct ring_thread *rt)
 		return r;
 	r = 0;
 	io_uring_for_each_cqe(&rt->ring, head, cqe) {
-		if (cqe->user_data < ENGINE_TAG && cqe->res < 0 && !r)
+		if (cqe->user_data < LOAD_TAG && cqe->res < 0 && !r)
 			r = cqe->res;
 	}
 	return r;
@@ -401,8 +443,12 @@ static void answer_io(struct ring_entry *e, ssize_t n)
 
 static void drain(struct ring_thread *rt);
 
-/* Serves READ or WRITE in @e with the blocking calls, after drain(). */
-static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e)
+/*
+ * Serves READ or WRITE in @e with the blocking calls, after drain().  A
+ * READ that misses its map waits for its pool's loader if @may_wait
+ * (-EINPROGRESS: entry_loaded tells when it is over).
+ */
+static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e, bool may_wait)
 {
 	const struct ops_io *io = rt->t->io;
 
@@ -410,7 +456,8 @@ static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e)
 	if (e->opcode == FUSE_READ) {
 		const struct fuse_read_in *a = (const void *)e->hdr->op_in;
 
-		return io->read(a->fh, a->offset, a->size, e->payload);
+		return io->read(a->fh, a->offset, a->size, e->payload,
+				may_wait ? &e->wait : NULL);
 	} else {
 		const struct fuse_write_in *a = (const void *)e->hdr->op_in;
 
@@ -462,6 +509,75 @@ static bool answer_parked(struct ring_thread *rt)
 }
 
 /*
+ * A load that @w's read waited for is over: on the loader's thread, puts
+ * the entry on its ring thread's list and counts it on load_fd, whose
+ * poll wakes the thread.  Touches the entry only before it is on the
+ * list (the thread may serve it at once), the thread only to write to
+ * load_fd (it waits for that count before it ends: wait_loads).
+ */
+static void entry_loaded(struct volume_wait *w, int result)
+{
+	struct ring_entry *e = (struct ring_entry *)((char *)w - offsetof(struct ring_entry, wait));
+	struct ring_thread *rt = e->rt;
+	struct ring_entry *head = atomic_load_explicit(&rt->loaded, memory_order_relaxed);
+	int fd = rt->load_fd;
+
+	(void)result;		/* the read faults or fails on its own */
+	do
+		e->loaded_next = head;
+	while (!atomic_compare_exchange_weak_explicit(&rt->loaded, &head, e,
+						      memory_order_release,
+						      memory_order_relaxed));
+	if (eventfd_write(fd, 1))
+		log_error("io_uring queue %u: cannot wake its thread for a loaded read: %s",
+			  rt->qid, strerror(errno));
+}
+
+/*
+ * Serves the reads whose loads are over (each maps again, and faults in
+ * place what was unloaded again meanwhile), their commits queued.
+ * Returns false if a commit could not be queued.
+ */
+static bool answer_loaded(struct ring_thread *rt)
+{
+	struct ring_entry *e;
+	eventfd_t n;
+	bool ok = true;
+
+	if (eventfd_read(rt->load_fd, &n) == 0)
+		rt->loading -= (unsigned int)n;
+	e = atomic_exchange_explicit(&rt->loaded, NULL, memory_order_acquire);
+	while (e) {
+		struct ring_entry *next = e->loaded_next;
+
+		e->loading = false;
+		answer_io(e, serve_blocking(rt, e, false));
+		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		e = next;
+	}
+	return ok;
+}
+
+/*
+ * Before the thread ends: every read that waits for a load answered, and
+ * every loader's write to load_fd counted, so none comes after.  Blocks
+ * for the loads in flight.
+ */
+static void wait_loads(struct ring_thread *rt)
+{
+	while (rt->loading) {
+		struct pollfd pfd = { .fd = rt->load_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+			log_error("io_uring queue %u: cannot wait for its reads' loads: %s",
+				  rt->qid, strerror(errno));
+			return;
+		}
+		answer_loaded(rt);
+	}
+}
+
+/*
  * Before a request that may block: every parked one completed and
  * answered, so that the thread holds nothing that what it waits for
  * could wait for (engine.h).
@@ -500,8 +616,14 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 		if (op_sz >= sizeof(*a)) {
 			n = io->start ? io->start(&e->io, a->fh, false, a->offset, e->payload,
 						  a->size, 0) : -EAGAIN;
-			if (n != -EINPROGRESS)
-				n = serve_blocking(rt, e);
+			if (n == -EINPROGRESS)
+				break;
+			n = serve_blocking(rt, e, rt->waits);
+			if (n == -EINPROGRESS) {	/* waits for a load */
+				e->loading = true;
+				rt->loading++;
+				return true;
+			}
 		}
 		break;
 	}
@@ -512,7 +634,7 @@ static bool serve_io(struct ring_thread *rt, struct ring_entry *e, uint32_t op_s
 			n = io->start ? io->start(&e->io, a->fh, true, a->offset, e->payload,
 						  a->size, a->flags) : -EAGAIN;
 			if (n != -EINPROGRESS)
-				n = serve_blocking(rt, e);
+				n = serve_blocking(rt, e, false);
 		}
 		break;
 	}
@@ -629,7 +751,8 @@ static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int re
 {
 	if (res == 0) {
 		serve_request(rt, e);
-		return e->parked || queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+		return e->parked || e->loading ||
+		       queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
 	}
 	if (res == -ENOENT || res == -EIO) {
 		log_warn("io_uring queue %u: commit of request %llu failed (%s); "
@@ -707,14 +830,14 @@ static void spin(struct ring_thread *rt)
  */
 static void serve(struct ring_thread *rt)
 {
-	unsigned int n = rt->t->per_thread, live = n, cap = n + 2;
+	unsigned int n = rt->t->per_thread, live = n, cap = n + 3;
 	struct { uint64_t tag; int res; unsigned int flags; } done[cap];
 	bool cancelled = false;
 
 	while (live) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, nr = 0;
-		bool engine = false;
+		bool engine = false, loads = false;
 		int r;
 
 		io_uring_for_each_cqe(&rt->ring, head, cqe) {
@@ -727,7 +850,7 @@ static void serve(struct ring_thread *rt)
 		}
 		io_uring_cq_advance(&rt->ring, nr);
 		for (unsigned int k = 0; k < nr; k++) {
-			struct ring_entry *e = &rt->e[done[k].tag >= ENGINE_TAG ? 0 : done[k].tag];
+			struct ring_entry *e = &rt->e[done[k].tag >= LOAD_TAG ? 0 : done[k].tag];
 
 			if (done[k].tag == CANCEL_TAG) {
 				cancelled = true;
@@ -735,6 +858,11 @@ static void serve(struct ring_thread *rt)
 				engine = true;
 				if (!(done[k].flags & IORING_CQE_F_MORE) && arm_engine_poll(rt))
 					log_error("io_uring queue %u: cannot poll its io engine",
+						  rt->qid);
+			} else if (done[k].tag == LOAD_TAG) {
+				loads = true;
+				if (!(done[k].flags & IORING_CQE_F_MORE) && arm_load_poll(rt))
+					log_error("io_uring queue %u: cannot poll its reads' loads",
 						  rt->qid);
 			} else if (e->live && !entry_completed(rt, e, done[k].res)) {
 				e->live = false;
@@ -744,8 +872,11 @@ static void serve(struct ring_thread *rt)
 		/* Completed meanwhile, or while a request drained them. */
 		if ((engine || rt->parked) && !answer_parked(rt))
 			log_error("io_uring queue %u: cannot answer a request", rt->qid);
+		if (loads && !answer_loaded(rt))
+			log_error("io_uring queue %u: cannot answer a request", rt->qid);
 		if (cancelled) {
 			drain(rt);
+			wait_loads(rt);
 			io_uring_submit(&rt->ring);	/* the answers */
 			break;
 		}
@@ -763,6 +894,7 @@ static void serve(struct ring_thread *rt)
 		}
 	}
 	drain(rt);	/* no request leaves its park token behind */
+	wait_loads(rt);	/* nor a load that would wake a thread gone */
 }
 
 static void *ring_main(void *arg)
@@ -833,6 +965,8 @@ int uring_transport_prepare(struct fuse_session *se, const struct ops_io *io,
 		rt->t = t;
 		rt->qid = i / per_queue;
 		rt->w.reply = ring_reply;
+		rt->waits = per_thread > 1;	/* the top of uring_transport.h says why */
+		rt->load_fd = -1;
 		r = -pthread_create(&rt->thread, NULL, ring_main, rt);
 		rt->thread_ok = r == 0;
 	}

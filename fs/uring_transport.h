@@ -46,6 +46,28 @@
  * nbdfuse's with 16 entries per CPU, 1.6x with 32, against 1.10-1.15x
  * with 16 threads of one entry each).
  *
+ * Reads that miss.  A thin read whose leaf the pool's memory budget
+ * unloaded needs the store before it can be mapped (10 to 40 us of
+ * SQLite).  Faulted in on the ring thread, it holds the requests in the
+ * thread's other entries all that time: with hits (QD1 4 KiB reads of
+ * loaded leaves) and misses (QD1 reads all over a map ten times the
+ * budget) issued on one CPU, so on one queue, eight entries per thread,
+ * the hits' p50 went from 12 us alone to 46 beside the misses, their p99
+ * from 20 to 176 (bench/hitmiss.sh, docs/scale.md).  So a thread with
+ * several entries lets such a read wait for the pool's loader
+ * (volume_read_or_wait; core/thin/thin_loader.c) and goes on with its
+ * other entries: the hits' p50 19 us, p99 84 in the same runs.  The
+ * loader's call puts the entry on the thread's list and counts it on the
+ * thread's eventfd, polled on the ring beside the engine's; the thread
+ * then serves the read with the blocking call, which maps again.  A
+ * waiting read holds nothing a blocking request needs (no read section,
+ * no lock), so drain() does not wait for it; a thread that ends does
+ * (wait_loads), since a loader still writes to its eventfd.  A thread of
+ * one entry faults in place, as /dev/fuse's workers do: nothing waits
+ * behind its miss, and the hand-over costs two wake-ups across threads
+ * (the daemon's CPU per miss 36-42 us in place, 49-57 handed over; the
+ * misses' p50 +5 to +20 us), which bought it nothing measurable.
+ *
  * The data path, READ, WRITE and FSYNC, is served here without libfuse:
  * the thread reads the op struct the kernel wrote into the entry's header
  * buffer and calls the volume through ops_io (ops.h); a read lands in the

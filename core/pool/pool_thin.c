@@ -1899,6 +1899,8 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_size(j, "cache_bytes", u.cache_bytes);
 		json_size(j, "cache_budget_bytes", u.cache_budget);
 		json_u64(j, "cache_evictions", u.evictions);
+		json_u64(j, "cache_loads", u.loads);
+		json_u64(j, "cache_miss_waits", u.miss_waits);
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
 		json_bool(j, "metadata_full", u.metadata_full);

@@ -219,6 +219,7 @@ static const struct target_ops linear_ops = {
 	.map = linear_map,
 	.fault = target_loads_nothing,
 	.fault_release = target_holds_nothing,
+	.fault_start = target_faults_inline,
 	.write_deferred = target_never_defers,
 	.read_failed = target_no_read_retry,
 	.write_failed = target_no_write_retry,

@@ -705,6 +705,7 @@ static const struct target_ops mirror_ops = {
 	.map = mirror_map,
 	.fault = target_loads_nothing,
 	.fault_release = target_holds_nothing,
+	.fault_start = target_faults_inline,
 	.write_deferred = mirror_write_deferred,
 	.read_failed = mirror_read_failed,
 	.write_failed = mirror_write_failed,

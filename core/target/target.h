@@ -8,7 +8,10 @@
  * as MAP_DEFER, and volume.c calls the target's write_deferred(), which
  * may block; or, where the map it needs is not in memory (a thin leaf not
  * loaded yet), as MAP_MISS, and volume.c calls fault(), which loads it,
- * and maps again.  Every other op is a slow path and may block.
+ * and maps again; or, for a read whose thread has other requests to
+ * serve meanwhile (volume_read_or_wait), fault_start(), which hands the
+ * load to the target's own thread and lets the read wait for it there.
+ * Every other op is a slow path and may block.
  *
  * A write may be remapped onto several copies (a mirror's legs): its
  * segments then cover the request exactly, in order, once per copy, one
@@ -58,6 +61,21 @@ enum discard_mode {
 
 struct target;
 
+/*
+ * A read waiting for what a target loads on its own thread (fault_start).
+ * The waiter sets @done; the target owns @next while the wait is queued.
+ */
+struct target_wait {
+	/*
+	 * Called once, from the target's loading thread, when the load is
+	 * over: @result 0 (loaded: map again; it may have been unloaded
+	 * again since, and fault() then loads it) or -errno (not loaded).
+	 * Must not block.  The target does not touch @w after the call.
+	 */
+	void (*done)(struct target_wait *w, int result);
+	struct target_wait *next;
+};
+
 struct target_ops {
 	const char *name;
 	/*
@@ -87,6 +105,17 @@ struct target_ops {
 	 */
 	int (*fault)(struct target *t, uint64_t off, uint32_t len, bool hold);
 	void (*fault_release)(struct target *t);
+
+	/*
+	 * Starts loading what map() answered MAP_MISS for, for a read of
+	 * [off, off + len), on the target's own thread, without waiting.
+	 * Called inside the read section: never blocks but on a short lock,
+	 * never waits for a grace period.  0: queued, @w->done will be
+	 * called; -errno: nothing queued (-EAGAIN: the target cannot load
+	 * this miss that way), call fault() instead.
+	 */
+	int (*fault_start)(struct target *t, uint64_t off, uint32_t len,
+			   struct target_wait *w);
 
 	/* Writes what map() deferred.  May block.  0 or -errno. */
 	int (*write_deferred)(struct target *t, struct engine *e, uint64_t off,
@@ -146,6 +175,8 @@ int target_never_defers(struct target *t, struct engine *e, uint64_t off,
 			uint32_t len, const void *buf);		/* -EIO */
 int target_loads_nothing(struct target *t, uint64_t off, uint32_t len, bool hold);	/* 0 */
 void target_holds_nothing(struct target *t);
+int target_faults_inline(struct target *t, uint64_t off, uint32_t len,
+			 struct target_wait *w);			/* -EAGAIN */
 void target_no_end_write(struct target *t);
 int target_no_read_retry(struct target *t, struct engine *e, uint64_t off,
 			 uint32_t len, void *buf, int err);		/* @err */

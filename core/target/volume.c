@@ -29,6 +29,7 @@
 #include "volume.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -86,6 +87,7 @@ static __attribute__((cold, noinline)) int breach(struct volume *v, enum rule ru
 static const char *unset_op(const struct target_ops *o)
 {
 	return !o->name ? "name" : !o->map ? "map" : !o->fault ? "fault" :
+	       !o->fault_start ? "fault_start" :
 	       !o->write_deferred ? "write_deferred" : !o->read_failed ? "read_failed" :
 	       !o->write_failed ? "write_failed" : !o->end_write ? "end_write" :
 	       !o->flush ? "flush" : !o->discard ? "discard" : !o->seek ? "seek" :
@@ -323,15 +325,14 @@ static int map_range(struct volume *v, struct target *t, enum io_dir dir, uint64
  * target misses (fault(), outside the section, holding what it loaded)
  * and mapping again.  What the target holds is not unloaded before that
  * map; what it reads through another target (a thin volume's origin) may
- * be, so it tries a few times.  Never MAP_MISS.
+ * be, so it tries a few times.  faulted() goes on from a first map that
+ * answered @r.  Never MAP_MISS.
  */
 #define VOLUME_FAULT_TRIES	8
 
-static int map_loaded(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
-		      uint32_t len, uint64_t size_seen, struct segs *segs)
+static int faulted(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
+		   uint32_t len, uint64_t size_seen, struct segs *segs, int r)
 {
-	int r = map_range(v, t, dir, off, len, size_seen, segs);
-
 	for (int tries = 0; r == MAP_MISS && tries < VOLUME_FAULT_TRIES; tries++) {
 		atomic_fetch_add(&t->users, 1);		/* for volume_reload */
 		rcu_read_end();
@@ -346,6 +347,50 @@ static int map_loaded(struct volume *v, struct target *t, enum io_dir dir, uint6
 		}
 	}
 	return r == MAP_MISS ? -EIO : r;
+}
+
+static int map_loaded(struct volume *v, struct target *t, enum io_dir dir, uint64_t off,
+		      uint32_t len, uint64_t size_seen, struct segs *segs)
+{
+	return faulted(v, t, dir, off, len, size_seen, segs,
+		       map_range(v, t, dir, off, len, size_seen, segs));
+}
+
+/* The target's loader is done with @tw: the hold goes, then the reader learns. */
+static void wait_over(struct target_wait *tw, int result)
+{
+	struct volume_wait *w = (struct volume_wait *)((char *)tw -
+						       offsetof(struct volume_wait, tw));
+
+	target_put(w->t);
+	w->loaded(w, result);
+}
+
+/*
+ * map_loaded for a read, but a miss the target queues on its loader
+ * (fault_start, inside the section) is left to it: MAP_WAITING, the
+ * target held until wait_over.  A miss it does not queue is faulted in
+ * here.  Never MAP_MISS.
+ */
+#define MAP_WAITING	(MAP_MISS + 1)
+
+static int map_or_wait(struct volume *v, struct target *t, uint64_t off, uint32_t len,
+		       uint64_t size_seen, struct segs *segs, struct volume_wait *w)
+{
+	int r = map_range(v, t, IO_READ, off, len, size_seen, segs);
+
+	if (r != MAP_MISS)
+		return r;
+	atomic_fetch_add(&t->users, 1);		/* for volume_reload, until wait_over */
+	w->t = t;
+	w->tw.done = wait_over;
+	r = t->ops->fault_start(t, off, len, &w->tw);
+	if (!r)
+		return MAP_WAITING;	/* @w may be over already: not touched again */
+	target_put(t);
+	if (r > 0)
+		return breach(v, RULE_RESULT);
+	return faulted(v, t, IO_READ, off, len, size_seen, segs, MAP_MISS);
 }
 
 /* Counts a request of @len bytes that ended with @r; returns @r. */
@@ -385,8 +430,9 @@ static bool clip(struct volume *v, uint64_t off, uint32_t *len, uint64_t *size_o
 	return true;
 }
 
-ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
-		    uint64_t off, uint32_t len)
+/* volume_read, and with @w volume_read_or_wait. */
+static ssize_t read_mapped(struct volume *v, struct engine *e, void *buf, uint64_t off,
+			   uint32_t len, struct volume_wait *w)
 {
 	struct target *t;
 	struct segs segs;
@@ -400,7 +446,8 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	segs_init(&segs);
 	rcu_read_begin();
 	t = rcu_load(v->target);
-	r = map_loaded(v, t, IO_READ, off, len, size, &segs);
+	r = w ? map_or_wait(v, t, off, len, size, &segs, w) :
+		map_loaded(v, t, IO_READ, off, len, size, &segs);
 	if (r == MAP_REMAPPED) {
 		r = engine_read(e, &segs, buf);
 		if (r == -EIO)		/* the devices failed it: the target may retry */
@@ -408,8 +455,22 @@ ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 	}
 	rcu_read_end();
 	segs_release(&segs);
+	if (r == MAP_WAITING)
+		return -EINPROGRESS;	/* counted when it is read */
 	count(v, IO_READ, len, r);
 	return r < 0 ? r : (ssize_t)len;
+}
+
+ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
+		    uint64_t off, uint32_t len)
+{
+	return read_mapped(v, e, buf, off, len, NULL);
+}
+
+ssize_t volume_read_or_wait(struct volume *v, struct engine *e, void *buf,
+			    uint64_t off, uint32_t len, struct volume_wait *w)
+{
+	return read_mapped(v, e, buf, off, len, w);
 }
 
 /* Points @iov at the pieces; reads the ones not in memory into @buf. */

@@ -125,6 +125,36 @@ void volume_unretire(struct volume *v);
 ssize_t volume_read(struct volume *v, struct engine *e, void *buf,
 		    uint64_t off, uint32_t len);
 /*
+ * A read waiting for its target's loader instead of holding its thread
+ * (volume_read_or_wait).  The caller sets @loaded and keeps the wait in
+ * place until it was called.
+ */
+struct volume_wait {
+	struct target_wait tw;		/* volume.c's */
+	struct target *t;		/* held while the load is in flight */
+	/*
+	 * Called once, from the loader's thread, when the load is over
+	 * (@result 0, or -errno: the read will fault or fail as it would
+	 * have): serve the read with volume_read now.  Must not block.  The
+	 * read holds nothing any more, and volume.c does not touch @w after.
+	 */
+	void (*loaded)(struct volume_wait *w, int result);
+};
+
+/*
+ * Reads like volume_read, except where what maps the read is not in
+ * memory (a thin leaf the memory budget unloaded) and its target can load
+ * it on a thread of its own (target.h: fault_start): then returns
+ * -EINPROGRESS at once, not counted yet, and @w->loaded is called once
+ * the load is over.  Meanwhile the read holds its target (volume_reload
+ * waits for it), but no read section and no lock.  For a thread that
+ * serves other requests while one waits (the io_uring rings).  Blocks on
+ * the backing I/O as volume_read does, and on the store only for a miss
+ * the target cannot queue (it faults it in here).
+ */
+ssize_t volume_read_or_wait(struct volume *v, struct engine *e, void *buf,
+			    uint64_t off, uint32_t len, struct volume_wait *w);
+/*
  * Reads like volume_read, but describes the data in @iov (at most
  * VOLUME_READ_IOV entries) instead of always copying it into @buf: pieces
  * on memory-mapped devices point into the mapping, the rest into @buf.

@@ -10,6 +10,11 @@
  * straight to the data block: no lock, no SQL.  Anything else is
  * deferred to the slow path, thin_provision.c.
  *
+ * Misses.  A read whose leaf the memory budget unloaded answers MAP_MISS:
+ * thin_fault loads the leaf on the caller's thread, or thin_fault_start
+ * hands it to the pool's loader (thin_loader.c) for a caller with other
+ * requests to serve meanwhile.  A write defers and loads on the slow path.
+ *
  * External origin.  A volume created over a read-only base image reads
  * its unwritten blocks from the image (the origin target's own map(),
  * called inside ours), and a first write fills the rest of the new block
@@ -36,6 +41,7 @@
 #include "device.h"
 #include "rcu.h"
 #include "thin_int.h"
+#include "thin_loader.h"
 
 static struct thin *to_thin(struct target *t)
 {
@@ -215,6 +221,35 @@ static int thin_fault(struct target *t, uint64_t off, uint32_t len, bool hold)
 static void thin_fault_release(struct target *t)
 {
 	pthread_mutex_unlock(&to_thin(t)->pool->lock);
+}
+
+/*
+ * Queues the leaves of [off, off + len) that are not loaded on the pool's
+ * loader, for @w (thin_loader.c).  Inside the caller's read section.
+ * -EAGAIN when none is missing (the miss was the external origin's, which
+ * thin_fault loads), or more than a wait may name.
+ */
+static int thin_fault_start(struct target *t, uint64_t off, uint32_t len,
+			    struct target_wait *w)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	uint64_t first = (off >> p->block_shift) / THIN_LEAF_ENTRIES;
+	uint64_t last = ((off + len - 1) >> p->block_shift) / THIN_LEAF_ENTRIES;
+	struct thin_load_slot slots[THIN_LOADER_SLOTS];
+	struct thin_dir *d = rcu_load(th->dir);
+	unsigned int nr = 0;
+
+	for (uint64_t i = first; d && i <= last && i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_acquire);
+
+		if (!l || thin_leaf_resident(l))
+			continue;
+		if (nr == THIN_LOADER_SLOTS)
+			return -EAGAIN;
+		slots[nr++] = (struct thin_load_slot){ (uint32_t)i, l };
+	}
+	return nr ? thin_loader_queue(p->loader, th, slots, nr, w) : -EAGAIN;
 }
 
 static void thin_end_write(struct target *t)
@@ -754,6 +789,7 @@ static const struct target_ops thin_ops = {
 	.end_write = thin_end_write,
 	.fault = thin_fault,
 	.fault_release = thin_fault_release,
+	.fault_start = thin_fault_start,
 	.write_deferred = thin_write_deferred,
 	.flush = thin_flush,
 	.discard = thin_discard,

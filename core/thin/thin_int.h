@@ -85,6 +85,9 @@ struct thin_pool {
 	uint64_t nr_resident;
 	uint64_t budget_leaves;		/* 0: no budget */
 	uint64_t evictions;
+	uint64_t loads;			/* leaves loaded on demand (thin_pool_leaf_load) */
+	/* Loads leaves for reads that wait instead of faulting (thin_loader.c). */
+	struct thin_loader *loader;
 	int64_t hand_volume;
 	uint32_t hand_slot;
 	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */

@@ -56,6 +56,7 @@
 #include "rcu.h"
 #include "size.h"
 #include "thin_int.h"
+#include "thin_loader.h"
 #include "writelog.h"
 
 int thin_vec_push(struct thin_vec *v, void *p)
@@ -138,6 +139,29 @@ static int load_space(struct thin_pool *p)
 	return 0;
 }
 
+/*
+ * The loader's step (thin_loader.h): leaf @slot of @th's map, whatever
+ * leaf its directory holds there now (none, or no directory: nothing to
+ * do).  Takes the pool lock, blocks on the store.
+ */
+static int load_slot(struct thin *th, uint32_t slot)
+{
+	struct thin_pool *p = th->pool;
+	struct thin_dir *d;
+	int r = 0;
+
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	if (d && slot < d->nr) {
+		struct thin_leaf *l = atomic_load(&d->leaf[slot]);
+
+		if (l)
+			r = thin_pool_leaf_load(p, l);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
 int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 		   uint64_t data_bytes, const struct thin_meta_ops *meta, void *meta_arg,
 		   struct thin_pool **out)
@@ -173,6 +197,11 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 		r = load_space(p);
 	if (r)
 		goto err_alloc;
+	p->loader = thin_loader_new(load_slot);
+	if (!p->loader) {
+		r = -ENOMEM;
+		goto err_alloc;
+	}
 	p->next_page_id++;
 	p->txn = 1;
 	p->budget_leaves = atomic_load(&cache_budget) / THIN_LEAF_BYTES;
@@ -327,15 +356,21 @@ int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 	if (r)
 		return r;
 	thin_alloc_loaded(&p->alloc);
-	r = -pthread_create(&p->worker, NULL, worker_main, p);
+	r = thin_loader_start(p->loader);
 	if (r)
 		return r;
+	r = -pthread_create(&p->worker, NULL, worker_main, p);
+	if (r) {
+		thin_loader_stop(p->loader);
+		return r;
+	}
 	p->worker_running = true;
 	return 0;
 }
 
 int thin_pool_stop(struct thin_pool *p)
 {
+	thin_loader_stop(p->loader);	/* first: no read waits on a pool that stops */
 	if (p->worker_running) {
 		pthread_mutex_lock(&p->lock);
 		p->stopping = true;
@@ -394,6 +429,7 @@ void thin_pool_close(struct thin_pool *p)
 	if (!p)
 		return;
 	free_uncommitted(p);
+	thin_loader_free(p->loader);
 	thin_vec_release(&p->dirty_leaves);
 	thin_vec_release(&p->dead_leaves);
 	thin_vec_release(&p->dirty_dirs);
@@ -510,6 +546,8 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->cache_bytes = p->nr_resident * THIN_LEAF_BYTES;
 	out->cache_budget = p->budget_leaves * THIN_LEAF_BYTES;
 	out->evictions = p->evictions;
+	out->loads = p->loads;
+	out->miss_waits = thin_loader_waits(p->loader);
 	out->low_water = p->low_water;
 	out->failed = atomic_load(&p->failed);
 	out->commit_error = p->commit_error;
@@ -574,8 +612,10 @@ int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 			r = -EUCLEAN;	/* a block past the end of the pool */
 	if (!r)
 		r = thin_leaf_fill(l, rec);
-	if (!r)
+	if (!r) {
+		p->loads++;
 		thin_pool_resident_added(p);
+	}
 	if (r)
 		log_error("thin pool '%s': cannot load leaf %lld of its map: %s", p->name,
 			  (long long)l->id, r == -EUCLEAN ? "it is damaged" : strerror(-r));

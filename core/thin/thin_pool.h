@@ -76,6 +76,8 @@ struct thin_pool_usage {
 	uint64_t cache_bytes;		/* leaves' entries loaded: what the budget counts */
 	uint64_t cache_budget;		/* bytes; 0: no budget */
 	uint64_t evictions;		/* leaves unloaded since it opened */
+	uint64_t loads;			/* leaves loaded on demand since it opened */
+	uint64_t miss_waits;		/* reads that waited for the loader instead */
 	bool low_water;			/* free and pending are below the low-water mark */
 	bool failed;			/* commits failed for THIN_COMMIT_PATIENCE_MS */
 	int commit_error;		/* -errno of the last commit, 0 if it worked */

@@ -33,6 +33,8 @@ enum fake_fault {
 	MISS_ONCE,		/* map: a miss until fault() ran once */
 	MISS_ALWAYS,		/* map: a miss whatever fault() does */
 	MISS_WITH_SEGMENTS,	/* map: a miss after appending a segment */
+	MISS_QUEUED,		/* map: a miss until the test loads it; fault_start queues */
+	MISS_QUEUE_POSITIVE,	/* map: a miss; fault_start answers a positive number */
 };
 
 struct fake {
@@ -41,6 +43,8 @@ struct fake {
 	unsigned int deferred;		/* write_deferred calls */
 	unsigned int faults;		/* fault calls */
 	bool held;			/* between a fault and its release */
+	bool loaded;			/* MISS_QUEUED: the test loaded it */
+	struct target_wait *queued;	/* MISS_QUEUED: the wait fault_start took */
 };
 
 static struct fake *fake(struct target *t)
@@ -77,6 +81,12 @@ static int fake_map(struct target *t, enum io_dir dir, uint64_t off, uint32_t le
 		return MAP_MISS;
 	case MISS_WITH_SEGMENTS:
 		return segs_push(out, NULL, 0, half, 0) ?: MAP_MISS;
+	case MISS_QUEUED:
+		if (!fake(t)->loaded && !fake(t)->faults)
+			return MAP_MISS;
+		return segs_push(out, NULL, 0, len, 0) ?: MAP_REMAPPED;
+	case MISS_QUEUE_POSITIVE:
+		return MAP_MISS;
 	default:
 		return segs_push(out, NULL, 0, len, 0) ?: MAP_REMAPPED;
 	}
@@ -99,6 +109,23 @@ static void fake_fault_release(struct target *t)
 {
 	ck_assert(fake(t)->held);
 	fake(t)->held = false;
+}
+
+/* MISS_QUEUED keeps the wait for the test, which plays the loader. */
+static int fake_fault_start(struct target *t, uint64_t off, uint32_t len,
+			    struct target_wait *w)
+{
+	(void)off, (void)len;
+	ck_assert(rcu_reading());	/* inside the read section */
+	switch (fake(t)->fault) {
+	case MISS_QUEUED:
+		fake(t)->queued = w;
+		return 0;
+	case MISS_QUEUE_POSITIVE:
+		return 1;
+	default:
+		return -EAGAIN;
+	}
 }
 
 static int fake_write_deferred(struct target *t, struct engine *e, uint64_t off,
@@ -149,6 +176,7 @@ static const struct target_ops fake_ops = {
 	.map = fake_map,
 	.fault = fake_fault,
 	.fault_release = fake_fault_release,
+	.fault_start = fake_fault_start,
 	.write_deferred = fake_write_deferred,
 	.read_failed = target_no_read_retry,
 	.write_failed = target_no_write_retry,
@@ -395,6 +423,69 @@ START_TEST(miss_is_faulted_in_outside_the_section_and_mapped_again)
 }
 END_TEST
 
+/* What the reader of a waiting read learnt. */
+struct waiter {
+	struct volume_wait w;
+	int calls, result;
+	unsigned int users;		/* the target's holds when it was called */
+};
+
+static void waiter_loaded(struct volume_wait *w, int result)
+{
+	struct waiter *r = (struct waiter *)w;
+
+	r->calls++;
+	r->result = result;
+	r->users = atomic_load(&w->t->users);
+}
+
+/*
+ * A miss the target queues on its loader leaves the read waiting, not
+ * counted, its target held and no read section open; the loader's call
+ * lets the hold go and tells the reader, whose read then maps.  A miss
+ * the target does not queue is faulted in on the spot, as volume_read
+ * does, and a read that hits never waits.
+ */
+START_TEST(miss_the_target_queues_waits_for_its_loader_holding_the_target)
+{
+	struct volume *v = make(MISS_QUEUED);
+	struct fake *f = fake(v->target);
+	struct waiter r = { .w.loaded = waiter_loaded };
+
+	ck_assert_int_eq(volume_read_or_wait(v, &eng, buf, 0, sizeof(buf), &r.w), -EINPROGRESS);
+	ck_assert(!rcu_reading());
+	ck_assert_ptr_nonnull(f->queued);
+	ck_assert_uint_eq(atomic_load(&f->target.users), 1);
+	ck_assert_uint_eq(atomic_load(&v->stats.reads), 0);
+	ck_assert_int_eq(r.calls, 0);
+	f->loaded = true;		/* the loader's part */
+	f->queued->done(f->queued, 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.result, 0);
+	ck_assert_uint_eq(r.users, 0);	/* let go before the reader was told */
+	ck_assert_int_eq(volume_read(v, &eng, buf, 0, sizeof(buf)), sizeof(buf));
+	ck_assert_uint_eq(f->faults, 0);
+	f->queued = NULL;
+	ck_assert_int_eq(volume_read_or_wait(v, &eng, buf, 0, sizeof(buf), &r.w), sizeof(buf));
+	ck_assert_ptr_null(f->queued);	/* loaded: no wait */
+	ck_assert_uint_eq(atomic_load(&v->stats.reads), 2);
+	volume_destroy(v);
+
+	v = make(MISS_ONCE);
+	ck_assert_int_eq(volume_read_or_wait(v, &eng, buf, 0, sizeof(buf), &r.w), sizeof(buf));
+	ck_assert_uint_eq(fake(v->target)->faults, 1);
+	ck_assert_uint_eq(atomic_load(&v->target->users), 0);
+	ck_assert_int_eq(r.calls, 1);
+	volume_destroy(v);
+
+	v = make(MISS_QUEUE_POSITIVE);
+	ck_assert_int_eq(volume_read_or_wait(v, &eng, buf, 0, sizeof(buf), &r.w), -EIO);
+	ck_assert_uint_eq(atomic_load(&v->target->users), 0);
+	ck_assert_uint_eq(logged("an op answered a positive number"), 1);
+	volume_destroy(v);
+}
+END_TEST
+
 START_TEST(target_with_an_op_unset_is_not_served)
 {
 	struct target_ops ops = fake_ops;
@@ -466,6 +557,7 @@ static Suite *volume_suite(void)
 	tcase_add_test(tc, request_from_inside_a_read_section_fails_with_eio);
 	tcase_add_test(tc, breach_is_told_once_however_often_it_comes);
 	tcase_add_test(tc, miss_is_faulted_in_outside_the_section_and_mapped_again);
+	tcase_add_test(tc, miss_the_target_queues_waits_for_its_loader_holding_the_target);
 	tcase_add_test(tc, target_with_an_op_unset_is_not_served);
 	tcase_add_test(tc, many_volumes_go_in_and_out_of_the_served_set_at_once_kept_by_id);
 	suite_add_tcase(s, tc);
