@@ -101,19 +101,25 @@ static void put_table(FILE *f, const uint8_t *t, size_t len)
 		fputc('-', f);
 }
 
-int layout_write(const struct layout *l, FILE *f)
+int layout_write_header(const struct layout *l, FILE *f)
 {
-	const struct pool_meta_image *m = &l->img;
-
 	fputs("# mapperfs layout: every record of the pool but the thin maps\n", f);
 	fputs("layout", f);
 	put_u64(f, "version", LAYOUT_VERSION);
-	put_uuid(f, "pool", &m->uuid);
+	put_uuid(f, "pool", &l->img.uuid);
 	put_u64(f, "seq", l->seq);
 	put_u64(f, "time", (uint64_t)l->time);
 	if (l->command)
 		put_string(f, "command", l->command);
 	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int layout_write(const struct layout *l, FILE *f)
+{
+	const struct pool_meta_image *m = &l->img;
+
+	layout_write_header(l, f);
 	for (size_t i = 0; i < m->nr_devices; i++) {
 		const struct device_rec *d = &m->devices[i];
 
