@@ -64,6 +64,12 @@ struct layout {
  * + table bytes).
  */
 int layout_write(const struct layout *l, FILE *f);
+/*
+ * Writes only the lines of @l before its records: the comment and the
+ * "layout" line (version, the pool's uuid from l->img, seq, time,
+ * command).  The records are what follows them.  0, or -EIO.  O(1).
+ */
+int layout_write_header(const struct layout *l, FILE *f);
 
 /*
  * Parses @len bytes of @text into @out (everything malloc'ed; release with

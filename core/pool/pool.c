@@ -306,6 +306,8 @@ static int transaction(struct pool *p, const char *doing,
 	const struct pool_meta_ops *m = p->meta->ops;
 	int r;
 
+	if (!numbered)
+		pool_layout_forget(p);
 	r = m->begin(p->meta);
 	if (!r)
 		r = record(p, arg);
@@ -332,6 +334,8 @@ int pool_record(struct pool *p, const char *doing,
 	r = transaction(p, doing, record, arg, true, err);
 	if (!r)
 		pool_layout_after(p);
+	else			/* what failed may have been the commit */
+		pool_layout_forget(p);
 	return r;
 }
 

@@ -146,6 +146,13 @@ struct pool {
 	uint64_t layout_seq;		/* of the store's layout; admin */
 	char *layout_unwritten;		/* its text, not yet on the devices; admin */
 	size_t layout_unwritten_len;
+	/*
+	 * Its records (the text after the "layout" line) as the last change
+	 * read them back, or NULL: the next change archives these under a
+	 * header of its own instead of reading the layout back again; admin.
+	 */
+	char *layout_records;
+	size_t layout_records_len;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
 	bool layout_too_big;		/* said so once; dev_lock */
 	bool layout_frozen;		/* no copy, archive entry or number (pool_open_frozen) */
@@ -313,6 +320,11 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
 /* pool_record's: archive the layout before a change; number the new one after. */
 void pool_layout_before(struct pool *p);
 void pool_layout_after(struct pool *p);
+/*
+ * The store's layout changed, or may have, without a new number
+ * (pool_record_unarchived): the next archive entry reads it back.
+ */
+void pool_layout_forget(struct pool *p);
 /*
  * Writes layout @seq (@len bytes of @text, freed) on every open device,
  * under the device lock, unless a newer one was written.  Blocks on the

@@ -14,6 +14,11 @@
  *   after:  the new layout is read back from the store and numbered
  *
  * and the number goes into the store in the change's own transaction.
+ * What after read back is what the next before would read: while the
+ * pool is open, the layout's records change only in pool_record's
+ * transactions, and whatever writes the store unnumbered forgets them
+ * (pool_layout_forget).  So they are kept for that entry, and a change
+ * reads the layout back once, not twice.
  * Once the admin lock is let go (pool_admin_unlock), the new layout is
  * written to slot seq % 2 of every open device (layout_area.h), under the
  * device lock, so that a device add or remove cannot close a device being
@@ -92,14 +97,16 @@ int pool_layout_load(struct pool_meta *m, struct layout *out)
 	return 0;
 }
 
-int pool_layout_text(const struct layout *l, char **text, size_t *len)
+/* What @write writes of @l, as malloc'ed text. */
+static int text_of(const struct layout *l, int (*write)(const struct layout *l, FILE *f),
+		   char **text, size_t *len)
 {
 	FILE *f = open_memstream(text, len);
 	int r;
 
 	if (!f)
 		return -ENOMEM;
-	r = layout_write(l, f);
+	r = write(l, f);
 	if (fclose(f) && !r)
 		r = -ENOMEM;
 	if (r) {
@@ -109,13 +116,24 @@ int pool_layout_text(const struct layout *l, char **text, size_t *len)
 	return r;
 }
 
-/* The records of @text: what follows its "layout" line. */
-static const char *records_of(const char *text)
+int pool_layout_text(const struct layout *l, char **text, size_t *len)
+{
+	return text_of(l, layout_write, text, len);
+}
+
+/* Bytes of @text before its records: through its "layout" line (all if none). */
+static size_t header_len(const char *text)
 {
 	const char *s = strstr(text, "\nlayout ");
 
 	s = s ? strchr(s + 1, '\n') : NULL;
-	return s ? s + 1 : "";
+	return s ? (size_t)(s + 1 - text) : strlen(text);
+}
+
+/* The records of @text: what follows its "layout" line. */
+static const char *records_of(const char *text)
+{
+	return text + header_len(text);
 }
 
 /* The store's layout as text, numbered @seq, with @command; or NULL. */
@@ -139,8 +157,25 @@ static char *current_text(struct pool *p, uint64_t seq, const char *command, siz
 
 /* ---- the archive ------------------------------------------------------ */
 
-/* @text into @path whole or not at all: a temporary, synced, renamed. */
-static int write_atomic(const char *dir, const char *path, const char *text, size_t len)
+static int write_all(int fd, const char *text, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * @head_len bytes of @head, then @len of @text, into @path whole or not at
+ * all: a temporary, synced, renamed.
+ */
+static int write_atomic(const char *dir, const char *path, const char *head,
+			size_t head_len, const char *text, size_t len)
 {
 	char tmp[PATH_MAX + 40];
 	int fd, dfd, r;
@@ -149,14 +184,9 @@ static int write_atomic(const char *dir, const char *path, const char *text, siz
 	r = regfile_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600, &fd);
 	if (r)
 		return r;
-	for (size_t done = 0; done < len && !r;) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno != EINTR)
-			r = -errno;
-		else if (n > 0)
-			done += (size_t)n;
-	}
+	r = write_all(fd, head, head_len);
+	if (!r)
+		r = write_all(fd, text, len);
 	if (!r && fsync(fd))
 		r = -errno;
 	close(fd);
@@ -234,7 +264,9 @@ static void archive_prune(const char *dir)
 	free(seqs);
 }
 
-int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len)
+/* Archive entry @seq: @head, then @text. */
+static int archive_write(const char *pool_dir, uint64_t seq, const char *head,
+			 size_t head_len, const char *text, size_t len)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	int r;
@@ -244,24 +276,71 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seq);
-	r = write_atomic(dir, path, text, len);
+	r = write_atomic(dir, path, head, head_len, text, len);
 	if (!r)
 		archive_prune(dir);
+	return r;
+}
+
+int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len)
+{
+	return archive_write(pool_dir, seq, "", 0, text, len);
+}
+
+/*
+ * The entry of the layout the last change read back, which the store
+ * still holds (anything else that wrote it forgot them): its records under
+ * a header of this change's, as current_text would have written it.
+ */
+static int archive_kept(struct pool *p)
+{
+	struct layout h = {
+		.seq = p->layout_seq,
+		.time = (int64_t)time(NULL),
+		.command = *command_line ? command_line : NULL,
+	};
+	char *head = NULL;
+	size_t len;
+	int r;
+
+	h.img.uuid = p->uuid;
+	r = text_of(&h, layout_write_header, &head, &len);
+	if (!r)
+		r = archive_write(p->dir, p->layout_seq, head, len, p->layout_records,
+				  p->layout_records_len);
+	free(head);
 	return r;
 }
 
 void pool_layout_before(struct pool *p)
 {
 	size_t len;
-	char *text = current_text(p, p->layout_seq, command_line, &len);
+	char *text;
 	int r;
 
-	if (!text)
-		return;
-	r = pool_archive_write(p->dir, p->layout_seq, text, len);
+	if (p->layout_records) {
+		r = archive_kept(p);
+	} else {
+		text = current_text(p, p->layout_seq, command_line, &len);
+		if (!text)
+			return;
+		r = pool_archive_write(p->dir, p->layout_seq, text, len);
+		free(text);
+	}
 	if (r)
 		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-r));
-	free(text);
+}
+
+/* A copy of @text's records, for the next change's entry; none if short of memory. */
+static void keep_records(struct pool *p, const char *text, size_t len)
+{
+	size_t skip = header_len(text);
+
+	p->layout_records = malloc(len - skip + 1);
+	if (!p->layout_records)
+		return;
+	memcpy(p->layout_records, text + skip, len - skip + 1);
+	p->layout_records_len = len - skip;
 }
 
 void pool_layout_after(struct pool *p)
@@ -269,12 +348,21 @@ void pool_layout_after(struct pool *p)
 	size_t len;
 	char *text = current_text(p, p->layout_seq + 1, command_line, &len);
 
+	pool_layout_forget(p);
 	if (!text)
 		return;
 	p->layout_seq++;
+	keep_records(p, text, len);
 	free(p->layout_unwritten);
 	p->layout_unwritten = text;
 	p->layout_unwritten_len = len;
+}
+
+void pool_layout_forget(struct pool *p)
+{
+	free(p->layout_records);
+	p->layout_records = NULL;
+	p->layout_records_len = 0;
 }
 
 /* ---- the copies on the devices ---------------------------------------- */

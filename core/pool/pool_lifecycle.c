@@ -395,6 +395,7 @@ void pool_close(struct pool *p)
 	free(p->damage);
 	free(p->exports);
 	free(p->layout_unwritten);
+	free(p->layout_records);
 	if (atomic_load(&p->served.cur))
 		volset_release(&p->served);
 	if (p->meta)
