@@ -27,6 +27,14 @@
  * fast path: the open transaction's and the committing one's.  The count array is reserved
  * once for the largest pool (virtual memory, MAP_NORESERVE) so that
  * growing the pool never moves it under a reader.
+ *
+ * The blocks a transaction freed and those it unshared are sets of
+ * thin_blocks.h: a bit a block, listed only while there are few, so that
+ * a commit costs what it freed whether that is 3 blocks or all 1e8 of a
+ * removed volume (12.5 MB of bits then, where a list took 400 MB).  The
+ * gather hands the open transaction's freed set to the commit whole; a
+ * failed commit hands it back, and pending_bits, the one bitmap
+ * thin_alloc_new reads, stays set for its blocks throughout.
  */
 #ifndef MAPPERFS_THIN_ALLOC_H
 #define MAPPERFS_THIN_ALLOC_H
