@@ -165,6 +165,12 @@ void thin_blocks_clear(struct thin_blocks *s)
 				atomic_store(&s->bits[sw * 64 + (uint64_t)__builtin_ctzll(marks)], 0);
 			s->summary[sw] = 0;
 		}
+		/*
+		 * Every bit is 0 now: the pages a large set touched go back
+		 * (12.5 MB after 1e8 blocks), and read as zeros, as they are.
+		 */
+		(void)madvise((void *)s->bits, s->summary_end * 64 * sizeof(uint64_t), MADV_DONTNEED);
+		(void)madvise(s->summary, s->summary_end * sizeof(uint64_t), MADV_DONTNEED);
 		s->summary_end = 0;
 		s->listed = true;
 	}

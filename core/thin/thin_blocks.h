@@ -88,8 +88,9 @@ bool thin_blocks_next(const struct thin_blocks *s, struct thin_blocks_walk *w,
 void thin_blocks_sort(struct thin_blocks *s);
 
 /*
- * Drops every member (clears its bit with an atomic and, so lock-free
- * readers see each bit either set or clear).  O(members), amortised.
+ * Drops every member (clears its bit atomically, so lock-free
+ * readers see each bit either set or clear); a set that went past its
+ * list also gives back the pages its bits took.  O(members), amortised.
  */
 void thin_blocks_clear(struct thin_blocks *s);
 
