@@ -20,10 +20,20 @@ static void *reserve(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The fields of every gathered chunk whose counts are all 0. */
+static const uint64_t zero_chunk[THIN_SPACE_CHUNK_WORDS];
+
+static void free_chunk(struct thin_space_rec *rec)
+{
+	if (rec->fields != zero_chunk)
+		free((void *)rec->fields);
+	free(rec->overflow);
+}
+
 static void free_space(struct thin_alloc *a)
 {
 	for (size_t i = 0; i < a->nr_space; i++)
-		free(a->space[i].overflow);
+		free_chunk(&a->space[i]);
 	free(a->space);
 	a->space = NULL;
 	a->nr_space = 0;
@@ -315,13 +325,19 @@ void thin_alloc_space_stale(struct thin_alloc *a)
 	a->space_whole = true;
 }
 
-/* Chunk @c as the committed leaves will count it, into @rec.  0 or -ENOMEM. */
+/*
+ * Chunk @c as the committed leaves will count it, into @rec: its fields
+ * copied, or zero_chunk if all are 0.  0 or -ENOMEM, and then nothing
+ * is allocated.
+ */
 static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec *rec)
 {
 	uint64_t first = (uint64_t)c * THIN_SPACE_CHUNK_BLOCKS;
+	uint64_t fields[THIN_SPACE_CHUNK_WORDS], any = 0, *copy;
 	size_t n = 0;
 
 	rec->chunk = c;
+	rec->fields = zero_chunk;
 	rec->overflow = NULL;
 	rec->nr_overflow = 0;
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
@@ -334,15 +350,25 @@ static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec 
 			if ((fresh >> j) & 1)
 				w &= ~(3ull << (2 * j));	/* not in a leaf yet */
 		n += many_in(w);
-		rec->fields[i] = w;
+		fields[i] = w;
+		any |= w;
 	}
+	if (!any)
+		return 0;
+	copy = malloc(sizeof(fields));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, fields, sizeof(fields));
+	rec->fields = copy;
 	if (!n)
 		return 0;
 	rec->overflow = malloc(n * 2 * sizeof(uint32_t));
-	if (!rec->overflow)
+	if (!rec->overflow) {
+		free_chunk(rec);
 		return -ENOMEM;
+	}
 	for (uint32_t off = 0; off < THIN_SPACE_CHUNK_BLOCKS; off++) {
-		uint64_t w = rec->fields[off / THIN_ALLOC_FIELDS_PER_WORD];
+		uint64_t w = fields[off / THIN_ALLOC_FIELDS_PER_WORD];
 
 		if (((w >> (2 * (off % THIN_ALLOC_FIELDS_PER_WORD))) & 3) != THIN_ALLOC_FIELD_MANY)
 			continue;
