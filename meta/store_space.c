@@ -32,18 +32,22 @@ int store_thin_space_valid(struct store *s, int64_t pool, bool *valid)
 	return r;
 }
 
-/* The current row of @st as a chunk into @rec; rec->overflow malloc'ed. */
-static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec)
+/*
+ * The current row of @st as a chunk into @rec, its fields in @buf
+ * (THIN_SPACE_CHUNK_WORDS); rec->overflow malloc'ed.
+ */
+static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec, uint64_t *buf)
 {
 	const unsigned char *fields = sqlite3_column_blob(st, 1);
 	const unsigned char *over = sqlite3_column_blob(st, 2);
 	int nf = sqlite3_column_bytes(st, 1), no = sqlite3_column_bytes(st, 2);
 
-	if (nf != (int)sizeof(rec->fields) || no % 8)
+	if (nf != THIN_SPACE_CHUNK_WORDS * 8 || no % 8)
 		return -EUCLEAN;
 	rec->chunk = (uint64_t)sqlite3_column_int64(st, 0);
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
-		rec->fields[i] = get_le64(fields + 8 * i);
+		buf[i] = get_le64(fields + 8 * i);
+	rec->fields = buf;
 	rec->nr_overflow = (size_t)no / 8;
 	rec->overflow = malloc((rec->nr_overflow ? rec->nr_overflow : 1) * 2 * sizeof(uint32_t));
 	if (!rec->overflow)
@@ -56,6 +60,7 @@ static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec)
 int store_thin_space_each(struct store *s, int64_t pool,
 			  int (*each)(void *ctx, const struct thin_space_rec *rec), void *ctx)
 {
+	uint64_t buf[THIN_SPACE_CHUNK_WORDS];
 	struct thin_space_rec rec;
 	sqlite3_stmt *st;
 	int rc, r;
@@ -66,7 +71,7 @@ int store_thin_space_each(struct store *s, int64_t pool,
 		return r;
 	sqlite3_bind_int64(st, 1, pool);
 	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = space_row(st, &rec);
+		r = space_row(st, &rec, buf);
 		if (!r) {
 			r = each(ctx, &rec);
 			free(rec.overflow);
@@ -80,7 +85,7 @@ int store_thin_space_each(struct store *s, int64_t pool,
 
 int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_rec *rec)
 {
-	unsigned char fields[sizeof(rec->fields)], *over;
+	unsigned char fields[THIN_SPACE_CHUNK_WORDS * 8], *over;
 	sqlite3_stmt *st;
 	int r;
 

@@ -413,8 +413,8 @@ static int unmap_blocks(struct thin *th, uint64_t first, uint64_t end)
 		e = atomic_load(&l->e[vb % THIN_LEAF_ENTRIES]);
 		atomic_store_explicit(&l->e[vb % THIN_LEAF_ENTRIES], 0, memory_order_release);
 		atomic_fetch_sub(&th->mapped, 1);
-		r = thin_alloc_put(&p->alloc, e - 1);
-		r = r ? r : thin_pool_mark_leaf(p, l);
+		thin_alloc_put(&p->alloc, e - 1);
+		r = thin_pool_mark_leaf(p, l);
 	}
 	return r;
 }
@@ -478,8 +478,8 @@ static int share_block(struct thin *dst, uint64_t dvb, struct thin *src, uint64_
 	if (!se && de)
 		atomic_fetch_sub(&dst->mapped, 1);
 	r = thin_pool_mark_leaf(p, l);
-	if (de && thin_alloc_put(&p->alloc, de - 1))
-		r = r ? r : -ENOMEM;
+	if (de)
+		thin_alloc_put(&p->alloc, de - 1);
 	return r;
 }
 

@@ -20,10 +20,20 @@ static void *reserve(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The fields of every gathered chunk whose counts are all 0. */
+static const uint64_t zero_chunk[THIN_SPACE_CHUNK_WORDS];
+
+static void free_chunk(struct thin_space_rec *rec)
+{
+	if (rec->fields != zero_chunk)
+		free((void *)rec->fields);
+	free(rec->overflow);
+}
+
 static void free_space(struct thin_alloc *a)
 {
 	for (size_t i = 0; i < a->nr_space; i++)
-		free(a->space[i].overflow);
+		free_chunk(&a->space[i]);
 	free(a->space);
 	a->space = NULL;
 	a->nr_space = 0;
@@ -37,13 +47,16 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 	a->fields = reserve(FIELDS_BYTES);
 	a->overflow = reserve(OVERFLOW_BYTES);
 	a->pending_bits = reserve(BITS_BYTES);
-	a->unshared_bits = reserve(BITS_BYTES);
-	a->unsharing_bits = reserve(BITS_BYTES);
 	a->discarded_bits = reserve(BITS_BYTES);
 	a->fresh_bits = reserve(BITS_BYTES);
 	a->dirty_chunks = calloc(MAX_CHUNKS / 64, sizeof(uint64_t));
-	if (!a->fields || !a->overflow || !a->pending_bits || !a->unshared_bits ||
-	    !a->unsharing_bits || !a->discarded_bits || !a->fresh_bits || !a->dirty_chunks) {
+	if (!a->fields || !a->overflow || !a->pending_bits || !a->discarded_bits ||
+	    !a->fresh_bits || !a->dirty_chunks ||
+	    thin_blocks_init(&a->unshared, THIN_ALLOC_MAX_BLOCKS) ||
+	    thin_blocks_init(&a->unsharing, THIN_ALLOC_MAX_BLOCKS) ||
+	    thin_blocks_init(&a->pending, THIN_ALLOC_MAX_BLOCKS) ||
+	    thin_blocks_init(&a->committing, THIN_ALLOC_MAX_BLOCKS) ||
+	    thin_blocks_init(&a->held, THIN_ALLOC_MAX_BLOCKS)) {
 		thin_alloc_exit(a);
 		return -ENOMEM;
 	}
@@ -60,10 +73,6 @@ void thin_alloc_exit(struct thin_alloc *a)
 		munmap(a->overflow, OVERFLOW_BYTES);
 	if (a->pending_bits)
 		munmap(a->pending_bits, BITS_BYTES);
-	if (a->unshared_bits)
-		munmap((void *)a->unshared_bits, BITS_BYTES);
-	if (a->unsharing_bits)
-		munmap((void *)a->unsharing_bits, BITS_BYTES);
 	if (a->discarded_bits)
 		munmap(a->discarded_bits, BITS_BYTES);
 	if (a->fresh_bits)
@@ -71,11 +80,11 @@ void thin_alloc_exit(struct thin_alloc *a)
 	free(a->dirty_chunks);
 	free(a->dirty);
 	free_space(a);
-	free(a->pending);
-	free(a->committing);
-	free(a->held);
-	free(a->unshared);
-	free(a->unsharing);
+	thin_blocks_exit(&a->unshared);
+	thin_blocks_exit(&a->unsharing);
+	thin_blocks_exit(&a->pending);
+	thin_blocks_exit(&a->committing);
+	thin_blocks_exit(&a->held);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -235,71 +244,28 @@ void thin_alloc_get(struct thin_alloc *a, uint32_t b)
 	}
 }
 
-static void set_bit(_Atomic uint64_t *bits, uint32_t b)
-{
-	atomic_fetch_or(&bits[b / 64], 1ull << (b % 64));
-}
-
-static void clear_bit(_Atomic uint64_t *bits, uint32_t b)
-{
-	atomic_fetch_and(&bits[b / 64], ~(1ull << (b % 64)));
-}
-
-/* Marks @b not exclusive until the open transaction commits. */
-static int mark_unshared(struct thin_alloc *a, uint32_t b)
-{
-	if (thin_alloc_bit(a->unshared_bits, b))
-		return 0;
-	set_bit(a->unshared_bits, b);	/* never cleared if not listed: safe */
-	if (a->nr_unshared == a->cap_unshared) {
-		size_t cap = a->cap_unshared ? 2 * a->cap_unshared : 1024;
-		uint32_t *p = realloc(a->unshared, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		a->unshared = p;
-		a->cap_unshared = cap;
-	}
-	a->unshared[a->nr_unshared++] = b;
-	return 0;
-}
-
-int thin_alloc_put(struct thin_alloc *a, uint32_t b)
+void thin_alloc_put(struct thin_alloc *a, uint32_t b)
 {
 	/* Counts change under the pool lock only: this one is stable. */
 	uint32_t f = thin_alloc_field(a, b);
 
 	mark_dirty(a, b);
 	if (f > 1) {
-		int r = mark_unshared(a, b);	/* before the drop: see exclusive() */
-
+		thin_blocks_add(&a->unshared, b);	/* before the drop: see exclusive() */
 		if (f < THIN_ALLOC_FIELD_MANY || a->overflow[b] == 3)
 			field_down(a, b);
 		else
 			a->overflow[b]--;
-		return r;
+		return;
 	}
 	field_clear(a, b);
 	if (writelog_broken(WRITELOG_BREAK_REUSE_BEFORE_COMMIT)) {
 		a->nr_free++;		/* a power-cut test's deliberate bug: */
 		a->cursor = b;		/* free at once, and next to go */
-		return 0;
-	}
-	if (a->nr_pending == a->cap_pending) {
-		size_t cap = a->cap_pending ? 2 * a->cap_pending : 1024;
-		uint32_t *p = realloc(a->pending, cap * sizeof(*p));
-
-		if (!p) {
-			/* Never reused then: a leak, not a double owner. */
-			a->pending_bits[b / 64] |= 1ull << (b % 64);
-			return -ENOMEM;
-		}
-		a->pending = p;
-		a->cap_pending = cap;
+		return;
 	}
 	a->pending_bits[b / 64] |= 1ull << (b % 64);
-	a->pending[a->nr_pending++] = b;
-	return 0;
+	thin_blocks_add(&a->pending, b);
 }
 
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b)
@@ -359,13 +325,19 @@ void thin_alloc_space_stale(struct thin_alloc *a)
 	a->space_whole = true;
 }
 
-/* Chunk @c as the committed leaves will count it, into @rec.  0 or -ENOMEM. */
+/*
+ * Chunk @c as the committed leaves will count it, into @rec: its fields
+ * copied, or zero_chunk if all are 0.  0 or -ENOMEM, and then nothing
+ * is allocated.
+ */
 static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec *rec)
 {
 	uint64_t first = (uint64_t)c * THIN_SPACE_CHUNK_BLOCKS;
+	uint64_t fields[THIN_SPACE_CHUNK_WORDS], any = 0, *copy;
 	size_t n = 0;
 
 	rec->chunk = c;
+	rec->fields = zero_chunk;
 	rec->overflow = NULL;
 	rec->nr_overflow = 0;
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
@@ -378,15 +350,25 @@ static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec 
 			if ((fresh >> j) & 1)
 				w &= ~(3ull << (2 * j));	/* not in a leaf yet */
 		n += many_in(w);
-		rec->fields[i] = w;
+		fields[i] = w;
+		any |= w;
 	}
+	if (!any)
+		return 0;
+	copy = malloc(sizeof(fields));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, fields, sizeof(fields));
+	rec->fields = copy;
 	if (!n)
 		return 0;
 	rec->overflow = malloc(n * 2 * sizeof(uint32_t));
-	if (!rec->overflow)
+	if (!rec->overflow) {
+		free_chunk(rec);
 		return -ENOMEM;
+	}
 	for (uint32_t off = 0; off < THIN_SPACE_CHUNK_BLOCKS; off++) {
-		uint64_t w = rec->fields[off / THIN_ALLOC_FIELDS_PER_WORD];
+		uint64_t w = fields[off / THIN_ALLOC_FIELDS_PER_WORD];
 
 		if (((w >> (2 * (off % THIN_ALLOC_FIELDS_PER_WORD))) & 3) != THIN_ALLOC_FIELD_MANY)
 			continue;
@@ -434,144 +416,93 @@ void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale)
 	a->space_gathered_whole = false;
 }
 
+/* Copies set @from into set @to, then empties @from: readers of the bits see each block in one or both. */
+static void move_blocks(struct thin_blocks *to, struct thin_blocks *from)
+{
+	struct thin_blocks_walk w = THIN_BLOCKS_WALK_INIT;
+	uint64_t word, mask;
+
+	while (thin_blocks_next(from, &w, &word, &mask))
+		thin_blocks_add_word(to, word, mask);
+	thin_blocks_clear(from);
+}
+
 void thin_alloc_gather(struct thin_alloc *a)
 {
-	/* A commit gathers only after the previous one settled. */
-	free(a->committing);
-	a->committing = a->pending;
-	a->nr_committing = a->nr_pending;
-	a->pending = NULL;
-	a->nr_pending = a->cap_pending = 0;
+	/*
+	 * A commit gathers only after the previous one settled; should one
+	 * not have, its blocks stay pending for good: a leak, not a double
+	 * owner.
+	 */
+	thin_blocks_clear(&a->committing);
+	thin_blocks_swap(&a->committing, &a->pending);
 	/*
 	 * Set in the committing bitmap before clearing in the open one: a
 	 * reader that finds the open bit clear then finds this one set.
 	 */
-	for (size_t i = 0; i < a->nr_unshared; i++) {
-		set_bit(a->unsharing_bits, a->unshared[i]);
-		clear_bit(a->unshared_bits, a->unshared[i]);
-	}
-	free(a->unsharing);
-	a->unsharing = a->unshared;
-	a->nr_unsharing = a->nr_unshared;
-	a->unshared = NULL;
-	a->nr_unshared = a->cap_unshared = 0;
+	move_blocks(&a->unsharing, &a->unshared);
 }
 
-/* The drops of the committed transaction are durable: exclusive again. */
-static void unsharing_committed(struct thin_alloc *a)
+/* Block @word * 64 + i is pending for each bit i of @mask no more: free. */
+static void unpend(struct thin_alloc *a, uint64_t word, uint64_t mask)
 {
-	for (size_t i = 0; i < a->nr_unsharing; i++)
-		clear_bit(a->unsharing_bits, a->unsharing[i]);
-	free(a->unsharing);
-	a->unsharing = NULL;
-	a->nr_unsharing = 0;
+	a->pending_bits[word] &= ~mask;
+	a->nr_free += (uint64_t)__builtin_popcountll(mask);
 }
 
 void thin_alloc_committed(struct thin_alloc *a)
 {
-	for (size_t i = 0; i < a->nr_committing; i++) {
-		uint32_t b = a->committing[i];
+	struct thin_blocks_walk w = THIN_BLOCKS_WALK_INIT;
+	uint64_t word, mask;
 
-		a->pending_bits[b / 64] &= ~(1ull << (b % 64));
-		if (b < a->nr_blocks)
-			a->nr_free++;
-	}
-	free(a->committing);
-	a->committing = NULL;
-	a->nr_committing = 0;
-	unsharing_committed(a);
+	while (thin_blocks_next(&a->committing, &w, &word, &mask))
+		unpend(a, word, mask);
+	thin_blocks_clear(&a->committing);
+	/* The drops of the committed transaction are durable: exclusive again. */
+	thin_blocks_clear(&a->unsharing);
 }
 
-int thin_alloc_abandoned(struct thin_alloc *a)
+void thin_alloc_abandoned(struct thin_alloc *a)
 {
-	size_t need = a->nr_pending + a->nr_committing;
-	uint32_t *p;
-
-	if (need > a->cap_pending) {
-		p = realloc(a->pending, need * sizeof(*p));
-		if (!p)
-			return -ENOMEM;	/* the bits stay set: leaked, safe */
-		a->pending = p;
-		a->cap_pending = need;
-	}
-	if (a->nr_committing)	/* else both may be NULL */
-		memcpy(a->pending + a->nr_pending, a->committing,
-		       a->nr_committing * sizeof(*p));
-	a->nr_pending = need;
-	free(a->committing);
-	a->committing = NULL;
-	a->nr_committing = 0;
+	move_blocks(&a->pending, &a->committing);
 	/* Unsharing blocks stay so until a commit that succeeds. */
-	for (size_t i = 0; i < a->nr_unsharing; i++)
-		if (mark_unshared(a, a->unsharing[i]))
-			return -ENOMEM;	/* the bits stay set: safe */
-	for (size_t i = 0; i < a->nr_unsharing; i++)
-		clear_bit(a->unsharing_bits, a->unsharing[i]);
-	free(a->unsharing);
-	a->unsharing = NULL;
-	a->nr_unsharing = 0;
-	return 0;
+	move_blocks(&a->unshared, &a->unsharing);
 }
 
-size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out)
+uint64_t thin_alloc_hold_committed(struct thin_alloc *a)
 {
-	size_t n = 0;
-
-	/* Blocks past a shrunk area never come back: not held, not freed. */
-	for (size_t i = 0; i < a->nr_committing; i++)
-		if (a->committing[i] < a->nr_blocks)
-			a->committing[n++] = a->committing[i];
-		else
-			a->pending_bits[a->committing[i] / 64] &= ~(1ull << (a->committing[i] % 64));
-	free(a->held);
-	a->held = a->committing;
-	a->nr_held = n;
-	a->committing = NULL;
-	a->nr_committing = 0;
-	unsharing_committed(a);
-	*out = a->held;
-	return n;
+	thin_blocks_clear(&a->held);
+	thin_blocks_swap(&a->held, &a->committing);
+	thin_blocks_sort(&a->held);
+	thin_blocks_clear(&a->unsharing);
+	return a->held.nr;
 }
 
-size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
-			    const uint32_t **out, int *err)
+uint64_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, uint64_t max)
 {
-	uint32_t *v = malloc((max ? max : 1) * sizeof(*v));
-	size_t n = 0;
 	uint64_t b;
 
-	*err = 0;
-	*out = NULL;
-	if (!v) {
-		*err = -ENOMEM;
-		return 0;
-	}
-	for (b = *next; b < a->nr_blocks && n < max; b++) {
+	thin_blocks_clear(&a->held);
+	for (b = *next; b < a->nr_blocks && a->held.nr < max; b++) {
 		if (thin_alloc_field(a, (uint32_t)b) || is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
 		a->pending_bits[b / 64] |= 1ull << (b % 64);
 		a->nr_free--;
-		v[n++] = (uint32_t)b;
+		thin_blocks_add(&a->held, (uint32_t)b);
 	}
 	*next = b;
-	free(a->held);
-	a->held = v;
-	a->nr_held = n;
-	*out = v;
-	return n;
+	return a->held.nr;
 }
 
 void thin_alloc_release(struct thin_alloc *a, bool discarded)
 {
-	for (size_t i = 0; i < a->nr_held; i++) {
-		uint32_t b = a->held[i];
+	struct thin_blocks_walk w = THIN_BLOCKS_WALK_INIT;
+	uint64_t word, mask;
 
-		a->pending_bits[b / 64] &= ~(1ull << (b % 64));
+	while (thin_blocks_next(&a->held, &w, &word, &mask)) {
+		unpend(a, word, mask);
 		if (discarded)
-			a->discarded_bits[b / 64] |= 1ull << (b % 64);
-		a->nr_free++;
+			a->discarded_bits[word] |= mask;
 	}
-	free(a->held);
-	a->held = NULL;
-	a->nr_held = 0;
+	thin_blocks_clear(&a->held);
 }

@@ -27,6 +27,14 @@
  * fast path: the open transaction's and the committing one's.  The count array is reserved
  * once for the largest pool (virtual memory, MAP_NORESERVE) so that
  * growing the pool never moves it under a reader.
+ *
+ * The blocks a transaction freed and those it unshared are sets of
+ * thin_blocks.h: a bit a block, listed only while there are few, so that
+ * a commit costs what it freed whether that is 3 blocks or all 1e8 of a
+ * removed volume (12.5 MB of bits then, where a list took 400 MB).  The
+ * gather hands the open transaction's freed set to the commit whole; a
+ * failed commit hands it back, and pending_bits, the one bitmap
+ * thin_alloc_new reads, stays set for its blocks throughout.
  */
 #ifndef MAPPERFS_THIN_ALLOC_H
 #define MAPPERFS_THIN_ALLOC_H
@@ -36,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thin_blocks.h"
 #include "thin_meta.h"
 #include "thin_refs.h"
 
@@ -44,23 +53,16 @@
 struct thin_alloc {
 	_Atomic uint64_t *fields;	/* 2 bits per block; reserved for MAX_BLOCKS */
 	uint32_t *overflow;		/* per block, exact where its field is 3 */
-	uint64_t *pending_bits;		/* freed in the open transaction */
-	_Atomic uint64_t *unshared_bits;	/* count dropped in the open transaction */
-	_Atomic uint64_t *unsharing_bits;	/* ... in the committing one */
+	uint64_t *pending_bits;		/* not allocatable: freed, uncommitted or held */
+	struct thin_blocks unshared;	/* count dropped in the open transaction */
+	struct thin_blocks unsharing;	/* ... in the committing one */
 	uint64_t *discarded_bits;	/* free, and discarded since it was last used */
-	uint32_t *unshared;		/* blocks with their unshared bit set */
-	size_t nr_unshared, cap_unshared;
-	uint32_t *unsharing;		/* gathered: blocks with their unsharing bit set */
-	size_t nr_unsharing;
 	uint64_t nr_blocks;		/* blocks in the data area */
 	uint64_t nr_free;		/* count 0 and not pending */
 	uint64_t cursor;		/* next block the search looks at */
-	uint32_t *pending;		/* blocks freed since the last gather */
-	size_t nr_pending, cap_pending;
-	uint32_t *committing;		/* gathered, awaiting the COMMIT */
-	size_t nr_committing;
-	uint32_t *held;			/* free but being discarded: not allocatable */
-	size_t nr_held;
+	struct thin_blocks pending;	/* freed in the open transaction */
+	struct thin_blocks committing;	/* freed in the one gathered, awaiting the COMMIT */
+	struct thin_blocks held;	/* free but being discarded: not allocatable */
 	/* The space map: what the next commit writes (thin_meta.h) */
 	uint64_t *fresh_bits;		/* new, not published in a leaf yet */
 	uint64_t *dirty_chunks;		/* bitmap: counts changed since gathered */
@@ -106,11 +108,6 @@ static inline uint32_t thin_alloc_refs(const struct thin_alloc *a, uint32_t b)
 	return f == THIN_ALLOC_FIELD_MANY ? a->overflow[b] : f;
 }
 
-static inline bool thin_alloc_bit(_Atomic uint64_t *bits, uint32_t b)
-{
-	return (atomic_load(&bits[b / 64]) >> (b % 64)) & 1;
-}
-
 /*
  * May the one volume that maps block @b write it in place?  Its count is
  * 1 and did not drop in a transaction that has not committed.  Lock-free:
@@ -118,23 +115,25 @@ static inline bool thin_alloc_bit(_Atomic uint64_t *bits, uint32_t b)
  */
 static inline bool thin_alloc_exclusive(const struct thin_alloc *a, uint32_t b)
 {
-	return thin_alloc_field(a, b) == 1 && !thin_alloc_bit(a->unshared_bits, b) &&
-	       !thin_alloc_bit(a->unsharing_bits, b);
+	return thin_alloc_field(a, b) == 1 && !thin_blocks_has(&a->unshared, b) &&
+	       !thin_blocks_has(&a->unsharing, b);
 }
 
 /*
  * Takes a free block, count 1.  0, or -ENOSPC when none is free (some may
- * be pending: see nr_pending).  Amortised O(1).
+ * be pending: see pending.nr).  Amortised O(1).
  */
 int thin_alloc_new(struct thin_alloc *a, uint32_t *b);
 /* A reference more on block @b. */
 void thin_alloc_get(struct thin_alloc *a, uint32_t b);
 /*
  * A reference less; at 0 the block waits for the next commit, above 0 it
- * is not exclusive until then.  -ENOMEM (the block then stays free of
- * reuse, or not exclusive, for good: safe).
+ * is not exclusive until then.  Amortised O(1), never fails: past
+ * THIN_BLOCKS_LISTED such blocks a transaction keeps them as bits only
+ * (thin_blocks.h), so removing a volume of 1e8 blocks costs the bitmaps'
+ * 12.5 MB, not a list of 400 MB.
  */
-int thin_alloc_put(struct thin_alloc *a, uint32_t b);
+void thin_alloc_put(struct thin_alloc *a, uint32_t b);
 /* Returns a block from thin_alloc_new that was never published. */
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b);
 /*
@@ -175,12 +174,19 @@ void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale);
 int thin_alloc_copy_counts(const struct thin_alloc *a, struct thin_refs *refs,
 			   uint64_t **pending_bits);
 
-/* Start of a commit: what was freed so far rides on this transaction. */
+/*
+ * Start of a commit: what was freed so far rides on this transaction.
+ * O(1) for the freed blocks, O(blocks unshared) for those (amortised as
+ * thin_blocks.h says).
+ */
 void thin_alloc_gather(struct thin_alloc *a);
-/* The transaction committed: its freed blocks become free. */
+/* The transaction committed: its freed blocks become free.  O(blocks freed), amortised. */
 void thin_alloc_committed(struct thin_alloc *a);
-/* The transaction failed: its freed blocks stay pending.  -ENOMEM. */
-int thin_alloc_abandoned(struct thin_alloc *a);
+/*
+ * The transaction failed: its freed blocks stay pending, and its
+ * unshared blocks unshared, in the open transaction.  O(those blocks).
+ */
+void thin_alloc_abandoned(struct thin_alloc *a);
 
 /*
  * Discard passdown.  A block is discarded on its device only while nobody
@@ -191,22 +197,22 @@ int thin_alloc_abandoned(struct thin_alloc *a);
 
 /*
  * Instead of thin_alloc_committed(): the transaction committed, and its
- * freed blocks are held.  Returns how many; *out lists them (the
- * allocator's array, valid until release).
+ * freed blocks are held.  Returns how many; a->held is the set, to walk
+ * (in block order) with thin_blocks_next until the release, without the
+ * pool lock since nothing else changes it meanwhile.  O(blocks freed).
  */
-size_t thin_alloc_hold_committed(struct thin_alloc *a, const uint32_t **out);
+uint64_t thin_alloc_hold_committed(struct thin_alloc *a);
 /*
  * Holds up to @max free blocks from block *next on, moving *next past
  * the last one looked at (nr_blocks when done), leaving out those
  * discarded since they were last used (a trim after a trim discards
- * nothing).  Returns how many; *out as above.  0 and *out NULL with
- * -ENOMEM in *err.
+ * nothing).  Returns how many; a->held as above.  O(blocks looked at).
  */
-size_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, size_t max,
-			    const uint32_t **out, int *err);
+uint64_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, uint64_t max);
 /*
  * The held blocks become free; @discarded: every one of them was
  * discarded, so trim leaves them out until they are used again.
+ * O(blocks held).
  */
 void thin_alloc_release(struct thin_alloc *a, bool discarded);
 

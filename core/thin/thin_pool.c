@@ -482,8 +482,8 @@ static void notify(struct thin_pool *p)
 /* Blocks free now or after the next commit (which a write waits for).  Lock held. */
 static uint64_t nr_available(const struct thin_pool *p)
 {
-	return p->alloc.nr_free + p->alloc.nr_pending + p->alloc.nr_committing +
-	       p->alloc.nr_held;
+	return p->alloc.nr_free + p->alloc.pending.nr + p->alloc.committing.nr +
+	       p->alloc.held.nr;
 }
 
 /* Another map page would pass the pool's metadata limit.  Lock held. */
@@ -540,7 +540,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->block_size = p->params.block_size;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	out->nr_pending = p->alloc.nr_pending + p->alloc.nr_committing + p->alloc.nr_held;
+	out->nr_pending = p->alloc.pending.nr + p->alloc.committing.nr + p->alloc.held.nr;
 	out->nr_leaves = p->nr_leaves;
 	out->nr_dirs = p->nr_dirs;
 	out->cache_bytes = p->nr_resident * THIN_LEAF_BYTES;
@@ -688,7 +688,7 @@ int thin_pool_put_leaf(struct thin_pool *p, struct thin_leaf *l)
 	r = thin_pool_leaf_peek(p, l, &rec);
 	for (unsigned int i = 0; !r && i < THIN_LEAF_ENTRIES; i++)
 		if (rec.map[i])
-			r = thin_alloc_put(&p->alloc, rec.map[i] - 1);
+			thin_alloc_put(&p->alloc, rec.map[i] - 1);
 	p->nr_leaves--;
 	return thin_vec_push(&p->dead_leaves, l) ? -ENOMEM : r;
 }
@@ -832,8 +832,8 @@ int thin_pool_new_block(struct thin_pool *p, uint32_t *b)
 			check_space(p);
 			return 0;
 		}
-		if (!committed && p->alloc.nr_pending + p->alloc.nr_committing +
-				  p->alloc.nr_held) {
+		if (!committed && p->alloc.pending.nr + p->alloc.committing.nr +
+				  p->alloc.held.nr) {
 			/* Freed blocks are one commit away from free. */
 			committed = true;
 			pthread_mutex_unlock(&p->lock);
@@ -1095,7 +1095,8 @@ static int ungather(struct thin_pool *p, struct batch *b)
 		r = thin_vec_push(&p->dead_dirs, b->dead_dirs.v[i]);
 	b->dead_leaves.nr = b->dead_dirs.nr = 0;	/* not freed: back on the lists */
 	thin_alloc_space_done(&p->alloc, false, false);
-	return r ? r : thin_alloc_abandoned(&p->alloc);
+	thin_alloc_abandoned(&p->alloc);
+	return r;
 }
 
 /* Pages of @b are off the commit lists again.  Lock held. */
@@ -1197,65 +1198,57 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 /* ---- discard passdown ---------------------------------------------------- */
 
 /* A piece of the data area to discard. */
-struct discard_range {
-	uint64_t off, len;		/* bytes */
-};
-
-static int cmp_u32(const void *a, const void *b)
+/* Discards blocks [@first, @first + @n) and counts them.  p->lock not held.  0 or -errno. */
+static int discard_run(struct thin_pool *p, struct target *data, uint64_t first, uint64_t n,
+		       uint64_t *done)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t len = n << p->block_shift;
+	int r = data->ops->discard(data, &p->engine, first << p->block_shift, len, DISCARD_UNMAP);
 
-	return (x > y) - (x < y);
-}
-
-/* The data ranges of blocks @v (sorted here), runs of neighbours merged. */
-static int discard_ranges(struct thin_pool *p, uint32_t *v, size_t nr,
-			  struct discard_range **out, size_t *nr_out)
-{
-	struct discard_range *d = malloc((nr ? nr : 1) * sizeof(*d));
-	uint64_t bs = p->params.block_size;
-	size_t n = 0;
-
-	if (!d)
-		return -ENOMEM;
-	qsort(v, nr, sizeof(*v), cmp_u32);
-	for (size_t i = 0; i < nr; i++) {
-		if (n && v[i - 1] + 1 == v[i])
-			d[n - 1].len += bs;
-		else
-			d[n++] = (struct discard_range){ (uint64_t)v[i] << p->block_shift, bs };
-	}
-	*out = d;
-	*nr_out = n;
+	if (r)
+		return r;
+	/* Counted as each is done: status agrees with du meanwhile. */
+	pthread_mutex_lock(&p->lock);
+	p->discarded_bytes += len;
+	pthread_mutex_unlock(&p->lock);
+	*done += len;
 	return 0;
 }
 
 /*
- * Discards the blocks the allocator holds (@v, @nr) and lets them go,
- * adding the bytes discarded to *done.  Called with p->commit_lock held
- * and p->lock not.  A failure loses only the discard: the blocks are
- * free either way.
+ * Discards the blocks the allocator holds, runs of neighbours merged, and
+ * lets them go, adding the bytes discarded to *done.  Called with
+ * p->commit_lock held and p->lock not: nothing else changes the held set
+ * meanwhile (thin_alloc_hold_committed).  A failure loses only the
+ * discard: the blocks are free either way.
  */
-static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint64_t *done)
+static int discard_held(struct thin_pool *p, uint64_t *done)
 {
 	struct target *data = atomic_load(&p->data);	/* set_data waits for commit_lock */
-	struct discard_range *d = NULL;
-	size_t n = 0;
-	int r;
+	struct thin_blocks_walk w = THIN_BLOCKS_WALK_INIT;
+	uint64_t word, mask, first = 0, n = 0;
+	int r = 0;
 
-	pthread_mutex_lock(&p->lock);	/* the allocator's array, sorted */
-	r = discard_ranges(p, (uint32_t *)v, nr, &d, &n);
-	pthread_mutex_unlock(&p->lock);
-	for (size_t i = 0; !r && i < n; i++) {
-		r = data->ops->discard(data, &p->engine, d[i].off, d[i].len, DISCARD_UNMAP);
-		if (r)
-			break;
-		/* Counted as each is done: status agrees with du meanwhile. */
-		pthread_mutex_lock(&p->lock);
-		p->discarded_bytes += d[i].len;
-		pthread_mutex_unlock(&p->lock);
-		*done += d[i].len;
+	while (!r && thin_blocks_next(&p->alloc.held, &w, &word, &mask)) {
+		if (mask == ~0ull && n && first + n == word * 64) {
+			n += 64;	/* a whole word extends the run */
+			continue;
+		}
+		for (; mask && !r; mask &= mask - 1) {
+			uint64_t b = word * 64 + (uint64_t)__builtin_ctzll(mask);
+
+			if (n && first + n == b) {
+				n++;
+				continue;
+			}
+			if (n)
+				r = discard_run(p, data, first, n, done);
+			first = b;
+			n = 1;
+		}
 	}
+	if (!r && n)
+		r = discard_run(p, data, first, n, done);
 	pthread_mutex_lock(&p->lock);
 	if (r && !p->discard_failed) {
 		p->discard_failed = true;
@@ -1264,16 +1257,14 @@ static int discard_held(struct thin_pool *p, const uint32_t *v, size_t nr, uint6
 	}
 	thin_alloc_release(&p->alloc, !r);
 	pthread_mutex_unlock(&p->lock);
-	free(d);
 	return r;
 }
 
 /* One attempt.  p->commit_lock held. */
 static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 {
-	const uint32_t *held = NULL;
 	struct batch b = { 0 };
-	size_t nr_held = 0;
+	uint64_t nr_held = 0;
 	uint64_t discarded = 0;
 	int r = 0;
 
@@ -1302,7 +1293,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 		thin_alloc_space_done(&p->alloc, true, b.space_stale);
 	}
 	if (!r && p->params.discard_passdown) {
-		nr_held = thin_alloc_hold_committed(&p->alloc, &held);
+		nr_held = thin_alloc_hold_committed(&p->alloc);
 		if (!nr_held)
 			thin_alloc_release(&p->alloc, false);
 	} else if (!r) {
@@ -1313,7 +1304,7 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	note_outcome(p, r);
 	pthread_mutex_unlock(&p->lock);
 	if (nr_held)
-		discard_held(p, held, nr_held, &discarded);
+		discard_held(p, &discarded);
 	for (size_t i = 0; i < b.dead_leaves.nr; i++)
 		thin_leaf_free(b.dead_leaves.v[i]);
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
@@ -1460,18 +1451,15 @@ int thin_pool_trim(struct thin_pool *p, uint64_t *bytes)
 	if (r)
 		return r;
 	for (;;) {
-		const uint32_t *held;
-		size_t n;
-		int e = 0;
+		uint64_t n;
 
 		pthread_mutex_lock(&p->commit_lock);
 		pthread_mutex_lock(&p->lock);
-		n = next < p->alloc.nr_blocks ?
-		    thin_alloc_hold_free(&p->alloc, &next, TRIM_CHUNK, &held, &e) : 0;
+		n = next < p->alloc.nr_blocks ? thin_alloc_hold_free(&p->alloc, &next, TRIM_CHUNK) : 0;
 		if (!n)
 			thin_alloc_release(&p->alloc, false);
 		pthread_mutex_unlock(&p->lock);
-		r = n ? discard_held(p, held, n, bytes) : e;
+		r = n ? discard_held(p, bytes) : 0;
 		pthread_mutex_unlock(&p->commit_lock);
 		if (r || !n)
 			break;
@@ -1526,7 +1514,7 @@ void thin_pool_set_zero(struct thin_pool *p, bool on)
 static bool has_changes(const struct thin_pool *p)
 {
 	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||
-	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.nr_pending ||
+	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.pending.nr ||
 	       p->alloc.nr_dirty || p->alloc.space_whole;
 }
 

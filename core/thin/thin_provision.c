@@ -253,8 +253,10 @@ static int settle(struct thin *th, uint64_t vb, uint32_t old, uint32_t nb, int r
 	atomic_store_explicit(slot, nb + 1, memory_order_release);
 	thin_alloc_published(&p->alloc, nb);
 	r = thin_pool_mark_leaf(p, l);
-	if (old)
-		return thin_alloc_put(&p->alloc, old - 1) ? -ENOMEM : r;
+	if (old) {
+		thin_alloc_put(&p->alloc, old - 1);
+		return r;
+	}
 	atomic_fetch_add(&th->mapped, 1);
 	return r;
 }
