@@ -1965,8 +1965,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 			   const struct thin_walk *w, const struct thin_pool_counts *m)
 {
-	uint64_t pending = 0;
-	size_t n0 = c->n;
+	size_t n0 = c->n, next_pending = 0;
 
 	if (m->nr_blocks != w->nr_blocks) {
 		pool_breach(c, tp, "memory has %llu blocks, the metadata %llu",
@@ -1975,9 +1974,9 @@ static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 	}
 	for (uint64_t b = 0; b < m->nr_blocks && c->n - n0 < 20; b++) {
 		uint32_t mem = thin_refs_get(&m->refs, b), pages = thin_refs_get(&w->block_refs, b);
-		bool freed = (m->pending_bits[b / 64] >> (b % 64)) & 1;
+		bool freed = next_pending < m->nr_pending && m->pending[next_pending] == b;
 
-		pending += freed;
+		next_pending += freed;
 		if (mem != pages)
 			pool_breach(c, tp, "block %llu: memory counts %u references, the committed pages %u",
 				    (unsigned long long)b, mem, pages);
@@ -1985,9 +1984,9 @@ static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 			pool_breach(c, tp, "block %llu is both free and mapped",
 				    (unsigned long long)b);
 	}
-	if (c->n == n0 && m->nr_free + pending + w->used != m->nr_blocks)
+	if (c->n == n0 && m->nr_free + m->nr_pending + w->used != m->nr_blocks)
 		pool_breach(c, tp, "free (%llu), freed (%llu) and used (%llu) blocks do not add up to %llu",
-			    (unsigned long long)m->nr_free, (unsigned long long)pending,
+			    (unsigned long long)m->nr_free, (unsigned long long)m->nr_pending,
 			    (unsigned long long)w->used, (unsigned long long)m->nr_blocks);
 }
 

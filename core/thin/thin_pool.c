@@ -1191,7 +1191,7 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 			return -EBUSY;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	return thin_alloc_copy_counts(&p->alloc, &out->refs, &out->pending_bits);
+	return thin_alloc_copy_counts(&p->alloc, &out->refs, &out->pending, &out->nr_pending);
 }
 
 /* ---- discard passdown ---------------------------------------------------- */
@@ -1363,7 +1363,7 @@ int thin_pool_commit(struct thin_pool *p)
 void thin_pool_counts_release(struct thin_pool_counts *c)
 {
 	thin_refs_exit(&c->refs);
-	free(c->pending_bits);
+	free(c->pending);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -153,13 +153,15 @@ int thin_pool_commit(struct thin_pool *p);
 
 /*
  * The pool's own block counts, for check to compare with the store's:
- * 0.375 bytes a block (38 MB at 1e8 blocks).
+ * 0.25 bytes a block (25 MB at 1e8 blocks), from the leaves' slab
+ * (thin_refs.h), and the few blocks freed but not yet allocatable.
  */
 struct thin_pool_counts {
 	uint64_t nr_blocks;
 	uint64_t nr_free;		/* allocatable now */
 	struct thin_refs refs;		/* per block: references */
-	uint64_t *pending_bits;		/* per block: freed, not yet allocatable */
+	uint32_t *pending;		/* blocks freed, not yet allocatable, in order */
+	size_t nr_pending;
 };
 
 void thin_pool_counts_release(struct thin_pool_counts *c);

@@ -349,8 +349,6 @@ static void expect_counts_match_committed_maps(const int64_t *ids, size_t nr, ui
 	struct thin_walk_vol vols[4];
 	struct thin_pool_counts c;
 	struct thin_walk w;
-	uint64_t pending = 0;
-
 	ck_assert_uint_le(nr, 4);
 	for (size_t i = 0; i < nr; i++)
 		vols[i] = (struct thin_walk_vol){ "v", fake_vol(ids[i])->dir, size / BS };
@@ -364,9 +362,12 @@ static void expect_counts_match_committed_maps(const int64_t *ids, size_t nr, ui
 		ck_assert_msg(mem == pages,
 			      "block %llu: %u references in memory, %u in the committed maps",
 			      (unsigned long long)b, mem, pages);
-		pending += (c.pending_bits[b / 64] >> (b % 64)) & 1;
 	}
-	ck_assert_uint_eq(c.nr_free + pending + w.used, c.nr_blocks);
+	for (size_t i = 0; i < c.nr_pending; i++) {
+		ck_assert_uint_eq(thin_refs_get(&w.block_refs, c.pending[i]), 0);
+		ck_assert(!i || c.pending[i - 1] < c.pending[i]);
+	}
+	ck_assert_uint_eq(c.nr_free + c.nr_pending + w.used, c.nr_blocks);
 	thin_walk_release(&w);
 	thin_pool_counts_release(&c);
 }
