@@ -1898,6 +1898,7 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_size(j, "cache_bytes", u.cache_bytes);
 		json_size(j, "cache_budget_bytes", u.cache_budget);
+		json_size(j, "cache_reserved_bytes", u.cache_reserved);
 		json_u64(j, "cache_evictions", u.evictions);
 		json_u64(j, "cache_loads", u.loads);
 		json_u64(j, "cache_miss_waits", u.miss_waits);
@@ -2092,7 +2093,10 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
  * Walks the committed pages on a connection of its own, in one read
  * transaction: the pool's commits are held off until it has seen the
  * store (its snapshot; the counts are copied as that commit left them),
- * then the pool goes on while the walk reads.  What keeps it from
+ * then the pool goes on while the walk reads.  The two counts, the
+ * pool's copy and the walk's, are reserved from the pool's memory budget
+ * first (thin_pool_cache_reserve): they take the memory of the leaves
+ * that makes the cache unload.  What keeps it from
  * looking (the store, a commit that fails) is a breach of this pool,
  * named, and check goes on with the others; only running out of memory
  * stops it.
@@ -2100,6 +2104,7 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
+	uint64_t reserved = 2 * thin_refs_bytes(tp->rec.size / tp->tp.rec->block_size);
 	struct walk_breach wb = { c, tp };
 	struct thin_pool_counts counts;
 	const struct thin_meta_ops *ops;
@@ -2122,6 +2127,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
 		return 0;
 	}
+	thin_pool_cache_reserve(running(tp), reserved);
 	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r == -ENOMEM)
 		goto out;
@@ -2163,6 +2169,7 @@ out_counts:
 	free(vols);
 	thin_pool_counts_release(&counts);
 out:
+	thin_pool_cache_unreserve(running(tp), reserved);
 	p->meta->ops->thin_close(p->meta, arg);
 	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
 }

@@ -11,7 +11,10 @@
  * leaf at a time, as they are needed (thin_walk_read_leaf), never all at
  * once: at 1e8 mapped blocks the walk holds ~35 MB, where one that loaded
  * every leaf held 2.4 GB (issue 22: check and dump within the memory
- * budget).  Loading reads every leaf once; check reads again the
+ * budget).  The counts, 25 MB of it, are pages of the leaves' slab: a
+ * caller that walks a running pool reserves thin_refs_bytes from its
+ * budget first (thin_pool_cache_reserve), so that they are the memory of
+ * leaves the pool unloaded for them.  Loading reads every leaf once; check reads again the
  * reachable ones whose blocks may be shared (to see that sharing sits at
  * one virtual block: those that map a block in a 4096-block chunk with a
  * shared block), and a leaf only to name the entries of a breach; dump
