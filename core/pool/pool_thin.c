@@ -2093,10 +2093,10 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
  * Walks the committed pages on a connection of its own, in one read
  * transaction: the pool's commits are held off until it has seen the
  * store (its snapshot; the counts are copied as that commit left them),
- * then the pool goes on while the walk reads.  The two counts, the
- * pool's copy and the walk's, are reserved from the pool's memory budget
- * first (thin_pool_cache_reserve): they take the memory of the leaves
- * that makes the cache unload.  What keeps it from
+ * then the pool goes on while the walk reads.  The walk's counts and
+ * leaves and the copy of the pool's counts are reserved from the pool's
+ * memory budget first (thin_pool_cache_reserve): they take the memory of
+ * the leaves that makes the cache unload.  What keeps it from
  * looking (the store, a commit that fails) is a breach of this pool,
  * named, and check goes on with the others; only running out of memory
  * stops it.
@@ -2104,8 +2104,9 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
-	uint64_t reserved = 2 * thin_refs_bytes(tp->rec.size / tp->tp.rec->block_size);
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec->block_size, reserved;
 	struct walk_breach wb = { c, tp };
+	struct thin_pool_usage u;
 	struct thin_pool_counts counts;
 	const struct thin_meta_ops *ops;
 	struct thin_walk_vol *vols = NULL;
@@ -2127,6 +2128,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
 		return 0;
 	}
+	thin_pool_usage(running(tp), &u);
+	reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves) + thin_refs_bytes(nr_blocks);
 	thin_pool_cache_reserve(running(tp), reserved);
 	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r == -ENOMEM)

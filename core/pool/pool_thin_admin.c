@@ -120,8 +120,11 @@ static int committed_read(struct pool *p, struct pool_volume *tp,
 		return pool_store_fail(err, r, "read the thin pool's metadata");
 	}
 	if (pool) {
+		struct thin_pool_usage u;
+
+		thin_pool_usage(pool, &u);
 		c->budget = pool;
-		c->reserved = thin_refs_bytes(nr_blocks);
+		c->reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves);
 		thin_pool_cache_reserve(pool, c->reserved);
 		r = thin_pool_admin_begin(pool, NULL);
 		if (r) {
@@ -259,7 +262,7 @@ static bool any_shared(const struct thin_walk *w)
 		if (w->dir_refs[i] > 1)
 			return true;
 	for (size_t i = 0; i < w->nr_leaves; i++)
-		if (w->leaves[i].refs > 1)
+		if (thin_walk_leaf_at(w, i)->refs > 1)
 			return true;
 	return w->shared_refs > 0;
 }

@@ -40,11 +40,12 @@ fill_cache()
 	[ "$(pool_status cache_bytes)" -ge $((1000 << 10)) ] ||
 		fail "the reads did not fill the budget: cache_bytes $(pool_status cache_bytes)"
 }
-# Each count of 1e6 blocks: 123 pages of 2 KiB (thin_refs_bytes).
+# Each count of 1e6 blocks: 123 pages of 2 KiB (thin_refs_bytes); the
+# walk's leaves (1954 of 32 bytes: 31 pages) are reserved on top.
 counts=$(( (n / 8192 + 1) * 2048 ))
 
 # expect_walk WHAT RESERVED CMD...: runs CMD on a full cache, idle otherwise;
-# the walk reserved RESERVED bytes, so that many were unloaded first.
+# the walk reserved at least RESERVED bytes, so that many were unloaded first.
 expect_walk()
 {
 	local what=$1 reserved=$2 before after cache
