@@ -462,6 +462,28 @@ START_TEST(two_walks_reserve_together_and_each_gives_back_its_own)
 }
 END_TEST
 
+/* A pool with no budget (cache_size=0). */
+static void no_budget_setup(void)
+{
+	thin_pool_set_cache_budget(0);
+	setup();
+}
+
+START_TEST(with_no_budget_a_walks_reservation_is_counted_and_unloads_nothing)
+{
+	struct reader r;
+
+	reader_init(&r);
+	fill_cache(&r);
+	thin_pool_cache_reserve(pool, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_bytes, NR_LEAVES * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().evictions, 0);
+	thin_pool_cache_unreserve(pool, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 0);
+}
+END_TEST
+
 static Suite *thin_loader_suite(void)
 {
 	Suite *s = suite_create("thin_loader");
@@ -478,6 +500,10 @@ static Suite *thin_loader_suite(void)
 	tcase_add_test(tc, a_walk_that_reserves_from_a_full_budget_unloads_leaves_first_and_reads_go_on);
 	tcase_add_test(tc, a_walk_that_needs_more_than_the_budget_unloads_every_clean_leaf_and_goes_on);
 	tcase_add_test(tc, two_walks_reserve_together_and_each_gives_back_its_own);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("no budget");
+	tcase_add_checked_fixture(tc, no_budget_setup, budget_teardown);
+	tcase_add_test(tc, with_no_budget_a_walks_reservation_is_counted_and_unloads_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
