@@ -45,8 +45,10 @@ const struct cmd cmd_status = {
 		"figures and, while it is served, its open count and I/O counters),\n"
 		"or without NAME the whole pool: its devices and every volume.\n"
 		"A served thin pool shows its memory budget: cache_bytes (the\n"
-		"map's leaves loaded), cache_budget_bytes (-o cache_size) and\n"
-		"cache_evictions (leaves unloaded since the daemon started).\n"
+		"map's leaves loaded), cache_budget_bytes (-o cache_size),\n"
+		"cache_reserved_bytes (what a running check or dump holds of the\n"
+		"budget for its walk) and cache_evictions (leaves unloaded since\n"
+		"the daemon started).\n"
 		"'mapperctl list --help' names every field.\n"
 		"\n"
 		"  --json  print it as JSON, sizes and offsets in bytes\n",

@@ -1898,6 +1898,7 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_size(j, "discarded_bytes", u.discarded_bytes);
 		json_size(j, "cache_bytes", u.cache_bytes);
 		json_size(j, "cache_budget_bytes", u.cache_budget);
+		json_size(j, "cache_reserved_bytes", u.cache_reserved);
 		json_u64(j, "cache_evictions", u.evictions);
 		json_u64(j, "cache_loads", u.loads);
 		json_u64(j, "cache_miss_waits", u.miss_waits);
@@ -1965,8 +1966,7 @@ int pool_diff(struct pool *p, const char *a, const char *b,
 static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 			   const struct thin_walk *w, const struct thin_pool_counts *m)
 {
-	uint64_t pending = 0;
-	size_t n0 = c->n;
+	size_t n0 = c->n, next_pending = 0;
 
 	if (m->nr_blocks != w->nr_blocks) {
 		pool_breach(c, tp, "memory has %llu blocks, the metadata %llu",
@@ -1975,9 +1975,9 @@ static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 	}
 	for (uint64_t b = 0; b < m->nr_blocks && c->n - n0 < 20; b++) {
 		uint32_t mem = thin_refs_get(&m->refs, b), pages = thin_refs_get(&w->block_refs, b);
-		bool freed = (m->pending_bits[b / 64] >> (b % 64)) & 1;
+		bool freed = next_pending < m->nr_pending && m->pending[next_pending] == b;
 
-		pending += freed;
+		next_pending += freed;
 		if (mem != pages)
 			pool_breach(c, tp, "block %llu: memory counts %u references, the committed pages %u",
 				    (unsigned long long)b, mem, pages);
@@ -1985,9 +1985,9 @@ static void compare_counts(struct pool_check *c, struct pool_volume *tp,
 			pool_breach(c, tp, "block %llu is both free and mapped",
 				    (unsigned long long)b);
 	}
-	if (c->n == n0 && m->nr_free + pending + w->used != m->nr_blocks)
+	if (c->n == n0 && m->nr_free + m->nr_pending + w->used != m->nr_blocks)
 		pool_breach(c, tp, "free (%llu), freed (%llu) and used (%llu) blocks do not add up to %llu",
-			    (unsigned long long)m->nr_free, (unsigned long long)pending,
+			    (unsigned long long)m->nr_free, (unsigned long long)m->nr_pending,
 			    (unsigned long long)w->used, (unsigned long long)m->nr_blocks);
 }
 
@@ -2093,7 +2093,10 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
  * Walks the committed pages on a connection of its own, in one read
  * transaction: the pool's commits are held off until it has seen the
  * store (its snapshot; the counts are copied as that commit left them),
- * then the pool goes on while the walk reads.  What keeps it from
+ * then the pool goes on while the walk reads.  The walk's counts and
+ * leaves and the copy of the pool's counts are reserved from the pool's
+ * memory budget first (thin_pool_cache_reserve): they take the memory of
+ * the leaves that makes the cache unload.  What keeps it from
  * looking (the store, a commit that fails) is a breach of this pool,
  * named, and check goes on with the others; only running out of memory
  * stops it.
@@ -2101,7 +2104,9 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
+	uint64_t nr_blocks = tp->rec.size / tp->tp.rec->block_size, reserved;
 	struct walk_breach wb = { c, tp };
+	struct thin_pool_usage u;
 	struct thin_pool_counts counts;
 	const struct thin_meta_ops *ops;
 	struct thin_walk_vol *vols = NULL;
@@ -2123,6 +2128,9 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
 		return 0;
 	}
+	thin_pool_usage(running(tp), &u);
+	reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves) + thin_refs_bytes(nr_blocks);
+	thin_pool_cache_reserve(running(tp), reserved);
 	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r == -ENOMEM)
 		goto out;
@@ -2164,6 +2172,7 @@ out_counts:
 	free(vols);
 	thin_pool_counts_release(&counts);
 out:
+	thin_pool_cache_unreserve(running(tp), reserved);
 	p->meta->ops->thin_close(p->meta, arg);
 	return r == -ENOMEM ? pool_fail(err, r, "out of memory") : 0;
 }

@@ -50,11 +50,15 @@ struct committed {
 	size_t nr;
 	bool reading;			/* in a read transaction of c->arg */
 	struct thin_walk w;
+	struct thin_pool *budget;	/* the running pool whose budget lent the walk ... */
+	uint64_t reserved;		/* ... these bytes (thin_pool_cache_reserve) */
 };
 
 static void committed_release(struct pool *p, struct committed *c)
 {
 	thin_walk_release(&c->w);
+	if (c->budget)
+		thin_pool_cache_unreserve(c->budget, c->reserved);
 	free(c->vols);
 	free(c->pvs);
 	if (c->reading)
@@ -99,7 +103,8 @@ static int committed_vols(struct pool *p, struct pool_volume *tp, struct committ
  * Reads thin pool @tp's committed pages (those that cannot be read are
  * left out, thin_walk.h) in a read transaction that lasts until
  * committed_release.  A running pool commits first and holds its commits
- * off until that transaction has its snapshot.
+ * off until that transaction has its snapshot; the walk's counts are
+ * first reserved from its memory budget, until committed_release.
  */
 static int committed_read(struct pool *p, struct pool_volume *tp,
 			  struct committed *c, struct pool_error *err)
@@ -115,6 +120,12 @@ static int committed_read(struct pool *p, struct pool_volume *tp,
 		return pool_store_fail(err, r, "read the thin pool's metadata");
 	}
 	if (pool) {
+		struct thin_pool_usage u;
+
+		thin_pool_usage(pool, &u);
+		c->budget = pool;
+		c->reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves);
+		thin_pool_cache_reserve(pool, c->reserved);
 		r = thin_pool_admin_begin(pool, NULL);
 		if (r) {
 			committed_release(p, c);
@@ -251,7 +262,7 @@ static bool any_shared(const struct thin_walk *w)
 		if (w->dir_refs[i] > 1)
 			return true;
 	for (size_t i = 0; i < w->nr_leaves; i++)
-		if (w->leaves[i].refs > 1)
+		if (thin_walk_leaf_at(w, i)->refs > 1)
 			return true;
 	return w->shared_refs > 0;
 }

@@ -88,25 +88,43 @@ void thin_alloc_exit(struct thin_alloc *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* The pending blocks, in order, into *@out (malloc'ed, *@nr).  0 or -ENOMEM. */
+static int copy_pending(const struct thin_alloc *a, uint32_t **out, size_t *nr)
+{
+	uint64_t words = a->nr_blocks / 64 + 1, n = 0;
+	uint32_t *v;
+
+	for (uint64_t w = 0; w < words; w++)
+		n += (uint64_t)__builtin_popcountll(a->pending_bits[w]);
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*nr = 0;
+	for (uint64_t w = 0; w < words; w++)
+		for (uint64_t bits = a->pending_bits[w]; bits; bits &= bits - 1)
+			v[(*nr)++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(bits));
+	*out = v;
+	return 0;
+}
+
 int thin_alloc_copy_counts(const struct thin_alloc *a, struct thin_refs *refs,
-			   uint64_t **pending_bits)
+			   uint32_t **pending, size_t *nr_pending)
 {
 	uint64_t words = a->nr_blocks / THIN_ALLOC_FIELDS_PER_WORD + 1;
-	size_t bits_bytes = (a->nr_blocks / 64 + 1) * sizeof(uint64_t);
 
-	*pending_bits = malloc(bits_bytes);
-	if (!*pending_bits || thin_refs_init(refs, a->nr_blocks)) {
-		free(*pending_bits);
-		*pending_bits = NULL;
+	if (copy_pending(a, pending, nr_pending))
+		return -ENOMEM;
+	if (thin_refs_init(refs, a->nr_blocks)) {
+		free(*pending);
+		*pending = NULL;
 		return -ENOMEM;
 	}
-	memcpy(*pending_bits, a->pending_bits, bits_bytes);
 	/* thin_refs keeps its fields as the allocator does: word by word. */
 	for (uint64_t w = 0; w < words; w++) {
 		uint64_t f = atomic_load_explicit(&a->fields[w], memory_order_relaxed);
 		uint64_t many = f & (f >> 1) & 0x5555555555555555ull;
 
-		refs->fields[w] = f;
+		thin_refs_set_word(refs, w, f);
 		for (; many; many &= many - 1) {
 			uint64_t b = w * THIN_ALLOC_FIELDS_PER_WORD +
 				     (uint64_t)__builtin_ctzll(many) / THIN_ALLOC_FIELD_BITS;

@@ -166,13 +166,15 @@ int thin_alloc_space_gather(struct thin_alloc *a);
 void thin_alloc_space_done(struct thin_alloc *a, bool committed, bool stale);
 
 /*
- * Copies every block's count into @refs and the pending bits (freed, not
- * yet allocatable) into *@pending_bits (malloc'ed, a bit a block), for
- * check.  O(blocks / 32), plus the blocks counted three times or more.
- * Pool lock held.  0 or -ENOMEM, and then nothing is allocated.
+ * Copies every block's count into @refs (thin_refs_init'ed here: its
+ * pages come from the leaves' slab) and the pending blocks (freed, not
+ * yet allocatable), in order, into *@pending (malloc'ed, *@nr_pending of
+ * them: few, where a bit a block took 12 MB at 1e8 blocks), for check.
+ * O(blocks / 32), plus the blocks counted three times or more.  Pool
+ * lock held.  0 or -ENOMEM, and then nothing is allocated.
  */
 int thin_alloc_copy_counts(const struct thin_alloc *a, struct thin_refs *refs,
-			   uint64_t **pending_bits);
+			   uint32_t **pending, size_t *nr_pending);
 
 /*
  * Start of a commit: what was freed so far rides on this transaction.

@@ -59,6 +59,16 @@ void thin_leaf_entries_free(_Atomic uint32_t *e)
 	slab_free(&leaf_entries, (void *)e);
 }
 
+void *thin_leaf_slab_get(void)
+{
+	return slab_alloc(&leaf_entries);
+}
+
+void thin_leaf_slab_put(void *buf)
+{
+	slab_free(&leaf_entries, buf);
+}
+
 void thin_leaf_free(struct thin_leaf *l)
 {
 	if (!l)

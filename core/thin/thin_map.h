@@ -124,6 +124,15 @@ int thin_leaf_fill(struct thin_leaf *l, const struct thin_leaf_rec *rec);
 _Atomic uint32_t *thin_leaf_unload(struct thin_leaf *l);
 /* Frees entries thin_leaf_unload took (NULL: nothing).  O(1), any thread. */
 void thin_leaf_entries_free(_Atomic uint32_t *e);
+/*
+ * A buffer of THIN_LEAF_ENTRIES * 4 bytes (2 KiB), contents undefined, or
+ * NULL, from the slab the leaves' entries come from: the memory that the
+ * budget's evictions give back is what the walks take (thin_refs.h), so
+ * a walk over a full cache reuses the cache's memory instead of adding
+ * to it.  Put gives it back (NULL: nothing).  O(1), a mutex; any thread.
+ */
+void *thin_leaf_slab_get(void);
+void thin_leaf_slab_put(void *buf);
 void thin_leaf_free(struct thin_leaf *l);
 /*
  * A copy of @l, whose entries are loaded (entries only; provisioning

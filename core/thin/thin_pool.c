@@ -545,6 +545,7 @@ void thin_pool_usage(struct thin_pool *p, struct thin_pool_usage *out)
 	out->nr_dirs = p->nr_dirs;
 	out->cache_bytes = p->nr_resident * THIN_LEAF_BYTES;
 	out->cache_budget = p->budget_leaves * THIN_LEAF_BYTES;
+	out->cache_reserved = p->reserved_bytes;
 	out->evictions = p->evictions;
 	out->loads = p->loads;
 	out->miss_waits = thin_loader_waits(p->loader);
@@ -623,9 +624,17 @@ int thin_pool_leaf_load(struct thin_pool *p, struct thin_leaf *l)
 	return r == -ENOMEM ? r : r ? -EIO : 0;
 }
 
+/* The leaves the cache may keep loaded: the budget less what walks reserved. */
+static uint64_t cache_limit(const struct thin_pool *p)
+{
+	uint64_t reserved = (p->reserved_bytes + THIN_LEAF_BYTES - 1) / THIN_LEAF_BYTES;
+
+	return reserved < p->budget_leaves ? p->budget_leaves - reserved : 0;
+}
+
 static bool over_budget(const struct thin_pool *p)
 {
-	return p->budget_leaves && p->nr_resident > p->budget_leaves;
+	return p->budget_leaves && p->nr_resident > cache_limit(p);
 }
 
 void thin_pool_resident_added(struct thin_pool *p)
@@ -1192,7 +1201,7 @@ static int snapshot_counts(struct thin_pool *p, struct thin_pool_counts *out)
 			return -EBUSY;
 	out->nr_blocks = p->alloc.nr_blocks;
 	out->nr_free = p->alloc.nr_free;
-	return thin_alloc_copy_counts(&p->alloc, &out->refs, &out->pending_bits);
+	return thin_alloc_copy_counts(&p->alloc, &out->refs, &out->pending, &out->nr_pending);
 }
 
 /* ---- discard passdown ---------------------------------------------------- */
@@ -1354,7 +1363,7 @@ int thin_pool_commit(struct thin_pool *p)
 void thin_pool_counts_release(struct thin_pool_counts *c)
 {
 	thin_refs_exit(&c->refs);
-	free(c->pending_bits);
+	free(c->pending);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1529,7 +1538,8 @@ static bool has_changes(const struct thin_pool *p)
  * again (thin.c: thin_fault), so nothing it loaded goes before.  At most
  * two turns of the hand per pass: a pass that found every leaf read since
  * the last (bits set) unloads on its second turn, so the budget holds
- * after each pass, not a pass later.  Worker thread.
+ * after each pass, not a pass later.  Worker thread, or a walk's when it
+ * reserves (thin_pool_cache_reserve).
  */
 static bool unloadable(struct thin_leaf *l)
 {
@@ -1593,6 +1603,30 @@ static void evict(struct thin_pool *p)
 	for (size_t i = 0; i < unloaded.nr; i++)
 		thin_leaf_entries_free(unloaded.v[i]);
 	thin_vec_release(&unloaded);
+}
+
+void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes)
+{
+	char need[SIZE_STR_LEN], budget[SIZE_STR_LEN];
+	bool over;
+
+	pthread_mutex_lock(&p->lock);
+	p->reserved_bytes += bytes;
+	if (p->budget_leaves && p->reserved_bytes >= p->budget_leaves * THIN_LEAF_BYTES)
+		log_warn("thin pool '%s': walks of its map need %s, its memory budget is %s: every clean leaf is unloaded while they run, and their memory comes on top",
+			 p->name, format_size(p->reserved_bytes, need),
+			 format_size(p->budget_leaves * THIN_LEAF_BYTES, budget));
+	over = over_budget(p);
+	pthread_mutex_unlock(&p->lock);
+	if (over)
+		evict(p);
+}
+
+void thin_pool_cache_unreserve(struct thin_pool *p, uint64_t bytes)
+{
+	pthread_mutex_lock(&p->lock);
+	p->reserved_bytes -= bytes < p->reserved_bytes ? bytes : p->reserved_bytes;
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void *worker_main(void *arg)

@@ -75,6 +75,7 @@ struct thin_pool_usage {
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
 	uint64_t cache_bytes;		/* leaves' entries loaded: what the budget counts */
 	uint64_t cache_budget;		/* bytes; 0: no budget */
+	uint64_t cache_reserved;	/* bytes of it walks hold: thin_pool_cache_reserve */
 	uint64_t evictions;		/* leaves unloaded since it opened */
 	uint64_t loads;			/* leaves loaded on demand since it opened */
 	uint64_t miss_waits;		/* reads that waited for the loader instead */
@@ -99,6 +100,25 @@ struct thin_pool_usage {
 #define THIN_CACHE_DEFAULT	(256ull << 20)	/* docs/thin.md: "The memory budget" */
 #define THIN_CACHE_MIN		THIN_LEAF_BYTES	/* one leaf: below 1 MiB, for tests that must evict */
 void thin_pool_set_cache_budget(uint64_t bytes);
+
+/*
+ * Reserves @bytes of the pool's memory budget for a walk of its map
+ * (check, dump, repair: thin_walk.h) before the walk takes them from the
+ * leaves' slab (thin_refs.h).  From then on the pool keeps its loaded
+ * leaves under the budget less every reservation held (two walks add up),
+ * and this call first unloads the clean ones past that, CLOCK-wise, on
+ * the caller's thread: their entries go back to the slab, where the walk
+ * finds them, so a walk over a full cache costs no new memory.  Dirty and
+ * provisioning leaves stay; reads go on, loading what they miss, which
+ * the worker unloads again past the reduced budget.  A reservation past
+ * the budget leaves the cache no room: every clean leaf is unloaded, the
+ * walk goes on (its memory is then new), and the log says so.  No budget
+ * (0): only counted.  Shown in status (cache_reserved).  Blocks: the
+ * pool lock, a grace period.  Admin path; not inside a read section.
+ */
+void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes);
+/* Gives back @bytes thin_pool_cache_reserve took.  O(1). */
+void thin_pool_cache_unreserve(struct thin_pool *p, uint64_t bytes);
 
 /*
  * Opens a pool whose data area is the first @data_bytes of @data (whole
@@ -153,13 +173,15 @@ int thin_pool_commit(struct thin_pool *p);
 
 /*
  * The pool's own block counts, for check to compare with the store's:
- * 0.375 bytes a block (38 MB at 1e8 blocks).
+ * 0.25 bytes a block (25 MB at 1e8 blocks), from the leaves' slab
+ * (thin_refs.h), and the few blocks freed but not yet allocatable.
  */
 struct thin_pool_counts {
 	uint64_t nr_blocks;
 	uint64_t nr_free;		/* allocatable now */
 	struct thin_refs refs;		/* per block: references */
-	uint64_t *pending_bits;		/* per block: freed, not yet allocatable */
+	uint32_t *pending;		/* blocks freed, not yet allocatable, in order */
+	size_t nr_pending;
 };
 
 void thin_pool_counts_release(struct thin_pool_counts *c);

@@ -22,11 +22,23 @@ static int cmp_dir(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int cmp_leaf(const void *a, const void *b)
-{
-	const struct thin_walk_leaf *x = a, *y = b;
+/* Leaves a page of the slab holds: 64. */
+#define WALK_LEAVES_PAGE	(THIN_LEAF_ENTRIES * sizeof(uint32_t) / sizeof(struct thin_walk_leaf))
 
-	return (x->id > y->id) - (x->id < y->id);
+static size_t leaf_pages(uint64_t nr_leaves)
+{
+	return (size_t)(nr_leaves / WALK_LEAVES_PAGE + 1);
+}
+
+uint64_t thin_walk_slab_bytes(uint64_t nr_blocks, uint64_t nr_leaves)
+{
+	return thin_refs_bytes(nr_blocks) +
+	       (uint64_t)leaf_pages(nr_leaves) * THIN_LEAF_ENTRIES * sizeof(uint32_t);
+}
+
+struct thin_walk_leaf *thin_walk_leaf_at(const struct thin_walk *w, size_t i)
+{
+	return &w->leaf_pages[i / WALK_LEAVES_PAGE][i % WALK_LEAVES_PAGE];
 }
 
 const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id)
@@ -38,9 +50,20 @@ const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id)
 
 struct thin_walk_leaf *thin_walk_leaf(const struct thin_walk *w, int64_t id)
 {
-	struct thin_walk_leaf key = { .id = id };
+	size_t lo = 0, hi = w->nr_leaves;
 
-	return bsearch(&key, w->leaves, w->nr_leaves, sizeof(key), cmp_leaf);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct thin_walk_leaf *l = thin_walk_leaf_at(w, mid);
+
+		if (l->id == id)
+			return l;
+		if (l->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 int thin_walk_read_leaf(const struct thin_walk *w, const struct thin_walk_leaf *l,
@@ -80,6 +103,23 @@ static int note_unreadable(struct thin_walk *w, int64_t id, int r)
 	return 0;
 }
 
+/* Room for @nr leaves, zeroed, in pages of the leaves' slab.  0 or -ENOMEM. */
+static int alloc_leaves(struct thin_walk *w, size_t nr)
+{
+	w->leaf_pages = calloc(leaf_pages(nr), sizeof(*w->leaf_pages));
+	if (!w->leaf_pages)
+		return -ENOMEM;
+	for (; w->nr_leaf_pages < leaf_pages(nr); w->nr_leaf_pages++) {
+		struct thin_walk_leaf *page = thin_leaf_slab_get();
+
+		if (!page)
+			return -ENOMEM;
+		memset(page, 0, WALK_LEAVES_PAGE * sizeof(*page));
+		w->leaf_pages[w->nr_leaf_pages] = page;
+	}
+	return 0;
+}
+
 /* Lists every page, reads the directories; leaves are listed by id only. */
 static int load_dirs(struct thin_walk *w)
 {
@@ -91,9 +131,8 @@ static int load_dirs(struct thin_walk *w)
 	if (r)
 		return r;
 	w->dirs = calloc(nr_dir_ids + 1, sizeof(*w->dirs));
-	w->leaves = calloc(nr_leaf_ids + 1, sizeof(*w->leaves));
 	w->unreadable_ids = calloc(nr_dir_ids + nr_leaf_ids + 1, sizeof(*w->unreadable_ids));
-	r = w->dirs && w->leaves && w->unreadable_ids ? 0 : -ENOMEM;
+	r = w->dirs && w->unreadable_ids ? alloc_leaves(w, nr_leaf_ids) : -ENOMEM;
 	for (size_t i = 0; !r && i < nr_dir_ids; i++) {
 		r = w->m->load_dir(w->arg, dir_ids[i], &w->dirs[w->nr_dirs]);
 		if (!r)
@@ -104,7 +143,7 @@ static int load_dirs(struct thin_walk *w)
 	w->unreadable_dirs = w->unreadable;
 	qsort(w->unreadable_ids, w->unreadable_dirs, sizeof(*w->unreadable_ids), cmp_id);
 	for (size_t i = 0; !r && i < nr_leaf_ids; i++)
-		w->leaves[w->nr_leaves++].id = leaf_ids[i];
+		thin_walk_leaf_at(w, w->nr_leaves++)->id = leaf_ids[i];
 	free(dir_ids);
 	free(leaf_ids);
 	return r;
@@ -185,7 +224,7 @@ static int read_leaves(struct thin_walk *w)
 
 	r = thin_refs_init(&w->block_refs, w->nr_blocks);
 	for (size_t i = 0; !r && i < w->nr_leaves; i++) {
-		struct thin_walk_leaf l = w->leaves[i];
+		struct thin_walk_leaf l = *thin_walk_leaf_at(w, i);
 
 		r = w->m->load_leaf(w->arg, l.id, &rec);
 		if (r) {
@@ -194,7 +233,7 @@ static int read_leaves(struct thin_walk *w)
 			continue;
 		}
 		count(w, &l, &rec);
-		w->leaves[kept++] = l;
+		*thin_walk_leaf_at(w, kept++) = l;
 	}
 	w->nr_leaves = kept;
 	return r;
@@ -227,7 +266,9 @@ void thin_walk_release(struct thin_walk *w)
 	for (size_t i = 0; i < w->nr_dirs; i++)
 		free(w->dirs[i].leaves);
 	free(w->dirs);
-	free(w->leaves);
+	for (size_t i = 0; i < w->nr_leaf_pages; i++)
+		thin_leaf_slab_put(w->leaf_pages[i]);
+	free(w->leaf_pages);
 	free(w->unreadable_ids);
 	free(w->dir_reached);
 	free(w->dir_refs);
@@ -362,7 +403,7 @@ static ssize_t gather_shared(struct thin_walk *w, uint64_t lo, uint64_t hi,
 	int r;
 
 	for (size_t i = 0; i < w->nr_leaves; i++) {
-		struct thin_walk_leaf *l = &w->leaves[i];
+		struct thin_walk_leaf *l = thin_walk_leaf_at(w, i);
 
 		if (!l->reached || !l->hi || l->hi <= lo || l->lo >= hi ||
 		    shared_before[(l->hi - 1) / WALK_CHUNK + 1] == shared_before[l->lo / WALK_CHUNK])
@@ -421,10 +462,13 @@ static void check_shared_blocks(struct thin_walk *w, size_t *n,
 	struct shared_ref *refs;
 	uint64_t lo = 0, hi;
 
-	for (size_t i = 0; i < w->nr_leaves; i++)
-		if (w->leaves[i].moved)
+	for (size_t i = 0; i < w->nr_leaves; i++) {
+		const struct thin_walk_leaf *l = thin_walk_leaf_at(w, i);
+
+		if (l->moved)
 			report(breach, arg, n, "leaf %lld sits at slot %u of one map and at another slot of another: its blocks are at two virtual blocks",
-			       (long long)w->leaves[i].id, w->leaves[i].slot);
+			       (long long)l->id, l->slot);
+	}
 	if (!w->shared_refs)
 		return;
 	refs = malloc(cap * sizeof(*refs));
@@ -491,7 +535,7 @@ size_t thin_walk_unreached(const struct thin_walk *w, size_t *damaged)
 	for (size_t i = 0; i < w->nr_dirs; i++)
 		n += !w->dir_reached[i];
 	for (size_t i = 0; i < w->nr_leaves; i++)
-		n += !w->leaves[i].reached;
+		n += !thin_walk_leaf_at(w, i)->reached;
 	if (damaged)
 		*damaged = w->unreadable;
 	/* No reference dangles: no volume reaches a page that cannot be read. */

@@ -11,7 +11,10 @@
  * leaf at a time, as they are needed (thin_walk_read_leaf), never all at
  * once: at 1e8 mapped blocks the walk holds ~35 MB, where one that loaded
  * every leaf held 2.4 GB (issue 22: check and dump within the memory
- * budget).  Loading reads every leaf once; check reads again the
+ * budget).  The counts (25 MB of it) and the leaves' 32 bytes (6 MB) are
+ * pages of the leaves' slab: a caller that walks a running pool reserves
+ * thin_walk_slab_bytes from its budget first (thin_pool_cache_reserve),
+ * so that they are the memory of leaves the pool unloaded for them.  Loading reads every leaf once; check reads again the
  * reachable ones whose blocks may be shared (to see that sharing sits at
  * one virtual block: those that map a block in a 4096-block chunk with a
  * shared block), and a leaf only to name the entries of a breach; dump
@@ -59,8 +62,9 @@ struct thin_walk {
 	size_t nr_vols;
 	struct thin_dir_rec *dirs;	/* every readable directory, by id */
 	size_t nr_dirs;
-	struct thin_walk_leaf *leaves;	/* every readable leaf, by id */
-	size_t nr_leaves;
+	/* Every readable leaf, by id: thin_walk_leaf_at; pages of the leaves' slab. */
+	struct thin_walk_leaf **leaf_pages;
+	size_t nr_leaves, nr_leaf_pages;
 	/*
 	 * Rows that are damaged (or vanished): the directories' ids by id,
 	 * then the leaves' by id; the first unreadable_dirs are directories.
@@ -85,9 +89,20 @@ struct thin_walk {
 int thin_walk_load(const struct thin_meta_ops *m, void *arg, uint64_t nr_blocks,
 		   const struct thin_walk_vol *vols, size_t nr_vols,
 		   struct thin_walk *w);
-/* A page of the walk by id, or NULL. */
+/*
+ * The bytes thin_walk_load takes from the leaves' slab for a pool of
+ * @nr_blocks data blocks and about @nr_leaves leaves: its counts and its
+ * leaves' 32 bytes, what a caller reserves first from a running pool's
+ * budget (thin_pool_cache_reserve).  The rest (directories, ids) is
+ * malloc'ed.
+ */
+uint64_t thin_walk_slab_bytes(uint64_t nr_blocks, uint64_t nr_leaves);
+
+/* A page of the walk by id, or NULL.  O(log pages). */
 const struct thin_dir_rec *thin_walk_dir(const struct thin_walk *w, int64_t id);
 struct thin_walk_leaf *thin_walk_leaf(const struct thin_walk *w, int64_t id);
+/* Leaf @i (< w->nr_leaves) of the walk, in id order.  O(1). */
+struct thin_walk_leaf *thin_walk_leaf_at(const struct thin_walk *w, size_t i);
 /*
  * The entries of leaf @l (of the walk) into @out, read from the store.
  * 0 or -errno (the store: a leaf that was read by the load is read

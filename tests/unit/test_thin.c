@@ -349,8 +349,6 @@ static void expect_counts_match_committed_maps(const int64_t *ids, size_t nr, ui
 	struct thin_walk_vol vols[4];
 	struct thin_pool_counts c;
 	struct thin_walk w;
-	uint64_t pending = 0;
-
 	ck_assert_uint_le(nr, 4);
 	for (size_t i = 0; i < nr; i++)
 		vols[i] = (struct thin_walk_vol){ "v", fake_vol(ids[i])->dir, size / BS };
@@ -364,9 +362,12 @@ static void expect_counts_match_committed_maps(const int64_t *ids, size_t nr, ui
 		ck_assert_msg(mem == pages,
 			      "block %llu: %u references in memory, %u in the committed maps",
 			      (unsigned long long)b, mem, pages);
-		pending += (c.pending_bits[b / 64] >> (b % 64)) & 1;
 	}
-	ck_assert_uint_eq(c.nr_free + pending + w.used, c.nr_blocks);
+	for (size_t i = 0; i < c.nr_pending; i++) {
+		ck_assert_uint_eq(thin_refs_get(&w.block_refs, c.pending[i]), 0);
+		ck_assert(!i || c.pending[i - 1] < c.pending[i]);
+	}
+	ck_assert_uint_eq(c.nr_free + c.nr_pending + w.used, c.nr_blocks);
 	thin_walk_release(&w);
 	thin_pool_counts_release(&c);
 }
@@ -854,6 +855,45 @@ START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 }
 END_TEST
 
+/*
+ * The walk keeps its leaves in pages of the leaves' slab, 64 a page:
+ * a map of 200 leaves spans four, and every leaf is found by id, each
+ * counted once, and one no volume reaches is told as such.
+ */
+START_TEST(a_walk_over_leaves_of_several_pages_finds_and_counts_each)
+{
+	static int64_t slots[200];
+	struct thin_walk_vol vol = { "v", 1, 200 * THIN_LEAF_ENTRIES };
+	struct thin_walk w;
+
+	for (int i = 0; i < 201; i++) {
+		fake.leaves[i] = (struct thin_leaf_rec){ .id = 100 + i };
+		fake.leaves[i].map[i % THIN_LEAF_ENTRIES] = (uint32_t)i + 1;
+		if (i < 200)
+			slots[i] = 100 + i;
+	}
+	fake.nr_leaves = 201;		/* leaf 300 is in no map */
+	fake.dirs[fake.nr_dirs++] = (struct thin_dir_rec){ .id = 1, .nr = 200, .leaves = slots };
+	ck_assert_int_eq(thin_walk_load(&fake_ops, NULL, 256, &vol, 1, &w), 0);
+	ck_assert_uint_eq(w.nr_leaves, 201);
+	for (int i = 0; i < 201; i++) {
+		struct thin_walk_leaf *l = thin_walk_leaf(&w, 100 + i);
+
+		ck_assert_ptr_nonnull(l);
+		ck_assert_int_eq(l->id, 100 + i);
+		ck_assert_uint_eq(l->mapped, 1);
+		ck_assert(l->reached == (i < 200));
+	}
+	ck_assert_ptr_null(thin_walk_leaf(&w, 99));
+	ck_assert_ptr_null(thin_walk_leaf(&w, 301));
+	ck_assert_uint_eq(thin_walk_check(&w, fail_breach, NULL), 0);
+	ck_assert_uint_eq(w.used, 200);
+	ck_assert_uint_eq(thin_walk_unreached(&w, NULL), 1);
+	thin_walk_release(&w);
+	fake.nr_dirs--;			/* its slots are not the fake store's to free */
+}
+END_TEST
+
 START_TEST(failed_commits_change_nothing_and_a_retry_writes_it_all)
 {
 	struct volume *v = new_volume(10, 8 * BS), *s;
@@ -1102,6 +1142,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
 	tcase_add_test(tc, the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too);
+	tcase_add_test(tc, a_walk_over_leaves_of_several_pages_finds_and_counts_each);
 	tcase_add_test(tc, check_finds_a_shared_block_at_two_virtual_blocks);
 	tcase_add_test(tc, failed_commits_change_nothing_and_a_retry_writes_it_all);
 	tcase_add_test(tc, racing_first_writes_to_one_block_allocate_it_once);

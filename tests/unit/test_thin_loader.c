@@ -378,6 +378,112 @@ START_TEST(stopping_the_pool_fails_queued_waits_and_finishes_the_load_in_flight)
 }
 END_TEST
 
+/* A pool whose budget holds its three leaves exactly. */
+static void budget_setup(void)
+{
+	thin_pool_set_cache_budget(NR_LEAVES * THIN_LEAF_BYTES);
+	setup();
+}
+
+static void budget_teardown(void)
+{
+	teardown();
+	thin_pool_set_cache_budget(THIN_CACHE_DEFAULT);
+}
+
+/* Reads a block of every leaf, loading them all: the budget is full. */
+static void fill_cache(struct reader *r)
+{
+	for (int i = 0; i < NR_LEAVES; i++)
+		expect_block(r, (uint64_t)i * LEAF_BYTES + BS, 4 * i + 1);
+	ck_assert_uint_eq(usage().cache_bytes, NR_LEAVES * THIN_LEAF_BYTES);
+}
+
+/* Waits (5 s at most) until the worker has the cache within @bytes. */
+static void wait_cache_within(uint64_t bytes)
+{
+	for (int i = 0; i < 5000 && usage().cache_bytes > bytes; i++)
+		usleep(1000);
+	ck_assert_uint_le(usage().cache_bytes, bytes);
+}
+
+START_TEST(a_walk_that_reserves_from_a_full_budget_unloads_leaves_first_and_reads_go_on)
+{
+	struct reader r;
+
+	reader_init(&r);
+	fill_cache(&r);
+	thin_pool_cache_reserve(pool, 2 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 2 * THIN_LEAF_BYTES);
+	ck_assert_uint_le(usage().cache_bytes, THIN_LEAF_BYTES);	/* before the call returns */
+	ck_assert_uint_ge(usage().evictions, 2);
+	/* During the walk: what reads miss loads again, past the rest the worker unloads. */
+	for (int i = 0; i < NR_LEAVES; i++)
+		expect_block(&r, (uint64_t)i * LEAF_BYTES + 2 * BS, 4 * i + 2);
+	wait_cache_within(THIN_LEAF_BYTES);
+	thin_pool_cache_unreserve(pool, 2 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 0);
+	fill_cache(&r);		/* the whole budget is the cache's again */
+}
+END_TEST
+
+START_TEST(a_walk_that_needs_more_than_the_budget_unloads_every_clean_leaf_and_goes_on)
+{
+	struct reader r;
+
+	reader_init(&r);
+	fill_cache(&r);
+	thin_pool_cache_reserve(pool, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_bytes, 0);
+	expect_block(&r, LEAF_BYTES + 3 * BS, 7);
+	wait_cache_within(0);
+	thin_pool_cache_unreserve(pool, 10 * THIN_LEAF_BYTES);
+	fill_cache(&r);
+}
+END_TEST
+
+START_TEST(two_walks_reserve_together_and_each_gives_back_its_own)
+{
+	struct reader r;
+
+	reader_init(&r);
+	fill_cache(&r);
+	thin_pool_cache_reserve(pool, THIN_LEAF_BYTES);
+	ck_assert_uint_le(usage().cache_bytes, 2 * THIN_LEAF_BYTES);
+	thin_pool_cache_reserve(pool, THIN_LEAF_BYTES);
+	ck_assert_uint_le(usage().cache_bytes, THIN_LEAF_BYTES);
+	thin_pool_cache_unreserve(pool, THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, THIN_LEAF_BYTES);
+	for (int i = 0; i < NR_LEAVES; i++)
+		expect_block(&r, (uint64_t)i * LEAF_BYTES, 4 * i);
+	wait_cache_within(2 * THIN_LEAF_BYTES);
+	thin_pool_cache_unreserve(pool, THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 0);
+}
+END_TEST
+
+/* A pool with no budget (cache_size=0). */
+static void no_budget_setup(void)
+{
+	thin_pool_set_cache_budget(0);
+	setup();
+}
+
+START_TEST(with_no_budget_a_walks_reservation_is_counted_and_unloads_nothing)
+{
+	struct reader r;
+
+	reader_init(&r);
+	fill_cache(&r);
+	thin_pool_cache_reserve(pool, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_bytes, NR_LEAVES * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().evictions, 0);
+	thin_pool_cache_unreserve(pool, 10 * THIN_LEAF_BYTES);
+	ck_assert_uint_eq(usage().cache_reserved, 0);
+}
+END_TEST
+
 static Suite *thin_loader_suite(void)
 {
 	Suite *s = suite_create("thin_loader");
@@ -388,6 +494,16 @@ static Suite *thin_loader_suite(void)
 	tcase_add_test(tc, several_misses_to_one_leaf_load_it_once_and_all_read_their_data);
 	tcase_add_test(tc, a_read_across_two_leaves_waits_until_both_are_loaded);
 	tcase_add_test(tc, stopping_the_pool_fails_queued_waits_and_finishes_the_load_in_flight);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("budget");
+	tcase_add_checked_fixture(tc, budget_setup, budget_teardown);
+	tcase_add_test(tc, a_walk_that_reserves_from_a_full_budget_unloads_leaves_first_and_reads_go_on);
+	tcase_add_test(tc, a_walk_that_needs_more_than_the_budget_unloads_every_clean_leaf_and_goes_on);
+	tcase_add_test(tc, two_walks_reserve_together_and_each_gives_back_its_own);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("no budget");
+	tcase_add_checked_fixture(tc, no_budget_setup, budget_teardown);
+	tcase_add_test(tc, with_no_budget_a_walks_reservation_is_counted_and_unloads_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
