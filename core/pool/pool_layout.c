@@ -187,7 +187,8 @@ static int write_atomic(const char *dir, const char *path, const char *head,
 	char tmp[PATH_MAX + 40];
 	int fd, dfd, r;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* the thread's own: the copier may archive beside a change (archive_overflowed) */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)gettid());
 	r = regfile_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600, &fd);
 	if (r)
 		return r;
@@ -387,9 +388,27 @@ static void say_overflow(struct pool *p, size_t len)
 }
 
 /*
+ * Layout @seq, which the devices cannot keep, into the archive under its
+ * own number (the next change would archive it only then), unless there.
+ */
+static void archive_overflowed(struct pool *p, uint64_t seq, const char *text, size_t len)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/archive/%08" PRIu64 ".layout", p->dir, seq);
+	if (!lstat(path, &st))
+		return;
+	r = pool_archive_write(p->dir, seq, text, len);
+	if (r)
+		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-r));
+}
+
+/*
  * Copy @seq, deflated once, on every open device, each in the slot that
  * does not hold its last good copy; a layout too big leaves the marker
- * that says the copies are stale.
+ * that says the copies are stale, and goes to the archive at once.
  */
 static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t len)
 {
@@ -402,6 +421,7 @@ static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t 
 	}
 	if (c.overflow) {
 		say_overflow(p, len);
+		archive_overflowed(p, seq, text, len);
 	} else {
 		p->layout_fitted = seq;
 		atomic_store(&p->layout_copy_bytes, c.stored);
