@@ -110,8 +110,10 @@ const struct cmd cmd_recover = {
 		"\n"
 		"  --dump THIN-POOL=FILE  restores the thin volumes of THIN-POOL from\n"
 		"           FILE ('mapperctl dump' XML), as 'restore' does\n"
-		"  --force  rebuild although pool.db is readable, or a device of the\n"
-		"           layout is not among PATHs (it stays failed until back)\n",
+		"  --force  rebuild although pool.db is readable, a device of the\n"
+		"           layout is not among PATHs (it stays failed until back), or\n"
+		"           the devices' copies are stale (the layout outgrew their\n"
+		"           metadata area: the last copy that fitted is used)\n",
 	.run = recover_run,
 	.options = options,
 };

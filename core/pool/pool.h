@@ -84,8 +84,9 @@ void pool_set_command(const char *line);
 /*
  * recover: rebuilds DIR/pool.db from the layout copies on the raw devices
  * at @paths (pool_recover.c says how), and the thin volumes of each thin
- * pool of @dumps from its dump; a readable pool.db is refused unless
- * @force.  All or nothing.  Prints what it found and did to @out.  Takes
+ * pool of @dumps from its dump; a readable pool.db, and copies the
+ * devices mark stale (the layout outgrew their metadata area), are refused
+ * unless @force.  All or nothing.  Prints what it found and did to @out.  Takes
  * the pool's lock.
  */
 struct pool_recover_dump {
@@ -97,7 +98,7 @@ struct pool_recover_spec {
 	const char *dir;
 	char *const *paths;
 	size_t nr_paths;
-	bool force;			/* a readable pool.db, missing devices */
+	bool force;			/* a readable pool.db, missing devices, stale copies */
 	const struct pool_recover_dump *dumps;
 	size_t nr_dumps;
 };

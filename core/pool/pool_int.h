@@ -38,6 +38,8 @@ struct pool_device {
 	struct device *dev;		/* open, or NULL: failed */
 	char *failure;			/* why it is not open, or NULL */
 	struct tags tags;		/* as recorded (pool_tag.c) */
+	/* Where its next layout copy goes: not its last good one's slot; dev_lock. */
+	unsigned int layout_slot;
 };
 
 /* What the monitor saw of a thin pool last time (its watch hook, pool_thin.c). */
@@ -154,7 +156,15 @@ struct pool {
 	char *layout_records;
 	size_t layout_records_len;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
-	bool layout_too_big;		/* said so once; dev_lock */
+	uint64_t layout_fitted;		/* newest copy that fitted a device's area; dev_lock */
+	/*
+	 * The devices' copies are older than the layout, which does not fit
+	 * their areas even deflated (said once at warning); and the sizes of
+	 * the last layout written, as text and as its copy: status shows them.
+	 */
+	_Atomic bool layout_stale;
+	_Atomic size_t layout_text_bytes;
+	_Atomic size_t layout_copy_bytes;
 	bool layout_frozen;		/* no copy, archive entry or number (pool_open_frozen) */
 	/*
 	 * The daemon's copier: a thread that writes the newest layout to the

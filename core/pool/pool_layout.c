@@ -20,9 +20,10 @@
  * (pool_layout_forget).  So they are kept for that entry, and a change
  * reads the layout back once, not twice.
  * Once the admin lock is let go (pool_admin_unlock), the new layout is
- * written to slot seq % 2 of every open device (layout_area.h), under the
- * device lock, so that a device add or remove cannot close a device being
- * written: in the daemon by the copier, a thread of its own, so that no
+ * deflated once and written to every open device (layout_area.h), each in
+ * the slot that does not hold its last good copy, under the device lock,
+ * so that a device add or remove cannot close a device being written: in
+ * the daemon by the copier, a thread of its own, so that no
  * change waits for a device (a device add stuck on its device holds the
  * device lock), offline at once.  Opening a
  * pool reads every device's copies (pool_layout_open): where a device
@@ -33,7 +34,13 @@
  *
  * Archiving and copying are best effort: a failure is logged at warning
  * and the change stands, as a full disk must not stop an administrator
- * from freeing space.
+ * from freeing space.  So is a layout too big for the devices' areas even
+ * deflated (some 60,000 thin volumes): LVM refuses such a change, but a
+ * pool of that many snapshots must still be able to remove them.  It is
+ * said once at warning, the devices keep the last copy that fitted beside
+ * a marker that says it is stale (which `recover` refuses without
+ * --force), and status shows "layout_copies": "stale" until a layout fits
+ * again.
  */
 #include "pool_int.h"
 
@@ -180,7 +187,8 @@ static int write_atomic(const char *dir, const char *path, const char *head,
 	char tmp[PATH_MAX + 40];
 	int fd, dfd, r;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* the thread's own: the copier may archive beside a change (archive_overflowed) */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)gettid());
 	r = regfile_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600, &fd);
 	if (r)
 		return r;
@@ -367,30 +375,72 @@ void pool_layout_forget(struct pool *p)
 
 /* ---- the copies on the devices ---------------------------------------- */
 
+/* Says, once until a copy fits again, that @len bytes of layout did not. */
+static void say_overflow(struct pool *p, size_t len)
+{
+	if (atomic_load(&p->layout_stale))
+		return;
+	atomic_store(&p->layout_stale, true);
+	log_warn("the layout of pool '%s' (%zu bytes) does not fit a device's metadata area "
+		 "(%u bytes) even deflated: the devices keep copy %" PRIu64 ", the last that "
+		 "fitted, marked stale (status: layout_copies); the archive keeps every one",
+		 p->dir, len, (unsigned int)LAYOUT_STORED_MAX, p->layout_fitted);
+}
+
+/*
+ * Layout @seq, which the devices cannot keep, into the archive under its
+ * own number (the next change would archive it only then), unless there.
+ */
+static void archive_overflowed(struct pool *p, uint64_t seq, const char *text, size_t len)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/archive/%08" PRIu64 ".layout", p->dir, seq);
+	if (!lstat(path, &st))
+		return;
+	r = pool_archive_write(p->dir, seq, text, len);
+	if (r)
+		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-r));
+}
+
+/*
+ * Copy @seq, deflated once, on every open device, each in the slot that
+ * does not hold its last good copy; a layout too big leaves the marker
+ * that says the copies are stale, and goes to the archive at once.
+ */
 static void write_copies(struct pool *p, uint64_t seq, const char *text, size_t len)
 {
+	struct layout_copy c;
+	int r = layout_copy_make(&p->uuid, seq, text, len, &c);
+
+	if (r && r != -EFBIG) {
+		log_warn("cannot make the layout copy of pool '%s': %s", p->dir, strerror(-r));
+		return;
+	}
+	if (c.overflow) {
+		say_overflow(p, len);
+		archive_overflowed(p, seq, text, len);
+	} else {
+		p->layout_fitted = seq;
+		atomic_store(&p->layout_copy_bytes, c.stored);
+		atomic_store(&p->layout_stale, false);
+	}
+	atomic_store(&p->layout_text_bytes, len);
 	for (size_t i = 0; i < p->nr_devs; i++) {
 		struct pool_device *d = p->devs[i];
-		int r;
 
 		if (!d->dev)
 			continue;
-		r = layout_area_write(d->dev, &p->uuid, seq, text, len);
-		if (r == -EFBIG) {
-			if (p->layout_too_big)
-				return;
-			p->layout_too_big = true;
-			log_warn("the layout of pool '%s' (%zu bytes) does not fit a device's "
-				 "metadata area (%u bytes): the devices keep the last copy that "
-				 "fitted, the archive keeps every one", p->dir, len,
-				 (unsigned int)LAYOUT_TEXT_MAX);
-			return;
-		}
-		p->layout_too_big = false;
+		r = layout_area_write(d->dev, d->layout_slot, &c);
 		if (r)
 			log_warn("cannot write the layout copy on '%s': %s", d->rec.path,
 				 strerror(-r));
+		else if (!c.overflow)
+			d->layout_slot ^= 1;
 	}
+	layout_copy_release(&c);
 }
 
 /* Writes layout @seq on every open device, under the device lock. */
@@ -587,19 +637,37 @@ static void renumber(struct pool *p, uint64_t seq)
 }
 
 /*
+ * What a device's area says of the pool, at open: where its next copy
+ * goes, the newest copy that fitted, and whether it holds the marker of
+ * pool.db's own layout (too big when it was written: nothing to rewrite).
+ */
+static bool note_area(struct pool *p, struct pool_device *d, const struct layout_area *a)
+{
+	const struct layout_slot *s = layout_area_newest(a), *over = layout_area_overflow(a);
+
+	d->layout_slot = s ? layout_area_newest_slot(a) ^ 1 : 0;
+	if (s && uuid_equal(&s->pool, &p->uuid) && s->seq > p->layout_fitted) {
+		p->layout_fitted = s->seq;
+		atomic_store(&p->layout_copy_bytes, s->stored);
+	}
+	return over && uuid_equal(&over->pool, &p->uuid) && over->seq == p->layout_seq;
+}
+
+/*
  * At open: every device's copies against pool.db's layout (its number and
- * its records).  A device whose newest copy is pool.db's needs nothing; an
- * older one is rewritten (said at warning), as are devices with none (a
- * pool from before, one just recovered); a copy newer than pool.db is kept
- * in the archive before anything is written over it.  Each area is read
- * once.
+ * its records).  A device whose newest copy is pool.db's needs nothing,
+ * nor one that holds the marker that pool.db's layout did not fit (said
+ * at warning: the copies are stale); an older one is rewritten (said at
+ * warning), as are devices with none (a pool from before, one just
+ * recovered); a copy newer than pool.db is kept in the archive before
+ * anything is written over it.  Each area is read once.
  */
 void pool_layout_open(struct pool *p)
 {
 	struct layout_area *areas;
 	const struct layout_slot *newest = NULL;
 	const char *newest_path = NULL;
-	bool stale = false;
+	bool stale = false, overflowed = false;
 	size_t len;
 	char *text;
 
@@ -612,6 +680,10 @@ void pool_layout_open(struct pool *p)
 
 		if (!p->devs[i]->dev || layout_area_read(p->devs[i]->dev, &areas[i]))
 			continue;
+		if (note_area(p, p->devs[i], &areas[i])) {
+			overflowed = true;
+			continue;
+		}
 		s = layout_area_newest(&areas[i]);
 		if (s && !uuid_equal(&s->pool, &p->uuid))
 			s = NULL;
@@ -625,6 +697,10 @@ void pool_layout_open(struct pool *p)
 			newest_path = p->devs[i]->rec.path;
 		}
 	}
+	if (text)
+		atomic_store(&p->layout_text_bytes, len);
+	if (overflowed && !stale)
+		say_overflow(p, len);
 	/* 0: a pool.db from before layouts were numbered, not an old copy */
 	if (newest && newest->seq > p->layout_seq && p->layout_seq)
 		keep_newer_copy(p, newest, newest_path);

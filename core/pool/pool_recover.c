@@ -240,6 +240,56 @@ static const struct layout_slot *newest_copy(const struct found *f, size_t nr)
 	return best;
 }
 
+/*
+ * The newest overflow marker among @f newer than copy @than: the layout
+ * that outgrew the devices' metadata areas, of which they hold no text.
+ */
+static const struct layout_slot *newest_overflow(const struct found *f, size_t nr,
+						 uint64_t than)
+{
+	const struct layout_slot *best = NULL;
+
+	for (size_t i = 0; i < nr; i++)
+		for (unsigned int k = 0; k < 2; k++) {
+			const struct layout_slot *s = &f[i].area.slot[k];
+
+			if (s->state == LAYOUT_SLOT_OVERFLOW && s->seq > than &&
+			    uuid_equal(&s->pool, &f[i].label.pool) && (!best || s->seq > best->seq))
+				best = s;
+		}
+	return best;
+}
+
+/*
+ * Copy @best is stale when the devices say a newer layout did not fit:
+ * refused, or with --force used and said so; never taken silently.
+ */
+static int check_stale(const struct pool_recover_spec *s, const struct found *f,
+		       const struct layout_slot *best, FILE *out, struct pool_error *err)
+{
+	const struct layout_slot *over = newest_overflow(f, s->nr_paths, best ? best->seq : 0);
+
+	if (!over)
+		return best ? 0 : pool_fail(err, -ENODATA,
+					    "no device given holds a good copy of the layout");
+	if (!best)
+		return pool_fail(err, -ESTALE, "no device given holds a layout that fits: layout %"
+				 PRIu64 " (%zu bytes) outgrew their metadata area; the pool's "
+				 "archive keeps it (POOL/archive/%08" PRIu64 ".layout)", over->seq,
+				 over->len, over->seq);
+	if (!s->force)
+		return pool_fail(err, -ESTALE, "the devices' layout copies are stale: layout %"
+				 PRIu64 " (%zu bytes) outgrew their metadata area, and copy %" PRIu64
+				 ", the newest they hold, lacks every change since (the pool's archive "
+				 "keeps them, POOL/archive/%08" PRIu64 ".layout); --force recovers "
+				 "copy %" PRIu64 " all the same", over->seq, over->len, best->seq,
+				 over->seq, best->seq);
+	fprintf(out, "using stale layout copy %" PRIu64 ": layout %" PRIu64 " (%zu bytes) outgrew "
+		"the devices' metadata area, and the changes since copy %" PRIu64 " are lost\n",
+		best->seq, over->seq, over->len, best->seq);
+	return 0;
+}
+
 /* Names each device whose copy is not the newest: stale, damaged or missing. */
 static void report_copies(const struct found *f, size_t nr, uint64_t newest, FILE *out)
 {
@@ -500,10 +550,9 @@ int pool_recover(const struct pool_recover_spec *s, pool_meta_open_fn *open_meta
 	if (r)
 		goto out;
 	best = newest_copy(f, s->nr_paths);
-	if (!best) {
-		r = pool_fail(err, -ENODATA, "no device given holds a good copy of the layout");
+	r = check_stale(s, f, best, out, err);
+	if (r)
 		goto out;
-	}
 	report_copies(f, s->nr_paths, best->seq, out);
 	r = layout_parse(best->text, best->len, &l, why, sizeof(why));
 	if (r) {

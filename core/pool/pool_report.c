@@ -183,6 +183,19 @@ static void report_volume(struct pool *p, struct json *j, struct pool_volume *v,
 		report_live(j, v->served);
 }
 
+/*
+ * The layout's copies on the devices: "current", or "stale" when the
+ * layout outgrew their metadata area even deflated (recover would bring
+ * back the last that fitted); the layout's size as text, and as the last
+ * copy that fitted.
+ */
+static void report_layout(struct pool *p, struct json *j)
+{
+	json_string(j, "layout_copies", atomic_load(&p->layout_stale) ? "stale" : "current");
+	json_size(j, "layout_bytes", atomic_load(&p->layout_text_bytes));
+	json_size(j, "layout_copy_bytes", atomic_load(&p->layout_copy_bytes));
+}
+
 int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 		struct json *j, struct pool_error *err)
 {
@@ -212,6 +225,7 @@ int pool_status(struct pool *p, const char *name, const struct pool_host *host,
 	}
 	if (host && host->stopping)
 		json_string(j, "stopping", host->stopping);
+	report_layout(p, j);
 	json_object_end(j);
 	json_array_begin(j, "devices");
 	for (size_t i = 0; i < p->nr_devs; i++) {

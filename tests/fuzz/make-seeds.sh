@@ -32,7 +32,8 @@ cleanup()
 trap cleanup EXIT
 
 rm -rf "$corpus"
-for d in size opts switch_msg wire_request wire_response label store_open pool_open send_stream; do
+for d in size opts switch_msg wire_request wire_response label layout_area store_open pool_open \
+	send_stream; do
 	mkdir -p "$corpus/$d"
 done
 
@@ -110,6 +111,30 @@ snap_wal()
 	cp "$corpus/pool_open/$1" "$corpus/store_open/$1"
 }
 
+# layout_seeds DEV DIR: DEV's two layout slots, each cut to 8 KiB (its copy
+# and more), and from the layout text on stdin a copy as written before
+# compression and an overflow marker (core/io/layout_area.c's headers).
+layout_seeds()
+{
+	local slot=$(((1048576 - 4096) / 2)) i
+
+	for i in 0 1; do
+		tail -c +$((4096 + i * slot + 1)) "$1" | head -c 8192 >"$2/slot$i"
+	done
+	python3 -c '
+import struct, sys, zlib
+text = sys.stdin.buffer.read()
+def seal(head, stored):
+    head += struct.pack("<I", zlib.crc32(head))
+    return head.ljust(64, b"\0") + stored
+pool = bytes(range(16))
+old = b"MAPPERFS-LAYOUT\0" + pool + struct.pack("<QQI", 7, len(text), zlib.crc32(text))
+open(sys.argv[1] + "/old-text", "wb").write(seal(old, text))
+mark = b"MAPPERFS-LAYOUT\2" + pool + struct.pack("<QIIII", 8, 0, 1 << 22, 0, zlib.crc32(b""))
+open(sys.argv[1] + "/overflow-marker", "wb").write(seal(mark, b""))
+' "$2"
+}
+
 ctl init >/dev/null
 snap empty
 ctl device add "$P/dev0" --create 64M --name dev0 >/dev/null
@@ -147,4 +172,6 @@ ctl send th-snap -o "$corpus/send_stream/full"
 ctl snapshot th th-now >/dev/null
 ctl send th-now --since th-snap -o "$corpus/send_stream/incremental"
 head -c 74 "$corpus/send_stream/full" >"$corpus/send_stream/header-only"
+# ---- layout copies: dev0's two slots (deflated), the old form, a marker ------
+layout_seeds "$P/dev0" "$corpus/layout_area" < <(ctl backup)
 echo "make-seeds: wrote $(find "$corpus" -type f | wc -l) seeds in $corpus"

@@ -3,9 +3,13 @@
  * copies (core/io/layout_area.h): a layout with every kind of record,
  * awkward strings and a large region table reads back as it was written;
  * a torn, damaged or foreign text is refused with its line; copies go to
- * alternate slots, and a damaged slot leaves the other one readable.
+ * alternate slots, and a damaged slot leaves the other one readable; the
+ * text of 10,000 volumes fits a slot deflated, copies from before
+ * compression still read, a hostile compressed copy reads as damaged, and
+ * a text too big even deflated leaves a marker that the copies are stale.
  */
 #include <check.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -175,28 +179,46 @@ START_TEST(bad_text_is_refused_with_its_line)
 }
 END_TEST
 
-START_TEST(copies_alternate_slots_and_survive_one_damaged)
+static struct device *scratch_device(char *path)
 {
-	char path[] = "/tmp/test_layout.XXXXXX";
-	int fd = mkstemp(path);
-	struct layout_area area;
 	struct device *dev;
-	struct uuid pool;
+	int fd = mkstemp(path);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 4 << 20), 0);
 	close(fd);
 	ck_assert_int_eq(device_open(path, 1, &dev), 0);
+	return dev;
+}
+
+static void write_copy(struct device *dev, unsigned int slot, const struct uuid *pool,
+		       uint64_t seq, const char *text, size_t len, int expect)
+{
+	struct layout_copy c;
+
+	ck_assert_int_eq(layout_copy_make(pool, seq, text, len, &c), expect);
+	ck_assert_int_eq(layout_area_write(dev, slot, &c), 0);
+	layout_copy_release(&c);
+}
+
+START_TEST(copies_alternate_slots_and_survive_one_damaged)
+{
+	char path[] = "/tmp/test_layout.XXXXXX";
+	struct device *dev = scratch_device(path);
+	struct layout_area area;
+	struct uuid pool;
+
 	ck_assert_int_eq(uuid_generate(&pool), 0);
 	ck_assert_int_eq(layout_area_read(dev, &area), 0);
 	ck_assert_ptr_null(layout_area_newest(&area));
 	layout_area_release(&area);
 
-	ck_assert_int_eq(layout_area_write(dev, &pool, 7, "seven", 5), 0);
-	ck_assert_int_eq(layout_area_write(dev, &pool, 8, "eight!", 6), 0);
+	write_copy(dev, 1, &pool, 7, "seven", 5, 0);
+	write_copy(dev, 0, &pool, 8, "eight!", 6, 0);
 	ck_assert_int_eq(layout_area_read(dev, &area), 0);
 	ck_assert_uint_eq(layout_area_newest(&area)->seq, 8);
 	ck_assert_str_eq(layout_area_newest(&area)->text, "eight!");
+	ck_assert_uint_eq(layout_area_newest_slot(&area), 0);
 	layout_area_release(&area);
 
 	/* a torn write of 9 lands where 7 was: 8 stays */
@@ -205,8 +227,184 @@ START_TEST(copies_alternate_slots_and_survive_one_damaged)
 	ck_assert_int_eq(area.slot[1].state, LAYOUT_SLOT_DAMAGED);
 	ck_assert_uint_eq(layout_area_newest(&area)->seq, 8);
 	layout_area_release(&area);
+	device_close(dev);
+	unlink(path);
+}
+END_TEST
 
-	ck_assert_int_eq(layout_area_write(dev, &pool, 9, "x", LAYOUT_TEXT_MAX + 1), -EFBIG);
+/* @nr thin volume records, as a pool of @nr snapshots of one volume has them. */
+static char *many_volumes(size_t nr, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(f, "volume id=%zu name=\"vol-snap-%zu\" kind=thin size=68719476736 "
+			"created=%zu read_only=0 inactive=1 allow_shrink=0\n"
+			"thin volume=%zu pool=2 dev_id=%zu origin=3\n", i + 4, i, 1796236800 + i,
+			i + 4, i + 2);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
+START_TEST(ten_thousand_volumes_fit_a_slot_deflated)
+{
+	char path[] = "/tmp/test_layout.XXXXXX";
+	struct device *dev = scratch_device(path);
+	struct layout_area area;
+	struct layout_copy c;
+	struct uuid pool;
+	size_t len;
+	char *text = many_volumes(10000, &len);
+
+	ck_assert_uint_gt(len, 3 * LAYOUT_STORED_MAX);
+	ck_assert_int_eq(uuid_generate(&pool), 0);
+	ck_assert_int_eq(layout_copy_make(&pool, 3, text, len, &c), 0);
+	ck_assert(!c.overflow);
+	ck_assert_uint_lt(c.stored * 10, len);
+	ck_assert_int_eq(layout_area_write(dev, 1, &c), 0);
+	layout_copy_release(&c);
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
+	ck_assert_uint_eq(layout_area_newest(&area)->seq, 3);
+	ck_assert_uint_eq(layout_area_newest(&area)->len, len);
+	ck_assert(!memcmp(layout_area_newest(&area)->text, text, len + 1));
+	layout_area_release(&area);
+	free(text);
+	device_close(dev);
+	unlink(path);
+}
+END_TEST
+
+/* The header of every copy written before compression. */
+struct old_header {
+	char magic[16];
+	uint8_t pool[16];
+	uint64_t seq_le;
+	uint64_t len_le;
+	uint32_t text_crc_le;
+	uint32_t header_crc_le;
+} __attribute__((packed));
+
+START_TEST(copies_written_before_compression_still_read)
+{
+	uint8_t *slot = calloc(1, LAYOUT_SLOT_SIZE);
+	struct old_header *h = (void *)slot;
+	struct layout_slot s;
+
+	memcpy(h->magic, "MAPPERFS-LAYOUT", 16);
+	memset(h->pool, 0xab, 16);
+	h->seq_le = htole64(5);
+	h->len_le = htole64(4);
+	memcpy(slot + LAYOUT_SLOT_HEADER, "five", 4);
+	h->text_crc_le = htole32(label_crc32(slot + LAYOUT_SLOT_HEADER, 4));
+	h->header_crc_le = htole32(label_crc32(h, offsetof(struct old_header, header_crc_le)));
+	ck_assert_int_eq(layout_slot_decode(slot, LAYOUT_SLOT_SIZE, &s), 0);
+	ck_assert_int_eq(s.state, LAYOUT_SLOT_GOOD);
+	ck_assert_uint_eq(s.seq, 5);
+	ck_assert_str_eq(s.text, "five");
+	free(s.text);
+
+	h->len_le = htole64(LAYOUT_STORED_MAX + 1);	/* a length past the slot */
+	h->header_crc_le = htole32(label_crc32(h, offsetof(struct old_header, header_crc_le)));
+	ck_assert_int_eq(layout_slot_decode(slot, LAYOUT_SLOT_SIZE, &s), 0);
+	ck_assert_int_eq(s.state, LAYOUT_SLOT_DAMAGED);
+	free(slot);
+}
+END_TEST
+
+/* Offsets in a compressed copy's header (layout_area.c's struct slot_header_v2). */
+#define V2_STORED	40
+#define V2_TEXT_LEN	44
+#define V2_STORED_CRC	52
+#define V2_HEADER_CRC	56
+
+static void put32(uint8_t *buf, size_t off, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(buf + off, &v, 4);
+}
+
+/* @c with its checksums made right again, decoded. */
+static enum layout_slot_state decode_resealed(struct layout_copy *c)
+{
+	uint32_t stored;
+	struct layout_slot s;
+
+	memcpy(&stored, c->buf + V2_STORED, 4);
+	put32(c->buf, V2_STORED_CRC, label_crc32(c->buf + LAYOUT_SLOT_HEADER, le32toh(stored)));
+	put32(c->buf, V2_HEADER_CRC, label_crc32(c->buf, V2_HEADER_CRC));
+	ck_assert_int_eq(layout_slot_decode(c->buf, c->len, &s), 0);
+	free(s.text);
+	return s.state;
+}
+
+START_TEST(a_hostile_compressed_copy_is_damaged_not_inflated)
+{
+	struct layout_copy c;
+	struct uuid pool;
+	size_t len;
+	char *text = many_volumes(100, &len);
+
+	ck_assert_int_eq(uuid_generate(&pool), 0);
+	ck_assert_int_eq(layout_copy_make(&pool, 9, text, len, &c), 0);
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_GOOD);
+
+	c.buf[LAYOUT_SLOT_HEADER + c.stored / 2] ^= 0x55;	/* garbage in the stream */
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_DAMAGED);
+	c.buf[LAYOUT_SLOT_HEADER + c.stored / 2] ^= 0x55;
+	put32(c.buf, V2_TEXT_LEN, (uint32_t)len + 1);		/* a text longer than it inflates to */
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_DAMAGED);
+	put32(c.buf, V2_TEXT_LEN, (uint32_t)len - 1);		/* shorter */
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_DAMAGED);
+	put32(c.buf, V2_TEXT_LEN, UINT32_MAX);			/* past the cap: not even tried */
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_DAMAGED);
+	put32(c.buf, V2_TEXT_LEN, (uint32_t)len);
+	put32(c.buf, V2_STORED, (uint32_t)c.stored - 1);	/* a stream cut short */
+	ck_assert_int_eq(decode_resealed(&c), LAYOUT_SLOT_DAMAGED);
+	layout_copy_release(&c);
+	free(text);
+}
+END_TEST
+
+START_TEST(a_text_too_big_even_deflated_leaves_a_stale_marker)
+{
+	char path[] = "/tmp/test_layout.XXXXXX";
+	struct device *dev = scratch_device(path);
+	size_t len = LAYOUT_STORED_MAX + 4096;
+	char *noise = malloc(len);
+	const struct layout_slot *over;
+	struct layout_area area;
+	struct layout_copy c;
+	struct uuid pool;
+
+	srandom(7);
+	for (size_t i = 0; i < len; i++)
+		noise[i] = (char)random();
+	ck_assert_int_eq(uuid_generate(&pool), 0);
+	write_copy(dev, 0, &pool, 10, "ten", 3, 0);
+	write_copy(dev, 1, &pool, 11, noise, len, -EFBIG);
+	write_copy(dev, 1, &pool, 12, noise, len, -EFBIG);	/* the same slot: 10 stays */
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
+	ck_assert_uint_eq(layout_area_newest(&area)->seq, 10);
+	over = layout_area_overflow(&area);
+	ck_assert_ptr_nonnull(over);
+	ck_assert_uint_eq(over->seq, 12);
+	ck_assert_uint_eq(over->len, len);
+	ck_assert_ptr_null(over->text);
+	layout_area_release(&area);
+
+	write_copy(dev, 1, &pool, 13, "thirteen", 8, 0);	/* fits again */
+	ck_assert_int_eq(layout_area_read(dev, &area), 0);
+	ck_assert_uint_eq(layout_area_newest(&area)->seq, 13);
+	ck_assert_ptr_null(layout_area_overflow(&area));
+	layout_area_release(&area);
+
+	/* past what a reader would inflate: not even deflated */
+	ck_assert_int_eq(layout_copy_make(&pool, 14, noise, LAYOUT_TEXT_MAX + 1, &c), -EFBIG);
+	ck_assert(c.overflow);
+	layout_copy_release(&c);
+	free(noise);
 	device_close(dev);
 	unlink(path);
 }
@@ -222,6 +420,10 @@ int main(void)
 	tcase_add_test(tc, every_record_reads_back_as_written);
 	tcase_add_test(tc, bad_text_is_refused_with_its_line);
 	tcase_add_test(tc, copies_alternate_slots_and_survive_one_damaged);
+	tcase_add_test(tc, ten_thousand_volumes_fit_a_slot_deflated);
+	tcase_add_test(tc, copies_written_before_compression_still_read);
+	tcase_add_test(tc, a_hostile_compressed_copy_is_damaged_not_inflated);
+	tcase_add_test(tc, a_text_too_big_even_deflated_leaves_a_stale_marker);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
