@@ -120,13 +120,16 @@ struct thin_usage {
 	uint64_t shared;		/* blocks mapped by others too */
 };
 
-/* Walks the map, O(mapped blocks).  Takes the pool lock. */
+/*
+ * Counts kept answer it: O(the map's directory slots), plus the leaves
+ * the volume holds alone when the pool has shared blocks (read, not
+ * loaded: may block on the store).  Takes the pool lock.
+ */
 void thin_usage(struct target *t, struct thin_usage *out);
 /*
- * The same for @n thin volumes at once (`list`), into out[i]: each
- * directory and each leaf is walked once however many volumes share it,
- * so 10,000 snapshots of one volume cost about what the volume costs.
- * Takes each pool's lock once (volumes grouped by pool).  0 or -ENOMEM.
+ * The same for @n thin volumes at once (`list`), into out[i]; a volume
+ * whose directory others share costs O(1).  Takes each pool's lock once
+ * (volumes grouped by pool).  0, -ENOMEM or -EIO.
  */
 int thin_usage_many(struct target *const *t, size_t n, struct thin_usage *out);
 

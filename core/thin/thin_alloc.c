@@ -212,15 +212,17 @@ static void mark_dirty(struct thin_alloc *a, uint32_t b)
 
 void thin_alloc_loaded(struct thin_alloc *a)
 {
-	a->nr_free = 0;
+	a->nr_free = a->nr_shared = 0;
 	for (uint64_t b = 0; b < a->nr_blocks; b += THIN_ALLOC_FIELDS_PER_WORD) {
 		uint64_t w = atomic_load_explicit(&a->fields[b / THIN_ALLOC_FIELDS_PER_WORD],
 						  memory_order_relaxed);
 		uint64_t n = a->nr_blocks - b < THIN_ALLOC_FIELDS_PER_WORD ?
 			     a->nr_blocks - b : THIN_ALLOC_FIELDS_PER_WORD;
 
-		for (uint64_t i = 0; i < n; i++, w >>= THIN_ALLOC_FIELD_BITS)
+		for (uint64_t i = 0; i < n; i++, w >>= THIN_ALLOC_FIELD_BITS) {
 			a->nr_free += !(w & 3);
+			a->nr_shared += (w & 3) >= 2;
+		}
 	}
 }
 
@@ -257,6 +259,10 @@ void thin_alloc_get(struct thin_alloc *a, uint32_t b)
 		a->overflow[b] = 3;	/* before the field says where to look */
 		field_up(a, b);
 		break;
+	case 1:
+		a->nr_shared++;
+		field_up(a, b);
+		break;
 	default:
 		field_up(a, b);
 	}
@@ -270,6 +276,7 @@ void thin_alloc_put(struct thin_alloc *a, uint32_t b)
 	mark_dirty(a, b);
 	if (f > 1) {
 		thin_blocks_add(&a->unshared, b);	/* before the drop: see exclusive() */
+		a->nr_shared -= f == 2;
 		if (f < THIN_ALLOC_FIELD_MANY || a->overflow[b] == 3)
 			field_down(a, b);
 		else

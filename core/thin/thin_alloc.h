@@ -59,6 +59,7 @@ struct thin_alloc {
 	uint64_t *discarded_bits;	/* free, and discarded since it was last used */
 	uint64_t nr_blocks;		/* blocks in the data area */
 	uint64_t nr_free;		/* count 0 and not pending */
+	uint64_t nr_shared;		/* count 2 or more: usage's shortcut */
 	uint64_t cursor;		/* next block the search looks at */
 	struct thin_blocks pending;	/* freed in the open transaction */
 	struct thin_blocks committing;	/* freed in the one gathered, awaiting the COMMIT */
@@ -82,8 +83,8 @@ void thin_alloc_exit(struct thin_alloc *a);
 int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks);
 
 /*
- * Recounts nr_free once every reference was taken at load time (all
- * counts set with thin_alloc_get).  O(nr_blocks).
+ * Recounts nr_free and nr_shared once every reference was taken at load
+ * time (all counts set with thin_alloc_get).  O(nr_blocks).
  */
 void thin_alloc_loaded(struct thin_alloc *a);
 

@@ -211,6 +211,32 @@ START_TEST(counts_past_two_are_exact_and_leave_neighbours_alone)
 }
 END_TEST
 
+/* nr_shared counts the blocks of count 2 and more, through the overflow and back. */
+START_TEST(shared_blocks_are_counted_as_counts_cross_two)
+{
+	uint32_t b[4];
+
+	take_all(b);
+	ck_assert_uint_eq(a.nr_shared, 0);
+	thin_alloc_get(&a, b[0]);
+	thin_alloc_get(&a, b[1]);
+	ck_assert_uint_eq(a.nr_shared, 2);
+	for (int i = 0; i < 5; i++)
+		thin_alloc_get(&a, b[1]);
+	ck_assert_uint_eq(a.nr_shared, 2);
+	for (int i = 0; i < 5; i++)
+		thin_alloc_put(&a, b[1]);
+	ck_assert_uint_eq(a.nr_shared, 2);
+	thin_alloc_put(&a, b[1]);
+	thin_alloc_put(&a, b[2]);		/* 1 to 0: never shared */
+	ck_assert_uint_eq(a.nr_shared, 1);
+	thin_alloc_loaded(&a);			/* the recount agrees */
+	ck_assert_uint_eq(a.nr_shared, 1);
+	thin_alloc_put(&a, b[0]);
+	ck_assert_uint_eq(a.nr_shared, 0);
+}
+END_TEST
+
 /* The last block of a word and the first of the next are apart. */
 START_TEST(fields_of_adjacent_words_are_apart)
 {
@@ -459,6 +485,7 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, grown_pool_has_the_new_blocks_free);
 	tcase_add_test(tc, loaded_counts_give_the_free_count);
 	tcase_add_test(tc, counts_past_two_are_exact_and_leave_neighbours_alone);
+	tcase_add_test(tc, shared_blocks_are_counted_as_counts_cross_two);
 	tcase_add_test(tc, fields_of_adjacent_words_are_apart);
 	tcase_add_test(tc, held_block_is_not_handed_out_until_released);
 	tcase_add_test(tc, trim_holds_only_free_blocks_and_gives_them_back);
