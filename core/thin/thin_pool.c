@@ -637,6 +637,21 @@ static bool over_budget(const struct thin_pool *p)
 	return p->budget_leaves && p->nr_resident > cache_limit(p);
 }
 
+/*
+ * Where a pass of evict() stops: a 64th under the limit, so that one
+ * grace period (a membarrier: an interrupt on every CPU that runs a
+ * request) and one wake-up of the worker serve that many misses, not
+ * each its own.  A budget under 64 leaves is kept to the leaf.
+ */
+#define THIN_EVICT_SLACK_SHIFT	6
+
+static bool above_low_water(const struct thin_pool *p)
+{
+	uint64_t limit = cache_limit(p);
+
+	return p->budget_leaves && p->nr_resident > limit - (limit >> THIN_EVICT_SLACK_SHIFT);
+}
+
 void thin_pool_resident_added(struct thin_pool *p)
 {
 	p->nr_resident++;
@@ -1538,7 +1553,8 @@ static bool has_changes(const struct thin_pool *p)
  * again (thin.c: thin_fault), so nothing it loaded goes before.  At most
  * two turns of the hand per pass: a pass that found every leaf read since
  * the last (bits set) unloads on its second turn, so the budget holds
- * after each pass, not a pass later.  Worker thread, or a walk's when it
+ * after each pass, not a pass later.  A pass, started over the budget,
+ * goes on to a 64th under it (above_low_water).  Worker thread, or a walk's when it
  * reserves (thin_pool_cache_reserve).
  */
 static bool unloadable(struct thin_leaf *l)
@@ -1575,7 +1591,7 @@ static void evict(struct thin_pool *p)
 		slots += d ? d->nr : 0;
 	}
 	t = hand_volume(p);
-	while (t && over_budget(p) && seen < 2 * slots) {
+	while (t && above_low_water(p) && seen < 2 * slots) {
 		struct thin_dir *d = atomic_load(&t->dir);
 		struct thin_leaf *l;
 
