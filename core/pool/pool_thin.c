@@ -2104,7 +2104,6 @@ static int check_stopped(struct pool *p, struct pool_volume *tp, struct pool_che
 static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_check *c,
 			   struct pool_error *err)
 {
-	uint64_t nr_blocks = tp->rec.size / tp->tp.rec->block_size, reserved;
 	struct walk_breach wb = { c, tp };
 	struct thin_pool_usage u;
 	struct thin_pool_counts counts;
@@ -2112,6 +2111,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	struct thin_walk_vol *vols = NULL;
 	struct thin_walk w;
 	size_t nr, n0 = c->n;
+	uint64_t reserved;
 	void *arg;
 	int r;
 
@@ -2128,8 +2128,8 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		pool_breach(c, tp, "cannot read its maps: %s", strerror(-r));
 		return 0;
 	}
-	thin_pool_usage(running(tp), &u);
-	reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves) + thin_refs_bytes(nr_blocks);
+	thin_pool_usage(running(tp), &u);	/* a running pool's size is sound */
+	reserved = thin_walk_slab_bytes(u.nr_blocks, u.nr_leaves) + thin_refs_bytes(u.nr_blocks);
 	thin_pool_cache_reserve(running(tp), reserved);
 	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r == -ENOMEM)
