@@ -15,19 +15,7 @@ requires_mapperfs
 requires fio jq
 
 n=1000000
-make_pool
-mapperctl device add "$T_DIR/raw" --create $(( (n + 8192 + 32) * 64 ))K --name r >/dev/null
-mapperctl create thin-pool tp --size $(( (n + 8192) * 64 ))K --low-water 0 \
-	--metadata-limit $(( n * 16 / 1024 + 65536 ))K >/dev/null
-awk -v n=$n 'BEGIN {
-	printf "<superblock uuid=\"\" time=\"0\" transaction=\"1\" flags=\"0\" version=\"2\" data_block_size=\"128\" nr_data_blocks=\"%d\">\n", n + 8192
-	printf "  <device dev_id=\"1\" mapped_blocks=\"%d\" transaction=\"0\" creation_time=\"0\" snap_time=\"0\">\n", n
-	for (b = 0; b < n; b += 4096)
-		printf "    <range_mapping origin_begin=\"%d\" data_begin=\"%d\" length=\"%d\" time=\"0\"/>\n", b, b, (n - b < 4096 ? n - b : 4096)
-	print "  </device>"
-	print "</superblock>" }' >in.xml
-mapperctl restore tp --from in.xml --force --volume "1:vol:$((n * 64))K" >/dev/null 2>&1 ||
-	fail "restore failed"
+make_mapped_pool "$n"
 start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=1M
 
 pool_status() { mapperctl status tp --json | json_get ".$1"; }

@@ -250,6 +250,29 @@ start_daemon()
 	export MNT
 }
 
+# make_mapped_pool N: make_pool with thin pool tp and its volume `vol` of N
+# mapped 64 KiB blocks, restored from generated thin_dump XML (no data
+# written: every block reads as a hole), as bench/scale.sh builds them.
+make_mapped_pool()
+{
+	local n=$1 vol
+
+	vol="1:vol:$((n * 64))K"
+	make_pool
+	mapperctl device add "$T_DIR/raw" --create $(( (n + 8192 + 32) * 64 ))K --name r >/dev/null
+	mapperctl create thin-pool tp --size $(( (n + 8192) * 64 ))K --low-water 0 \
+		--metadata-limit $(( n * 16 / 1024 + 65536 ))K >/dev/null
+	awk -v n="$n" 'BEGIN {
+		printf "<superblock uuid=\"\" time=\"0\" transaction=\"1\" flags=\"0\" version=\"2\" data_block_size=\"128\" nr_data_blocks=\"%d\">\n", n + 8192
+		printf "  <device dev_id=\"1\" mapped_blocks=\"%d\" transaction=\"0\" creation_time=\"0\" snap_time=\"0\">\n", n
+		for (b = 0; b < n; b += 4096)
+			printf "    <range_mapping origin_begin=\"%d\" data_begin=\"%d\" length=\"%d\" time=\"0\"/>\n", b, b, (n - b < 4096 ? n - b : 4096)
+		print "  </device>"
+		print "</superblock>" }' >"$T_DIR/in.xml"
+	mapperctl restore tp --from "$T_DIR/in.xml" --force --volume "$vol" >/dev/null 2>&1 ||
+		fail "restore failed: $(mapperctl restore tp --from "$T_DIR/in.xml" --force --volume "$vol" 2>&1 | tail -n 1)"
+}
+
 # daemon_pid [POOL]: the PID the running daemon of POOL wrote.
 daemon_pid()
 {
