@@ -40,11 +40,19 @@
 #               (-o cache_size: 2 KiB a leaf, so 0.4 B/block), and three
 #               fio runs of BENCH_SECONDS, 4 KiB random reads at QD1 of
 #               two regions of a quarter of the budget each, both loaded
-#               first: "hits" over the first alone; hits beside the same
-#               reads of the second region (all resident: the same load,
-#               no miss); hits beside "misses", the same reads over the
-#               whole volume (nine in ten leaves not loaded).  p50 / p99
-#               of each, the misses' IOPS, the evictions and the RSS after
+#               first: "hits" over the first alone; then BENCH_BUDGET_REPS
+#               (5) rounds, each of two runs side by side, in turn first:
+#               hits beside the same reads of the second region (all
+#               resident: the same load, no miss), and hits beside
+#               "misses", the same reads over the whole volume (nine in
+#               ten leaves not loaded).  A round's ratio is its hits' p99
+#               beside misses over their p99 beside resident reads: a p99
+#               on a shared machine of 2 CPUs moves by 2x from run to run
+#               (a run that meets another job's burst), so a pair measured
+#               seconds apart, and the median of the rounds, is the
+#               figure.  p50 / p99 of each (the median over the rounds),
+#               every round's ratio, the misses' IOPS, the evictions and
+#               the RSS after
 #
 # mapperctl's own peak RSS (GNU time) is kept in the TSV for each command;
 # online commands run in the daemon, so it stays small for them.
@@ -75,7 +83,7 @@
 # Environment: BENCH_BLOCKS, BENCH_REPS, BENCH_DIR (default /var/tmp: the
 # disk's file system, not /dev/shm: pool.db at 1e8 is ~0.8 GB; a scratch
 # directory is made in it and removed), BENCH_SECONDS, BENCH_SNAPSHOTS,
-# BENCH_SNAP_BLOCKS, BENCH_OUT.  BENCH_BLOCKS="1e5 1e6" BENCH_SNAPSHOTS=300
+# BENCH_SNAP_BLOCKS, BENCH_BUDGET_REPS, BENCH_OUT.  BENCH_BLOCKS="1e5 1e6" BENCH_SNAPSHOTS=300
 # runs in half a minute; the defaults in ~12 minutes (2 CPUs, ext4), 1e8
 # taking ~1 min of it and the 1e4 snapshots ~8.  Needs root (FUSE), fio,
 # jq, gnuplot, GNU time.  Not run by CI.  Everything it made (the mount,
@@ -95,6 +103,7 @@ out=${BENCH_OUT-$src/docs}
 run=4096	# blocks per range_mapping
 spare=4096	# data blocks past the mapped ones: the copy-on-writes
 reps=${BENCH_REPS:-3}	# rounds of snapshot, list, diff, remove
+budget_reps=${BENCH_BUDGET_REPS:-5}	# rounds of hits beside resident reads and beside misses
 
 for t in fio jq gnuplot /usr/bin/time fusermount3; do
 	command -v "$t" >/dev/null ||
@@ -223,7 +232,7 @@ gen_xml()
 
 tsv=$dir/scale.tsv
 stsv=$dir/scale-snapshots.tsv
-printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\tfirst_p50_us\tfirst_p99_us\tsecond_p50_us\tsecond_p99_us\trss_after_kib\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\tbudget_bytes\thit_alone_p50_us\thit_alone_p99_us\thit_resident_p50_us\thit_resident_p99_us\thit_miss_p50_us\thit_miss_p99_us\tmiss_p50_us\tmiss_p99_us\tmiss_iops\tbudget_evictions\tbudget_rss_kib\n' >"$tsv"
+printf 'blocks\txml_bytes\trestore_ms\trestore_cli_kib\tdb_bytes\tmount_ms\trss_kib\tfirst_p50_us\tfirst_p99_us\tsecond_p50_us\tsecond_p99_us\trss_after_kib\tsnapshot_ms\tlist_ms\tdiff_ms\tcheck_ms\tcheck_daemon_peak_kib\tcheck_cli_kib\tdump_ms\tdump_daemon_peak_kib\tdump_cli_kib\tdump_bytes\tremove_ms\tstop_ms\tcold_mount_ms\tcold_rss_kib\tload1\tsize_s\tsnapshot_samples\tlist_samples\tdiff_samples\tremove_samples\tbudget_bytes\thit_alone_p50_us\thit_alone_p99_us\thit_resident_p50_us\thit_resident_p99_us\thit_miss_p50_us\thit_miss_p99_us\tmiss_p50_us\tmiss_p99_us\tmiss_iops\tbudget_evictions\tbudget_rss_kib\tp99_ratios\n' >"$tsv"
 printf 'phase\tsnapshots\tbatch\tms_per_op\tlist_ms\trss_kib\n' >"$stsv"
 
 # batch_row PHASE SNAPSHOTS K T0: a batch of K calls that began at T0 is
@@ -258,13 +267,25 @@ latencies()
 		"\(.["50.000000"] / 1000) \(.["99.000000"] / 1000)"' <<<"$1"
 }
 
+# medians "P50 P99"...: the median of each column of the pairs (or of
+# single numbers); "-" for none.
+medians()
+{
+	printf '%s\n' "$@" | python3 -c '
+import statistics, sys
+rows = [l.split() for l in sys.stdin.read().splitlines() if l.strip()]
+cols = list(zip(*[r for r in rows if "null" not in r]))
+print(" ".join("%g" % statistics.median(float(x) for x in c) for c in cols) or "-")'
+}
+
 # budget_reads N: the budget step (the header) on the pool of N blocks, not
 # mounted; sets budget, hit_alone, hit_resident, hit_miss, miss (each "p50
-# p99"), miss_iops, evictions, budget_rss.
+# p99", the median over the rounds), miss_iops, evictions, budget_rss and
+# p99_ratios (each round's, comma separated).
 budget_reads()
 {
-	local leaves=$(( ($1 + 511) / 512 )) region j
-	local -a fio_hits fio_other fio_misses
+	local leaves=$(( ($1 + 511) / 512 )) region j i k
+	local -a fio_hits fio_other fio_misses resident=() beside=() misses=() iops=() ratios=()
 
 	budget=$(( leaves * 2048 / 10 ))
 	[ "$budget" -ge 2048 ] || budget=2048
@@ -281,12 +302,25 @@ budget_reads()
 	fio "${fio_hits[@]}" "${fio_other[@]}" --runtime=2 --ramp_time=0 >/dev/null 2>&1	# loads both
 	j=$(fio --output-format=json "${fio_hits[@]}" 2>"$dir/fio.err") || j=null
 	hit_alone=$(latencies "$j" hits)
-	j=$(fio --output-format=json "${fio_hits[@]}" "${fio_other[@]}" 2>"$dir/fio.err") || j=null
-	hit_resident=$(latencies "$j" hits)
-	j=$(fio --output-format=json "${fio_hits[@]}" "${fio_misses[@]}" 2>"$dir/fio.err") || j=null
-	hit_miss=$(latencies "$j" hits)
-	miss=$(latencies "$j" misses)
-	miss_iops=$(jq -r '.jobs[] | select(.jobname == "misses") | .read.iops | floor' <<<"$j")
+	for ((i = 0; i < budget_reps; i++)); do
+		for k in $((i % 2)) $((1 - i % 2)); do
+			if [ "$k" = 0 ]; then
+				j=$(fio --output-format=json "${fio_hits[@]}" "${fio_other[@]}" \
+					2>"$dir/fio.err") || j=null
+				resident+=("$(latencies "$j" hits)")
+			else
+				j=$(fio --output-format=json "${fio_hits[@]}" "${fio_misses[@]}" \
+					2>"$dir/fio.err") || j=null
+				beside+=("$(latencies "$j" hits)") misses+=("$(latencies "$j" misses)")
+				iops+=("$(jq -r '.jobs[] | select(.jobname == "misses") | .read.iops | floor' <<<"$j")")
+			fi
+			[ "$j" != null ] || break 2
+		done
+		ratios+=("$(awk -v a="${resident[i]#* }" -v b="${beside[i]#* }" 'BEGIN { printf "%.2f", b / a }')")
+	done
+	hit_resident=$(medians "${resident[@]}") hit_miss=$(medians "${beside[@]}")
+	miss=$(medians "${misses[@]}") miss_iops=$(medians "${iops[@]}")
+	p99_ratios=$(join "${ratios[@]}")
 	evictions=$(ctl status tp --json | jq -r .cache_evictions)
 	budget_rss=$(daemon_kib VmRSS)
 	stop_daemon
@@ -329,6 +363,7 @@ one()
 	local restore restore_kib db mount rss p50='' p99='' p50b='' p99b='' rss_after='' snap='' list='' diff='' check='' check_peak='' check_kib=
 	local dump='' dump_peak='' dump_kib='' dump_bytes='' remove='' stop='' cold='' cold_rss='' j b load r
 	local budget='' hit_alone='' hit_resident='' hit_miss='' miss='' miss_iops='' evictions='' budget_rss=
+	local p99_ratios=
 	local snaps=() lists=() diffs=() removes=()
 
 	need_disk=$(( (32 * n + 256 * 1048576) / 1024 ))
@@ -423,14 +458,15 @@ one()
 	budget_reads "$n" || true
 	log_notes "$n" "$pool/mapperfs.log"
 	# shellcheck disable=SC2086,SC2183 # each latency pair is two columns
-	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$n" "$(stat -c %s "$xml")" "$restore" "$restore_kib" "$db" "$mount" "$rss" \
 		"$p50" "$p99" "$p50b" "$p99b" "$rss_after" "$snap" "$list" "$diff" "$check" "$check_peak" "$check_kib" \
 		"$dump" "$dump_peak" "$dump_kib" "$dump_bytes" "$remove" "$stop" "$cold" "$cold_rss" \
 		"$load" "$(awk -v a="$t_start" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" \
 		"$(join "${snaps[@]}")" "$(join "${lists[@]}")" "$(join "${diffs[@]}")" \
 		"$(join "${removes[@]}")" "$budget" $(pair "$hit_alone") $(pair "$hit_resident") \
-		$(pair "$hit_miss") $(pair "$miss") "$miss_iops" "$evictions" "$budget_rss" >>"$tsv"
+		$(pair "$hit_miss") $(pair "$miss") "$miss_iops" "$evictions" "$budget_rss" \
+		"${p99_ratios:--}" >>"$tsv"
 	rm -rf --one-file-system "$pool" "$mnt" "$dir/raw-$n" "$xml"
 	pool='' mnt=''
 }
@@ -446,7 +482,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # The tables, from the TSVs.
 table=$dir/table.txt
 python3 - "$tsv" "$stsv" >"$table" <<'PY'
-import sys
+import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 head, rows = rows[0], rows[1:]
 rows = [dict(zip(head, r)) for r in rows]
@@ -498,14 +534,16 @@ print()
 print("A budget of a tenth of the map (-o cache_size), 4 KiB QD1 random reads, p50 / p99 us:")
 print("hits over a resident region alone; beside the same reads of a second resident")
 print("region (the same load, no miss); beside misses over the whole volume; the misses;")
-print("ratio: the hits' p99 beside misses over their p99 beside resident reads:")
+print("each the median over the rounds; ratio: the hits' p99 beside misses over their")
+print("p99 beside resident reads in the same round, the median of the rounds (their range):")
 print()
 print("| blocks | budget MiB | hits alone | hits beside resident | hits beside misses | p99 ratio | misses | miss IOPS | evictions | RSS after MiB |")
 print("|---" * 10 + "|")
 for r in rows:
     ratio = "-"
-    if r["hit_miss_p99_us"] not in ("", "-") and r["hit_resident_p99_us"] not in ("", "-"):
-        ratio = "%.2f" % (float(r["hit_miss_p99_us"]) / float(r["hit_resident_p99_us"]))
+    ratios = [float(x) for x in r.get("p99_ratios", "-").split(",") if x not in ("", "-")]
+    if ratios:
+        ratio = "%.2f (%.2f-%.2f)" % (statistics.median(ratios), min(ratios), max(ratios))
     lat = lambda k: "%s / %s" % (f(r[k + "_p50_us"], 1, "%.1f"), f(r[k + "_p99_us"], 1, "%.1f"))
     print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         blocks(r["blocks"]), f(r["budget_bytes"], 2**20, "%.2f"), lat("hit_alone"),
