@@ -1896,12 +1896,14 @@ static void thin_pool_status(struct pool *p, struct pool_volume *tp, struct json
 		json_percent(j, "metadata_percent", u.metadata_bytes, u.metadata_limit);
 		json_u64(j, "metadata_pages", u.nr_leaves + u.nr_dirs);
 		json_size(j, "discarded_bytes", u.discarded_bytes);
-		json_size(j, "cache_bytes", u.cache_bytes);
-		json_size(j, "cache_budget_bytes", u.cache_budget);
-		json_size(j, "cache_reserved_bytes", u.cache_reserved);
-		json_u64(j, "cache_evictions", u.evictions);
-		json_u64(j, "cache_loads", u.loads);
-		json_u64(j, "cache_miss_waits", u.miss_waits);
+		if (p->mount_dev) {	/* the daemon's cache; a CLI's own says nothing */
+			json_size(j, "cache_bytes", u.cache_bytes);
+			json_size(j, "cache_budget_bytes", u.cache_budget);
+			json_size(j, "cache_reserved_bytes", u.cache_reserved);
+			json_u64(j, "cache_evictions", u.evictions);
+			json_u64(j, "cache_loads", u.loads);
+			json_u64(j, "cache_miss_waits", u.miss_waits);
+		}
 		json_bool(j, "low_water_crossed", u.low_water);
 		json_bool(j, "full", u.full);
 		json_bool(j, "metadata_full", u.metadata_full);

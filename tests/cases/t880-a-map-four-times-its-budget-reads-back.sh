@@ -4,7 +4,7 @@
 # map has 1954) unloads leaves and loads them again while fio writes and
 # verifies random blocks all over it, through a snapshot's copy-on-write
 # too; status counts the evictions, check agrees with every count, and
-# after a restart everything reads back.  The volume is restored from a
+# after a restart everything reads back; offline, status shows no cache.  The volume is restored from a
 # generated dump, its blocks holes of a sparse raw file, so nothing but
 # what fio writes is written.
 # TRANSPORTS: io_uring
@@ -47,5 +47,9 @@ evictions=$(pool_status cache_evictions)
 [ "$evictions" -gt 100 ] || fail "reading it all back unloaded nothing: $evictions evictions"
 mapperctl check >check.out 2>&1 || fail "check after a restart: $(cat check.out)"
 
+stop_daemon
+# Offline, the CLI's own cache is nobody's budget: status shows none.
+[ "$(mapperctl status tp --json | jq 'has("cache_budget_bytes")')" = false ] ||
+	fail "an offline status shows a cache budget"
 expect_fail -m "use cache_size=0 \(no budget\) or 2K" mapperfs --pool "$POOL" "$T_DIR/mnt2" -o cache_size=1K
 log "a budget of 1 MiB (512 leaves), a map four times it: $evictions leaves unloaded after the restart"
