@@ -512,11 +512,29 @@ static void check_shared_blocks(struct thin_walk *w, size_t *n,
 size_t thin_walk_check(struct thin_walk *w, void (*breach)(void *arg, const char *msg),
 		       void *arg)
 {
+	/*
+	 * Volumes that share a directory (snapshots nobody wrote since) share
+	 * its verdict: a directory found whole for one size is not walked
+	 * again for another volume of that size (2000 snapshots of a 1e8-block
+	 * volume: 2000 walks of its 195,313 slots, 32 s).  Where a walk found
+	 * a breach it is walked for each, so that each volume is named.
+	 */
+	uint64_t *clean_for = calloc(w->nr_dirs + 1, sizeof(*clean_for));	/* blocks + 1 */
 	uint64_t free_blocks = 0;
 	size_t n = 0;
 
-	for (size_t i = 0; i < w->nr_vols; i++)
+	for (size_t i = 0; i < w->nr_vols; i++) {
+		const struct thin_dir_rec *d = thin_walk_vol_dir(w, i);
+		uint64_t *verdict = clean_for && d ? &clean_for[d - w->dirs] : NULL;
+		size_t before = n;
+
+		if (verdict && *verdict == w->vols[i].nr_blocks + 1)
+			continue;
 		check_volume(w, i, &n, breach, arg);
+		if (verdict && n == before)
+			*verdict = w->vols[i].nr_blocks + 1;
+	}
+	free(clean_for);
 	check_shared_blocks(w, &n, breach, arg);
 	for (uint64_t b = 0; b < w->nr_blocks; b++)
 		free_blocks += !thin_refs_get(&w->block_refs, b);
