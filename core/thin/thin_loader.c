@@ -26,8 +26,9 @@
  * What keeps what alive.  A queued load holds its volume's target (its
  * users, as a call outside a read section holds it for volume_reload)
  * until its waits were called: a volume reloaded meanwhile keeps its old
- * target until then.  The loader touches neither the load's target nor
- * its waits after calling them.
+ * target until then.  The loader touches no wait after calling it, and
+ * lets go of the target (its users) once it called them all: a reader
+ * whose wait was called may still see the load's hold for a moment.
  *
  * Stopping (the pool stops: the daemon ends, a repair restarts it) fails
  * every wait still queued with -EIO at once, from the stopping thread, and

@@ -281,6 +281,9 @@ START_TEST(a_read_that_misses_waits_for_the_loader_then_reads_its_data)
 	/* Loaded now: the next read of the leaf does not wait. */
 	ck_assert_int_eq(volume_read_or_wait(vol, &eng, r.buf, 3 * BS, 4096, &r.w), 4096);
 	ck_assert_uint_eq(usage().miss_waits, 1);
+	/* The loader lets go of the target after it called the waits. */
+	for (int i = 0; i < 5000 && atomic_load(&vol->target->users); i++)
+		usleep(1000);
 	ck_assert_uint_eq(atomic_load(&vol->target->users), 0);
 }
 END_TEST
