@@ -1756,6 +1756,8 @@ void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes)
 	size_t trimmed;
 	bool over;
 
+	if (!bytes)
+		return;		/* nothing to unload for, even past the budget */
 	pthread_mutex_lock(&p->lock);
 	p->reserved_bytes += bytes;
 	if (p->budget_leaves && p->reserved_bytes >= p->budget_leaves * THIN_LEAF_BYTES)
