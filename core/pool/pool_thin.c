@@ -1413,6 +1413,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 {
 	struct pool_volume *v, *s, *tp;
 	struct thin_rec row;
+	uint64_t reserved;
 	bool began;
 	int r;
 
@@ -1437,6 +1438,8 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		goto out_unlock;
 	thin_suspend(v->served->target);
 	thin_suspend(s->served->target);
+	reserved = thin_remove_bytes(v->served->target);	/* as remove_thin */
+	thin_pool_cache_reserve(running(tp), reserved);
 	began = !(r = begin_admin(tp, err));
 	if (began) {
 		row = v->thin.rec;
@@ -1457,6 +1460,7 @@ int pool_rollback(struct pool *p, const char *name, const char *snap,
 		end_admin_freeing(tp);	/* the map it had is freed */
 	else if (began)
 		thin_pool_admin_end(running(tp));
+	thin_pool_cache_unreserve(running(tp), reserved);
 	volume_unretire(v->served);
 	if (!r)
 		log_info("rolled back '%s' to '%s'", name, snap);
@@ -1651,9 +1655,17 @@ static int remove_unloaded(struct pool *p, struct pool_volume *v, struct pool_er
 	return 0;
 }
 
+/*
+ * What the removal holds until its commit (the sets of the blocks it
+ * frees, the leaves it drops) is first reserved from the pool's memory
+ * budget, as a walk's pages are, so that it takes the place of loaded
+ * leaves instead of coming on top of a full cache.
+ */
 static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp;
+	uint64_t reserved;
+	bool began;
 	int r;
 
 	if (!v->served)
@@ -1664,23 +1676,24 @@ static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error 
 	if (volume_retire(v->served))
 		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
 	thin_suspend(v->served->target);
-	r = begin_admin(tp, err);
-	if (r) {
-		thin_unsuspend(v->served->target);
-		volume_unretire(v->served);
-		return r;
-	}
-	r = pool_record(p, "delete the volume", record_removal, v, err);
+	reserved = thin_remove_bytes(v->served->target);
+	thin_pool_cache_reserve(running(tp), reserved);
+	began = !(r = begin_admin(tp, err));
+	if (began)
+		r = pool_record(p, "delete the volume", record_removal, v, err);
 	if (!r && thin_remove(v->served->target))
 		log_warn("thin volume '%s': out of memory while dropping its map; its blocks stay allocated until restart",
 			 v->rec.name);
 	thin_unsuspend(v->served->target);
-	if (r) {
+	if (!r)
+		end_admin_freeing(tp);
+	else if (began)
 		thin_pool_admin_end(running(tp));
+	thin_pool_cache_unreserve(running(tp), reserved);
+	if (r) {
 		volume_unretire(v->served);
 		return r;
 	}
-	end_admin_freeing(tp);
 	pool_volume_forget(p, v);
 	return 0;
 }

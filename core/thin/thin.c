@@ -1074,6 +1074,41 @@ static int drop_dir(struct thin_pool *p, struct thin_dir *d)
 	return r;
 }
 
+/* A bitmap's bytes over @blocks blocks of a pool of @nr_blocks: a page each at worst. */
+static uint64_t bits_bytes(uint64_t blocks, uint64_t nr_blocks)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), all = (nr_blocks / 8 + page) / page * page;
+
+	return blocks < all / page ? blocks * page : all;
+}
+
+uint64_t thin_remove_bytes(struct target *t)
+{
+	struct thin *th = to_thin(t);
+	struct thin_pool *p = th->pool;
+	uint64_t leaves = 0, blocks, bits, slots;
+	struct thin_dir *d;
+
+	pthread_mutex_lock(&p->lock);
+	d = atomic_load(&th->dir);
+	slots = d ? d->nr : 0;
+	for (uint32_t i = 0; d && atomic_load(&d->refs) == 1 && i < d->nr; i++) {
+		struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+		leaves += l && atomic_load_explicit(&l->refs, memory_order_relaxed) == 1;
+	}
+	blocks = leaves * THIN_LEAF_ENTRIES;
+	if (blocks > atomic_load(&th->mapped))
+		blocks = atomic_load(&th->mapped);
+	/* The freed set's bits and the allocator's, and the unshared set's. */
+	bits = bits_bytes(blocks, p->alloc.nr_blocks) * (p->alloc.nr_shared ? 3 : 2);
+	pthread_mutex_unlock(&p->lock);
+	if (leaves < THIN_REMOVE_RESERVE_LEAVES)
+		return 0;
+	return bits + leaves * THIN_REMOVE_LEAF_BYTES + THIN_REMOVE_STORE_BYTES +
+	       slots * sizeof(void *);
+}
+
 int thin_remove(struct target *t)
 {
 	struct thin *th = to_thin(t);

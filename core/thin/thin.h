@@ -68,6 +68,23 @@ int thin_snapshot(struct target *origin, int64_t volume, struct target **out);
  * maps nothing; destroy it once unreachable.  0 or -ENOMEM.
  */
 int thin_remove(struct target *t);
+/*
+ * The memory thin_remove of @t (or thin_rollback, which drops its map
+ * likewise) holds until the commit that follows it, for the pool's
+ * memory budget (thin_pool_cache_reserve): the sets of blocks
+ * it frees and unshares (thin_blocks.h, and the allocator's bits: a page
+ * per block at worst, the pool's blocks / 8 at most, each), per leaf it
+ * drops (those no other map shares) its place in the lists of dead pages
+ * and what reading it and deleting its row take of the store, and the
+ * store's page caches, which those fill.  Measured, not derived: at 1e7
+ * and 1e8 mapped blocks (docs/thin.md).  0 when it drops fewer than
+ * THIN_REMOVE_RESERVE_LEAVES leaves (removing a snapshot whose leaves its
+ * origin shares costs nothing).  O(directory slots), the pool lock.
+ */
+#define THIN_REMOVE_RESERVE_LEAVES	512u		/* 256 Ki blocks */
+#define THIN_REMOVE_LEAF_BYTES		128u
+#define THIN_REMOVE_STORE_BYTES		(4u << 20)	/* two connections' 2 MiB */
+uint64_t thin_remove_bytes(struct target *t);
 
 /*
  * Gives @t a copy of its map grown to @size bytes, under directory @dir

@@ -84,7 +84,7 @@ struct thin_pool {
 	 */
 	uint64_t nr_resident;
 	uint64_t budget_leaves;		/* 0: no budget */
-	uint64_t reserved_bytes;	/* of the budget, by walks: thin_pool_cache_reserve */
+	uint64_t reserved_bytes;	/* of the budget, by walks and removals: thin_pool_cache_reserve */
 	uint64_t evictions;
 	uint64_t loads;			/* leaves loaded on demand (thin_pool_leaf_load) */
 	/* Loads leaves for reads that wait instead of faulting (thin_loader.c). */

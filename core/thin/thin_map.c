@@ -69,6 +69,11 @@ void thin_leaf_slab_put(void *buf)
 	slab_free(&leaf_entries, buf);
 }
 
+size_t thin_leaf_slab_trim(void)
+{
+	return slab_trim(&leaf_entries);
+}
+
 void thin_leaf_free(struct thin_leaf *l)
 {
 	if (!l)

@@ -36,6 +36,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rcu.h"
@@ -133,6 +134,14 @@ void thin_leaf_entries_free(_Atomic uint32_t *e);
  */
 void *thin_leaf_slab_get(void);
 void thin_leaf_slab_put(void *buf);
+/*
+ * Gives the OS back the pages of that slab that free entries alone cover
+ * (slab_trim), after leaves were unloaded or freed for good: their memory
+ * then leaves the daemon instead of waiting in the slab.  Returns bytes.
+ * O(f log f) for f free entries.  Any thread, no lock held; admin path
+ * or the pool's worker, never a request's.
+ */
+size_t thin_leaf_slab_trim(void);
 void thin_leaf_free(struct thin_leaf *l);
 /*
  * A copy of @l, whose entries are loaded (entries only; provisioning

@@ -1284,11 +1284,18 @@ static int discard_held(struct thin_pool *p, uint64_t *done)
 	return r;
 }
 
+/*
+ * Loaded leaves a commit must free for good (a removal's, a rollback's)
+ * before it trims the slab: 1 MiB of entries.  Fewer are left for the
+ * loads to reuse.
+ */
+#define THIN_TRIM_LEAVES	512u
+
 /* One attempt.  p->commit_lock held. */
 static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 {
 	struct batch b = { 0 };
-	uint64_t nr_held = 0;
+	uint64_t nr_held = 0, nr_loaded = 0;
 	uint64_t discarded = 0;
 	int r = 0;
 
@@ -1329,8 +1336,14 @@ static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
 	pthread_mutex_unlock(&p->lock);
 	if (nr_held)
 		discard_held(p, &discarded);
-	for (size_t i = 0; i < b.dead_leaves.nr; i++)
-		thin_leaf_free(b.dead_leaves.v[i]);
+	for (size_t i = 0; i < b.dead_leaves.nr; i++) {
+		struct thin_leaf *l = b.dead_leaves.v[i];
+
+		nr_loaded += atomic_load_explicit(&l->e, memory_order_relaxed) != NULL;
+		thin_leaf_free(l);
+	}
+	if (nr_loaded >= THIN_TRIM_LEAVES)
+		thin_leaf_slab_trim();	/* a removed map's memory leaves the daemon */
 	for (size_t i = 0; i < b.dead_dirs.nr; i++)
 		free(b.dead_dirs.v[i]);
 	batch_release(&b);
@@ -1554,8 +1567,9 @@ static bool has_changes(const struct thin_pool *p)
  * two turns of the hand per pass: a pass that found every leaf read since
  * the last (bits set) unloads on its second turn, so the budget holds
  * after each pass, not a pass later.  A pass, started over the budget,
- * goes on to a 64th under it (above_low_water).  Worker thread, or a walk's when it
- * reserves (thin_pool_cache_reserve).
+ * goes on to a 64th under it (above_low_water).  Worker thread; a
+ * reservation unloads by slab pages instead (evict_pages), and comes
+ * here only if it ran out of memory.
  */
 static bool unloadable(struct thin_leaf *l)
 {
@@ -1621,21 +1635,144 @@ static void evict(struct thin_pool *p)
 	thin_vec_release(&unloaded);
 }
 
+/* A loaded leaf and its entries' slab page, which the sort reads without a miss. */
+struct leaf_page {
+	uintptr_t page;
+	struct thin_leaf *l;
+};
+
+static int by_page(const void *a, const void *b)
+{
+	const struct leaf_page *x = a, *y = b;
+
+	if (x->page != y->page)
+		return x->page < y->page ? -1 : 1;
+	return (uintptr_t)x->l < (uintptr_t)y->l ? -1 : (uintptr_t)x->l > (uintptr_t)y->l;
+}
+
+/*
+ * The loaded leaves of every volume's directory into *@out (*@nr of
+ * them, malloc'ed), once each, by their entries' page; whether each can
+ * be unloaded (which reads its entries) is for the caller to ask of the
+ * few it picks.  0 or -ENOMEM.
+ */
+static int loaded_by_page(struct thin_pool *p, size_t page, struct leaf_page **out,
+			      size_t *nr)
+{
+	struct leaf_page *v = NULL;
+	size_t n = 0, cap = 0, k = 0;
+
+	for (struct thin *t = p->vols; t; t = t->next) {
+		struct thin_dir *d = atomic_load(&t->dir);
+
+		for (uint32_t i = 0; d && i < d->nr; i++) {
+			struct thin_leaf *l = atomic_load(&d->leaf[i]);
+
+			if (!l || !atomic_load_explicit(&l->e, memory_order_relaxed))
+				continue;
+			if (n == cap) {
+				struct leaf_page *g = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
+
+				if (!g) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = g;
+			}
+			v[n].page = (uintptr_t)atomic_load_explicit(&l->e, memory_order_relaxed) / page;
+			v[n++].l = l;
+		}
+	}
+	qsort(v, n, sizeof(*v), by_page);
+	for (size_t i = 0; i < n; i++)	/* a shared leaf is in several directories */
+		if (!k || v[i].l != v[k - 1].l)
+			v[k++] = v[i];
+	*out = v;
+	*nr = k;
+	return 0;
+}
+
+static int unload_into(struct thin_pool *p, struct thin_leaf *l, struct thin_vec *unloaded)
+{
+	if (thin_vec_push(unloaded, NULL))
+		return -ENOMEM;
+	unloaded->v[unloaded->nr - 1] = (void *)thin_leaf_unload(l);
+	p->nr_resident--;
+	p->evictions++;
+	return 0;
+}
+
+/*
+ * A reservation's unloading: down to the reduced budget, by pages of the
+ * slab rather than by CLOCK, so that what it unloads goes back to the OS
+ * (thin_leaf_slab_trim) and a removal's or a walk's memory, which does
+ * not all come from the slab, takes its place instead of coming on top.
+ * Leaves whose entries share a page (two a 4 KiB page) go together, page
+ * by page in address order; single ones (whose page's other part may be
+ * free already) then, if whole pages were not enough.  How recently a
+ * leaf was read does not count here: reads load again what they miss.
+ * O(slots + leaves log leaves), 16 bytes a loaded leaf for the while; the
+ * pool lock, a grace period.  0 or -ENOMEM (evict() then does the rest).
+ */
+static int evict_pages(struct thin_pool *p)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), nr = 0;
+	size_t per_page = page > THIN_LEAF_BYTES ? page / THIN_LEAF_BYTES : 1;
+	struct thin_vec unloaded = { 0 };
+	struct leaf_page *v = NULL;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = loaded_by_page(p, page, &v, &nr);
+	for (size_t i = 0, j; !r && i < nr && over_budget(p); i = j) {
+		bool whole;
+
+		for (j = i + 1; j < nr && v[j].page == v[i].page; j++)
+			;
+		whole = j - i == per_page;
+		for (size_t k = i; whole && k < j; k++)
+			whole = unloadable(v[k].l);
+		for (size_t k = i; !r && whole && k < j; k++) {
+			r = unload_into(p, v[k].l, &unloaded);
+			v[k].l = NULL;
+		}
+	}
+	for (size_t i = 0; !r && i < nr && over_budget(p); i++)
+		if (v[i].l && unloadable(v[i].l))	/* not gone with its page */
+			r = unload_into(p, v[i].l, &unloaded);
+	pthread_mutex_unlock(&p->lock);
+	free(v);
+	if (unloaded.nr)
+		rcu_wait_readers();
+	for (size_t i = 0; i < unloaded.nr; i++)
+		thin_leaf_entries_free(unloaded.v[i]);
+	thin_vec_release(&unloaded);
+	return r;
+}
+
 void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes)
 {
 	char need[SIZE_STR_LEN], budget[SIZE_STR_LEN];
+	size_t trimmed;
 	bool over;
 
+	if (!bytes)
+		return;		/* nothing to unload for, even past the budget */
 	pthread_mutex_lock(&p->lock);
 	p->reserved_bytes += bytes;
 	if (p->budget_leaves && p->reserved_bytes >= p->budget_leaves * THIN_LEAF_BYTES)
-		log_warn("thin pool '%s': walks of its map need %s, its memory budget is %s: every clean leaf is unloaded while they run, and their memory comes on top",
+		log_warn("thin pool '%s': walks and removals in it need %s, its memory budget is %s: every clean leaf is unloaded while they run, and their memory comes on top",
 			 p->name, format_size(p->reserved_bytes, need),
 			 format_size(p->budget_leaves * THIN_LEAF_BYTES, budget));
 	over = over_budget(p);
 	pthread_mutex_unlock(&p->lock);
-	if (over)
+	if (!over)
+		return;
+	if (evict_pages(p))
 		evict(p);
+	trimmed = thin_leaf_slab_trim();
+	log_debug("thin pool '%s': %s of its budget reserved, %s of unloaded leaves given back",
+		  p->name, format_size(bytes, need), format_size(trimmed, budget));
 }
 
 void thin_pool_cache_unreserve(struct thin_pool *p, uint64_t bytes)

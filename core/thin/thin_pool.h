@@ -75,7 +75,7 @@ struct thin_pool_usage {
 	uint64_t nr_leaves, nr_dirs;	/* pages in memory */
 	uint64_t cache_bytes;		/* leaves' entries loaded: what the budget counts */
 	uint64_t cache_budget;		/* bytes; 0: no budget */
-	uint64_t cache_reserved;	/* bytes of it walks hold: thin_pool_cache_reserve */
+	uint64_t cache_reserved;	/* bytes of it walks and removals hold: thin_pool_cache_reserve */
 	uint64_t evictions;		/* leaves unloaded since it opened */
 	uint64_t loads;			/* leaves loaded on demand since it opened */
 	uint64_t miss_waits;		/* reads that waited for the loader instead */
@@ -103,18 +103,23 @@ void thin_pool_set_cache_budget(uint64_t bytes);
 
 /*
  * Reserves @bytes of the pool's memory budget for a walk of its map
- * (check, dump, repair: thin_walk.h) before the walk takes them from the
- * leaves' slab (thin_refs.h).  From then on the pool keeps its loaded
- * leaves under the budget less every reservation held (two walks add up),
- * and this call first unloads the clean ones past that, CLOCK-wise, on
- * the caller's thread: their entries go back to the slab, where the walk
- * finds them, so a walk over a full cache costs no new memory.  Dirty and
- * provisioning leaves stay; reads go on, loading what they miss, which
- * the worker unloads again past the reduced budget.  A reservation past
- * the budget leaves the cache no room: every clean leaf is unloaded, the
- * walk goes on (its memory is then new), and the log says so.  No budget
- * (0): only counted.  Shown in status (cache_reserved).  Blocks: the
- * pool lock, a grace period.  Admin path; not inside a read section.
+ * (check, dump, repair: thin_walk.h), which takes them from the leaves'
+ * slab (thin_refs.h), or for a removal (thin_remove_bytes), whose sets
+ * and store work take them from elsewhere.  From then on the pool keeps
+ * its loaded leaves under the budget less every reservation held (they
+ * add up), and this call first unloads the clean ones past that on the
+ * caller's thread, whole slab pages at a time (leaves whose entries share
+ * a page go together, whatever CLOCK says), and gives those pages back to
+ * the OS (thin_leaf_slab_trim): a walk faults them in again as it takes
+ * its pages, a removal's memory takes their place, so neither costs new
+ * memory on a full cache.  Dirty and provisioning leaves stay; reads go
+ * on, loading what they miss, which the worker unloads again past the
+ * reduced budget.  A reservation past the budget leaves the cache no
+ * room: every clean leaf is unloaded, the work goes on (its memory is
+ * then new), and the log says so.  No budget (0): only counted.  Shown
+ * in status (cache_reserved).  Blocks: the pool lock, a grace period;
+ * O(directory slots + loaded leaves log loaded leaves) when it unloads.
+ * Admin path; not inside a read section.
  */
 void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes);
 /* Gives back @bytes thin_pool_cache_reserve took.  O(1). */

@@ -73,5 +73,5 @@ stop_daemon
 start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=256K
 mark=$(log_mark)
 mapperctl check >check.out 2>&1 || fail "check on a small budget: $(cat check.out)"
-wait_log "thin pool 'tp': walks of its map need [^,]+, its memory budget is [^:]+: every clean leaf is unloaded" "$mark"
+wait_log "thin pool 'tp': walks and removals in it need [^,]+, its memory budget is [^:]+: every clean leaf is unloaded" "$mark"
 [ "$(pool_status cache_reserved_bytes)" -eq 0 ] || fail "the small budget's reservation stayed"

@@ -1,12 +1,17 @@
 /*
  * The slab hands out distinct, aligned objects of its size, from more than
  * one chunk; gives a freed object to the next caller, whatever thread
- * freed it; and holds no more memory than the most objects live at once.
+ * freed it; holds no more memory than the most objects live at once; and
+ * gives the OS back the pages only free objects cover when trimmed.
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sanitizer/asan_interface.h>
 
 #include "slab.h"
 
@@ -85,6 +90,78 @@ START_TEST(objects_freed_on_another_thread_are_reused)
 }
 END_TEST
 
+static bool resident(const void *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec = 0;
+
+	ck_assert_int_eq(mincore((void *)((uintptr_t)p & ~(uintptr_t)(page - 1)), 1, &vec), 0);
+	return vec & 1;
+}
+
+/*
+ * Two 2 KiB objects a page: a page both of whose objects are free goes
+ * back; one with an object still live stays, and so does its free one,
+ * which is handed out first; trimmed objects come next, writable, before
+ * anything new is carved.
+ */
+START_TEST(trim_gives_back_only_pages_that_free_objects_cover)
+{
+	static struct slab fresh = SLAB_INIT(OBJ);
+	unsigned int pages = SLAB_CHUNK_BYTES / 4096, whole = 0;
+	char *carve_before;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		return;
+	for (unsigned int i = 0; i < 2 * pages; i++) {
+		objs[i] = slab_alloc(&fresh);
+		memset(objs[i], 1, OBJ);	/* every page resident */
+	}
+	ck_assert_uint_eq(slab_trim(&fresh), 0);	/* nothing free yet */
+	/* Pages 0, 3, 6, ... wholly free; the others keep their second object. */
+	for (unsigned int pg = 0; pg < pages; pg++) {
+		slab_free(&fresh, objs[2 * pg]);
+		if (pg % 3 == 0) {
+			slab_free(&fresh, objs[2 * pg + 1]);
+			whole++;
+		}
+	}
+	ck_assert_uint_eq(slab_trim(&fresh), whole * 4096);
+	for (unsigned int pg = 0; pg < pages; pg++)
+		ck_assert(resident(objs[2 * pg]) == (pg % 3 != 0));
+	ck_assert_uint_eq(fresh.nr_trimmed, 2 * whole);
+	ck_assert_uint_eq(slab_trim(&fresh), 0);	/* trimmed once is trimmed */
+#ifdef __SANITIZE_ADDRESS__
+	ck_assert(__asan_address_is_poisoned(objs[0]));	/* a use after free, still */
+	ck_assert(__asan_address_is_poisoned((char *)objs[1] + OBJ - 1));
+#endif
+
+	carve_before = fresh.carve;
+	for (unsigned int i = 0; i < pages - whole; i++) {
+		char *o = slab_alloc(&fresh);
+
+		size_t off = (size_t)(o - (char *)objs[0]);
+
+		/* The half-free pages' free objects first, where they were. */
+		ck_assert(off % 4096 == 0 && off / 4096 % 3 != 0);
+		ck_assert(resident(o));
+	}
+	for (unsigned int i = 0; i < 2 * whole; i++) {
+		char *o = slab_alloc(&fresh);
+
+		ck_assert_uint_eq(o[0], 0);	/* a trimmed page reads zeros */
+		memset(o, 2, OBJ);
+#ifdef __SANITIZE_ADDRESS__
+		ck_assert(!__asan_region_is_poisoned(o, OBJ));
+#endif
+	}
+	ck_assert_ptr_eq(fresh.carve, carve_before);
+	ck_assert_uint_eq(fresh.nr_trimmed, 0);
+	ck_assert_ptr_ne(slab_alloc(&fresh), NULL);	/* then a new chunk */
+	ck_assert_ptr_ne(fresh.carve, carve_before);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("slab");
@@ -95,6 +172,7 @@ int main(void)
 	tcase_add_test(tc, objects_are_distinct_aligned_and_whole);
 	tcase_add_test(tc, freed_objects_come_back_before_new_ones);
 	tcase_add_test(tc, objects_freed_on_another_thread_are_reused);
+	tcase_add_test(tc, trim_gives_back_only_pages_that_free_objects_cover);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);	/* the cases share one slab, in order */
