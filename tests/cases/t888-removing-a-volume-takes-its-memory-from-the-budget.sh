@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t887-removing-a-volume-takes-its-memory-from-the-budget.sh: removing the
+# t888-removing-a-volume-takes-its-memory-from-the-budget.sh: removing the
 # last volume of a thin pool whose cache random reads filled reserves what
 # the removal holds until its commit (the sets of the blocks it frees, the
 # leaves it drops: thin_remove_bytes) from the pool's memory budget, as
