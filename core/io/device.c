@@ -353,6 +353,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		return -ENOMEM;
 	dev->id = id;
 	dev->fd_direct = -1;
+	atomic_init(&dev->writes, 1);
 	dev->dio_off_align = dev->dio_mem_align = 1;
 	dev->path = strdup(path);
 	if (!dev->path) {
@@ -648,6 +649,7 @@ int device_write_at(struct device *dev, const void *buf, size_t len, uint64_t of
 	if (dev->nbd)
 		return nbd_transfer(dev, (void *)buf, len, off, true);
 	n = pwrite(dev->fd, buf, len, (off_t)off);
+	device_note_write(dev);		/* even failed: it may have reached some sectors */
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EIO;
@@ -730,8 +732,10 @@ int device_label_write(struct device *dev, const struct device_label *l)
 	label_encode(l, buf);
 	if (device_write_at(dev, buf, sizeof(buf), 0))
 		return -EIO;
-	if (dev->log_file)
+	if (dev->log_file) {
 		writelog_write(dev->log_file, issued, 0, buf, sizeof(buf));
+		device_note_write(dev);		/* after its record: device.h */
+	}
 	return device_sync(dev);
 }
 
@@ -765,14 +769,28 @@ int device_verify(struct device *dev, const struct device_label *expect,
 	return 0;
 }
 
+void device_note_flushed(struct device *dev, uint64_t covered)
+{
+	uint64_t was = atomic_load(&dev->flushed);
+
+	/* flushes of several threads may end out of order: keep the most */
+	while (was < covered && !atomic_compare_exchange_weak(&dev->flushed, &was, covered))
+		;
+}
+
 int device_sync(struct device *dev)
 {
-	uint64_t issued = issue_point(dev);
+	uint64_t issued, covered;
 
 	if (dev->nbd)
 		return nbd_link_flush(dev->nbd);
+	if (device_clean(dev))
+		return 0;
+	covered = device_flush_begins(dev);
+	issued = issue_point(dev);	/* after covered: device.h */
 	if (fdatasync(dev->fd) < 0)
 		return -errno;
+	device_note_flushed(dev, covered);
 	if (dev->log_file)
 		writelog_flush(dev->log_file, issued);
 	return 0;
@@ -816,6 +834,7 @@ static int zero_range(struct device *dev, int mode, uint64_t off, uint64_t len)
 		r = nbd_link_zero(dev->nbd, off, len, mode & FALLOC_FL_PUNCH_HOLE);
 	else
 		r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	device_note_write(dev);		/* even failed: it may have zeroed some */
 	rangelock_unlock(dev->lock, &held);
 	return r;
 }
@@ -831,8 +850,10 @@ int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 			return r;
 		r = device_write_zeros(dev, off, len, &done);
 	}
-	if (dev->log_file && done)
+	if (dev->log_file && done) {
 		writelog_zero(dev->log_file, issued, off, done);
+		device_note_write(dev);		/* after its record: device.h */
+	}
 	return r;
 }
 
@@ -840,17 +861,19 @@ int device_discard(struct device *dev, uint64_t off, uint64_t len)
 {
 	uint64_t range[2] = { off, len };
 	struct stat st;
+	int r = 0;
 
 	if (dev->nbd)
 		return nbd_link_trim(dev->nbd, off, len);
 	if (fstat(dev->fd, &st) < 0)
 		return -errno;
 	if (S_ISBLK(st.st_mode))
-		return ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
-	if (fallocate(dev->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, (off_t)off,
-		      (off_t)len) == 0)
-		return 0;
-	return errno == EINVAL ? -EOPNOTSUPP : -errno;
+		r = ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	else if (fallocate(dev->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, (off_t)off,
+			   (off_t)len) < 0)
+		r = errno == EINVAL ? -EOPNOTSUPP : -errno;
+	device_note_write(dev);		/* even failed: it may have punched some */
+	return r;
 }
 
 int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out)

@@ -52,6 +52,7 @@
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,20 @@ struct device {
 	struct claim *claim;		/* this process's hold on it (device.c) */
 	uint64_t log_file;		/* its id in the write log (writelog.h), or 0 */
 	struct nbd_link *nbd;		/* an NBD export, or NULL */
+	/*
+	 * Writes, zeroings and discards of this process that completed
+	 * (device_note_write), and how many of them the last flush that
+	 * succeeded covers: while the two are equal a flush would make
+	 * nothing durable that is not already, and is skipped.  1 and 0 at
+	 * open, so that the first flush is never skipped.  A write counts
+	 * once its call returned, failed or not, before anyone learns of it;
+	 * a flush takes its count before it is issued, so it covers every
+	 * write it counts.  When the write log records, a write counts again
+	 * after its record and a flush takes its issue point after its count,
+	 * so a skipped flush skips only what the log shows as flushed.
+	 */
+	_Atomic uint64_t writes;
+	_Atomic uint64_t flushed;
 };
 
 /* Its data bypasses the page cache: O_DIRECT, or over NBD. */
@@ -177,8 +192,40 @@ int device_verify(struct device *dev, const struct device_label *expect,
  */
 int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out);
 
-/* fdatasync.  Blocks.  Returns 0 or -errno. */
+/*
+ * fdatasync, unless device_clean says nothing completed since the last
+ * one.  Blocks.  Returns 0 or -errno.
+ */
 int device_sync(struct device *dev);
+
+/*
+ * A write, zeroing or discard of @dev completed: called by whoever made
+ * it (this file, direct.c, the io engine) as soon as the call returns,
+ * before anyone can learn that it completed.  One atomic add.
+ */
+static inline void device_note_write(struct device *dev)
+{
+	atomic_fetch_add(&dev->writes, 1);
+}
+
+/*
+ * Whether no write of @dev completed since a flush that succeeded began:
+ * a flush now has nothing to make durable.  Never for an NBD device (its
+ * server may have other writers' data to flush; nothing is lost by it).
+ */
+static inline bool device_clean(const struct device *dev)
+{
+	return !dev->nbd && atomic_load(&dev->flushed) == atomic_load(&dev->writes);
+}
+
+/* What a flush about to be issued covers: for device_note_flushed. */
+static inline uint64_t device_flush_begins(const struct device *dev)
+{
+	return atomic_load(&dev->writes);
+}
+
+/* A flush that began at @covered (device_flush_begins) succeeded. */
+void device_note_flushed(struct device *dev, uint64_t covered);
 
 /*
  * Makes [off, off + len) of @dev read as zeros: fallocate(PUNCH_HOLE) when
