@@ -295,6 +295,19 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
 	return archive_write(pool_dir, seq, "", 0, text, len);
 }
 
+/* This change's header for the entry of the layout the last change read back. */
+static int kept_head(struct pool *p, char **head, size_t *len)
+{
+	struct layout h = {
+		.seq = p->layout_seq,
+		.time = (int64_t)time(NULL),
+		.command = *command_line ? command_line : NULL,
+	};
+
+	h.img.uuid = p->uuid;
+	return text_of(&h, layout_write_header, head, len);
+}
+
 /*
  * The entry of the layout the last change read back, which the store
  * still holds (anything else that wrote it forgot them): its records under
@@ -302,22 +315,71 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
  */
 static int archive_kept(struct pool *p)
 {
-	struct layout h = {
-		.seq = p->layout_seq,
-		.time = (int64_t)time(NULL),
-		.command = *command_line ? command_line : NULL,
-	};
 	char *head = NULL;
 	size_t len;
-	int r;
+	int r = kept_head(p, &head, &len);
 
-	h.img.uuid = p->uuid;
-	r = text_of(&h, layout_write_header, &head, &len);
 	if (!r)
 		r = archive_write(p->dir, p->layout_seq, head, len, p->layout_records,
 				  p->layout_records_len);
 	free(head);
 	return r;
+}
+
+/* An entry being written beside the change it comes before (pool_layout_archive_start). */
+struct pool_archiver {
+	pthread_t thread;
+	struct pool *p;
+	uint64_t seq;			/* of the layout it archives */
+	char *head;			/* this change's header */
+	size_t head_len;
+	int r;				/* archive_write's, once joined */
+};
+
+static void *archiver_main(void *arg)
+{
+	struct pool_archiver *a = arg;
+	struct pool *p = a->p;
+
+	/* p->layout_records stays until pool_layout_archive_wait: pool_layout_forget waits */
+	a->r = archive_write(p->dir, a->seq, a->head, a->head_len, p->layout_records,
+			     p->layout_records_len);
+	return NULL;
+}
+
+void pool_layout_archive_start(struct pool *p)
+{
+	struct pool_archiver *a;
+
+	if (p->layout_frozen || !p->layout_records || p->archiver)
+		return;			/* pool_record archives it, reading the store */
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return;
+	a->p = p;
+	a->seq = p->layout_seq;
+	if (kept_head(p, &a->head, &a->head_len) ||
+	    pthread_create(&a->thread, NULL, archiver_main, a)) {
+		free(a->head);
+		free(a);
+		return;			/* pool_record writes it itself */
+	}
+	p->archiver = a;
+}
+
+bool pool_layout_archive_wait(struct pool *p)
+{
+	struct pool_archiver *a = p->archiver;
+
+	if (!a)
+		return false;
+	pthread_join(a->thread, NULL);
+	p->archiver = NULL;
+	if (a->r)
+		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-a->r));
+	free(a->head);
+	free(a);
+	return true;
 }
 
 void pool_layout_before(struct pool *p)
@@ -326,6 +388,8 @@ void pool_layout_before(struct pool *p)
 	char *text;
 	int r;
 
+	if (pool_layout_archive_wait(p))
+		return;
 	if (p->layout_records) {
 		r = archive_kept(p);
 	} else {
@@ -368,6 +432,7 @@ void pool_layout_after(struct pool *p)
 
 void pool_layout_forget(struct pool *p)
 {
+	pool_layout_archive_wait(p);	/* its thread reads them */
 	free(p->layout_records);
 	p->layout_records = NULL;
 	p->layout_records_len = 0;
