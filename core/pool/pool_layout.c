@@ -14,6 +14,22 @@
  *   after:  the new layout is read back from the store and numbered
  *
  * and the number goes into the store in the change's own transaction.
+ *
+ * The durability steps of a change keep this order: the archive entry is
+ * whole (written, fsynced, renamed, its directory fsynced) before the
+ * transaction commits, so that a crash that keeps the change keeps the
+ * layout it replaced; the devices' copies are written only after the
+ * commit (a copy newer than the store would be a layout that never was).
+ * A thin volume's snapshot or removal must also, before its transaction,
+ * drain the volume and commit what its pool has pending (thin_pool.c: a
+ * flush of the data devices, then a commit of pages).  That commit and the
+ * archive entry do not depend on each other, so such a change begins the
+ * entry on a thread of its own (pool_layout_archive_start) and pool_record
+ * waits for it before the transaction: the same order, but the longer of
+ * the two waits instead of their sum.  The thread reads only the records
+ * the last change kept; without them pool_record writes the entry itself,
+ * since the store's connection is the change's.
+ *
  * What after read back is what the next before would read: while the
  * pool is open, the layout's records change only in pool_record's
  * transactions, and whatever writes the store unnumbered forgets them
