@@ -68,6 +68,7 @@ struct claim {
 	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
 	struct rangelock lock;		/* of the file: direct.h */
+	struct device_writes writes;	/* of the file, whichever device made them */
 	char *lock_path;		/* an NBD URI's lock file, removed with the claim */
 	struct claim *next;
 };
@@ -193,6 +194,7 @@ static int claim_take(int fd, const struct stat *st, bool exclusive, struct clai
 			c->ino = ino;
 			c->exclusive = exclusive;
 			c->refs = 1;
+			atomic_init(&c->writes.returned, 1);	/* the first flush is never skipped */
 			c->next = claims;
 			claims = c;
 		}
@@ -353,7 +355,6 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 		return -ENOMEM;
 	dev->id = id;
 	dev->fd_direct = -1;
-	atomic_init(&dev->writes, 1);
 	dev->dio_off_align = dev->dio_mem_align = 1;
 	dev->path = strdup(path);
 	if (!dev->path) {
@@ -376,6 +377,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	if (r)
 		goto err_drop_claim;
 	dev->lock = &dev->claim->lock;
+	dev->writes = &dev->claim->writes;
 	if (device_in_memory(dev->fd, &st))
 		device_map(dev);
 	else if (exclusive)	/* an image is read through the cache its readers share */
@@ -771,10 +773,14 @@ int device_verify(struct device *dev, const struct device_label *expect,
 
 void device_note_flushed(struct device *dev, uint64_t covered)
 {
-	uint64_t was = atomic_load(&dev->flushed);
+	uint64_t was;
 
+	if (!dev->writes)
+		return;
 	/* flushes of several threads may end out of order: keep the most */
-	while (was < covered && !atomic_compare_exchange_weak(&dev->flushed, &was, covered))
+	was = atomic_load(&dev->writes->flushed);
+	while (was < covered &&
+	       !atomic_compare_exchange_weak(&dev->writes->flushed, &was, covered))
 		;
 }
 

@@ -199,6 +199,27 @@ START_TEST(a_flush_is_skipped_only_when_nothing_was_written_since_the_last)
 }
 END_TEST
 
+START_TEST(a_write_through_one_open_of_a_file_is_flushed_through_another)
+{
+	struct fixture f;
+	struct device *a, *b;
+	char buf[512] = "x";
+
+	make_file(&f);
+	ck_assert_int_eq(device_open(f.path, 1, &a), 0);
+	ck_assert_int_eq(device_open(f.path, 0, &b), 0);
+	ck_assert_int_eq(device_sync(a), 0);
+	ck_assert(device_clean(b));
+	ck_assert_int_eq(device_write_at(b, buf, sizeof(buf), 0), 0);
+	ck_assert(!device_clean(a));
+	ck_assert_int_eq(device_sync(a), 0);
+	ck_assert(device_clean(b));
+	device_close(b);
+	device_close(a);
+	unlink(f.path);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -213,6 +234,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, other_errors_read_as_strerror);
 	suite_add_tcase(s, tc);
 	tcase_add_test(flush, a_flush_is_skipped_only_when_nothing_was_written_since_the_last);
+	tcase_add_test(flush, a_write_through_one_open_of_a_file_is_flushed_through_another);
 	suite_add_tcase(s, flush);
 	return s;
 }
