@@ -68,6 +68,7 @@ struct claim {
 	bool exclusive;			/* else shared: an origin image */
 	unsigned int refs;		/* struct devices of this process on it */
 	struct rangelock lock;		/* of the file: direct.h */
+	struct device_writes writes;	/* of the file, whichever device made them */
 	char *lock_path;		/* an NBD URI's lock file, removed with the claim */
 	struct claim *next;
 };
@@ -193,6 +194,7 @@ static int claim_take(int fd, const struct stat *st, bool exclusive, struct clai
 			c->ino = ino;
 			c->exclusive = exclusive;
 			c->refs = 1;
+			atomic_init(&c->writes.returned, 1);	/* the first flush is never skipped */
 			c->next = claims;
 			claims = c;
 		}
@@ -375,6 +377,7 @@ static int open_claimed(const char *path, int64_t id, bool exclusive,
 	if (r)
 		goto err_drop_claim;
 	dev->lock = &dev->claim->lock;
+	dev->writes = &dev->claim->writes;
 	if (device_in_memory(dev->fd, &st))
 		device_map(dev);
 	else if (exclusive)	/* an image is read through the cache its readers share */
@@ -648,6 +651,7 @@ int device_write_at(struct device *dev, const void *buf, size_t len, uint64_t of
 	if (dev->nbd)
 		return nbd_transfer(dev, (void *)buf, len, off, true);
 	n = pwrite(dev->fd, buf, len, (off_t)off);
+	device_note_write(dev);		/* even failed: it may have reached some sectors */
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EIO;
@@ -730,8 +734,10 @@ int device_label_write(struct device *dev, const struct device_label *l)
 	label_encode(l, buf);
 	if (device_write_at(dev, buf, sizeof(buf), 0))
 		return -EIO;
-	if (dev->log_file)
+	if (dev->log_file) {
 		writelog_write(dev->log_file, issued, 0, buf, sizeof(buf));
+		device_note_write(dev);		/* after its record: device.h */
+	}
 	return device_sync(dev);
 }
 
@@ -765,14 +771,32 @@ int device_verify(struct device *dev, const struct device_label *expect,
 	return 0;
 }
 
+void device_note_flushed(struct device *dev, uint64_t covered)
+{
+	uint64_t was;
+
+	if (!dev->writes)
+		return;
+	/* flushes of several threads may end out of order: keep the most */
+	was = atomic_load(&dev->writes->flushed);
+	while (was < covered &&
+	       !atomic_compare_exchange_weak(&dev->writes->flushed, &was, covered))
+		;
+}
+
 int device_sync(struct device *dev)
 {
-	uint64_t issued = issue_point(dev);
+	uint64_t issued, covered;
 
 	if (dev->nbd)
 		return nbd_link_flush(dev->nbd);
+	if (device_clean(dev))
+		return 0;
+	covered = device_flush_begins(dev);
+	issued = issue_point(dev);	/* after covered: device.h */
 	if (fdatasync(dev->fd) < 0)
 		return -errno;
+	device_note_flushed(dev, covered);
 	if (dev->log_file)
 		writelog_flush(dev->log_file, issued);
 	return 0;
@@ -816,6 +840,7 @@ static int zero_range(struct device *dev, int mode, uint64_t off, uint64_t len)
 		r = nbd_link_zero(dev->nbd, off, len, mode & FALLOC_FL_PUNCH_HOLE);
 	else
 		r = fallocate(dev->fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	device_note_write(dev);		/* even failed: it may have zeroed some */
 	rangelock_unlock(dev->lock, &held);
 	return r;
 }
@@ -831,8 +856,10 @@ int device_zero(struct device *dev, uint64_t off, uint64_t len, int punch)
 			return r;
 		r = device_write_zeros(dev, off, len, &done);
 	}
-	if (dev->log_file && done)
+	if (dev->log_file && done) {
 		writelog_zero(dev->log_file, issued, off, done);
+		device_note_write(dev);		/* after its record: device.h */
+	}
 	return r;
 }
 
@@ -840,17 +867,19 @@ int device_discard(struct device *dev, uint64_t off, uint64_t len)
 {
 	uint64_t range[2] = { off, len };
 	struct stat st;
+	int r = 0;
 
 	if (dev->nbd)
 		return nbd_link_trim(dev->nbd, off, len);
 	if (fstat(dev->fd, &st) < 0)
 		return -errno;
 	if (S_ISBLK(st.st_mode))
-		return ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
-	if (fallocate(dev->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, (off_t)off,
-		      (off_t)len) == 0)
-		return 0;
-	return errno == EINVAL ? -EOPNOTSUPP : -errno;
+		r = ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	else if (fallocate(dev->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, (off_t)off,
+			   (off_t)len) < 0)
+		r = errno == EINVAL ? -EOPNOTSUPP : -errno;
+	device_note_write(dev);		/* even failed: it may have punched some */
+	return r;
 }
 
 int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out)

@@ -52,6 +52,7 @@
 #ifndef MAPPERFS_DEVICE_H
 #define MAPPERFS_DEVICE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,12 @@
 struct claim;
 struct rangelock;
 struct stat;
+
+/* What device_clean counts, per file (below). */
+struct device_writes {
+	_Atomic uint64_t returned;	/* writes, zeroings, discards that returned */
+	_Atomic uint64_t flushed;	/* of those, covered by a flush that succeeded */
+};
 
 struct device {
 	int64_t id;			/* the pool's id for it; 0 if none */
@@ -76,6 +83,7 @@ struct device {
 	struct claim *claim;		/* this process's hold on it (device.c) */
 	uint64_t log_file;		/* its id in the write log (writelog.h), or 0 */
 	struct nbd_link *nbd;		/* an NBD export, or NULL */
+	struct device_writes *writes;	/* its claim's, or NULL (never clean) */
 };
 
 /* Its data bypasses the page cache: O_DIRECT, or over NBD. */
@@ -177,8 +185,53 @@ int device_verify(struct device *dev, const struct device_label *expect,
  */
 int device_seek(struct device *dev, uint64_t off, int whence, uint64_t *out);
 
-/* fdatasync.  Blocks.  Returns 0 or -errno. */
+/*
+ * fdatasync, unless device_clean says nothing completed since the last
+ * one.  Blocks.  Returns 0 or -errno.
+ */
 int device_sync(struct device *dev);
+
+/*
+ * Flushes that would make nothing durable are skipped.  The claim on a
+ * device's file (one per file in this process, however many struct
+ * devices stand for it) counts the writes, zeroings and discards of it
+ * that returned, and how many of them the last flush that succeeded
+ * covers; while the two are equal a flush is skipped.  The count starts
+ * one ahead, so the first flush after the file is claimed never is.  A
+ * write counts once its call returned, failed or not (it may have reached
+ * some sectors), before anyone learns that it completed; a flush takes
+ * the count before it is issued, so it covers every write it counts.
+ * When the write log records, a write counts again after its record and a
+ * flush takes its issue point after its count, so that the log shows the
+ * writes a skipped flush skipped as flushed already.
+ */
+
+/* A write, zeroing or discard of @dev returned.  One atomic add. */
+static inline void device_note_write(struct device *dev)
+{
+	if (dev->writes)
+		atomic_fetch_add(&dev->writes->returned, 1);
+}
+
+/*
+ * Whether no write of @dev returned since a flush that succeeded began:
+ * a flush now would make nothing durable.  Never for an NBD device (its
+ * server may hold other writers' data; nothing is lost by flushing).
+ */
+static inline bool device_clean(const struct device *dev)
+{
+	return !dev->nbd && dev->writes &&
+	       atomic_load(&dev->writes->flushed) == atomic_load(&dev->writes->returned);
+}
+
+/* What a flush about to be issued covers: for device_note_flushed. */
+static inline uint64_t device_flush_begins(const struct device *dev)
+{
+	return dev->writes ? atomic_load(&dev->writes->returned) : 0;
+}
+
+/* A flush that began at @covered (device_flush_begins) succeeded. */
+void device_note_flushed(struct device *dev, uint64_t covered);
 
 /*
  * Makes [off, off + len) of @dev read as zeros: fallocate(PUNCH_HOLE) when

@@ -167,7 +167,7 @@ ssize_t direct_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	return bounce_read(dev, buf, len, off);
 }
 
-ssize_t direct_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
+static ssize_t pwrite_any(struct device *dev, const void *buf, size_t len, uint64_t off)
 {
 	struct rangelock_range r;
 	ssize_t n;
@@ -179,5 +179,13 @@ ssize_t direct_pwrite(struct device *dev, const void *buf, size_t len, uint64_t 
 	rangelock_share(dev->lock, &r, off, len);
 	n = raw_pwrite(dev, buf, len, off);
 	rangelock_unlock(dev->lock, &r);
+	return n;
+}
+
+ssize_t direct_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = pwrite_any(dev, buf, len, off);
+
+	device_note_write(dev);		/* a failed write may have reached some sectors */
 	return n;
 }

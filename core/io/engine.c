@@ -133,9 +133,11 @@ static void report(const struct seg *g, bool write, int res)
 static void log_written(const struct seg *g, const char *buf, uint32_t n,
 			uint64_t issued)
 {
-	if (g->dev->log_file)
+	if (g->dev->log_file) {
 		writelog_write(g->dev->log_file, issued, g->dev_off + g->done,
 			       buf + g->buf_off + g->done, n);
+		device_note_write(g->dev);	/* after its record: device.h */
+	}
 }
 
 /*
@@ -262,6 +264,8 @@ static int rw_ring(struct engine *e, struct segs *s, char *buf, bool write,
 				queue_seg(e, g, (unsigned int)cqe->user_data, buf, write);
 				continue;
 			}
+			if (write)
+				device_note_write(g->dev);	/* failed too: some sectors may have */
 			if (res <= 0) {
 				if (!err)
 					report(g, write, res);
@@ -408,14 +412,17 @@ static int sync_nbd(struct device *const *devs, unsigned int nr)
 int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 {
 	unsigned int next = 0;
+	uint64_t *covered;
 	int err;
 
 	if (e->broken)
 		return -EIO;
 	engine_drain(e);
 	err = sync_nbd(devs, nr);
+	/* without it every device is flushed, clean or not, and stays unclean */
+	covered = calloc(nr ? nr : 1, sizeof(*covered));
 	while (next < nr) {
-		uint64_t issued = writelog_on() ? writelog_now() : 0;
+		uint64_t issued;
 		unsigned int batch = 0;
 		struct io_uring_cqe *cqe;
 		int r;
@@ -423,32 +430,45 @@ int engine_sync(struct engine *e, struct device *const *devs, unsigned int nr)
 		for (; next < nr && batch < e->depth; next++) {
 			struct io_uring_sqe *sqe;
 
-			if (devs[next]->nbd)
+			if (devs[next]->nbd || (covered && device_clean(devs[next])))
 				continue;
+			if (covered)
+				covered[next] = device_flush_begins(devs[next]);
 			sqe = io_uring_get_sqe(&e->ring);
 			io_uring_prep_fsync(sqe, devs[next]->fd, IORING_FSYNC_DATASYNC);
 			io_uring_sqe_set_data64(sqe, next);
 			batch++;
 		}
-		r = io_uring_submit(&e->ring);
-		if (r < 0)
-			return engine_break(e, r);
-		for (unsigned int i = 0; i < batch; i++) {
+		/* after covered: a write it counts has its record before this */
+		issued = writelog_on() ? writelog_now() : 0;
+		r = batch ? io_uring_submit(&e->ring) : 0;
+		for (unsigned int i = 0; r >= 0 && i < batch; i++) {
+			struct device *dev;
+
 			r = io_uring_wait_cqe(&e->ring, &cqe);
 			if (r < 0)
-				return engine_break(e, r);
+				break;
+			dev = devs[cqe->user_data];
 			if (cqe->res < 0) {
 				static struct log_limit limit;
 
 				log_error_limited(&limit, "fdatasync of '%s' failed: %s",
-						  devs[cqe->user_data]->path, strerror(-cqe->res));
+						  dev->path, strerror(-cqe->res));
 				err = -EIO;
-			} else if (devs[cqe->user_data]->log_file) {
-				writelog_flush(devs[cqe->user_data]->log_file, issued);
+			} else {
+				if (covered)
+					device_note_flushed(dev, covered[cqe->user_data]);
+				if (dev->log_file)
+					writelog_flush(dev->log_file, issued);
 			}
 			io_uring_cqe_seen(&e->ring, cqe);
 		}
+		if (r < 0) {
+			free(covered);
+			return engine_break(e, r);
+		}
 	}
+	free(covered);
 	return err;
 }
 

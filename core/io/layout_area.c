@@ -299,7 +299,9 @@ int layout_area_write(struct device *dev, unsigned int slot, const struct layout
 
 	if (device_write_at(dev, c->buf, c->len, off))
 		return -EIO;
-	if (dev->log_file)
+	if (dev->log_file) {
 		writelog_write(dev->log_file, issued, off, c->buf, c->len);
+		device_note_write(dev);		/* after its record: device.h */
+	}
 	return device_sync(dev);
 }

@@ -62,6 +62,7 @@ void pool_admin_unlock(struct pool *p)
 	size_t len = p->layout_unwritten_len;
 	uint64_t seq = p->layout_seq;
 
+	pool_layout_archive_wait(p);	/* of a change that failed before its record */
 	p->layout_unwritten = NULL;
 	atomic_store(&p->admin_tid, 0);
 	pthread_mutex_unlock(&p->admin);

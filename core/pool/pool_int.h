@@ -155,6 +155,8 @@ struct pool {
 	 */
 	char *layout_records;
 	size_t layout_records_len;
+	/* Their entry being written by a thread of its own, or NULL; admin. */
+	struct pool_archiver *archiver;
 	uint64_t layout_written;	/* newest copy written; dev_lock */
 	uint64_t layout_fitted;		/* newest copy that fitted a device's area; dev_lock */
 	/*
@@ -327,8 +329,29 @@ int pool_layout_text(const struct layout *l, char **text, size_t *len);
  * old entries.  0 or -errno.
  */
 int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len);
-/* pool_record's: archive the layout before a change; number the new one after. */
+/*
+ * pool_record's: archive the layout before a change (waiting for the
+ * entry pool_layout_archive_start began, if it did); number the new one
+ * after.
+ */
 void pool_layout_before(struct pool *p);
+/*
+ * Begins the archive entry of a change that pool_record will record, on a
+ * thread of its own, so that its writes and fsyncs run while the change
+ * does what must come before its transaction (a thin pool's commit of
+ * what is pending: a flush of the data devices and a commit of its
+ * pages); pool_record still waits for it before the transaction.  Only
+ * when the last change's records are kept (no read of the store, which
+ * the change is using); otherwise pool_record writes it.  Admin lock
+ * held.  Does not block.
+ */
+void pool_layout_archive_start(struct pool *p);
+/*
+ * Waits for the entry pool_layout_archive_start began, if any (a failure
+ * is said at warning): whether there was one.  Blocks on the archive's
+ * fsyncs.  Admin lock held.
+ */
+bool pool_layout_archive_wait(struct pool *p);
 void pool_layout_after(struct pool *p);
 /*
  * The store's layout changed, or may have, without a new number

@@ -14,6 +14,22 @@
  *   after:  the new layout is read back from the store and numbered
  *
  * and the number goes into the store in the change's own transaction.
+ *
+ * The durability steps of a change keep this order: the archive entry is
+ * whole (written, fsynced, renamed, its directory fsynced) before the
+ * transaction commits, so that a crash that keeps the change keeps the
+ * layout it replaced; the devices' copies are written only after the
+ * commit (a copy newer than the store would be a layout that never was).
+ * A thin volume's snapshot or removal must also, before its transaction,
+ * drain the volume and commit what its pool has pending (thin_pool.c: a
+ * flush of the data devices, then a commit of pages).  That commit and the
+ * archive entry do not depend on each other, so such a change begins the
+ * entry on a thread of its own (pool_layout_archive_start) and pool_record
+ * waits for it before the transaction: the same order, but the longer of
+ * the two waits instead of their sum.  The thread reads only the records
+ * the last change kept; without them pool_record writes the entry itself,
+ * since the store's connection is the change's.
+ *
  * What after read back is what the next before would read: while the
  * pool is open, the layout's records change only in pool_record's
  * transactions, and whatever writes the store unnumbered forgets them
@@ -295,6 +311,19 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
 	return archive_write(pool_dir, seq, "", 0, text, len);
 }
 
+/* This change's header for the entry of the layout the last change read back. */
+static int kept_head(struct pool *p, char **head, size_t *len)
+{
+	struct layout h = {
+		.seq = p->layout_seq,
+		.time = (int64_t)time(NULL),
+		.command = *command_line ? command_line : NULL,
+	};
+
+	h.img.uuid = p->uuid;
+	return text_of(&h, layout_write_header, head, len);
+}
+
 /*
  * The entry of the layout the last change read back, which the store
  * still holds (anything else that wrote it forgot them): its records under
@@ -302,22 +331,71 @@ int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, siz
  */
 static int archive_kept(struct pool *p)
 {
-	struct layout h = {
-		.seq = p->layout_seq,
-		.time = (int64_t)time(NULL),
-		.command = *command_line ? command_line : NULL,
-	};
 	char *head = NULL;
 	size_t len;
-	int r;
+	int r = kept_head(p, &head, &len);
 
-	h.img.uuid = p->uuid;
-	r = text_of(&h, layout_write_header, &head, &len);
 	if (!r)
 		r = archive_write(p->dir, p->layout_seq, head, len, p->layout_records,
 				  p->layout_records_len);
 	free(head);
 	return r;
+}
+
+/* An entry being written beside the change it comes before (pool_layout_archive_start). */
+struct pool_archiver {
+	pthread_t thread;
+	struct pool *p;
+	uint64_t seq;			/* of the layout it archives */
+	char *head;			/* this change's header */
+	size_t head_len;
+	int r;				/* archive_write's, once joined */
+};
+
+static void *archiver_main(void *arg)
+{
+	struct pool_archiver *a = arg;
+	struct pool *p = a->p;
+
+	/* p->layout_records stays until pool_layout_archive_wait: pool_layout_forget waits */
+	a->r = archive_write(p->dir, a->seq, a->head, a->head_len, p->layout_records,
+			     p->layout_records_len);
+	return NULL;
+}
+
+void pool_layout_archive_start(struct pool *p)
+{
+	struct pool_archiver *a;
+
+	if (p->layout_frozen || !p->layout_records || p->archiver)
+		return;			/* pool_record archives it, reading the store */
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return;
+	a->p = p;
+	a->seq = p->layout_seq;
+	if (kept_head(p, &a->head, &a->head_len) ||
+	    pthread_create(&a->thread, NULL, archiver_main, a)) {
+		free(a->head);
+		free(a);
+		return;			/* pool_record writes it itself */
+	}
+	p->archiver = a;
+}
+
+bool pool_layout_archive_wait(struct pool *p)
+{
+	struct pool_archiver *a = p->archiver;
+
+	if (!a)
+		return false;
+	pthread_join(a->thread, NULL);
+	p->archiver = NULL;
+	if (a->r)
+		log_warn("cannot archive the layout of pool '%s': %s", p->dir, strerror(-a->r));
+	free(a->head);
+	free(a);
+	return true;
 }
 
 void pool_layout_before(struct pool *p)
@@ -326,6 +404,8 @@ void pool_layout_before(struct pool *p)
 	char *text;
 	int r;
 
+	if (pool_layout_archive_wait(p))
+		return;
 	if (p->layout_records) {
 		r = archive_kept(p);
 	} else {
@@ -368,6 +448,7 @@ void pool_layout_after(struct pool *p)
 
 void pool_layout_forget(struct pool *p)
 {
+	pool_layout_archive_wait(p);	/* its thread reads them */
 	free(p->layout_records);
 	p->layout_records = NULL;
 	p->layout_records_len = 0;

@@ -1349,6 +1349,7 @@ int pool_snapshot(struct pool *p, const struct pool_snapshot_spec *spec,
 		r = pool_fail(err, -ENOMEM, "out of memory");
 	if (r)
 		goto out;
+	pool_layout_archive_start(p);	/* beside the origins' drain and commit */
 	for (; suspended < g.nr; suspended++)
 		thin_suspend(g.s[suspended].o->served->target);
 	for (i = 0; !r && i < g.nr; i++) {
@@ -1675,6 +1676,7 @@ static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error 
 		return -EIO;
 	if (volume_retire(v->served))
 		return pool_fail(err, -EBUSY, "volume '%s' is busy (open)", v->rec.name);
+	pool_layout_archive_start(p);	/* beside the drain and the commit */
 	thin_suspend(v->served->target);
 	reserved = thin_remove_bytes(v->served->target);
 	thin_pool_cache_reserve(running(tp), reserved);

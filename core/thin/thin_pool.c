@@ -11,7 +11,9 @@
  *   1. gathers, under the lock, every page changed since the last commit
  *      and every block freed since then (they ride on this transaction),
  *   2. fdatasyncs every data device, so that each block the new mappings
- *      point at holds what was written to it,
+ *      point at holds what was written to it (a device no write reached
+ *      since its last flush is skipped: that flush covered everything,
+ *      device.h; so an admin change on an idle pool flushes nothing),
  *   3. writes the pages in one SQLite transaction (the metadata port),
  *   4. and only then lets the blocks freed in it be allocated again.
  *

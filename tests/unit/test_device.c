@@ -165,10 +165,66 @@ START_TEST(other_errors_read_as_strerror)
 }
 END_TEST
 
+/*
+ * A flush is skipped only when no write, zeroing or discard returned since
+ * the last flush that succeeded: the first one after open never is.
+ */
+START_TEST(a_flush_is_skipped_only_when_nothing_was_written_since_the_last)
+{
+	struct fixture f;
+	struct device *dev;
+	char buf[512] = "x";
+
+	make_file(&f);
+	ck_assert_int_eq(device_open(f.path, 1, &dev), 0);
+	ck_assert(!device_clean(dev));
+	ck_assert_int_eq(device_sync(dev), 0);
+	ck_assert(device_clean(dev));
+	ck_assert_int_eq(device_write_at(dev, buf, sizeof(buf), 0), 0);
+	ck_assert(!device_clean(dev));
+	ck_assert_int_eq(device_sync(dev), 0);
+	ck_assert(device_clean(dev));
+	ck_assert_int_eq(device_zero(dev, 65536, 65536, 0), 0);
+	ck_assert(!device_clean(dev));
+	ck_assert_int_eq(device_sync(dev), 0);
+	ck_assert_int_eq(device_discard(dev, 65536, 65536), 0);
+	ck_assert(!device_clean(dev));
+	device_note_flushed(dev, 0);		/* an older flush ending late moves nothing back */
+	ck_assert_int_eq(device_sync(dev), 0);
+	ck_assert(device_clean(dev));
+	device_note_flushed(dev, 0);
+	ck_assert(device_clean(dev));
+	device_close(dev);
+	unlink(f.path);
+}
+END_TEST
+
+START_TEST(a_write_through_one_open_of_a_file_is_flushed_through_another)
+{
+	struct fixture f;
+	struct device *a, *b;
+	char buf[512] = "x";
+
+	make_file(&f);
+	ck_assert_int_eq(device_open(f.path, 1, &a), 0);
+	ck_assert_int_eq(device_open(f.path, 0, &b), 0);
+	ck_assert_int_eq(device_sync(a), 0);
+	ck_assert(device_clean(b));
+	ck_assert_int_eq(device_write_at(b, buf, sizeof(buf), 0), 0);
+	ck_assert(!device_clean(a));
+	ck_assert_int_eq(device_sync(a), 0);
+	ck_assert(device_clean(b));
+	device_close(b);
+	device_close(a);
+	unlink(f.path);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
 	TCase *tc = tcase_create("claim");
+	TCase *flush = tcase_create("flush");
 
 	tcase_add_test(tc, another_process_cannot_open_a_file_we_hold);
 	tcase_add_test(tc, one_process_may_open_a_device_twice_and_holds_it_until_the_last_close);
@@ -177,6 +233,9 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, a_shared_claim_becomes_exclusive_when_we_use_the_image_as_a_device);
 	tcase_add_test(tc, other_errors_read_as_strerror);
 	suite_add_tcase(s, tc);
+	tcase_add_test(flush, a_flush_is_skipped_only_when_nothing_was_written_since_the_last);
+	tcase_add_test(flush, a_write_through_one_open_of_a_file_is_flushed_through_another);
+	suite_add_tcase(s, flush);
 	return s;
 }
 
