@@ -2146,7 +2146,7 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 		return 0;
 	}
 	thin_pool_usage(running(tp), &u);	/* a running pool's size is sound */
-	reserved = thin_walk_slab_bytes(u.nr_blocks, u.nr_leaves) + thin_refs_bytes(u.nr_blocks);
+	reserved = thin_walk_bytes(u.nr_blocks, u.nr_leaves) + thin_refs_bytes(u.nr_blocks);
 	thin_pool_cache_reserve(running(tp), reserved);
 	r = thin_pool_admin_begin(running(tp), &counts);
 	if (r == -ENOMEM)

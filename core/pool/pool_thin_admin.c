@@ -124,7 +124,7 @@ static int committed_read(struct pool *p, struct pool_volume *tp,
 
 		thin_pool_usage(pool, &u);
 		c->budget = pool;
-		c->reserved = thin_walk_slab_bytes(nr_blocks, u.nr_leaves);
+		c->reserved = thin_walk_bytes(nr_blocks, u.nr_leaves);
 		thin_pool_cache_reserve(pool, c->reserved);
 		r = thin_pool_admin_begin(pool, NULL);
 		if (r) {

@@ -36,6 +36,12 @@ uint64_t thin_walk_slab_bytes(uint64_t nr_blocks, uint64_t nr_leaves)
 	       (uint64_t)leaf_pages(nr_leaves) * THIN_LEAF_ENTRIES * sizeof(uint32_t);
 }
 
+uint64_t thin_walk_bytes(uint64_t nr_blocks, uint64_t nr_leaves)
+{
+	return thin_walk_slab_bytes(nr_blocks, nr_leaves) + nr_leaves * THIN_WALK_LEAF_BYTES +
+	       THIN_WALK_STORE_BYTES;
+}
+
 struct thin_walk_leaf *thin_walk_leaf_at(const struct thin_walk *w, size_t i)
 {
 	return &w->leaf_pages[i / WALK_LEAVES_PAGE][i % WALK_LEAVES_PAGE];
