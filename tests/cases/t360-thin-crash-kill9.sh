@@ -34,6 +34,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	start_daemon "$POOL" "$T_DIR/mnt" -o cache_size=2K
 	python3 "$T_SRC/tests/lib/ack_writer.py" "$MNT/v" acks.log "$round" &
 	writer=$!
+	ack_writer_started "$round"
 	# Offline, mapperctl would go on without the daemon: stop with it.
 	touch running
 	(n=0; while [ -e running ] && mapperctl snapshot v "s$round-$n" >/dev/null 2>&1; do

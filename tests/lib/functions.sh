@@ -309,6 +309,15 @@ crash_daemon()
 	fusermount3 -uz "$MNT" 2>/dev/null || umount -l "$MNT"
 }
 
+# ack_writer_started ROUND: waits until tests/lib/ack_writer.py of seed
+# ROUND opened its file and logged its first write to acks.log, so that the
+# crash that follows falls while it writes: a Python that takes a second to
+# start (a pyenv shim on a loaded machine) otherwise found the daemon gone.
+ack_writer_started()
+{
+	wait_line acks.log "^I $1[0-9]{6} "
+}
+
 # ack_crash_rounds FILE ROUNDS [BLOCKS]: ROUNDS times, starts the daemon
 # with the test's start function, writes and fsyncs FILE in the mount with
 # tests/lib/ack_writer.py (its first BLOCKS 64 KiB blocks, default 512),
@@ -324,6 +333,7 @@ ack_crash_rounds()
 		start
 		python3 "$T_SRC/tests/lib/ack_writer.py" "$MNT/$file" acks.log "$round" "$blocks" &
 		writer=$!
+		ack_writer_started "$round"
 		sleep "0.$((RANDOM % 9 + 1))"	# the random moment (not a synchronisation)
 		crash_daemon "$writer"
 		start
