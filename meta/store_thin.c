@@ -193,15 +193,23 @@ int store_thin_pages_delete(struct store *s, int64_t pool)
 	return store_step_done(s, st);
 }
 
-/* The slots as the row holds them, malloc'ed; NULL when out of memory. */
-static unsigned char *dir_blob(const struct thin_dir_rec *d)
+/*
+ * The slots as the row holds them: @d's own array on a little-endian host
+ * (no copy of a 1.5 MB map), else a malloc'ed one in *@copy.  NULL when
+ * out of memory.
+ */
+static const void *dir_blob(const struct thin_dir_rec *d, unsigned char **copy)
 {
-	unsigned char *blob = malloc(d->nr ? (size_t)d->nr * 8 : 1);
-
-	if (blob)
+	*copy = NULL;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (d->nr)
+		return d->leaves;
+#endif
+	*copy = malloc(d->nr ? (size_t)d->nr * 8 : 1);
+	if (*copy)
 		for (uint32_t i = 0; i < d->nr; i++)
-			put_le64(blob + 8 * i, (uint64_t)d->leaves[i]);
-	return blob;
+			put_le64(*copy + 8 * i, (uint64_t)d->leaves[i]);
+	return *copy;
 }
 
 /* Binds the row's blob (?1), its count (?2), its pool (?3) and id (?4). */
@@ -226,7 +234,8 @@ static void dir_bind(sqlite3_stmt *st, int64_t pool, const struct thin_dir_rec *
  */
 int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec *d)
 {
-	unsigned char *blob = dir_blob(d);
+	unsigned char *copy;
+	const void *blob = dir_blob(d, &copy);
 	sqlite3_stmt *st;
 	int r;
 
@@ -246,7 +255,7 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 			r = store_step_done(s, st);
 		}
 	}
-	free(blob);
+	free(copy);
 	return r;
 }
 
