@@ -193,30 +193,69 @@ int store_thin_pages_delete(struct store *s, int64_t pool)
 	return store_step_done(s, st);
 }
 
+/*
+ * The slots as the row holds them: @d's own array on a little-endian host
+ * (no copy of a 1.5 MB map), else a malloc'ed one in *@copy.  NULL when
+ * out of memory.
+ */
+static const void *dir_blob(const struct thin_dir_rec *d, unsigned char **copy)
+{
+	*copy = NULL;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (d->nr)
+		return d->leaves;
+#endif
+	*copy = malloc(d->nr ? (size_t)d->nr * 8 : 1);
+	if (*copy)
+		for (uint32_t i = 0; i < d->nr; i++)
+			put_le64(*copy + 8 * i, (uint64_t)d->leaves[i]);
+	return *copy;
+}
+
+/* Binds the row's blob (?1), its count (?2), its pool (?3) and id (?4). */
+static void dir_bind(sqlite3_stmt *st, int64_t pool, const struct thin_dir_rec *d,
+		     const void *blob)
+{
+	sqlite3_bind_blob64(st, 1, blob, (sqlite3_uint64)d->nr * 8, SQLITE_STATIC);
+	if (d->mapped_known)
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)d->mapped);
+	else
+		sqlite3_bind_null(st, 2);
+	sqlite3_bind_int64(st, 3, pool);
+	sqlite3_bind_int64(st, 4, d->id);
+}
+
+/*
+ * A directory that has a row is updated in place: a row that keeps its
+ * size is overwritten where its bytes differ, so a commit that changed a
+ * few slots of a 1e8-block map writes a few of its 370 pages, where
+ * INSERT OR REPLACE would free them all and write them all again.  A new
+ * directory is inserted.
+ */
 int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec *d)
 {
-	size_t len = (size_t)d->nr * 8;
-	unsigned char *blob = malloc(len ? len : 1);
+	unsigned char *copy;
+	const void *blob = dir_blob(d, &copy);
 	sqlite3_stmt *st;
 	int r;
 
 	if (!blob)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < d->nr; i++)
-		put_le64(blob + 8 * i, (uint64_t)d->leaves[i]);
-	r = store_stmt(s, "INSERT OR REPLACE INTO thin_dir (pool, id, leaves, mapped)"
-			  " VALUES (?, ?, ?, ?)", &st);
+	r = store_stmt(s, "UPDATE thin_dir SET leaves = ?1, mapped = ?2 WHERE pool = ?3 AND id = ?4",
+		       &st);
 	if (!r) {
-		sqlite3_bind_int64(st, 1, pool);
-		sqlite3_bind_int64(st, 2, d->id);
-		sqlite3_bind_blob64(st, 3, blob, len, SQLITE_STATIC);
-		if (d->mapped_known)
-			sqlite3_bind_int64(st, 4, (sqlite3_int64)d->mapped);
-		else
-			sqlite3_bind_null(st, 4);
+		dir_bind(st, pool, d, blob);
 		r = store_step_done(s, st);
 	}
-	free(blob);
+	if (!r && sqlite3_changes(s->db) == 0) {
+		r = store_stmt(s, "INSERT INTO thin_dir (leaves, mapped, pool, id)"
+				  " VALUES (?1, ?2, ?3, ?4)", &st);
+		if (!r) {
+			dir_bind(st, pool, d, blob);
+			r = store_step_done(s, st);
+		}
+	}
+	free(copy);
 	return r;
 }
 

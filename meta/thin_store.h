@@ -38,7 +38,11 @@ int store_thin_pages_delete(struct store *s, int64_t pool);
 int store_thin_origin_put(struct store *s, const struct thin_origin_rec *o);
 int store_thin_origin_list(struct store *s, struct thin_origin_rec **out, size_t *nr);
 
-/* Pages.  out->leaves of a directory is malloc'ed. */
+/*
+ * Pages.  out->leaves of a directory is malloc'ed.  A directory's put
+ * writes its row in place if it has one: when the row keeps its size,
+ * only the database pages whose bytes change are written.
+ */
 int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec *d);
 int store_thin_dir_get(struct store *s, int64_t pool, int64_t id,
 		       struct thin_dir_rec *out);

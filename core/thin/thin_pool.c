@@ -993,7 +993,7 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 		if (!atomic_load(&d->refs))
 			continue;
 		d->committing = true;
-		d->mapped_in_store = false;	/* the row is written without it: gather_mapped */
+		d->mapped_in_store = false;	/* gather_mapped puts it in the row */
 		rec->id = d->id;
 		rec->nr = d->nr;
 		rec->leaves = alloc_n(d->nr, sizeof(*rec->leaves));
@@ -1009,10 +1009,22 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 	return 0;
 }
 
+/* The record gather_dirs made of @d, which this batch writes. */
+static struct thin_dir_rec *gathered_rec(struct batch *b, const struct thin_dir *d)
+{
+	for (size_t i = 0; i < b->c.nr_dirs; i++)
+		if (b->dirs[i].id == d->id)
+			return &b->dirs[i];
+	return NULL;
+}
+
 /*
  * The mapped counts of directories that changed since the store last had
  * them: one per directory, from the first of its volumes (all of them map
- * the same).  After gather_dirs.  O(volumes).
+ * the same).  A directory this batch writes carries its count in its row:
+ * a separate UPDATE would rewrite the whole row (a 1e8-block map's is
+ * 1.5 MB), as the row grows by the count's bytes.  After gather_dirs.
+ * O(volumes x directories written).
  */
 static int gather_mapped(struct thin_pool *p, struct batch *b)
 {
@@ -1026,13 +1038,21 @@ static int gather_mapped(struct thin_pool *p, struct batch *b)
 	for (struct thin *t = p->vols; t; t = t->next) {
 		struct thin_dir *d = atomic_load(&t->dir);
 		uint64_t mapped = atomic_load(&t->mapped);
+		struct thin_dir_rec *rec;
 
 		if (!d || !atomic_load(&d->refs) ||
 		    (d->mapped_in_store && d->stored_mapped == mapped))
 			continue;
+		rec = d->committing ? gathered_rec(b, d) : NULL;	/* written here */
 		if (thin_vec_push(&b->mapped_dirs, d))
 			return -ENOMEM;
-		b->dir_mapped[b->c.nr_dir_mapped++] = (struct thin_dir_mapped){ d->id, mapped };
+		if (rec) {
+			rec->mapped_known = true;
+			rec->mapped = mapped;
+		} else {
+			b->dir_mapped[b->c.nr_dir_mapped++] =
+				(struct thin_dir_mapped){ d->id, mapped };
+		}
 		d->stored_mapped = mapped;
 		d->mapped_in_store = true;
 	}

@@ -880,6 +880,39 @@ START_TEST(deleting_a_pools_pages_leaves_other_pools_pages)
 }
 END_TEST
 
+START_TEST(a_directory_written_again_reads_back_its_new_slots_and_count)
+{
+	struct thin_pool_rec p1 = { .block_size = 65536, .autoextend_threshold = 100 };
+	int64_t a = make_thin_pool("a", &p1), slots[3] = { 7, 0, 9 };
+	struct thin_dir_rec d = { .id = 4, .nr = 3, .leaves = slots }, got;
+
+	ck_assert_int_eq(store_thin_dir_put(s, a, &d), 0);	/* new: inserted */
+	slots[1] = 8;
+	d.mapped_known = true;
+	d.mapped = 1000;
+	ck_assert_int_eq(store_thin_dir_put(s, a, &d), 0);	/* grows by the count */
+	ck_assert_int_eq(store_thin_dir_get(s, a, 4, &got), 0);
+	ck_assert_uint_eq(got.nr, 3);
+	ck_assert_int_eq(got.leaves[1], 8);
+	ck_assert(got.mapped_known);
+	ck_assert_uint_eq(got.mapped, 1000);
+	free(got.leaves);
+	slots[2] = 0;
+	d.mapped = 999;
+	ck_assert_int_eq(store_thin_dir_put(s, a, &d), 0);	/* same size: in place */
+	ck_assert_int_eq(store_thin_dir_get(s, a, 4, &got), 0);
+	ck_assert_int_eq(got.leaves[0], 7);
+	ck_assert_int_eq(got.leaves[2], 0);
+	ck_assert_uint_eq(got.mapped, 999);
+	free(got.leaves);
+	d.mapped_known = false;
+	ck_assert_int_eq(store_thin_dir_put(s, a, &d), 0);	/* the count unknown again */
+	ck_assert_int_eq(store_thin_dir_get(s, a, 4, &got), 0);
+	ck_assert(!got.mapped_known);
+	free(got.leaves);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *suite = suite_create("store");
@@ -934,6 +967,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, autoextend_threshold_below_50_is_refused);
 	tcase_add_test(rows, snapshot_origin_is_forgotten_with_its_volume);
 	tcase_add_test(rows, deleting_a_pools_pages_leaves_other_pools_pages);
+	tcase_add_test(rows, a_directory_written_again_reads_back_its_new_slots_and_count);
 	suite_add_tcase(suite, rows);
 	return suite;
 }

@@ -173,7 +173,9 @@ static int f_commit(void *arg, const struct thin_commit *c)
 	for (size_t i = 0; i < c->nr_dir_mapped; i++) {
 		struct thin_dir_rec *d = fake_dir(c->dir_mapped[i].id);
 
-		ck_assert_ptr_nonnull(d);	/* written before, or in this commit */
+		ck_assert_ptr_nonnull(d);	/* written before */
+		for (size_t j = 0; j < c->nr_dirs; j++)	/* a row written carries its count */
+			ck_assert_int_ne(c->dirs[j].id, c->dir_mapped[i].id);
 		d->mapped_known = true;
 		d->mapped = c->dir_mapped[i].mapped;
 	}
@@ -483,6 +485,29 @@ START_TEST(snapshot_shares_every_block_and_write_copies_one)
 	u = usage(s);
 	ck_assert_uint_eq(u.exclusive, 1);
 	ck_assert_uint_eq(u.shared, 3);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+/* A map's row and its count are one write: a 1e8-block map's row is 1.5 MB. */
+START_TEST(a_commit_writes_a_changed_map_with_its_count_in_its_row)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	struct thin_dir_rec *d;
+
+	fill(v, 0, 2 * BS, 1);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	d = fake_dir(fake_vol(10)->dir);
+	ck_assert(d->mapped_known);
+	ck_assert_uint_eq(d->mapped, 2);
+	s = snapshot(v, 11);
+	fill(v, 4 * BS, 512, 2);		/* a copy of the map, one block more */
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	d = fake_dir(fake_vol(10)->dir);
+	ck_assert_int_ne(d->id, fake_vol(11)->dir);
+	ck_assert(d->mapped_known);
+	ck_assert_uint_eq(d->mapped, 3);
 	volume_destroy(s);
 	volume_destroy(v);
 }
@@ -1130,6 +1155,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, first_write_provisions_one_block_and_zeroes_the_rest);
 	tcase_add_test(tc, write_to_an_owned_block_takes_the_fast_path);
 	tcase_add_test(tc, snapshot_shares_every_block_and_write_copies_one);
+	tcase_add_test(tc, a_commit_writes_a_changed_map_with_its_count_in_its_row);
 	tcase_add_test(tc, usage_of_many_volumes_at_once_is_each_ones_usage);
 	tcase_add_test(tc, first_writes_into_blocks_of_several_chunks_keep_the_rest);
 	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
