@@ -122,7 +122,12 @@ void thin_pool_set_cache_budget(uint64_t bytes);
  * Admin path; not inside a read section.
  */
 void thin_pool_cache_reserve(struct thin_pool *p, uint64_t bytes);
-/* Gives back @bytes thin_pool_cache_reserve took.  O(1). */
+/*
+ * Gives back @bytes thin_pool_cache_reserve took, once the walk or
+ * removal let go of its memory, and gives the OS the slab pages that only
+ * free objects cover (thin_leaf_slab_trim): O(f log f) for f free
+ * objects, under the slab's mutex.  Admin path.
+ */
 void thin_pool_cache_unreserve(struct thin_pool *p, uint64_t bytes);
 
 /*
