@@ -58,6 +58,13 @@ requires_that()
 	"$@" </dev/null >/dev/null 2>&1 || skip "needs: $*"
 }
 
+# sanitized: the build under test is AddressSanitizer's, whose quarantine
+# and shadow make the daemon's RSS say nothing of its own memory.
+sanitized()
+{
+	grep -qa __asan_init "$MAPPERFS_BUILD/bin/mapperfs"
+}
+
 requires_root()
 {
 	[ "$(id -u)" -eq 0 ] || skip "must run as root"
