@@ -1614,6 +1614,27 @@ static struct thin *hand_volume(struct thin_pool *p)
 	return p->vols;
 }
 
+/* Unloads @l (pool lock held), its entries kept in @unloaded for free_unloaded.  0 or -ENOMEM. */
+static int unload_into(struct thin_pool *p, struct thin_leaf *l, struct thin_vec *unloaded)
+{
+	if (thin_vec_push(unloaded, NULL))
+		return -ENOMEM;
+	unloaded->v[unloaded->nr - 1] = (void *)thin_leaf_unload(l);
+	p->nr_resident--;
+	p->evictions++;
+	return 0;
+}
+
+/* Frees the entries unload_into kept, after a grace period.  No lock held. */
+static void free_unloaded(struct thin_vec *unloaded)
+{
+	if (unloaded->nr)
+		rcu_wait_readers();
+	for (size_t i = 0; i < unloaded->nr; i++)
+		thin_leaf_entries_free(unloaded->v[i]);
+	thin_vec_release(unloaded);
+}
+
 static void evict(struct thin_pool *p)
 {
 	struct thin_vec unloaded = { 0 };
@@ -1642,19 +1663,12 @@ static void evict(struct thin_pool *p)
 			continue;
 		if (atomic_exchange_explicit(&l->referenced, false, memory_order_relaxed))
 			continue;
-		if (thin_vec_push(&unloaded, NULL))
+		if (unload_into(p, l, &unloaded))
 			break;
-		unloaded.v[unloaded.nr - 1] = (void *)thin_leaf_unload(l);
-		p->nr_resident--;
-		p->evictions++;
 	}
 	p->hand_volume = t ? t->volume : 0;
 	pthread_mutex_unlock(&p->lock);
-	if (unloaded.nr)
-		rcu_wait_readers();
-	for (size_t i = 0; i < unloaded.nr; i++)
-		thin_leaf_entries_free(unloaded.v[i]);
-	thin_vec_release(&unloaded);
+	free_unloaded(&unloaded);
 }
 
 /* A loaded leaf and its entries' slab page, which the sort reads without a miss. */
@@ -1714,16 +1728,6 @@ static int loaded_by_page(struct thin_pool *p, size_t page, struct leaf_page **o
 	return 0;
 }
 
-static int unload_into(struct thin_pool *p, struct thin_leaf *l, struct thin_vec *unloaded)
-{
-	if (thin_vec_push(unloaded, NULL))
-		return -ENOMEM;
-	unloaded->v[unloaded->nr - 1] = (void *)thin_leaf_unload(l);
-	p->nr_resident--;
-	p->evictions++;
-	return 0;
-}
-
 /*
  * A reservation's unloading: down to the reduced budget, by pages of the
  * slab rather than by CLOCK, so that what it unloads goes back to the OS
@@ -1764,11 +1768,7 @@ static int evict_pages(struct thin_pool *p)
 			r = unload_into(p, v[i].l, &unloaded);
 	pthread_mutex_unlock(&p->lock);
 	free(v);
-	if (unloaded.nr)
-		rcu_wait_readers();
-	for (size_t i = 0; i < unloaded.nr; i++)
-		thin_leaf_entries_free(unloaded.v[i]);
-	thin_vec_release(&unloaded);
+	free_unloaded(&unloaded);
 	return r;
 }
 
