@@ -54,7 +54,7 @@ cmp data /dev/fd/3 || fail "the open file read wrong data after SIGTERM"
 exec 3<&-
 timeout 3 dd if="$dev" iflag=direct bs=1M status=none | cmp - data ||
 	fail "the loop device read wrong data after SIGTERM"
-timeout 20 tail --pid="$fio" -f /dev/null || fail "fio on the loop device hung after SIGTERM"
+wait_pid "$fio" || fail "fio on the loop device hung after SIGTERM"
 wait "$fio" || { cat fio.out >&2; fail "fio on the loop device saw errors after SIGTERM"; }
 pool_locked "$POOL" || fail "the daemon exited while a loop device still had v open"
 detach_loop "$dev"

@@ -15,9 +15,9 @@ start_daemon
 dd if=data of="$MNT/v" bs=1M conv=notrunc,fsync status=none
 pid=$(daemon_pid)
 kill -9 "$pid"
-# Reaped, not only exited (wait_pid): the kernel drops a killed daemon's
-# io_uring rings after its exit, and with them the FUSE connection that
-# the next start finds dead.
+# Reaped, not only exited (tail --pid, not wait_pid): the kernel drops a
+# killed daemon's io_uring rings after its exit, and with them the FUSE
+# connection that the next start finds dead.
 timeout 30 tail --pid="$pid" -f /dev/null || fail "kill -9 did not end the daemon"
 
 expect_fail -s 1 -m "^mapperfs: error: mount point '$MNT' is a FUSE mount whose daemon is gone \(Transport endpoint is not connected\): unmount it with 'fusermount3 -u $MNT'$" \

@@ -22,7 +22,7 @@ _t_undo_qemu_nbd()
 	local pid
 
 	pid=$(cat "$1" 2>/dev/null) || return 0
-	kill "$pid" 2>/dev/null && timeout 10 tail --pid="$pid" -f /dev/null
+	kill "$pid" 2>/dev/null && wait_pid "$pid"
 }
 qemu-nbd --fork --pid-file "$T_DIR/qemu.pid" --socket "$T_DIR/qemu.sock" --format raw \
 	--persistent --cache=none "$T_DIR/qemu.raw" || fail "qemu-nbd did not start"

@@ -22,7 +22,7 @@ dd if=data of="$MNT/v" bs=1M oflag=direct conv=notrunc status=none
 # SIGTERM with the pool idle: the server goes (its idle clients closed).
 pid=$(cat "$T_DIR/nbd/r1/nbdkit.pid")
 kill -TERM "$pid"
-timeout 30 tail --pid="$pid" -f /dev/null ||
+wait_pid "$pid" ||
 	fail "nbdkit stopped with SIGTERM did not exit within 30 s of an idle pool"
 read_fails_eio "$MNT/v" "while the server was away"
 state() { mapperctl device list --json | json_get '.[] | select(.name == "r1") | .state'; }

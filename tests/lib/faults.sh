@@ -106,7 +106,7 @@ _t_undo_nbdfuse()
 	if mountpoint -q "$mnt"; then
 		fusermount3 -u "$mnt" || { fusermount3 -uz "$mnt"; rc=1; }
 	fi
-	timeout 10 tail --pid="$pid" -f /dev/null || { kill -KILL "$pid" 2>/dev/null; rc=1; }
+	wait_pid "$pid" || { kill -KILL "$pid" 2>/dev/null; rc=1; }
 	return "$rc"
 }
 
@@ -118,7 +118,7 @@ _t_undo_nbdkit()
 	pid=$(cat "$1" 2>/dev/null) || return 0
 	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nbdkit ] || return 0
 	kill "$pid"
-	timeout 10 tail --pid="$pid" -f /dev/null
+	wait_pid "$pid"
 }
 
 # ---- raw devices over NBD: nbdkit serving a file --------------------------------
@@ -167,7 +167,7 @@ nbd_server_kill()
 
 	pid=$(cat "$dir/nbdkit.pid") || fail "no nbdkit runs for $1"
 	kill -KILL "$pid"
-	timeout 10 tail --pid="$pid" -f /dev/null || fail "nbdkit $pid of $1 did not end"
+	wait_pid "$pid" || fail "nbdkit $pid of $1 did not end"
 }
 
 # read_fails_eio FILE WHEN: a direct 64 KiB read of FILE must fail with
