@@ -260,6 +260,54 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 }
 
 /*
+ * Through SQLite's incremental blob I/O, which reads the row's chain of
+ * overflow pages to find the bytes and writes only the pages under them,
+ * where an UPDATE of the whole blob builds the 1.5 MB record of a 1e8-block
+ * map again and compares it with the old one page by page.
+ */
+int store_thin_dir_put_changed(struct store *s, int64_t pool, const struct thin_dir_rec *d,
+			       const uint64_t *changed)
+{
+	unsigned char buf[THIN_DIR_CHUNK * 8];
+	sqlite3_blob *blob = NULL;
+	sqlite3_int64 rowid;
+	sqlite3_stmt *st;
+	int r, rc;
+
+	r = store_stmt(s, "SELECT rowid FROM thin_dir WHERE pool = ? AND id = ?", &st);
+	if (r)
+		return r;
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, d->id);
+	rc = sqlite3_step(st);
+	rowid = sqlite3_column_int64(st, 0);
+	store_stmt_done(st);
+	if (rc != SQLITE_ROW)
+		return rc == SQLITE_DONE ? -EUCLEAN : store_error(s, rc);
+	rc = sqlite3_blob_open(s->db, "main", "thin_dir", "leaves", rowid, 1, &blob);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc);
+	if ((uint64_t)sqlite3_blob_bytes(blob) != (uint64_t)d->nr * 8)
+		r = -EUCLEAN;
+	for (uint32_t c = 0; !r && c * THIN_DIR_CHUNK < d->nr; c++) {
+		uint32_t lo = c * THIN_DIR_CHUNK;
+		uint32_t n = d->nr - lo < THIN_DIR_CHUNK ? d->nr - lo : THIN_DIR_CHUNK;
+
+		if (!(changed[c / 64] >> (c % 64) & 1))
+			continue;
+		for (uint32_t j = 0; j < n; j++)
+			put_le64(buf + 8 * j, (uint64_t)d->leaves[lo + j]);
+		rc = sqlite3_blob_write(blob, buf, (int)n * 8, (int)lo * 8);
+		if (rc != SQLITE_OK)
+			r = store_error(s, rc);
+	}
+	sqlite3_blob_close(blob);
+	if (!r && d->mapped_known)
+		r = store_thin_dir_set_mapped(s, pool, d->id, d->mapped);
+	return r;
+}
+
+/*
  * A directory is one little-endian int64 per slot, and a volume has at
  * least one slot: any other length is damage, not a map that reads as
  * holes.  (Whether the slots fit the volume's size is core's to check.)

@@ -116,7 +116,9 @@ static int apply(struct thin_port *tp, const struct thin_commit *c)
 	for (size_t i = 0; !r && i < c->nr_leaves; i++)
 		r = store_thin_leaf_put(s, tp->pool, &c->leaves[i]);
 	for (size_t i = 0; !r && i < c->nr_dirs; i++)
-		r = store_thin_dir_put(s, tp->pool, &c->dirs[i]);
+		r = c->dirs_changed && c->dirs_changed[i] ?
+		    store_thin_dir_put_changed(s, tp->pool, &c->dirs[i], c->dirs_changed[i]) :
+		    store_thin_dir_put(s, tp->pool, &c->dirs[i]);
 	for (size_t i = 0; !r && i < c->nr_vols; i++)
 		r = store_thin_set_dir(s, c->vols[i].volume, c->vols[i].dir);
 	for (size_t i = 0; !r && i < c->nr_dir_mapped; i++)

@@ -1660,13 +1660,15 @@ static int remove_unloaded(struct pool *p, struct pool_volume *v, struct pool_er
  * What the removal holds until its commit (the sets of the blocks it
  * frees, the leaves it drops) is first reserved from the pool's memory
  * budget, as a walk's pages are, so that it takes the place of loaded
- * leaves instead of coming on top of a full cache.
+ * leaves instead of coming on top of a full cache.  Nothing is committed
+ * before its record (thin_pool_admin_hold): what other volumes have
+ * pending goes in the one commit that frees the removed map, where the
+ * copy of a map the volume shared takes its row.
  */
 static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error *err)
 {
 	struct pool_volume *tp;
 	uint64_t reserved;
-	bool began;
 	int r;
 
 	if (!v->served)
@@ -1680,16 +1682,15 @@ static int remove_thin(struct pool *p, struct pool_volume *v, struct pool_error 
 	thin_suspend(v->served->target);
 	reserved = thin_remove_bytes(v->served->target);
 	thin_pool_cache_reserve(running(tp), reserved);
-	began = !(r = begin_admin(tp, err));
-	if (began)
-		r = pool_record(p, "delete the volume", record_removal, v, err);
+	thin_pool_admin_hold(running(tp));
+	r = pool_record(p, "delete the volume", record_removal, v, err);
 	if (!r && thin_remove(v->served->target))
 		log_warn("thin volume '%s': out of memory while dropping its map; its blocks stay allocated until restart",
 			 v->rec.name);
 	thin_unsuspend(v->served->target);
 	if (!r)
 		end_admin_freeing(tp);
-	else if (began)
+	else
 		thin_pool_admin_end(running(tp));
 	thin_pool_cache_unreserve(running(tp), reserved);
 	if (r) {

@@ -906,6 +906,7 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 		atomic_init(&d->leaf[i], l);
 	}
 	free(rec.leaves);
+	d->write_whole = rec.nr != slots;	/* as stored, or the row changes size */
 	d->mapped_in_store = rec.mapped_known;
 	d->stored_mapped = rec.mapped;
 	if (!r && !rec.mapped_known)	/* counted once however many volumes share it */

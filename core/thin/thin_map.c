@@ -101,13 +101,17 @@ struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id)
 
 struct thin_dir *thin_dir_new(int64_t id, uint32_t nr)
 {
-	struct thin_dir *d = calloc(1, sizeof(*d) + (size_t)nr * sizeof(d->leaf[0]));
+	size_t words = thin_dir_changed_words(nr);
+	struct thin_dir *d = calloc(1, sizeof(*d) + (size_t)nr * sizeof(d->leaf[0]) +
+				    words * sizeof(uint64_t));
 
 	if (!d)
 		return NULL;
 	atomic_init(&d->refs, 1);
 	d->nr = nr;
 	d->id = id;
+	d->write_whole = true;
+	d->changed = (uint64_t *)&d->leaf[nr];
 	return d;
 }
 

@@ -66,8 +66,22 @@ struct thin_dir {
 	uint32_t nr;			/* slots */
 	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
 	int64_t id;
+	/*
+	 * The directory a first write copied it from, whose row has that one
+	 * as it is, until the copy's first commit (the volume's row is
+	 * written with it); 0: none
+	 */
+	int64_t source;
 	bool dirty;
 	bool committing;		/* in the commit being written */
+	/*
+	 * What the next commit writes: every slot, or the chunks of
+	 * THIN_DIR_CHUNK slots changed since the row was last written (a bit
+	 * each, in this allocation): @id's row, or @source's if it takes
+	 * that one.  A new directory writes all.
+	 */
+	bool write_whole;
+	uint64_t *changed;
 	/* Blocks it maps as the store says (its volumes keep the live count) */
 	uint64_t stored_mapped;
 	bool mapped_in_store;		/* else the next commit writes it */
@@ -152,6 +166,18 @@ struct thin_leaf *thin_leaf_copy(const struct thin_leaf *l, int64_t id);
 
 /* An empty directory of @nr slots, one reference.  NULL on ENOMEM. */
 struct thin_dir *thin_dir_new(int64_t id, uint32_t nr);
+
+/* Words of a changed-chunk bitmap of a directory of @nr slots. */
+static inline size_t thin_dir_changed_words(uint32_t nr)
+{
+	return (nr + THIN_DIR_CHUNK * 64 - 1) / (THIN_DIR_CHUNK * 64);
+}
+
+/* Slot @i of @d points elsewhere: its chunk is written.  Pool lock held. */
+static inline void thin_dir_slot_changed(struct thin_dir *d, uint32_t i)
+{
+	d->changed[i / THIN_DIR_CHUNK / 64] |= 1ull << (i / THIN_DIR_CHUNK % 64);
+}
 /*
  * A copy of @d with @nr >= d->nr slots, one reference, taking a
  * reference on every leaf it copies.  Pool lock held.

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #define THIN_LEAF_ENTRIES	512	/* entries per leaf: 2 KiB, one SQLite page */
+#define THIN_DIR_CHUNK		512u	/* slots a commit writes together: 4 KiB of row */
 #define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
 
 /* A leaf as committed: entries are data block + 1, 0 for a hole. */
@@ -94,6 +95,13 @@ struct thin_commit {
 	const int64_t *dead_leaves;		/* delete */
 	size_t nr_dead_leaves;
 	const struct thin_dir_rec *dirs;	/* insert or replace */
+	/*
+	 * Per directory above, NULL or the chunks of THIN_DIR_CHUNK slots that
+	 * changed (a bit each): only those slots are written, into the row
+	 * the store has, of the same length (else -EUCLEAN); the others of
+	 * dirs[i].leaves are not set.
+	 */
+	const uint64_t *const *dirs_changed;
 	size_t nr_dirs;
 	const int64_t *dead_dirs;		/* delete */
 	size_t nr_dead_dirs;

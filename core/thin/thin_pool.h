@@ -210,6 +210,15 @@ void thin_pool_counts_release(struct thin_pool_counts *c);
  * held.
  */
 int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts);
+/*
+ * As begin, but commits nothing first: for a change that only deletes
+ * the rows of volumes whose maps it then drops (remove).  What other
+ * volumes have pending stays pending, and the commit after end writes it
+ * with the drop, so that a copy of a map the removed volume shared takes
+ * the removed one's row instead of a new one.  Waits for the commit in
+ * flight; never fails.
+ */
+void thin_pool_admin_hold(struct thin_pool *p);
 void thin_pool_admin_end(struct thin_pool *p);
 
 /* A page id for a page an admin change records itself. */

@@ -913,6 +913,40 @@ START_TEST(a_directory_written_again_reads_back_its_new_slots_and_count)
 }
 END_TEST
 
+/* Three chunks of slots; the second and third written, the first kept. */
+START_TEST(a_directory_written_by_its_changed_chunks_keeps_the_others)
+{
+	struct thin_pool_rec p1 = { .block_size = 65536, .autoextend_threshold = 100 };
+	int64_t a = make_thin_pool("a", &p1);
+	uint32_t nr = 2 * THIN_DIR_CHUNK + 5;
+	int64_t *slots = calloc(nr, sizeof(*slots));
+	uint64_t changed = 0x6;
+	struct thin_dir_rec d = { .id = 4, .nr = nr, .leaves = slots }, got;
+
+	for (uint32_t i = 0; i < nr; i++)
+		slots[i] = i + 1;
+	ck_assert_int_eq(store_thin_dir_put(s, a, &d), 0);
+	for (uint32_t i = 0; i < nr; i++)
+		slots[i] = i < THIN_DIR_CHUNK ? -1 : 2 * (int64_t)i;	/* -1: never written */
+	d.mapped_known = true;
+	d.mapped = 77;
+	ck_assert_int_eq(store_thin_dir_put_changed(s, a, &d, &changed), 0);
+	ck_assert_int_eq(store_thin_dir_get(s, a, 4, &got), 0);
+	ck_assert_uint_eq(got.nr, nr);
+	for (uint32_t i = 0; i < nr; i++)
+		ck_assert_int_eq(got.leaves[i], i < THIN_DIR_CHUNK ? i + 1 : 2 * (int64_t)i);
+	ck_assert(got.mapped_known);
+	ck_assert_uint_eq(got.mapped, 77);
+	free(got.leaves);
+	d.id = 5;				/* no such row */
+	ck_assert_int_eq(store_thin_dir_put_changed(s, a, &d, &changed), -EUCLEAN);
+	d.id = 4;
+	d.nr = nr - 1;				/* a row of another length */
+	ck_assert_int_eq(store_thin_dir_put_changed(s, a, &d, &changed), -EUCLEAN);
+	free(slots);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *suite = suite_create("store");
@@ -968,6 +1002,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, snapshot_origin_is_forgotten_with_its_volume);
 	tcase_add_test(rows, deleting_a_pools_pages_leaves_other_pools_pages);
 	tcase_add_test(rows, a_directory_written_again_reads_back_its_new_slots_and_count);
+	tcase_add_test(rows, a_directory_written_by_its_changed_chunks_keeps_the_others);
 	suite_add_tcase(suite, rows);
 	return suite;
 }
