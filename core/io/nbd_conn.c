@@ -118,7 +118,7 @@ struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, si
 	int r = 0, psk = -1;
 
 	if (!c || !(c->h = nbd_create())) {
-		snprintf(why, why_len, "out of memory");
+		snprintf(why, why_len, "%s", c ? nbd_get_error() : "out of memory");
 		free(c);
 		return NULL;
 	}
