@@ -47,8 +47,9 @@ int store_thin_dir_put(struct store *s, int64_t pool, const struct thin_dir_rec 
 /*
  * Writes only the chunks of THIN_DIR_CHUNK slots of @d that @changed
  * marks (a bit each; the other slots of d->leaves are not read) into the
- * row @d->id has, then its mapped count if known (else it keeps its count).  -EUCLEAN if there is no
- * such row or it has another number of slots.
+ * row @d->id has, then its mapped count if known (else the row keeps
+ * its count).  -EUCLEAN if there is no such row or it has another number
+ * of slots.
  */
 int store_thin_dir_put_changed(struct store *s, int64_t pool, const struct thin_dir_rec *d,
 			       const uint64_t *changed);
