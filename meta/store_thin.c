@@ -293,7 +293,7 @@ int store_thin_dir_put_changed(struct store *s, int64_t pool, const struct thin_
 		uint32_t lo = c * THIN_DIR_CHUNK;
 		uint32_t n = d->nr - lo < THIN_DIR_CHUNK ? d->nr - lo : THIN_DIR_CHUNK;
 
-		if (!(changed[c / 64] >> (c % 64) & 1))
+		if (!thin_dir_chunk_changed(changed, c))
 			continue;
 		for (uint32_t j = 0; j < n; j++)
 			put_le64(buf + 8 * j, (uint64_t)d->leaves[lo + j]);

@@ -32,6 +32,12 @@
 #define THIN_DIR_CHUNK		512u	/* slots a commit writes together: 4 KiB of row */
 #define THIN_DIR_SLOTS_MAX	(1u << 20)	/* a map's directory: 8 MiB, 2^29 blocks */
 
+/* Whether bitmap @changed marks chunk @c (slots c * THIN_DIR_CHUNK on). */
+static inline bool thin_dir_chunk_changed(const uint64_t *changed, uint32_t c)
+{
+	return changed[c / 64] >> (c % 64) & 1;
+}
+
 /* A leaf as committed: entries are data block + 1, 0 for a hole. */
 struct thin_leaf_rec {
 	int64_t id;

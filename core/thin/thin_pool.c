@@ -1065,7 +1065,7 @@ static int gather_dirs(struct thin_pool *p, struct batch *b)
 		for (uint32_t c = 0; c * THIN_DIR_CHUNK < d->nr; c++) {
 			uint32_t end = c * THIN_DIR_CHUNK + THIN_DIR_CHUNK;
 
-			if (changed && !(changed[c / 64] >> (c % 64) & 1))
+			if (changed && !thin_dir_chunk_changed(changed, c))
 				continue;
 			for (uint32_t j = c * THIN_DIR_CHUNK; j < end && j < d->nr; j++) {
 				struct thin_leaf *l = atomic_load(&d->leaf[j]);

@@ -162,7 +162,7 @@ static int f_commit(void *arg, const struct thin_commit *c)
 			ck_assert_ptr_nonnull(d);
 			ck_assert_uint_eq(d->nr, c->dirs[i].nr);
 			for (uint32_t j = 0; j < d->nr; j++)
-				if (changed[j / THIN_DIR_CHUNK / 64] >> (j / THIN_DIR_CHUNK % 64) & 1)
+				if (thin_dir_chunk_changed(changed, j / THIN_DIR_CHUNK))
 					d->leaves[j] = c->dirs[i].leaves[j];
 			if (c->dirs[i].mapped_known) {	/* else the row keeps its count */
 				d->mapped_known = true;
