@@ -332,10 +332,10 @@ int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
 		uint64_t w = rec->fields[i], base = first + i * THIN_ALLOC_FIELDS_PER_WORD;
 
-		for (unsigned int j = 0; w && base + THIN_ALLOC_FIELDS_PER_WORD > a->nr_blocks &&
-					 j < THIN_ALLOC_FIELDS_PER_WORD; j++)
-			if (((w >> (2 * j)) & 3) && base + j >= a->nr_blocks)
-				return -EUCLEAN;	/* a count past the data area */
+		if (w && base + THIN_ALLOC_FIELDS_PER_WORD > a->nr_blocks)	/* reaches the end */
+			for (unsigned int j = 0; j < THIN_ALLOC_FIELDS_PER_WORD; j++)
+				if (((w >> (2 * j)) & 3) && base + j >= a->nr_blocks)
+					return -EUCLEAN;	/* a count past the data area */
 		many += many_in(w);
 		atomic_store_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i], w,
 				      memory_order_relaxed);
