@@ -897,7 +897,9 @@ static int load_dir(struct thin_pool *p, int64_t id, uint32_t slots,
 		free(rec.leaves);
 		return -ENOMEM;
 	}
-	r = thin_pool_load_add(p, id, d, false);
+	r = thin_pool_load_reserve(p, 1 + (size_t)rec.nr);
+	if (!r)
+		r = thin_pool_load_add(p, id, d, false);
 	for (uint32_t i = 0; i < rec.nr && !r; i++) {
 		struct thin_leaf *l = NULL;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "bigmem.h"
 #include "writelog.h"
 
 #define FIELDS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8 * THIN_ALLOC_FIELD_BITS)
@@ -44,7 +45,7 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 	memset(a, 0, sizeof(*a));
 	if (nr_blocks > THIN_ALLOC_MAX_BLOCKS)
 		return -EFBIG;
-	a->fields = reserve(FIELDS_BYTES);
+	a->fields = bigmem_map(FIELDS_BYTES);	/* dense: every block's count is read at start */
 	a->overflow = reserve(OVERFLOW_BYTES);
 	a->pending_bits = reserve(BITS_BYTES);
 	a->discarded_bits = reserve(BITS_BYTES);
@@ -67,8 +68,7 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 
 void thin_alloc_exit(struct thin_alloc *a)
 {
-	if (a->fields)
-		munmap((void *)a->fields, FIELDS_BYTES);
+	bigmem_unmap((void *)a->fields, FIELDS_BYTES);
 	if (a->overflow)
 		munmap(a->overflow, OVERFLOW_BYTES);
 	if (a->pending_bits)

@@ -44,6 +44,13 @@ struct thin {
 /* SQEs in flight in a pool's own engine: a flush of its data devices. */
 #define THIN_ENGINE_DEPTH	64
 
+/* A page the load read, by id (thin_pool_load_find); id 0: a free slot. */
+struct thin_load_entry {
+	int64_t id;
+	void *page;
+	bool leaf;			/* else a directory */
+};
+
 /* A pointer array that grows. */
 struct thin_vec {
 	void **v;
@@ -106,11 +113,9 @@ struct thin_pool {
 	uint64_t txn;			/* the open transaction, from 1; lock */
 	_Atomic uint64_t committed_txn;	/* the last one committed */
 
-	int64_t *load_ids;		/* the load index: open to start */
-	void **load_pages;
-	bool *load_leaf;		/* the page is a leaf, else a directory */
+	struct thin_load_entry *load_index;	/* open to start: thin_pool.c */
 	size_t load_cap, load_nr;
-	struct thin_vec loaded_leaves;	/* distinct, for the block counts */
+	struct thin_vec loaded_leaves;	/* distinct, for the block counts (a stale map) */
 
 	pthread_mutex_t commit_lock;
 	pthread_t worker;
@@ -252,6 +257,11 @@ void thin_pool_unlink(struct thin_pool *p, struct thin *t);
  * the two share one id space, so that is a damaged map.  Load time only.
  */
 int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page);
+/*
+ * Makes room in the load index for @n more pages, so that adding them
+ * rehashes nothing (a directory's leaves, before they load).  0 or -ENOMEM.
+ */
+int thin_pool_load_reserve(struct thin_pool *p, size_t n);
 /* Records a loaded page (@leaf, or a directory).  0 or -ENOMEM. */
 int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf);
 /*

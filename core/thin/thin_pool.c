@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "log.h"
 #include "rcu.h"
@@ -230,93 +231,86 @@ err_free:
 /*
  * The load index: pages read so far by id, so that a page that several
  * volumes (or directories) share is loaded once and counted once.  Open
- * addressing, linear probing; lives from thin_pool_open to thin_pool_start.
+ * addressing, linear probing, at most half full; lives from
+ * thin_pool_open to thin_pool_start.  At 1e8 blocks it holds 195,313
+ * leaves: it grows once per directory, to what that directory needs
+ * (thin_pool_load_reserve), not by doubling as leaves arrive, and lies on
+ * huge pages (bigmem.h).
  */
 static uint64_t hash_id(int64_t id)
 {
 	return (uint64_t)id * 0x9e3779b97f4a7c15ull;
 }
 
+static struct thin_load_entry *load_entry_of(struct thin_pool *p, int64_t id)
+{
+	size_t i = hash_id(id) & (p->load_cap - 1);
+
+	while (p->load_index[i].id && p->load_index[i].id != id)
+		i = (i + 1) & (p->load_cap - 1);
+	return &p->load_index[i];
+}
+
 int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page)
 {
+	struct thin_load_entry *s;
+
 	*page = NULL;
 	if (!p->load_cap)
 		return 0;
-	for (size_t i = hash_id(id) & (p->load_cap - 1);; i = (i + 1) & (p->load_cap - 1)) {
-		if (!p->load_ids[i])
-			return 0;
-		if (p->load_ids[i] == id) {
-			if (p->load_leaf[i] != leaf)
-				return -EUCLEAN;
-			*page = p->load_pages[i];
-			return 0;
-		}
-	}
+	s = load_entry_of(p, id);
+	if (!s->id)
+		return 0;
+	if (s->leaf != leaf)
+		return -EUCLEAN;
+	*page = s->page;
+	return 0;
 }
 
-static int load_grow(struct thin_pool *p)
+int thin_pool_load_reserve(struct thin_pool *p, size_t n)
 {
-	size_t cap = p->load_cap ? 2 * p->load_cap : 1024;
-	int64_t *ids = calloc(cap, sizeof(*ids));
-	void **pages = calloc(cap, sizeof(*pages));
-	bool *leaf = calloc(cap, sizeof(*leaf));
+	struct thin_load_entry *old = p->load_index;
+	size_t old_cap = p->load_cap, cap = old_cap ? old_cap : 1024;
 
-	if (!ids || !pages || !leaf) {
-		free(ids);
-		free(pages);
-		free(leaf);
+	while (cap / 2 < p->load_nr + n)
+		cap *= 2;
+	if (cap == old_cap)
+		return 0;
+	p->load_index = bigmem_map(cap * sizeof(*old));
+	if (!p->load_index) {
+		p->load_index = old;
 		return -ENOMEM;
 	}
-	for (size_t j = 0; j < p->load_cap; j++) {
-		size_t i;
-
-		if (!p->load_ids[j])
-			continue;
-		for (i = hash_id(p->load_ids[j]) & (cap - 1); ids[i]; i = (i + 1) & (cap - 1))
-			;
-		ids[i] = p->load_ids[j];
-		pages[i] = p->load_pages[j];
-		leaf[i] = p->load_leaf[j];
-	}
-	free(p->load_ids);
-	free(p->load_pages);
-	free(p->load_leaf);
-	p->load_ids = ids;
-	p->load_pages = pages;
-	p->load_leaf = leaf;
 	p->load_cap = cap;
+	for (size_t j = 0; j < old_cap; j++)
+		if (old[j].id)
+			*load_entry_of(p, old[j].id) = old[j];
+	bigmem_unmap(old, old_cap * sizeof(*old));
 	return 0;
 }
 
 int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf)
 {
-	size_t i;
+	struct thin_load_entry *s;
 
-	if (2 * (p->load_nr + 1) > p->load_cap && load_grow(p))
+	if (thin_pool_load_reserve(p, 1))
 		return -ENOMEM;
-	for (i = hash_id(id) & (p->load_cap - 1); p->load_ids[i];
-	     i = (i + 1) & (p->load_cap - 1))
-		;
-	p->load_ids[i] = id;
-	p->load_pages[i] = page;
-	p->load_leaf[i] = leaf;
+	s = load_entry_of(p, id);
+	*s = (struct thin_load_entry){ .id = id, .page = page, .leaf = leaf };
 	p->load_nr++;
-	if (leaf) {
-		p->nr_leaves++;
-		return thin_vec_push(&p->loaded_leaves, page);
+	if (!leaf) {
+		p->nr_dirs++;
+		return 0;
 	}
-	p->nr_dirs++;
-	return 0;
+	p->nr_leaves++;
+	/* Only a stale space map counts the blocks from the loaded leaves. */
+	return p->leaves_on_demand ? 0 : thin_vec_push(&p->loaded_leaves, page);
 }
 
 static void load_index_free(struct thin_pool *p)
 {
-	free(p->load_ids);
-	free(p->load_pages);
-	free(p->load_leaf);
-	p->load_ids = NULL;
-	p->load_pages = NULL;
-	p->load_leaf = NULL;
+	bigmem_unmap(p->load_index, p->load_cap * sizeof(*p->load_index));
+	p->load_index = NULL;
 	p->load_cap = p->load_nr = 0;
 	thin_vec_release(&p->loaded_leaves);
 }

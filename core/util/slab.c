@@ -6,16 +6,19 @@
 #include <unistd.h>
 #include <sanitizer/asan_interface.h>
 
+#include "bigmem.h"
+
 static int add_chunk(struct slab *s)
 {
-	char *c = mmap(NULL, SLAB_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t bytes = s->huge ? BIGMEM_ALIGN : SLAB_CHUNK_BYTES;
+	char *c = s->huge ? bigmem_map(bytes) :
+		  mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (c == MAP_FAILED)
+	if (!c || c == MAP_FAILED)
 		return -1;
-	ASAN_POISON_MEMORY_REGION(c, SLAB_CHUNK_BYTES);
+	ASAN_POISON_MEMORY_REGION(c, bytes);
 	s->carve = c;
-	s->carve_end = c + SLAB_CHUNK_BYTES / s->size * s->size;
+	s->carve_end = c + bytes / s->size * s->size;
 	return 0;
 }
 
@@ -147,7 +150,7 @@ size_t slab_trim(struct slab *s)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0, picked;
 	void **v;
 
-	if (s->size % page && page % s->size)
+	if ((s->size % page && page % s->size) || s->huge)
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	for (void *o = s->free; o; o = next_free(o))

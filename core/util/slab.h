@@ -22,6 +22,10 @@
  * slab_alloc hands it out (its page faulted in again, zeros) only when
  * the list is empty, before carving anew.
  *
+ * A slab made with SLAB_INIT_HUGE carves 2 MiB chunks on huge pages
+ * (bigmem.h), for objects made by the hundred thousand at once (a thin
+ * pool's leaf headers at start), and is never trimmed.
+ *
  * Under AddressSanitizer a free object is poisoned, trimmed or not, so a
  * read of an unloaded leaf's entries is still reported as a use after
  * free.
@@ -30,6 +34,7 @@
 #define MAPPERFS_SLAB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct slab {
@@ -39,11 +44,14 @@ struct slab {
 	void **trimmed;			/* free objects whose pages went back: slab_trim */
 	size_t nr_trimmed, cap_trimmed;
 	char *carve, *carve_end;	/* what is left of the newest chunk */
+	bool huge;			/* chunks on huge pages, never trimmed */
 };
 
 #define SLAB_CHUNK_BYTES	(1u << 20)
 /* A slab of objects of @bytes (16 to SLAB_CHUNK_BYTES, a multiple of 16). */
-#define SLAB_INIT(bytes)	{ PTHREAD_MUTEX_INITIALIZER, (bytes), NULL, NULL, 0, 0, NULL, NULL }
+#define SLAB_INIT(bytes)	{ PTHREAD_MUTEX_INITIALIZER, (bytes), NULL, NULL, 0, 0, NULL, NULL, false }
+/* The same, its chunks BIGMEM_ALIGN bytes on huge pages. */
+#define SLAB_INIT_HUGE(bytes)	{ PTHREAD_MUTEX_INITIALIZER, (bytes), NULL, NULL, 0, 0, NULL, NULL, true }
 
 /*
  * An object of s->size bytes, 16-byte aligned, contents undefined; NULL
@@ -59,8 +67,8 @@ void slab_free(struct slab *s, void *obj);
  * Gives the OS back every page of @s that free objects alone cover (a
  * 2 KiB object's page when its neighbour is free too), and returns how
  * many bytes that was.  Objects trimmed earlier stay so.  Only for sizes
- * that divide the page or that the page divides (0 otherwise), and 0 when
- * the array of trimmed objects cannot grow.  O(f log f) for f free
+ * that divide the page or that the page divides (0 otherwise), not for a
+ * huge slab (0), and 0 when the array of trimmed objects cannot grow.  O(f log f) for f free
  * objects, under the mutex (slab_alloc and slab_free wait meanwhile), then
  * one madvise per run of pages, outside it.  Any thread; not on a
  * request's path.

@@ -2,7 +2,9 @@
  * The slab hands out distinct, aligned objects of its size, from more than
  * one chunk; gives a freed object to the next caller, whatever thread
  * freed it; holds no more memory than the most objects live at once; and
- * gives the OS back the pages only free objects cover when trimmed.
+ * gives the OS back the pages only free objects cover when trimmed.  A
+ * huge slab's chunks are 2 MiB-aligned mappings of zeros (bigmem.h), and
+ * it is never trimmed.
  */
 #include <check.h>
 #include <pthread.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 #include <sanitizer/asan_interface.h>
 
+#include "bigmem.h"
 #include "slab.h"
 
 #define OBJ	2048u
@@ -162,6 +165,48 @@ START_TEST(trim_gives_back_only_pages_that_free_objects_cover)
 }
 END_TEST
 
+START_TEST(a_huge_slab_carves_aligned_chunks_and_keeps_them)
+{
+	static struct slab huge = SLAB_INIT_HUGE(48);
+	size_t per_chunk = BIGMEM_ALIGN / 48;
+	char *first = slab_alloc(&huge), *o = first;
+
+	ck_assert_ptr_nonnull(first);
+	ck_assert_uint_eq((uintptr_t)first % BIGMEM_ALIGN, 0);	/* a chunk starts it */
+	for (size_t i = 1; i <= per_chunk; i++) {
+		o = slab_alloc(&huge);
+		ck_assert_ptr_nonnull(o);
+		ck_assert_uint_eq((uintptr_t)o % 16, 0);
+		for (unsigned int j = 0; j < 48; j++)
+			ck_assert_uint_eq((unsigned char)o[j], 0);	/* fresh: zeros */
+		memset(o, 0xa5, 48);
+	}
+	ck_assert_uint_eq((uintptr_t)o % BIGMEM_ALIGN, 0);	/* the last one began a second */
+	slab_free(&huge, first);
+	ck_assert_uint_eq(slab_trim(&huge), 0);
+	ck_assert_ptr_eq(slab_alloc(&huge), first);
+}
+END_TEST
+
+START_TEST(bigmem_maps_aligned_zeros_of_any_length)
+{
+	size_t lens[] = { 1, 4096, 3 * BIGMEM_ALIGN + 100 };
+
+	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		unsigned char *p = bigmem_map(lens[i]);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq((uintptr_t)p % BIGMEM_ALIGN, 0);
+		ck_assert_uint_eq(p[0], 0);
+		ck_assert_uint_eq(p[lens[i] - 1], 0);
+		memset(p, 1, lens[i]);
+		bigmem_unmap(p, lens[i]);
+	}
+	ck_assert_ptr_null(bigmem_map(0));
+	ck_assert_ptr_null(bigmem_map(SIZE_MAX));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("slab");
@@ -173,6 +218,8 @@ int main(void)
 	tcase_add_test(tc, freed_objects_come_back_before_new_ones);
 	tcase_add_test(tc, objects_freed_on_another_thread_are_reused);
 	tcase_add_test(tc, trim_gives_back_only_pages_that_free_objects_cover);
+	tcase_add_test(tc, a_huge_slab_carves_aligned_chunks_and_keeps_them);
+	tcase_add_test(tc, bigmem_maps_aligned_zeros_of_any_length);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);	/* the cases share one slab, in order */
