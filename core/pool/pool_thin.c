@@ -487,43 +487,83 @@ static const char *unreached_words(size_t n, size_t damaged, char *buf, size_t l
 }
 
 /*
- * Deletes the pages of thin pool @tp that no volume reaches, through its
- * port @ops/@arg: garbage that a crash between a removal and the pool's
- * next commit leaves, or the map of a volume removed while the pool was
- * not running (remove_unloaded), damaged pages included.  They hold no
- * blocks: deleting them leaves the space map stale (thin_meta.h), so the
- * next load derives the counts from the pages volumes reach.  Runs before
- * the pool loads.  Unless anything is amiss
- * (a thin volume without its row, a reference to a page that cannot be
- * read, whose own references are unknown): then they stay for repair.
- * Reads the directories, not the leaves (thin_reach.h).
+ * Deletes the pages of @r through @ops/@arg, unless a directory a volume
+ * reaches could not be read (then they stay for repair), and logs it.
+ * True when it deleted any.  Releases @r.
  */
-static void collect_garbage(struct pool *p, struct pool_volume *tp,
-			    const struct thin_meta_ops *ops, void *arg)
+static bool delete_unreached(struct pool_volume *tp, const struct thin_meta_ops *ops,
+			     void *arg, struct thin_reach *r)
+{
+	size_t n = r->dangling ? 0 : r->nr_dead_dirs + r->nr_dead_leaves;
+	bool deleted = false;
+	char words[96];
+
+	if (n) {
+		log_info("thin pool '%s': deleting %s", tp->rec.name,
+			 unreached_words(n, r->damaged, words, sizeof(words)));
+		deleted = !thin_reach_gc(ops, arg, r);
+		if (!deleted)
+			log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
+	}
+	thin_reach_release(r);
+	return deleted;
+}
+
+static bool pool_reaches(void *ctx, int64_t id, bool leaf)
+{
+	return thin_pool_reaches(ctx, id, leaf);
+}
+
+/*
+ * Deletes the pages of thin pool @tp that none of its volumes reaches, its
+ * maps just loaded (not started): garbage that a crash between a removal
+ * and the pool's next commit leaves, or the map of a volume removed while
+ * the pool was not running, damaged pages included.  Reads the ids of the
+ * store's pages, not the pages volumes reach (thin_reach.h).  Deleting
+ * them leaves the space map stale (thin_meta.h): the one loaded may still
+ * count the blocks of leaves whose removal never committed, so true when
+ * anything was deleted, and the caller loads the pool again, deriving the
+ * counts from the leaves volumes reach.  Nothing is deleted if a thin
+ * volume has no row (its map unknown): it stays for repair.
+ */
+static bool collect_garbage(struct pool *p, struct pool_volume *tp)
+{
+	const struct thin_meta_ops *ops = tp->tp.ops;
+	struct thin_reach reach;
+	int r;
+
+	if (!every_thin_has_its_row(p))
+		return false;
+	r = ops->read_begin(tp->tp.arg);
+	if (!r) {
+		r = thin_reach_find(ops, tp->tp.arg, pool_reaches, tp->tp.pool, &reach);
+		ops->read_end(tp->tp.arg);
+	}
+	return !r && delete_unreached(tp, ops, tp->tp.arg, &reach);
+}
+
+/*
+ * The same for thin pool @tp that is not loaded, through port @ops/@arg:
+ * its volumes' directories are read to know what they reach
+ * (remove_unloaded).
+ */
+static void collect_unloaded_garbage(struct pool *p, struct pool_volume *tp,
+				     const struct thin_meta_ops *ops, void *arg)
 {
 	struct thin_walk_vol *vols;
 	struct thin_reach reach;
-	char words[96];
-	size_t nr, n;
+	size_t nr;
 	int r;
 
 	if (!every_thin_has_its_row(p) || walk_vols(p, tp, &vols, &nr))
 		return;
 	r = ops->read_begin(arg);
 	if (!r) {
-		r = thin_reach_find(ops, arg, vols, nr, &reach);
+		r = thin_reach_find_walk(ops, arg, vols, nr, &reach);
 		ops->read_end(arg);
 	}
-	if (!r) {
-		n = reach.dangling ? 0 : reach.nr_dead_dirs + reach.nr_dead_leaves;
-		if (n) {
-			log_info("thin pool '%s': deleting %s", tp->rec.name,
-				 unreached_words(n, reach.damaged, words, sizeof(words)));
-			if (thin_reach_gc(ops, arg, &reach))
-				log_warn("thin pool '%s': cannot delete them now", tp->rec.name);
-		}
-		thin_reach_release(&reach);
-	}
+	if (!r)
+		delete_unreached(tp, ops, arg, &reach);
 	free(vols);
 }
 
@@ -601,10 +641,30 @@ uint64_t pool_thin_metadata_limit(const struct pool_volume *tp)
 				      THIN_DEFAULT_MAX_THINS);
 }
 
+/* Opens thin pool @tp's map and loads its volumes into it.  Not started. */
+static int load_pool(struct pool *p, struct pool_volume *tp,
+		     const struct thin_pool_params *params, uint64_t bytes, struct pool_error *err)
+{
+	int r = thin_pool_open(params, tp->tp.data, bytes, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
+
+	if (r)
+		return pool_fail(err, r, "cannot open it: %s", strerror(-r));
+	tp->tp.ev.raised = (struct thin_pool_raised){ 0 };	/* a new pool counts anew */
+	return load_members(p, tp, err);
+}
+
+/* Undoes load_pool. */
+static void unload_pool(struct pool *p, struct pool_volume *tp)
+{
+	unload_members(p, tp);
+	thin_pool_close(tp->tp.pool);
+	tp->tp.pool = NULL;
+}
+
 /*
  * Opens thin pool @tp from the store and loads its volumes' maps; with
- * @collect, deletes first the pages that no volume reaches (a crash may
- * leave some: collect_garbage), which costs a read of every page.
+ * @collect, deletes the pages that no volume reaches before it starts (a
+ * crash may leave some: collect_garbage), and loads again if it did.
  */
 static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
 			  struct pool_error *err)
@@ -634,15 +694,11 @@ static int open_thin_pool(struct pool *p, struct pool_volume *tp, bool collect,
 		pool_fail(err, r, "cannot open its map pages: %s", strerror(-r));
 		goto err_close;
 	}
-	if (collect)
-		collect_garbage(p, tp, tp->tp.ops, tp->tp.arg);
-	r = thin_pool_open(&params, tp->tp.data, bytes, tp->tp.ops, tp->tp.arg, &tp->tp.pool);
-	if (r) {
-		pool_fail(err, r, "cannot open it: %s", strerror(-r));
-		goto err_close;
+	r = load_pool(p, tp, &params, bytes, err);
+	if (!r && collect && collect_garbage(p, tp)) {
+		unload_pool(p, tp);
+		r = load_pool(p, tp, &params, bytes, err);
 	}
-	tp->tp.ev.raised = (struct thin_pool_raised){ 0 };	/* a new pool counts anew */
-	r = load_members(p, tp, err);
 	if (r)
 		goto err_unload;
 	r = thin_pool_start(tp->tp.pool, why, sizeof(why));
@@ -1651,7 +1707,7 @@ static int remove_unloaded(struct pool *p, struct pool_volume *v, struct pool_er
 			 tp->rec.name, tp->rec.name);
 		return 0;
 	}
-	collect_garbage(p, tp, ops, arg);
+	collect_unloaded_garbage(p, tp, ops, arg);
 	p->meta->ops->thin_close(p->meta, arg);
 	return 0;
 }

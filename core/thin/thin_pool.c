@@ -267,6 +267,13 @@ int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page)
 	return 0;
 }
 
+bool thin_pool_reaches(struct thin_pool *p, int64_t id, bool leaf)
+{
+	void *page;
+
+	return !thin_pool_load_find(p, id, leaf, &page) && page;
+}
+
 int thin_pool_load_reserve(struct thin_pool *p, size_t n)
 {
 	struct thin_load_entry *old = p->load_index;

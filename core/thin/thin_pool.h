@@ -140,6 +140,12 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
 		   uint64_t data_bytes, const struct thin_meta_ops *meta, void *meta_arg,
 		   struct thin_pool **out);
 /*
+ * Whether the volumes loaded so far reach page @id: a leaf (@leaf) or a
+ * directory they named.  After the loads, before thin_pool_start (the
+ * load index is gone then: false).  O(1), never blocks.
+ */
+bool thin_pool_reaches(struct thin_pool *p, int64_t id, bool leaf);
+/*
  * After every volume was loaded: derives the block counts from the
  * distinct leaves, O(mapped blocks), and starts the commit worker.
  * 0, -EUCLEAN (an entry maps past the pool's end: @why, of @len bytes,

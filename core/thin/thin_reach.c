@@ -2,134 +2,149 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Index of @id in the sorted @ids, or -1. */
-static ptrdiff_t find_id(const int64_t *ids, size_t nr, int64_t id)
-{
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] == id)
-			return (ptrdiff_t)mid;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
-/* Marks directory @i reached, and the leaves it names.  0 or -errno. */
-static int reach_dir(const struct thin_meta_ops *m, void *arg, const int64_t *dir_ids,
-		     size_t i, const int64_t *leaf_ids, size_t nr_leaves, bool *leaf_reached,
-		     struct thin_reach *out)
-{
-	struct thin_dir_rec d = { 0 };
-	int r = m->load_dir(arg, dir_ids[i], &d);
-
-	if (r == -EUCLEAN || r == -ENOENT) {
-		out->dangling++;	/* what it names is unknown */
-		return 0;
-	}
-	if (r)
-		return r;
-	for (uint32_t j = 0; j < d.nr; j++) {
-		ptrdiff_t k;
-
-		if (!d.leaves[j])
-			continue;
-		k = find_id(leaf_ids, nr_leaves, d.leaves[j]);
-		if (k < 0)
-			out->dangling++;
-		else
-			leaf_reached[k] = true;
-	}
-	free(d.leaves);
-	return 0;
-}
-
-/* The ids of @ids not @reached, into *dead. */
-static int collect(const int64_t *ids, size_t nr, const bool *reached, int64_t **dead,
-		   size_t *nr_dead)
+/* The ids of @ids that @reached says no volume reaches, into *dead. */
+static int unreached(const int64_t *ids, size_t nr, bool leaf, thin_reached_fn *reached,
+		     void *ctx, int64_t **dead, size_t *nr_dead)
 {
 	*dead = malloc((nr ? nr : 1) * sizeof(**dead));
 	if (!*dead)
 		return -ENOMEM;
 	*nr_dead = 0;
 	for (size_t i = 0; i < nr; i++)
-		if (!reached[i])
+		if (!reached(ctx, ids[i], leaf))
 			(*dead)[(*nr_dead)++] = ids[i];
 	return 0;
 }
 
-int thin_reach_find(const struct thin_meta_ops *m, void *arg,
-		    const struct thin_walk_vol *vols, size_t nr_vols, struct thin_reach *out)
+/* Counts the dead pages that cannot be read into out->damaged.  0 or -errno. */
+static int count_damaged(const struct thin_meta_ops *m, void *arg, struct thin_reach *out)
 {
-	int64_t *dir_ids = NULL, *leaf_ids = NULL;
-	size_t nr_dirs = 0, nr_leaves = 0;
-	bool *dir_reached = NULL, *leaf_reached = NULL;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	r = m->page_ids(arg, &dir_ids, &nr_dirs, &leaf_ids, &nr_leaves);
-	if (r)
-		return r;
-	dir_reached = calloc(nr_dirs + 1, sizeof(bool));
-	leaf_reached = calloc(nr_leaves + 1, sizeof(bool));
-	r = dir_reached && leaf_reached ? 0 : -ENOMEM;
-	for (size_t v = 0; !r && v < nr_vols; v++) {
-		ptrdiff_t i = find_id(dir_ids, nr_dirs, vols[v].dir);
-
-		if (i < 0)
-			out->dangling++;
-		else if (!dir_reached[i]) {
-			dir_reached[i] = true;
-			r = reach_dir(m, arg, dir_ids, (size_t)i, leaf_ids, nr_leaves,
-				      leaf_reached, out);
-		}
-	}
-	for (size_t i = 0; !r && i < nr_dirs; i++) {
+	for (size_t i = 0; i < out->nr_dead_dirs; i++) {
 		struct thin_dir_rec d = { 0 };
-		int e;
+		int e = m->load_dir(arg, out->dead_dirs[i], &d);
 
-		if (dir_reached[i])
-			continue;
-		e = m->load_dir(arg, dir_ids[i], &d);	/* only to tell damage */
 		if (!e)
 			free(d.leaves);
 		else if (e == -EUCLEAN || e == -ENOENT)
 			out->damaged++;
 		else
-			r = e;
+			return e;
 	}
-	for (size_t i = 0; !r && i < nr_leaves; i++) {
+	for (size_t i = 0; i < out->nr_dead_leaves; i++) {
 		struct thin_leaf_rec l;
-		int e;
+		int e = m->load_leaf(arg, out->dead_leaves[i], &l);
 
-		if (leaf_reached[i])
-			continue;
-		e = m->load_leaf(arg, leaf_ids[i], &l);	/* garbage is few pages */
 		if (e == -EUCLEAN || e == -ENOENT)
 			out->damaged++;
 		else if (e)
-			r = e;
+			return e;
 	}
+	return 0;
+}
+
+int thin_reach_find(const struct thin_meta_ops *m, void *arg, thin_reached_fn *reached,
+		    void *ctx, struct thin_reach *out)
+{
+	int64_t *dir_ids = NULL, *leaf_ids = NULL;
+	size_t nr_dirs = 0, nr_leaves = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = m->page_ids(arg, &dir_ids, &nr_dirs, &leaf_ids, &nr_leaves);
 	if (!r)
-		r = collect(dir_ids, nr_dirs, dir_reached, &out->dead_dirs, &out->nr_dead_dirs);
+		r = unreached(dir_ids, nr_dirs, false, reached, ctx, &out->dead_dirs,
+			      &out->nr_dead_dirs);
 	if (!r)
-		r = collect(leaf_ids, nr_leaves, leaf_reached, &out->dead_leaves,
-			    &out->nr_dead_leaves);
+		r = unreached(leaf_ids, nr_leaves, true, reached, ctx, &out->dead_leaves,
+			      &out->nr_dead_leaves);
+	if (!r)
+		r = count_damaged(m, arg, out);
 	free(dir_ids);
 	free(leaf_ids);
-	free(dir_reached);
-	free(leaf_reached);
 	if (r)
 		thin_reach_release(out);
+	return r;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* What thin_reach_find_walk's volumes reach: sorted ids. */
+struct walk_reach {
+	int64_t *dirs, *leaves;
+	size_t nr_dirs, nr_leaves;
+};
+
+static bool sorted_has(const int64_t *ids, size_t nr, int64_t id)
+{
+	return nr && bsearch(&id, ids, nr, sizeof(*ids), cmp_id);
+}
+
+static bool walk_reached(void *ctx, int64_t id, bool leaf)
+{
+	const struct walk_reach *w = ctx;
+
+	return leaf ? sorted_has(w->leaves, w->nr_leaves, id) :
+		      sorted_has(w->dirs, w->nr_dirs, id);
+}
+
+/* Appends the leaves directory @id names to @w; a damaged or missing one is dangling. */
+static int walk_dir(const struct thin_meta_ops *m, void *arg, int64_t id,
+		    struct walk_reach *w, size_t *dangling)
+{
+	struct thin_dir_rec d = { 0 };
+	int64_t *leaves;
+	int r = m->load_dir(arg, id, &d);
+
+	if (r == -EUCLEAN || r == -ENOENT) {
+		(*dangling)++;
+		return 0;
+	}
+	if (r)
+		return r;
+	leaves = realloc(w->leaves, (w->nr_leaves + d.nr + 1) * sizeof(*leaves));
+	if (!leaves) {
+		free(d.leaves);
+		return -ENOMEM;
+	}
+	w->leaves = leaves;
+	for (uint32_t i = 0; i < d.nr; i++)
+		if (d.leaves[i])
+			w->leaves[w->nr_leaves++] = d.leaves[i];
+	free(d.leaves);
+	return 0;
+}
+
+int thin_reach_find_walk(const struct thin_meta_ops *m, void *arg,
+			 const struct thin_walk_vol *vols, size_t nr_vols, struct thin_reach *out)
+{
+	struct walk_reach w = { calloc(nr_vols + 1, sizeof(int64_t)), NULL, 0, 0 };
+	size_t dangling = 0;
+	int r = w.dirs ? 0 : -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; !r && i < nr_vols; i++)
+		w.dirs[w.nr_dirs++] = vols[i].dir;
+	if (!r)
+		qsort(w.dirs, w.nr_dirs, sizeof(*w.dirs), cmp_id);
+	for (size_t i = 0; !r && i < w.nr_dirs; i++)
+		if (!i || w.dirs[i] != w.dirs[i - 1])	/* a snapshot shares its origin's */
+			r = walk_dir(m, arg, w.dirs[i], &w, &dangling);
+	if (!r && w.nr_leaves)
+		qsort(w.leaves, w.nr_leaves, sizeof(*w.leaves), cmp_id);
+	if (!r)
+		r = thin_reach_find(m, arg, walk_reached, &w, out);
+	if (!r)
+		out->dangling = dangling;
+	free(w.dirs);
+	free(w.leaves);
 	return r;
 }
 

@@ -930,10 +930,23 @@ START_TEST(check_finds_a_shared_block_at_two_virtual_blocks)
 }
 END_TEST
 
+/* What volume 10 reaches in the fake store: its directory and that one's leaves. */
+static bool reached_by_10(void *ctx, int64_t id, bool leaf)
+{
+	struct thin_dir_rec *d = fake_dir(fake_vol(10)->dir);
+
+	(void)ctx;
+	if (!leaf)
+		return id == d->id;
+	for (uint32_t i = 0; i < d->nr; i++)
+		if (d->leaves[i] == id)
+			return true;
+	return false;
+}
+
 START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 {
 	struct volume *v = new_volume(10, 8 * BS), *w = new_volume(11, 8 * BS);
-	struct thin_walk_vol vols[1];
 	struct thin_reach tr;
 	int64_t wdir;
 
@@ -945,9 +958,7 @@ START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 	/* w removed while its directory, damaged, kept the pool from loading */
 	wdir = fake_vol(11)->dir;
 	fake.damaged[fake.nr_damaged++] = wdir;
-	vols[0] = (struct thin_walk_vol){ "v", fake_vol(10)->dir, 8 };
-	ck_assert_int_eq(thin_reach_find(&fake_ops, NULL, vols, 1, &tr), 0);
-	ck_assert_uint_eq(tr.dangling, 0);
+	ck_assert_int_eq(thin_reach_find(&fake_ops, NULL, reached_by_10, NULL, &tr), 0);
 	ck_assert_uint_eq(tr.nr_dead_dirs + tr.nr_dead_leaves, 2);	/* its directory and leaf */
 	ck_assert_uint_eq(tr.damaged, 1);
 	ck_assert_int_eq(thin_reach_gc(&fake_ops, NULL, &tr), 0);
@@ -956,6 +967,40 @@ START_TEST(the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too)
 	ck_assert_uint_eq(fake.nr_dirs, 1);
 	ck_assert_uint_eq(fake.nr_leaves, 1);
 	ck_assert_ptr_nonnull(fake_dir(fake_vol(10)->dir));
+	volume_destroy(w);
+	volume_destroy(v);
+}
+END_TEST
+
+
+/*
+ * A pool that is not loaded reads what its volumes reach from their
+ * directories: the same pages are found, and none may go while a
+ * directory a volume reaches cannot be read.
+ */
+START_TEST(the_walk_of_an_unloaded_pool_finds_them_from_the_directories)
+{
+	struct volume *v = new_volume(10, 8 * BS), *w = new_volume(11, 8 * BS);
+	struct thin_walk_vol vols[1];
+	struct thin_reach tr;
+
+	fill(v, 0, BS, 4);
+	fill(w, 0, BS, 5);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	fake.damaged[fake.nr_damaged++] = fake_vol(11)->dir;
+	vols[0] = (struct thin_walk_vol){ "v", fake_vol(10)->dir, 8 };
+	ck_assert_int_eq(thin_reach_find_walk(&fake_ops, NULL, vols, 1, &tr), 0);
+	ck_assert_uint_eq(tr.dangling, 0);
+	ck_assert_uint_eq(tr.nr_dead_dirs, 1);
+	ck_assert_uint_eq(tr.nr_dead_leaves, 1);
+	ck_assert_uint_eq(tr.damaged, 1);
+	thin_reach_release(&tr);
+	/* v's own directory damaged: what it names is unknown */
+	fake.damaged[fake.nr_damaged++] = fake_vol(10)->dir;
+	ck_assert_int_eq(thin_reach_find_walk(&fake_ops, NULL, vols, 1, &tr), 0);
+	ck_assert_uint_eq(tr.dangling, 1);
+	thin_reach_release(&tr);
+	fake.nr_damaged = 0;
 	volume_destroy(w);
 	volume_destroy(v);
 }
@@ -1250,6 +1295,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, diff_names_exactly_the_blocks_written_after_the_snapshot);
 	tcase_add_test(tc, committed_maps_reload_with_the_same_data_and_counts);
 	tcase_add_test(tc, the_garbage_walk_deletes_pages_no_volume_reaches_damaged_ones_too);
+	tcase_add_test(tc, the_walk_of_an_unloaded_pool_finds_them_from_the_directories);
 	tcase_add_test(tc, a_walk_over_leaves_of_several_pages_finds_and_counts_each);
 	tcase_add_test(tc, check_finds_a_shared_block_at_two_virtual_blocks);
 	tcase_add_test(tc, failed_commits_change_nothing_and_a_retry_writes_it_all);
