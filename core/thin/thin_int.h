@@ -44,11 +44,14 @@ struct thin {
 /* SQEs in flight in a pool's own engine: a flush of its data devices. */
 #define THIN_ENGINE_DEPTH	64
 
-/* A page the load read, by id (thin_pool_load_find); id 0: a free slot. */
+/*
+ * A page the load read, by id (thin_pool_load_find); id 0: a free slot.
+ * @page is its address, bit 0 set for a leaf (pages are 16-aligned): 16
+ * bytes an entry.
+ */
 struct thin_load_entry {
 	int64_t id;
-	void *page;
-	bool leaf;			/* else a directory */
+	uintptr_t page;
 };
 
 /* A pointer array that grows. */

@@ -261,9 +261,9 @@ int thin_pool_load_find(struct thin_pool *p, int64_t id, bool leaf, void **page)
 	s = load_entry_of(p, id);
 	if (!s->id)
 		return 0;
-	if (s->leaf != leaf)
+	if ((s->page & 1) != leaf)
 		return -EUCLEAN;
-	*page = s->page;
+	*page = (void *)(s->page & ~(uintptr_t)1);
 	return 0;
 }
 
@@ -303,7 +303,7 @@ int thin_pool_load_add(struct thin_pool *p, int64_t id, void *page, bool leaf)
 	if (thin_pool_load_reserve(p, 1))
 		return -ENOMEM;
 	s = load_entry_of(p, id);
-	*s = (struct thin_load_entry){ .id = id, .page = page, .leaf = leaf };
+	*s = (struct thin_load_entry){ .id = id, .page = (uintptr_t)page | leaf };
 	p->load_nr++;
 	if (!leaf) {
 		p->nr_dirs++;
