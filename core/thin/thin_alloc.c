@@ -337,7 +337,8 @@ static unsigned int many_in(uint64_t w)
 
 int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec)
 {
-	uint64_t first = rec->chunk * THIN_SPACE_CHUNK_BLOCKS;
+	const uint64_t low = 0x5555555555555555ull;
+	uint64_t first = rec->chunk * THIN_SPACE_CHUNK_BLOCKS, used = 0, shared = 0;
 	size_t many = 0;
 
 	if (rec->chunk >= MAX_CHUNKS)
@@ -350,11 +351,15 @@ int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec
 				if (((w >> (2 * j)) & 3) && base + j >= a->nr_blocks)
 					return -EUCLEAN;	/* a count past the data area */
 		many += many_in(w);
+		used += pairs_set((w | w >> 1) & low);
+		shared += pairs_set(w >> 1 & low);
 		atomic_store_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i], w,
 				      memory_order_relaxed);
 	}
 	if (many != rec->nr_overflow)
 		return -EUCLEAN;
+	a->nr_free -= used;	/* counted as it loads: no pass over the map at start */
+	a->nr_shared += shared;
 	for (size_t i = 0; i < rec->nr_overflow; i++) {
 		uint32_t off = rec->overflow[2 * i], n = rec->overflow[2 * i + 1];
 

@@ -150,7 +150,10 @@ void thin_alloc_published(struct thin_alloc *a, uint32_t b);
  * blocks not yet published count 0.  Pool lock held throughout.
  */
 
-/* The store's map, chunk by chunk, at load; then thin_alloc_loaded.  0 or -EUCLEAN. */
+/*
+ * The store's map, chunk by chunk (each once), at load into a fresh
+ * allocator; nr_free and nr_shared follow as it goes.  0 or -EUCLEAN.
+ */
 int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec);
 /* The store's map is stale (the counts were derived): the next commit writes all. */
 void thin_alloc_space_stale(struct thin_alloc *a);

@@ -358,7 +358,8 @@ int thin_pool_start(struct thin_pool *p, char *why, size_t len)
 	load_index_free(p);
 	if (r)
 		return r;
-	thin_alloc_loaded(&p->alloc);
+	if (!p->leaves_on_demand)	/* else the space map's load counted them */
+		thin_alloc_loaded(&p->alloc);
 	r = thin_loader_start(p->loader);
 	if (r)
 		return r;

@@ -355,6 +355,39 @@ static void assert_all_free(void)
 	ck_assert_int_eq(thin_alloc_new(&a, &x), -ENOSPC);
 }
 
+/*
+ * A stored space map gives a fresh allocator the counts it was gathered
+ * from, and the free and shared counts with them, without a recount.
+ */
+START_TEST(a_stored_space_map_loads_its_counts_and_the_totals)
+{
+	struct thin_alloc b;
+
+	take_huge();
+	thin_alloc_get(&a, 7);				/* shared: 2 */
+	for (int i = 0; i < 4; i++)
+		thin_alloc_get(&a, 4100);		/* past a field: 5 */
+	put_range(HUGE - 3, 3);				/* free once committed */
+	thin_alloc_gather(&a);
+	thin_alloc_committed(&a);
+	thin_alloc_space_stale(&a);
+	ck_assert_int_eq(thin_alloc_space_gather(&a), 0);
+	ck_assert_int_eq(thin_alloc_init(&b, HUGE), 0);
+	for (size_t i = 0; i < a.nr_space; i++)
+		ck_assert_int_eq(thin_alloc_space_load(&b, &a.space[i]), 0);
+	thin_alloc_space_done(&a, true, false);
+	ck_assert_uint_eq(b.nr_free, 3);
+	ck_assert_uint_eq(b.nr_shared, 2);
+	ck_assert_uint_eq(thin_alloc_refs(&b, 4100), 5);
+	ck_assert_uint_eq(thin_alloc_refs(&b, 7), 2);
+	ck_assert_uint_eq(thin_alloc_refs(&b, HUGE - 1), 0);
+	thin_alloc_loaded(&b);				/* a recount agrees */
+	ck_assert_uint_eq(b.nr_free, 3);
+	ck_assert_uint_eq(b.nr_shared, 2);
+	thin_alloc_exit(&b);
+}
+END_TEST
+
 START_TEST(failed_commit_after_a_huge_free_keeps_every_block_pending)
 {
 	uint32_t x;
@@ -490,6 +523,7 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, held_block_is_not_handed_out_until_released);
 	tcase_add_test(tc, trim_holds_only_free_blocks_and_gives_them_back);
 	tcase_add_test(tc, trim_leaves_out_blocks_discarded_until_they_are_used_again);
+	tcase_add_test(tc, a_stored_space_map_loads_its_counts_and_the_totals);
 	tcase_add_test(tc, failed_commit_after_a_huge_free_keeps_every_block_pending);
 	tcase_add_test(tc, few_blocks_freed_after_a_huge_free_are_listed_and_commit_alone);
 	tcase_add_test(tc, pool_grown_between_a_huge_free_and_its_commit_frees_both);
