@@ -469,6 +469,28 @@ int store_thin_leaf_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr
 	return store_collect(s, st, sizeof(**out), id_row, (void **)out, nr);
 }
 
+int store_thin_page_count(struct store *s, int64_t pool, uint64_t *dirs, uint64_t *leaves)
+{
+	int64_t n[2];
+	int r = 0;
+
+	for (int i = 0; i < 2 && !r; i++) {
+		sqlite3_stmt *st;
+
+		r = store_stmt(s, i ? "SELECT count(*) FROM thin_leaf WHERE pool = ?" :
+				      "SELECT count(*) FROM thin_dir WHERE pool = ?", &st);
+		if (r)
+			return r;
+		sqlite3_bind_int64(st, 1, pool);
+		r = store_fetch(s, st, id_row, &n[i]);
+	}
+	if (!r) {
+		*dirs = (uint64_t)n[0];
+		*leaves = (uint64_t)n[1];
+	}
+	return r;
+}
+
 int store_thin_max_page(struct store *s, int64_t pool, int64_t *out)
 {
 	sqlite3_stmt *st;

@@ -100,6 +100,13 @@ static int port_page_ids(void *arg, int64_t **dirs, size_t *nr_dirs,
 	return r;
 }
 
+static int port_count_pages(void *arg, uint64_t *dirs, uint64_t *leaves)
+{
+	struct thin_port *tp = arg;
+
+	return store_thin_page_count(tp->store, tp->pool, dirs, leaves);
+}
+
 static int port_load_vols(void *arg, struct thin_vol_rec **out, size_t *nr)
 {
 	struct thin_port *tp = arg;
@@ -207,6 +214,7 @@ const struct thin_meta_ops thin_port_ops = {
 	.fault_leaf = port_fault_leaf,
 	.max_page_id = port_max_page_id,
 	.page_ids = port_page_ids,
+	.count_pages = port_count_pages,
 	.load_vols = port_load_vols,
 	.load_space = port_load_space,
 	.commit = port_commit,

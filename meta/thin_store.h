@@ -81,6 +81,8 @@ int store_thin_leaf_delete(struct store *s, int64_t pool, int64_t id);
 /* Page ids of @pool; *out malloc'ed. */
 int store_thin_dir_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr);
 int store_thin_leaf_ids(struct store *s, int64_t pool, int64_t **out, size_t *nr);
+/* How many directories and leaves @pool has: a count of its rows, no page read. */
+int store_thin_page_count(struct store *s, int64_t pool, uint64_t *dirs, uint64_t *leaves);
 /* The largest page id of @pool, 0 if none. */
 int store_thin_max_page(struct store *s, int64_t pool, int64_t *out);
 

@@ -146,6 +146,12 @@ struct thin_meta_ops {
 	int (*page_ids)(void *arg, int64_t **dirs, size_t *nr_dirs,
 			int64_t **leaves, size_t *nr_leaves);
 	/*
+	 * How many directories and leaves there are, without listing them.
+	 * Optional: NULL for a store that cannot tell more cheaply than
+	 * page_ids.
+	 */
+	int (*count_pages)(void *arg, uint64_t *dirs, uint64_t *leaves);
+	/*
 	 * The thin volumes of the pool as committed: each volume id with its
 	 * directory; *out malloc'ed, by volume.
 	 */

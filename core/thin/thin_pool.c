@@ -274,6 +274,14 @@ bool thin_pool_reaches(struct thin_pool *p, int64_t id, bool leaf)
 	return !thin_pool_load_find(p, id, leaf, &page) && page;
 }
 
+void thin_pool_pages(struct thin_pool *p, uint64_t *dirs, uint64_t *leaves)
+{
+	pthread_mutex_lock(&p->lock);
+	*dirs = p->nr_dirs;
+	*leaves = p->nr_leaves;
+	pthread_mutex_unlock(&p->lock);
+}
+
 int thin_pool_load_reserve(struct thin_pool *p, size_t n)
 {
 	struct thin_load_entry *old = p->load_index;

@@ -145,6 +145,8 @@ int thin_pool_open(const struct thin_pool_params *params, struct target *data,
  * load index is gone then: false).  O(1), never blocks.
  */
 bool thin_pool_reaches(struct thin_pool *p, int64_t id, bool leaf);
+/* The map pages in memory: directories and leaves.  Takes the pool lock. */
+void thin_pool_pages(struct thin_pool *p, uint64_t *dirs, uint64_t *leaves);
 /*
  * After every volume was loaded: derives the block counts from the
  * distinct leaves, O(mapped blocks), and starts the commit worker.
