@@ -1045,36 +1045,33 @@ int thin_dir_record(struct target *t, uint64_t size, int64_t id,
  * directory dies at once (a commit deletes its row with the volume's),
  * its leaves in batches of REMOVE_BATCH with the lock dropped between, so
  * that removing a large volume does not hold up other volumes' first
- * writes.  Lock held on entry and exit.
+ * writes.  No one else reaches @d meanwhile (its volume's pointer is
+ * gone), and it joins the dead directories, which a commit frees, only
+ * after its last leaf: so the loop reads its slots, not a copy (1.5 MiB of
+ * fresh memory at 1e8 blocks, 5 ms of page faults per removal).  Lock
+ * held on entry and exit.
  */
 #define REMOVE_BATCH	16		/* leaves: 8192 block references */
 
 static int drop_dir(struct thin_pool *p, struct thin_dir *d)
 {
-	struct thin_leaf **leaves;
-	uint32_t nr = d->nr;
-	int r;
+	int r = 0;
 
 	if (atomic_load(&d->refs) != 1)
 		return thin_pool_put_dir(p, d);
-	leaves = calloc(nr ? nr : 1, sizeof(*leaves));
-	if (!leaves)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < nr; i++)
-		leaves[i] = atomic_load(&d->leaf[i]);
 	atomic_store(&d->refs, 0);
 	p->nr_dirs--;
-	r = thin_vec_push(&p->dead_dirs, d);
-	for (uint32_t i = 0; i < nr && !r; i++) {
-		if (leaves[i])
-			r = thin_pool_put_leaf(p, leaves[i]);
+	for (uint32_t i = 0; i < d->nr && !r; i++) {
+		struct thin_leaf *l = atomic_load_explicit(&d->leaf[i], memory_order_relaxed);
+
+		if (l)
+			r = thin_pool_put_leaf(p, l);
 		if (i % REMOVE_BATCH == REMOVE_BATCH - 1) {
 			pthread_mutex_unlock(&p->lock);
 			pthread_mutex_lock(&p->lock);
 		}
 	}
-	free(leaves);
-	return r;
+	return thin_vec_push(&p->dead_dirs, d) ? -ENOMEM : r;
 }
 
 /* A bitmap's bytes over @blocks blocks of a pool of @nr_blocks: a page each at worst. */
