@@ -530,7 +530,8 @@ static bool collect_garbage(struct pool *p, struct pool_volume *tp)
 {
 	const struct thin_meta_ops *ops = tp->tp.ops;
 	uint64_t dirs, leaves, loaded_dirs, loaded_leaves;
-	struct thin_reach reach;
+	struct thin_reach reach = { 0 };
+	bool none;
 	int r;
 
 	if (!every_thin_has_its_row(p))
@@ -545,13 +546,12 @@ static bool collect_garbage(struct pool *p, struct pool_volume *tp)
 	 * both.)
 	 */
 	thin_pool_pages(tp->tp.pool, &loaded_dirs, &loaded_leaves);
-	if (ops->count_pages && !ops->count_pages(tp->tp.arg, &dirs, &leaves) &&
-	    dirs == loaded_dirs && leaves == loaded_leaves)
-		r = 1;
-	else
+	none = ops->count_pages && !ops->count_pages(tp->tp.arg, &dirs, &leaves) &&
+	       dirs == loaded_dirs && leaves == loaded_leaves;
+	if (!none)
 		r = thin_reach_find(ops, tp->tp.arg, pool_reaches, tp->tp.pool, &reach);
 	ops->read_end(tp->tp.arg);
-	return !r && delete_unreached(tp, ops, tp->tp.arg, &reach);
+	return !none && !r && delete_unreached(tp, ops, tp->tp.arg, &reach);
 }
 
 /*
