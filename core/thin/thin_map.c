@@ -13,7 +13,7 @@ static struct slab leaf_entries = SLAB_INIT(THIN_LEAF_ENTRIES * sizeof(uint32_t)
  * blocks): on huge pages, without malloc's word per object.
  */
 static struct slab leaf_headers = SLAB_INIT_HUGE((sizeof(struct thin_leaf) + 15) / 16 * 16);
-_Static_assert(sizeof(struct thin_leaf) <= 32, "a leaf header grew past 32 bytes");
+_Static_assert(sizeof(struct thin_leaf) <= 48, "a leaf header grew past 48 bytes");
 
 struct thin_leaf *thin_leaf_stub(int64_t id)
 {

@@ -53,13 +53,18 @@ struct thin_leaf {
 	 * unloads them again (thin_leaf_unload) from a clean leaf.
 	 */
 	_Atomic(_Atomic uint32_t *) e;
-	int64_t id;			/* page id in the store */
-	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
-	_Atomic uint32_t refs;		/* directories pointing here */
+	/*
+	 * Set by lock-free readers: not in one word with the fields below
+	 * that the pool reads under its lock, which a compiler may read
+	 * together (ThreadSanitizer then sees the wider read race with it).
+	 */
 	_Atomic bool referenced;	/* read since the eviction hand passed (CLOCK) */
+	_Atomic uint32_t refs;		/* directories pointing here */
+	_Atomic uint64_t dropped;	/* transaction that last dropped refs; 0: none */
+	int64_t id;			/* page id in the store */
 	bool dirty;			/* changed since the last commit */
 	bool committing;		/* in the commit being written */
-};	/* 32 bytes: one per leaf of every map from start (195,313 at 1e8 blocks) */
+};	/* 40 bytes: one per leaf of every map from start (195,313 at 1e8 blocks) */
 
 struct thin_dir {
 	_Atomic uint32_t refs;		/* volumes using this map */
