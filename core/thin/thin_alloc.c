@@ -223,6 +223,15 @@ static unsigned int pairs_set(uint64_t w)
 	return (unsigned int)((w * 0x0101010101010101ull) >> 56);
 }
 
+/* Adds the fields of word @w in use (any count) to *@used, shared (2 or more) to *@shared. */
+static void count_word(uint64_t w, uint64_t *used, uint64_t *shared)
+{
+	const uint64_t low = 0x5555555555555555ull;
+
+	*used += pairs_set((w | w >> 1) & low);
+	*shared += pairs_set(w >> 1 & low);
+}
+
 /*
  * Counted a word at a time (1e8 blocks: 3.1M words, where a loop over
  * fields was an eighth of a 1e8-block mount): a field's low bit of each
@@ -231,7 +240,6 @@ static unsigned int pairs_set(uint64_t w)
  */
 void thin_alloc_loaded(struct thin_alloc *a)
 {
-	const uint64_t low = 0x5555555555555555ull;
 	uint64_t used = 0;
 
 	a->nr_shared = 0;
@@ -241,8 +249,7 @@ void thin_alloc_loaded(struct thin_alloc *a)
 
 		if (a->nr_blocks - b < THIN_ALLOC_FIELDS_PER_WORD)
 			w &= (1ull << (a->nr_blocks - b) * THIN_ALLOC_FIELD_BITS) - 1;
-		used += pairs_set((w | w >> 1) & low);
-		a->nr_shared += pairs_set(w >> 1 & low);
+		count_word(w, &used, &a->nr_shared);
 	}
 	a->nr_free = a->nr_blocks - used;
 }
@@ -337,7 +344,6 @@ static unsigned int many_in(uint64_t w)
 
 int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec)
 {
-	const uint64_t low = 0x5555555555555555ull;
 	uint64_t first = rec->chunk * THIN_SPACE_CHUNK_BLOCKS, used = 0, shared = 0;
 	size_t many = 0;
 
@@ -351,8 +357,7 @@ int thin_alloc_space_load(struct thin_alloc *a, const struct thin_space_rec *rec
 				if (((w >> (2 * j)) & 3) && base + j >= a->nr_blocks)
 					return -EUCLEAN;	/* a count past the data area */
 		many += many_in(w);
-		used += pairs_set((w | w >> 1) & low);
-		shared += pairs_set(w >> 1 & low);
+		count_word(w, &used, &shared);
 		atomic_store_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i], w,
 				      memory_order_relaxed);
 	}
