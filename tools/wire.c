@@ -457,7 +457,10 @@ static int distrust(char *why, size_t len, const char *fmt, ...)
 	return -EPERM;
 }
 
-/* The socket node itself: a socket of root's or ours, with one name. */
+/*
+ * The socket node itself: a socket of root's or ours, with one name;
+ * -ENOENT if it has none left, as if it had not been there.
+ */
 static int check_node(int node, const char *path, char *why, size_t len)
 {
 	struct stat st;
@@ -468,6 +471,9 @@ static int check_node(int node, const char *path, char *why, size_t len)
 		return distrust(why, len, "'%s' is a symbolic link", path);
 	if (!S_ISSOCK(st.st_mode))
 		return distrust(why, len, "'%s' is not a socket", path);
+	/* Removed as we looked: its daemon stopped, or a new one cleared it. */
+	if (st.st_nlink == 0)
+		return -ENOENT;
 	if (st.st_nlink != 1)
 		return distrust(why, len, "'%s' has other names (hard links)", path);
 	if (st.st_uid != 0 && st.st_uid != geteuid())
