@@ -360,8 +360,8 @@ void pool_layout_after(struct pool *p);
 void pool_layout_forget(struct pool *p);
 /*
  * Writes layout @seq (@len bytes of @text, freed) on every open device,
- * under the device lock, unless a newer one was written.  Blocks on the
- * devices; never under the admin lock.
+ * under the device lock, unless a newer one was written, then prunes the
+ * archive.  Blocks on the devices; never under the admin lock.
  */
 void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq);
 /* At open: numbers the layouts from the devices' copies, rewrites stale ones. */

@@ -10,7 +10,8 @@
  *
  *   before: POOL/archive/<seq>.layout gets the layout as it is, with the
  *           command about to change it and the time (lvm's archive);
- *           old entries go by count and age (ARCHIVE_RETAIN_*)
+ *           old entries go by count and age (ARCHIVE_RETAIN_*) once
+ *           the change is made, with the devices' copies
  *   after:  the new layout is read back from the store and numbered
  *
  * and the number goes into the store in the change's own transaction.
@@ -244,17 +245,23 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Keeps the newest ARCHIVE_RETAIN_MIN entries, and, newest first, those
- * younger than the age while they fit in ARCHIVE_RETAIN_BYTES.
+ * Keeps the newest ARCHIVE_RETAIN_MIN entries of POOL/archive, and, newest
+ * first, those younger than the age while they fit in ARCHIVE_RETAIN_BYTES.
+ * A stat per entry: thousands in a busy pool, so it runs after a change
+ * (pool_layout_flush), off its path, never before its commit.
  */
-static void archive_prune(const char *dir)
+static void archive_prune(const struct pool *p)
 {
 	time_t oldest = time(NULL) - (time_t)ARCHIVE_RETAIN_DAYS * 86400;
 	uint64_t *seqs = NULL, kept = 0;
 	size_t nr = 0, cap = 0;
+	char dir[PATH_MAX];
 	struct dirent *e;
-	DIR *d = opendir(dir);
+	DIR *d;
 
+	if (snprintf(dir, sizeof(dir), "%s/archive", p->dir) >= (int)sizeof(dir))
+		return;
+	d = opendir(dir);
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
@@ -271,20 +278,20 @@ static void archive_prune(const char *dir)
 		}
 		seqs[nr++] = seq;
 	}
-	closedir(d);
 	qsort(seqs, nr, sizeof(*seqs), cmp_u64);
 	for (size_t i = nr; i-- > 0;) {
-		char path[PATH_MAX + 32];
+		char name[32];
 		struct stat st;
 
-		snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seqs[i]);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		snprintf(name, sizeof(name), "%08" PRIu64 ".layout", seqs[i]);
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		kept += (uint64_t)st.st_size;
 		if (nr - i > ARCHIVE_RETAIN_MIN &&
 		    (st.st_mtime < oldest || kept > ARCHIVE_RETAIN_BYTES))
-			unlink(path);
+			unlinkat(dirfd(d), name, 0);
 	}
+	closedir(d);
 	free(seqs);
 }
 
@@ -293,17 +300,13 @@ static int archive_write(const char *pool_dir, uint64_t seq, const char *head,
 			 size_t head_len, const char *text, size_t len)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int r;
 
 	if (snprintf(dir, sizeof(dir), "%s/archive", pool_dir) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/%08" PRIu64 ".layout", dir, seq);
-	r = write_atomic(dir, path, head, head_len, text, len);
-	if (!r)
-		archive_prune(dir);
-	return r;
+	return write_atomic(dir, path, head, head_len, text, len);
 }
 
 int pool_archive_write(const char *pool_dir, uint64_t seq, const char *text, size_t len)
@@ -581,6 +584,7 @@ static void *copier_main(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		write_locked(p, text, len, seq);
 		free(text);
+		archive_prune(p);
 		pthread_mutex_lock(&c->lock);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -635,6 +639,7 @@ void pool_layout_flush(struct pool *p, char *text, size_t len, uint64_t seq)
 	if (!c) {
 		write_locked(p, text, len, seq);
 		free(text);
+		archive_prune(p);
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
