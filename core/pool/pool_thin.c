@@ -1071,8 +1071,7 @@ static int begin_admin(struct pool_volume *tp, struct pool_error *err)
  */
 static void end_admin_freeing(struct pool_volume *tp)
 {
-	thin_pool_admin_end(running(tp));
-	if (thin_pool_commit(running(tp)))
+	if (thin_pool_admin_end_commit(running(tp)))
 		log_warn("thin pool '%s': the blocks just freed wait for a commit that works",
 			 tp->rec.name);
 }

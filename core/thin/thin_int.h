@@ -60,6 +60,12 @@ struct thin_vec {
 	size_t nr, cap;
 };
 
+/* Page ids the store still has rows of. */
+struct thin_ids {
+	int64_t *v;
+	size_t nr, cap;
+};
+
 struct thin_pool {
 	struct thin_pool_params params;	/* when_full, wait_s, low_water_pct: lock */
 	_Atomic bool zero;		/* params.zero as it is now: read unlocked */
@@ -104,6 +110,8 @@ struct thin_pool {
 	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
+	/* Rows of pages that died in a commit that left them (thin_pool_commit_drop). */
+	struct thin_ids late_leaf_rows, late_dir_rows;
 	bool low_water;			/* logged; cleared when free again */
 	bool full;			/* a write found no block, none free since */
 	bool metadata_full;		/* a write needed a map page past the limit, none free since */

@@ -447,6 +447,8 @@ void thin_pool_close(struct thin_pool *p)
 	thin_vec_release(&p->dirty_dirs);
 	thin_vec_release(&p->dead_dirs);
 	thin_vec_release(&p->dirty_vols);
+	free(p->late_leaf_rows.v);
+	free(p->late_dir_rows.v);
 	load_index_free(p);
 	thin_alloc_exit(&p->alloc);
 	engine_exit(&p->engine);
@@ -951,6 +953,8 @@ struct batch {
 	int64_t *dead_leaf_ids, *dead_dir_ids;
 	struct thin_vec leaf_pages, dir_pages;	/* written: dirty again on failure */
 	struct thin_vec dead_leaves, dead_dirs;	/* freed after the commit */
+	bool leave_dead_rows;		/* their rows to the next commit (thin_pool_admin_end_commit) */
+	size_t late_leaves, late_dirs;	/* the late rows' lists before it: ungather */
 	uint64_t txn;			/* the transaction this is */
 	bool space_stale;		/* the store's answer: its space map is stale */
 	struct thin_commit c;
@@ -986,6 +990,56 @@ static bool batch_empty(const struct batch *b)
 static void *alloc_n(size_t n, size_t size)
 {
 	return calloc(n ? n : 1, size);
+}
+
+static int ids_push(struct thin_ids *ids, int64_t id)
+{
+	if (ids->nr == ids->cap) {
+		size_t cap = ids->cap ? 2 * ids->cap : 64;
+		int64_t *v = realloc(ids->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ids->v = v;
+		ids->cap = cap;
+	}
+	ids->v[ids->nr++] = id;
+	return 0;
+}
+
+/*
+ * The rows of pages that died: deleted by this commit with those earlier
+ * ones left (@late, emptied; ungather puts the count back), or left on
+ * @late too.  Lock held.
+ */
+static int gather_dead_rows(struct batch *b, const struct thin_vec *dead, int64_t id_of(void *),
+			    struct thin_ids *late, int64_t **ids, size_t *nr)
+{
+	*ids = alloc_n(late->nr + dead->nr, sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	if (b->leave_dead_rows) {
+		for (size_t i = 0; i < dead->nr; i++)
+			if (ids_push(late, id_of(dead->v[i])))
+				return -ENOMEM;
+		return 0;
+	}
+	memcpy(*ids, late->v, late->nr * sizeof(**ids));
+	*nr = late->nr;
+	late->nr = 0;
+	for (size_t i = 0; i < dead->nr; i++)
+		(*ids)[(*nr)++] = id_of(dead->v[i]);
+	return 0;
+}
+
+static int64_t leaf_id(void *page)
+{
+	return ((struct thin_leaf *)page)->id;
+}
+
+static int64_t dir_id(void *page)
+{
+	return ((struct thin_dir *)page)->id;
 }
 
 static int gather_leaves(struct thin_pool *p, struct batch *b)
@@ -1139,6 +1193,8 @@ static int gather_mapped(struct thin_pool *p, struct batch *b)
 
 static int gather(struct thin_pool *p, struct batch *b)
 {
+	b->late_leaves = p->late_leaf_rows.nr;
+	b->late_dirs = p->late_dir_rows.nr;
 	if (thin_alloc_space_gather(&p->alloc))	/* first: it changes nothing if it fails */
 		return -ENOMEM;
 	b->c.space = p->alloc.space;
@@ -1149,12 +1205,13 @@ static int gather(struct thin_pool *p, struct batch *b)
 	b->dirs = alloc_n(p->dirty_dirs.nr, sizeof(*b->dirs));
 	b->dirs_changed = alloc_n(p->dirty_dirs.nr, sizeof(*b->dirs_changed));
 	b->vols = alloc_n(p->dirty_vols.nr, sizeof(*b->vols));
-	b->dead_leaf_ids = alloc_n(p->dead_leaves.nr, sizeof(int64_t));
-	b->dead_dir_ids = alloc_n(p->dead_dirs.nr, sizeof(int64_t));
 	adopt_dead_sources(p);
-	if (!b->leaves || !b->dirs || !b->dirs_changed || !b->vols || !b->dead_leaf_ids ||
-	    !b->dead_dir_ids || gather_leaves(p, b) || gather_dirs(p, b) ||
-	    gather_mapped(p, b))
+	if (!b->leaves || !b->dirs || !b->dirs_changed || !b->vols ||
+	    gather_leaves(p, b) || gather_dirs(p, b) || gather_mapped(p, b) ||
+	    gather_dead_rows(b, &p->dead_leaves, leaf_id, &p->late_leaf_rows,
+			     &b->dead_leaf_ids, &b->c.nr_dead_leaves) ||
+	    gather_dead_rows(b, &p->dead_dirs, dir_id, &p->late_dir_rows,
+			     &b->dead_dir_ids, &b->c.nr_dead_dirs))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->dirty_vols.nr; i++) {
 		struct thin *t = p->dirty_vols.v[i];
@@ -1162,13 +1219,6 @@ static int gather(struct thin_pool *p, struct batch *b)
 
 		b->vols[b->c.nr_vols++] = (struct thin_vol_rec){ t->volume, d ? d->id : 0 };
 	}
-	for (size_t i = 0; i < p->dead_leaves.nr; i++)
-		b->dead_leaf_ids[i] = ((struct thin_leaf *)p->dead_leaves.v[i])->id;
-	for (size_t i = 0; i < p->dead_dirs.nr; i++)
-		b->dead_dir_ids[i] = ((struct thin_dir *)p->dead_dirs.v[i])->id;
-	b->c.nr_dead_leaves = p->dead_leaves.nr;
-	b->c.nr_dead_dirs = p->dead_dirs.nr;
-
 	b->dead_leaves = p->dead_leaves;
 	b->dead_dirs = p->dead_dirs;
 	memset(&p->dead_leaves, 0, sizeof(p->dead_leaves));
@@ -1222,6 +1272,8 @@ static int ungather(struct thin_pool *p, struct batch *b)
 	for (size_t i = 0; i < b->dead_dirs.nr && !r; i++)
 		r = thin_vec_push(&p->dead_dirs, b->dead_dirs.v[i]);
 	b->dead_leaves.nr = b->dead_dirs.nr = 0;	/* not freed: back on the lists */
+	p->late_leaf_rows.nr = b->late_leaves;
+	p->late_dir_rows.nr = b->late_dirs;
 	thin_alloc_space_done(&p->alloc, false, false);
 	thin_alloc_abandoned(&p->alloc);
 	return r;
@@ -1401,9 +1453,10 @@ static int discard_held(struct thin_pool *p, uint64_t *done)
 #define THIN_TRIM_LEAVES	512u
 
 /* One attempt.  p->commit_lock held. */
-static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts)
+static int commit_locked(struct thin_pool *p, struct thin_pool_counts *counts,
+			 bool leave_dead_rows)
 {
-	struct batch b = { 0 };
+	struct batch b = { .leave_dead_rows = leave_dead_rows };
 	uint64_t nr_held = 0, nr_loaded = 0;
 	uint64_t discarded = 0;
 	int r = 0;
@@ -1466,7 +1519,7 @@ static int commit_once(struct thin_pool *p, struct thin_pool_counts *counts)
 	int r;
 
 	pthread_mutex_lock(&p->commit_lock);
-	r = commit_locked(p, counts);
+	r = commit_locked(p, counts, false);
 	pthread_mutex_unlock(&p->commit_lock);
 	return r;
 }
@@ -1511,7 +1564,7 @@ int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts)
 	if (counts)
 		memset(counts, 0, sizeof(*counts));
 	pthread_mutex_lock(&p->commit_lock);
-	r = commit_locked(p, counts);
+	r = commit_locked(p, counts, false);
 	if (r)
 		pthread_mutex_unlock(&p->commit_lock);
 	return r;
@@ -1526,6 +1579,14 @@ void thin_pool_admin_end(struct thin_pool *p)
 {
 	pthread_mutex_unlock(&p->commit_lock);
 	thin_pool_kick(p);
+}
+
+int thin_pool_admin_end_commit(struct thin_pool *p)
+{
+	int r = commit_locked(p, NULL, true);
+
+	thin_pool_admin_end(p);		/* the worker deletes the rows at once */
+	return r ? thin_pool_commit(p) : 0;
 }
 
 int64_t thin_pool_reserve_page_id(struct thin_pool *p)
@@ -1665,7 +1726,8 @@ void thin_pool_set_zero(struct thin_pool *p, bool on)
 static bool has_changes(const struct thin_pool *p)
 {
 	return p->dirty_leaves.nr || p->dirty_dirs.nr || p->dirty_vols.nr ||
-	       p->dead_leaves.nr || p->dead_dirs.nr || p->alloc.pending.nr ||
+	       p->dead_leaves.nr || p->dead_dirs.nr || p->late_leaf_rows.nr ||
+	       p->late_dir_rows.nr || p->alloc.pending.nr ||
 	       p->alloc.nr_dirty || p->alloc.space_whole;
 }
 

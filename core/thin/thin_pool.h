@@ -228,6 +228,17 @@ int thin_pool_admin_begin(struct thin_pool *p, struct thin_pool_counts *counts);
  */
 void thin_pool_admin_hold(struct thin_pool *p);
 void thin_pool_admin_end(struct thin_pool *p);
+/*
+ * Ends a bracket that dropped maps (remove, rollback) with a commit of
+ * what it freed, as thin_pool_commit, but leaves the rows of the pages
+ * that died to the worker's next commit, kicked to run at once: deleting
+ * a row reads its pages of the store, cold ones from the disk (the 16
+ * leaves of a snapshot removed after as many copy-on-writes: 5-16 ms at
+ * 1e8 blocks).  No volume reaches them once the drop is committed; a
+ * crash leaves them to the garbage walk of the next start.  Blocks; 0 or
+ * -EIO as thin_pool_commit.
+ */
+int thin_pool_admin_end_commit(struct thin_pool *p);
 
 /* A page id for a page an admin change records itself. */
 int64_t thin_pool_reserve_page_id(struct thin_pool *p);

@@ -609,6 +609,44 @@ START_TEST(removing_a_snapshot_frees_only_its_own_blocks_after_commit)
 END_TEST
 
 /*
+ * The commit that ends a removal frees its blocks but leaves the rows of
+ * the pages that died (the snapshot's copied map and leaf) to the next
+ * commit; one of those that fails leaves them to the one after.
+ */
+START_TEST(a_removals_commit_leaves_the_rows_of_its_dead_pages_to_the_next)
+{
+	struct volume *v = new_volume(10, 8 * BS), *s;
+	struct thin_vol_rec *rec;
+	size_t dirs, leaves;
+
+	fill(v, 0, 4 * BS, 1);
+	s = snapshot(v, 11);
+	fill(s, 0, 2 * BS, 2);			/* s owns 2 blocks, a leaf and a map */
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	dirs = fake.nr_dirs;
+	leaves = fake.nr_leaves;
+	thin_suspend(s->target);
+	thin_pool_admin_hold(pool);
+	rec = fake_vol(11);
+	*rec = fake.vols[--fake.nr_vols];
+	ck_assert_int_eq(thin_remove(s->target), 0);
+	ck_assert_int_eq(thin_pool_admin_end_commit(pool), 0);
+	thin_unsuspend(s->target);
+	ck_assert_uint_eq(pool_free(), NR_BLOCKS - 4);
+	ck_assert_uint_eq(fake.nr_dirs, dirs);
+	ck_assert_uint_eq(fake.nr_leaves, leaves);
+	fake.failures = 1;			/* one attempt only */
+	ck_assert_int_eq(thin_pool_admin_begin(pool, NULL), -EBUSY);
+	ck_assert_int_eq(thin_pool_commit(pool), 0);
+	ck_assert_uint_eq(fake.nr_dirs, dirs - 1);
+	ck_assert_uint_eq(fake.nr_leaves, leaves - 1);
+	expect(v, 0, 4 * BS, 1);
+	volume_destroy(s);
+	volume_destroy(v);
+}
+END_TEST
+
+/*
  * The origin's map, copied by its first write after the snapshot, takes
  * the snapshot's row when the snapshot is removed before the copy was
  * committed: one directory row, the one it always had, of which only the
@@ -1286,6 +1324,7 @@ static Suite *thin_suite(void)
 	tcase_add_test(tc, first_writes_into_blocks_of_several_chunks_keep_the_rest);
 	tcase_add_test(tc, snapshot_of_snapshot_keeps_each_generation);
 	tcase_add_test(tc, removing_a_snapshot_frees_only_its_own_blocks_after_commit);
+	tcase_add_test(tc, a_removals_commit_leaves_the_rows_of_its_dead_pages_to_the_next);
 	tcase_add_test(tc, a_copied_map_takes_the_row_of_the_removed_volume_it_was_copied_from);
 	tcase_add_test(tc, a_map_a_removal_unshared_is_not_written_in_place_before_its_commit);
 	tcase_add_test(tc, sharing_blocks_maps_the_source_and_frees_what_was_replaced);
