@@ -1047,6 +1047,19 @@ static void tune_malloc(void)
 	(void)mallopt(M_ARENA_MAX, ARENAS_MAX);
 }
 
+/* A budget past the machine's memory bounds nothing: said, not refused. */
+static void warn_cache_beyond_memory(uint64_t budget)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	char want[SIZE_STR_LEN], have[SIZE_STR_LEN];
+
+	if (pages <= 0 || page <= 0 || budget <= (uint64_t)pages * (uint64_t)page)
+		return;
+	log_warn("-o cache_size=%s is more than this machine's memory (%s): a thin pool "
+		 "may keep leaves until memory runs out",
+		 format_size(budget, want), format_size((uint64_t)pages * (uint64_t)page, have));
+}
+
 /* Everything after the arguments; the exit status. */
 static int run(struct options *opts)
 {
@@ -1110,6 +1123,7 @@ static int run(struct options *opts)
 	io_flusher_refused = ask_for_io_flusher();
 	urcu_memb_register_thread();
 	nbd_link_set_timeout(o.nbd_timeout_s * 1000);
+	warn_cache_beyond_memory(o.cache_bytes);
 	thin_pool_set_cache_budget(o.cache_bytes);
 	r = pool_open(o.pool_dir, pool_port_open, &pool, &err);
 	if (!r)		/* what opening found failed: each fault once */

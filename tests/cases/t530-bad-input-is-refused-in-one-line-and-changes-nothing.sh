@@ -235,10 +235,10 @@ mounts "mount point 'nosuch': No such file or directory" nosuch
 expect_fail -s 1 -m "^mapperfs: .*invalid -o log=loud" mapperfs --pool "$POOL" mnt -o log=loud
 expect_fail -s 1 -m "^mapperfs: .*invalid -o transport=bogus" mapperfs --pool "$POOL" mnt -o transport=bogus
 for bad in spin=-1 spin=1001 spin=5us spin= threads=0 "threads= 4" event_timeout=0x10 \
-	batch=0 batch=9 batch=8x; do
+	batch=0 batch=9 batch=8x cache_size=1 cache_size=1K cache_size=junk cache_size=-1; do
 	expect_fail -s 1 -m "^mapperfs: .*invalid -o ${bad%%=*}=" mapperfs --pool "$POOL" mnt -o "$bad"
 done
-n=$((n + 10))
+n=$((n + 14))
 expect_fail -s 1 -m "^mapperfs: .*invalid -o comment=\"a,b: a double quote is not closed" \
 	mapperfs --pool "$POOL" mnt -o 'comment="a,b'
 expect_fail -s 1 -m "^mapperfs: .*invalid -o fsname=\"a,b\": only fstab's own options \(comment=, x-\*\) may hold a comma" \
@@ -256,8 +256,11 @@ for f in mapperfs.log mapperfs.pid; do
 	rm "$POOL/$f"
 	[ ! -e "$T_DIR/$f.kept" ] || mv "$T_DIR/$f.kept" "$POOL/$f"
 done
-# fstab's comment= and x-* may hold commas, quoted as mount(8) quotes them.
-start_daemon "$POOL" "$T_DIR/mnt" -o 'comment="a,b",x-note="c,d",log=info'
+# fstab's comment= and x-* may hold commas, quoted as mount(8) quotes them;
+# a cache budget past the machine's memory is said, not refused.
+start_daemon "$POOL" "$T_DIR/mnt" -o 'comment="a,b",x-note="c,d",log=info,cache_size=100T'
+grep -q "warning: -o cache_size=100.00 TiB is more than this machine's memory" "$POOL/mapperfs.log" ||
+	fail "a budget of 100T passes unsaid: $(tail -3 "$POOL/mapperfs.log")"
 expect_fail -s 1 -m "^mapperfs: .*has a file system mounted on it already" mapperfs --pool "$POOL" "$MNT"
 [ "$(findmnt -n --mountpoint "$MNT" | wc -l)" -eq 1 ] || fail "mapperfs mounted twice on $MNT"
 n=$((n + 1))
