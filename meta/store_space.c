@@ -5,6 +5,17 @@
  *
  * Blobs are little-endian whatever the host, as the map pages are: the
  * fields as 64-bit words, the overflow as 32-bit (block, count) pairs.
+ *
+ * The fields are kept as they are (THIN_SPACE_CHUNK_WORDS words, 1024
+ * bytes) or, when shorter, as runs of equal words: a byte of count, then
+ * the word, RUN_BYTES each; the length tells them apart, 1024 being no
+ * multiple of 9.  Counts come in long equal stretches (blocks allocated
+ * once, by the thousand; free space), so a chunk is mostly one run of 9
+ * bytes: at 1e8 blocks a start reads some 0.5 MB of rows, where the 1024
+ * bytes a chunk, three rows to a 4 KiB page, made 39 MB of pages to read,
+ * in the order of the table's b-tree (0.5 s of a cold start's 0.6).
+ * Rows written before (schema 15) stay as they are until their chunk
+ * changes.
  */
 #include "thin_store.h"
 
@@ -32,6 +43,50 @@ int store_thin_space_valid(struct store *s, int64_t pool, bool *valid)
 	return r;
 }
 
+#define FIELDS_BYTES	(THIN_SPACE_CHUNK_WORDS * 8)
+#define RUN_BYTES	9	/* a count of 1..THIN_SPACE_CHUNK_WORDS, a word */
+
+/* @words as runs into @out (FIELDS_BYTES); their length, 0 if not shorter. */
+static size_t encode_runs(const uint64_t *words, unsigned char *out)
+{
+	size_t len = 0;
+
+	for (unsigned int i = 0, n; i < THIN_SPACE_CHUNK_WORDS; i += n) {
+		for (n = 1; i + n < THIN_SPACE_CHUNK_WORDS && words[i + n] == words[i]; n++)
+			;
+		if (len + RUN_BYTES >= FIELDS_BYTES)
+			return 0;
+		out[len] = (unsigned char)n;
+		put_le64(out + len + 1, words[i]);
+		len += RUN_BYTES;
+	}
+	return len;
+}
+
+/* A row's fields, @len bytes of @blob, into @words; -EUCLEAN if damaged. */
+static int decode_fields(const unsigned char *blob, int len, uint64_t *words)
+{
+	unsigned int at = 0;
+
+	if (len == FIELDS_BYTES) {
+		for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
+			words[i] = get_le64(blob + 8 * i);
+		return 0;
+	}
+	if (len <= 0 || len % RUN_BYTES)
+		return -EUCLEAN;
+	for (int off = 0; off < len; off += RUN_BYTES) {
+		unsigned int n = blob[off];
+		uint64_t word = get_le64(blob + off + 1);
+
+		if (!n || n > THIN_SPACE_CHUNK_WORDS - at)
+			return -EUCLEAN;
+		while (n--)
+			words[at++] = word;
+	}
+	return at == THIN_SPACE_CHUNK_WORDS ? 0 : -EUCLEAN;
+}
+
 /*
  * The current row of @st as a chunk into @rec, its fields in @buf
  * (THIN_SPACE_CHUNK_WORDS); rec->overflow malloc'ed.
@@ -42,11 +97,9 @@ static int space_row(sqlite3_stmt *st, struct thin_space_rec *rec, uint64_t *buf
 	const unsigned char *over = sqlite3_column_blob(st, 2);
 	int nf = sqlite3_column_bytes(st, 1), no = sqlite3_column_bytes(st, 2);
 
-	if (nf != THIN_SPACE_CHUNK_WORDS * 8 || no % 8)
+	if (no % 8 || decode_fields(fields, nf, buf))
 		return -EUCLEAN;
 	rec->chunk = (uint64_t)sqlite3_column_int64(st, 0);
-	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
-		buf[i] = get_le64(fields + 8 * i);
 	rec->fields = buf;
 	rec->nr_overflow = (size_t)no / 8;
 	rec->overflow = malloc((rec->nr_overflow ? rec->nr_overflow : 1) * 2 * sizeof(uint32_t));
@@ -85,14 +138,15 @@ int store_thin_space_each(struct store *s, int64_t pool,
 
 int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_rec *rec)
 {
-	unsigned char fields[THIN_SPACE_CHUNK_WORDS * 8], *over;
+	unsigned char fields[FIELDS_BYTES], *over;
+	size_t len = encode_runs(rec->fields, fields);
 	sqlite3_stmt *st;
 	int r;
 
 	over = malloc(rec->nr_overflow ? rec->nr_overflow * 8 : 1);
 	if (!over)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++)
+	for (unsigned int i = 0; !len && i < THIN_SPACE_CHUNK_WORDS; i++)
 		put_le64(fields + 8 * i, rec->fields[i]);
 	for (size_t i = 0; i < 2 * rec->nr_overflow; i++)
 		put_le32(over + 4 * i, rec->overflow[i]);
@@ -101,7 +155,7 @@ int store_thin_space_put(struct store *s, int64_t pool, const struct thin_space_
 	if (!r) {
 		sqlite3_bind_int64(st, 1, pool);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rec->chunk);
-		sqlite3_bind_blob(st, 3, fields, sizeof(fields), SQLITE_STATIC);
+		sqlite3_bind_blob(st, 3, fields, len ? (int)len : (int)FIELDS_BYTES, SQLITE_STATIC);
 		if (rec->nr_overflow)
 			sqlite3_bind_blob(st, 4, over, (int)rec->nr_overflow * 8, SQLITE_STATIC);
 		else

@@ -823,6 +823,75 @@ START_TEST(thin_pool_policies_read_back_and_change)
 }
 END_TEST
 
+/* The bytes of the fields of space chunk @chunk of @pool as stored. */
+static int fields_bytes(int64_t pool, uint64_t chunk)
+{
+	sqlite3_stmt *st;
+	int n = -1;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db, "SELECT length(fields) FROM thin_space"
+					    " WHERE pool = ? AND chunk = ?", -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_int64(st, 1, pool);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)chunk);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+#define SPACE_CHUNKS	4
+
+struct space_seen {
+	uint64_t words[SPACE_CHUNKS][THIN_SPACE_CHUNK_WORDS];
+	size_t nr;
+};
+
+static int see_chunk(void *ctx, const struct thin_space_rec *rec)
+{
+	struct space_seen *seen = ctx;
+
+	ck_assert_uint_lt(rec->chunk, SPACE_CHUNKS);
+	memcpy(seen->words[rec->chunk], rec->fields, sizeof(seen->words[0]));
+	seen->nr++;
+	return 0;
+}
+
+/*
+ * A space map chunk is kept as runs of equal words where that is shorter
+ * (one run of 9 bytes; 113 runs in 1017), else as its 1024 bytes, and
+ * reads back the same either way; runs that do not make a chunk are
+ * damage.
+ */
+START_TEST(space_chunks_are_kept_as_runs_of_equal_words_when_shorter)
+{
+	static const int bytes[SPACE_CHUNKS] = { 9, 18, 1024, 1017 };
+	static struct space_seen want, seen;
+	struct thin_pool_rec rec = { .block_size = 65536, .autoextend_threshold = 100 };
+	int64_t id = make_thin_pool("tp", &rec);
+
+	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
+		want.words[0][i] = 0x5555555555555555ull;	/* every block used once */
+		want.words[1][i] = i < 100 ? 0x5555555555555555ull : 0;
+		want.words[2][i] = i & 1;			/* 128 runs */
+		want.words[3][i] = i < 112 ? i + 1 : 0;		/* 113 runs */
+	}
+	for (uint64_t c = 0; c < SPACE_CHUNKS; c++) {
+		struct thin_space_rec chunk = { .chunk = c, .fields = want.words[c] };
+
+		ck_assert_int_eq(store_thin_space_put(s, id, &chunk), 0);
+		ck_assert_int_eq(fields_bytes(id, c), bytes[c]);
+	}
+	reopen();
+	ck_assert_int_eq(store_thin_space_each(s, id, see_chunk, &seen), 0);
+	ck_assert_uint_eq(seen.nr, SPACE_CHUNKS);
+	ck_assert_int_eq(memcmp(seen.words, want.words, sizeof(want.words)), 0);
+	ck_assert_int_eq(sqlite3_exec(s->db, "UPDATE thin_space SET fields = substr(fields, 1, 9)"
+				      " WHERE chunk = 1", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(store_thin_space_each(s, id, see_chunk, &seen), -EUCLEAN);
+}
+END_TEST
+
 START_TEST(autoextend_threshold_below_50_is_refused)
 {
 	struct thin_pool_rec rec = { .block_size = 65536, .autoextend_threshold = 49 };
@@ -998,6 +1067,7 @@ static Suite *store_suite(void)
 	tcase_add_test(rows, read_cut_off_by_a_rollback_is_ecanceled);
 	tcase_add_test(rows, committed_transaction_survives_reopening);
 	tcase_add_test(rows, thin_pool_policies_read_back_and_change);
+	tcase_add_test(rows, space_chunks_are_kept_as_runs_of_equal_words_when_shorter);
 	tcase_add_test(rows, autoextend_threshold_below_50_is_refused);
 	tcase_add_test(rows, snapshot_origin_is_forgotten_with_its_volume);
 	tcase_add_test(rows, deleting_a_pools_pages_leaves_other_pools_pages);
