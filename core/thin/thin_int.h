@@ -110,7 +110,7 @@ struct thin_pool {
 	struct thin_vec dirty_leaves, dead_leaves;	/* struct thin_leaf * */
 	struct thin_vec dirty_dirs, dead_dirs;		/* struct thin_dir * */
 	struct thin_vec dirty_vols;			/* struct thin *, by id */
-	/* Rows of pages that died in a commit that left them (thin_pool_commit_drop). */
+	/* Rows of pages that died in a commit that left them (thin_pool_admin_end_commit). */
 	struct thin_ids late_leaf_rows, late_dir_rows;
 	bool low_water;			/* logged; cleared when free again */
 	bool full;			/* a write found no block, none free since */
