@@ -1024,7 +1024,8 @@ static int gather_dead_rows(struct batch *b, const struct thin_vec *dead, int64_
 				return -ENOMEM;
 		return 0;
 	}
-	memcpy(*ids, late->v, late->nr * sizeof(**ids));
+	if (late->nr)		/* late->v is NULL until a first push */
+		memcpy(*ids, late->v, late->nr * sizeof(**ids));
 	*nr = late->nr;
 	late->nr = 0;
 	for (size_t i = 0; i < dead->nr; i++)
