@@ -244,6 +244,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* POOL/archive into @dir; -ENAMETOOLONG if it does not fit. */
+static int archive_dir(const char *pool_dir, char dir[PATH_MAX])
+{
+	return snprintf(dir, PATH_MAX, "%s/archive", pool_dir) >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
 /*
  * Keeps the newest ARCHIVE_RETAIN_MIN entries of POOL/archive, and, newest
  * first, those younger than the age while they fit in ARCHIVE_RETAIN_BYTES.
@@ -259,7 +265,7 @@ static void archive_prune(const struct pool *p)
 	struct dirent *e;
 	DIR *d;
 
-	if (snprintf(dir, sizeof(dir), "%s/archive", p->dir) >= (int)sizeof(dir))
+	if (archive_dir(p->dir, dir))
 		return;
 	d = opendir(dir);
 	if (!d)
@@ -301,7 +307,7 @@ static int archive_write(const char *pool_dir, uint64_t seq, const char *head,
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 
-	if (snprintf(dir, sizeof(dir), "%s/archive", pool_dir) >= (int)sizeof(dir))
+	if (archive_dir(pool_dir, dir))
 		return -ENAMETOOLONG;
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
