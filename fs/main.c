@@ -1051,13 +1051,14 @@ static void tune_malloc(void)
 static void warn_cache_beyond_memory(uint64_t budget)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 	char want[SIZE_STR_LEN], have[SIZE_STR_LEN];
 
-	if (pages <= 0 || page <= 0 || budget <= (uint64_t)pages * (uint64_t)page)
+	if (!memory || budget <= memory)
 		return;
 	log_warn("-o cache_size=%s is more than this machine's memory (%s): a thin pool "
 		 "may keep leaves until memory runs out",
-		 format_size(budget, want), format_size((uint64_t)pages * (uint64_t)page, have));
+		 format_size(budget, want), format_size(memory, have));
 }
 
 /* Everything after the arguments; the exit status. */
