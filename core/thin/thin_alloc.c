@@ -10,7 +10,6 @@
 
 #define FIELDS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8 * THIN_ALLOC_FIELD_BITS)
 #define OVERFLOW_BYTES	(THIN_ALLOC_MAX_BLOCKS * sizeof(uint32_t))
-#define BITS_BYTES	(THIN_ALLOC_MAX_BLOCKS / 8)
 #define MAX_CHUNKS	(THIN_ALLOC_MAX_BLOCKS / THIN_SPACE_CHUNK_BLOCKS)
 
 static void *reserve(size_t len)
@@ -47,12 +46,11 @@ int thin_alloc_init(struct thin_alloc *a, uint64_t nr_blocks)
 		return -EFBIG;
 	a->fields = bigmem_map(FIELDS_BYTES);	/* dense: every block's count is read at start */
 	a->overflow = reserve(OVERFLOW_BYTES);
-	a->pending_bits = reserve(BITS_BYTES);
-	a->discarded_bits = reserve(BITS_BYTES);
-	a->fresh_bits = reserve(BITS_BYTES);
 	a->dirty_chunks = calloc(MAX_CHUNKS / 64, sizeof(uint64_t));
-	if (!a->fields || !a->overflow || !a->pending_bits || !a->discarded_bits ||
-	    !a->fresh_bits || !a->dirty_chunks ||
+	if (!a->fields || !a->overflow || !a->dirty_chunks ||
+	    sparse_bits_init(&a->pending_bits, THIN_ALLOC_MAX_BLOCKS) ||
+	    sparse_bits_init(&a->discarded_bits, THIN_ALLOC_MAX_BLOCKS) ||
+	    sparse_bits_init(&a->fresh_bits, THIN_ALLOC_MAX_BLOCKS) ||
 	    thin_blocks_init(&a->unshared, THIN_ALLOC_MAX_BLOCKS) ||
 	    thin_blocks_init(&a->unsharing, THIN_ALLOC_MAX_BLOCKS) ||
 	    thin_blocks_init(&a->pending, THIN_ALLOC_MAX_BLOCKS) ||
@@ -71,12 +69,9 @@ void thin_alloc_exit(struct thin_alloc *a)
 	bigmem_unmap((void *)a->fields, FIELDS_BYTES);
 	if (a->overflow)
 		munmap(a->overflow, OVERFLOW_BYTES);
-	if (a->pending_bits)
-		munmap(a->pending_bits, BITS_BYTES);
-	if (a->discarded_bits)
-		munmap(a->discarded_bits, BITS_BYTES);
-	if (a->fresh_bits)
-		munmap(a->fresh_bits, BITS_BYTES);
+	sparse_bits_exit(&a->pending_bits);
+	sparse_bits_exit(&a->discarded_bits);
+	sparse_bits_exit(&a->fresh_bits);
 	free(a->dirty_chunks);
 	free(a->dirty);
 	free_space(a);
@@ -95,13 +90,13 @@ static int copy_pending(const struct thin_alloc *a, uint32_t **out, size_t *nr)
 	uint32_t *v;
 
 	for (uint64_t w = 0; w < words; w++)
-		n += (uint64_t)__builtin_popcountll(a->pending_bits[w]);
+		n += (uint64_t)__builtin_popcountll(sparse_bits_word(&a->pending_bits, w));
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	*nr = 0;
 	for (uint64_t w = 0; w < words; w++)
-		for (uint64_t bits = a->pending_bits[w]; bits; bits &= bits - 1)
+		for (uint64_t bits = sparse_bits_word(&a->pending_bits, w); bits; bits &= bits - 1)
 			v[(*nr)++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(bits));
 	*out = v;
 	return 0;
@@ -146,14 +141,38 @@ int thin_alloc_grow(struct thin_alloc *a, uint64_t nr_blocks)
 	return 0;
 }
 
-static int is_pending(const struct thin_alloc *a, uint32_t b)
+static bool is_pending(const struct thin_alloc *a, uint32_t b)
 {
-	return (a->pending_bits[b / 64] >> (b % 64)) & 1;
+	return sparse_bits_test(&a->pending_bits, b);
 }
 
-static int is_discarded(const struct thin_alloc *a, uint32_t b)
+static bool is_discarded(const struct thin_alloc *a, uint32_t b)
 {
-	return (a->discarded_bits[b / 64] >> (b % 64)) & 1;
+	return sparse_bits_test(&a->discarded_bits, b);
+}
+
+/* Sets or clears block @b's bit in @bits. */
+static void bit_set(struct sparse_bits *bits, uint32_t b)
+{
+	sparse_bits_set(bits, b / 64, 1ull << (b % 64));
+}
+
+static void bit_clear(struct sparse_bits *bits, uint32_t b)
+{
+	sparse_bits_clear(bits, b / 64, 1ull << (b % 64));
+}
+
+/*
+ * The bitmaps give back the pages that blocks freed and allocated here
+ * and there left empty (sparse_bits.h); once a commit, so that blocks
+ * provisioned one after another do not give back and fault in a page for
+ * each.
+ */
+static void trim_bitmaps(struct thin_alloc *a)
+{
+	sparse_bits_trim(&a->pending_bits);
+	sparse_bits_trim(&a->discarded_bits);
+	sparse_bits_trim(&a->fresh_bits);
 }
 
 /* The word holding block @b's field, and that field's one. */
@@ -267,9 +286,9 @@ int thin_alloc_new(struct thin_alloc *a, uint32_t *b)
 		if (thin_alloc_field(a, c) || is_pending(a, c))
 			continue;
 		field_up(a, c);
-		a->fresh_bits[c / 64] |= 1ull << (c % 64);
+		bit_set(&a->fresh_bits, c);
 		mark_dirty(a, c);
-		a->discarded_bits[c / 64] &= ~(1ull << (c % 64));
+		bit_clear(&a->discarded_bits, c);
 		a->nr_free--;
 		*b = c;
 		return 0;
@@ -317,20 +336,20 @@ void thin_alloc_put(struct thin_alloc *a, uint32_t b)
 		a->cursor = b;		/* free at once, and next to go */
 		return;
 	}
-	a->pending_bits[b / 64] |= 1ull << (b % 64);
+	bit_set(&a->pending_bits, b);
 	thin_blocks_add(&a->pending, b);
 }
 
 void thin_alloc_unnew(struct thin_alloc *a, uint32_t b)
 {
 	field_clear(a, b);
-	a->fresh_bits[b / 64] &= ~(1ull << (b % 64));
+	bit_clear(&a->fresh_bits, b);
 	a->nr_free++;
 }
 
 void thin_alloc_published(struct thin_alloc *a, uint32_t b)
 {
-	a->fresh_bits[b / 64] &= ~(1ull << (b % 64));
+	bit_clear(&a->fresh_bits, b);
 	mark_dirty(a, b);
 }
 
@@ -399,7 +418,7 @@ static int gather_chunk(struct thin_alloc *a, uint32_t c, struct thin_space_rec 
 	for (unsigned int i = 0; i < THIN_SPACE_CHUNK_WORDS; i++) {
 		uint64_t w = atomic_load_explicit(&a->fields[first / THIN_ALLOC_FIELDS_PER_WORD + i],
 						  memory_order_relaxed);
-		uint32_t fresh = (uint32_t)(a->fresh_bits[(first + 32 * i) / 64] >>
+		uint32_t fresh = (uint32_t)(sparse_bits_word(&a->fresh_bits, (first + 32 * i) / 64) >>
 					    ((first + 32 * i) % 64));
 
 		for (unsigned int j = 0; fresh && j < THIN_ALLOC_FIELDS_PER_WORD; j++)
@@ -502,7 +521,7 @@ void thin_alloc_gather(struct thin_alloc *a)
 /* Block @word * 64 + i is pending for each bit i of @mask no more: free. */
 static void unpend(struct thin_alloc *a, uint64_t word, uint64_t mask)
 {
-	a->pending_bits[word] &= ~mask;
+	sparse_bits_clear(&a->pending_bits, word, mask);
 	a->nr_free += (uint64_t)__builtin_popcountll(mask);
 }
 
@@ -516,6 +535,7 @@ void thin_alloc_committed(struct thin_alloc *a)
 	thin_blocks_clear(&a->committing);
 	/* The drops of the committed transaction are durable: exclusive again. */
 	thin_blocks_clear(&a->unsharing);
+	trim_bitmaps(a);
 }
 
 void thin_alloc_abandoned(struct thin_alloc *a)
@@ -542,7 +562,7 @@ uint64_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, uint64_t max
 	for (b = *next; b < a->nr_blocks && a->held.nr < max; b++) {
 		if (thin_alloc_field(a, (uint32_t)b) || is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
-		a->pending_bits[b / 64] |= 1ull << (b % 64);
+		bit_set(&a->pending_bits, (uint32_t)b);
 		a->nr_free--;
 		thin_blocks_add(&a->held, (uint32_t)b);
 	}
@@ -558,7 +578,8 @@ void thin_alloc_release(struct thin_alloc *a, bool discarded)
 	while (thin_blocks_next(&a->held, &w, &word, &mask)) {
 		unpend(a, word, mask);
 		if (discarded)
-			a->discarded_bits[word] |= mask;
+			sparse_bits_set(&a->discarded_bits, word, mask);
 	}
 	thin_blocks_clear(&a->held);
+	trim_bitmaps(a);
 }

@@ -35,6 +35,13 @@
  * gather hands the open transaction's freed set to the commit whole; a
  * failed commit hands it back, and pending_bits, the one bitmap
  * thin_alloc_new reads, stays set for its blocks throughout.
+ *
+ * Every bitmap here is a sparse_bits.h: blocks are freed and allocated
+ * here and there for as long as the pool lives, and a page of bits costs
+ * memory only while a bit on it is set (each commit gives back the pages
+ * emptied), not for good once any block on it was touched (1e8 blocks:
+ * 12.5 MB a bitmap, eight of them, grown 440 KiB per round of snapshot,
+ * 16 writes and removal).
  */
 #ifndef MAPPERFS_THIN_ALLOC_H
 #define MAPPERFS_THIN_ALLOC_H
@@ -53,10 +60,10 @@
 struct thin_alloc {
 	_Atomic uint64_t *fields;	/* 2 bits per block; reserved for MAX_BLOCKS */
 	uint32_t *overflow;		/* per block, exact where its field is 3 */
-	uint64_t *pending_bits;		/* not allocatable: freed, uncommitted or held */
+	struct sparse_bits pending_bits;	/* not allocatable: freed, uncommitted or held */
 	struct thin_blocks unshared;	/* count dropped in the open transaction */
 	struct thin_blocks unsharing;	/* ... in the committing one */
-	uint64_t *discarded_bits;	/* free, and discarded since it was last used */
+	struct sparse_bits discarded_bits;	/* free, and discarded since it was last used */
 	uint64_t nr_blocks;		/* blocks in the data area */
 	uint64_t nr_free;		/* count 0 and not pending */
 	uint64_t nr_shared;		/* count 2 or more: usage's shortcut */
@@ -65,7 +72,7 @@ struct thin_alloc {
 	struct thin_blocks committing;	/* freed in the one gathered, awaiting the COMMIT */
 	struct thin_blocks held;	/* free but being discarded: not allocatable */
 	/* The space map: what the next commit writes (thin_meta.h) */
-	uint64_t *fresh_bits;		/* new, not published in a leaf yet */
+	struct sparse_bits fresh_bits;	/* new, not published in a leaf yet */
 	uint64_t *dirty_chunks;		/* bitmap: counts changed since gathered */
 	uint32_t *dirty;		/* ... as a list */
 	size_t nr_dirty, cap_dirty;

@@ -7,11 +7,6 @@
 
 #define SUMMARY_BLOCKS	(64 * 64)	/* blocks a summary word stands for */
 
-static size_t bits_bytes(uint64_t max_blocks)
-{
-	return max_blocks / 8;
-}
-
 static size_t summary_bytes(uint64_t max_blocks)
 {
 	return max_blocks / SUMMARY_BLOCKS * sizeof(uint64_t);
@@ -30,9 +25,8 @@ int thin_blocks_init(struct thin_blocks *s, uint64_t max_blocks)
 	memset(s, 0, sizeof(*s));
 	s->max_blocks = max_blocks;
 	s->listed = true;
-	s->bits = reserve(bits_bytes(max_blocks));
 	s->summary = reserve(summary_bytes(max_blocks));
-	if (!s->bits || !s->summary) {
+	if (sparse_bits_init(&s->bits, max_blocks) || !s->summary) {
 		thin_blocks_exit(s);
 		return -ENOMEM;
 	}
@@ -41,8 +35,7 @@ int thin_blocks_init(struct thin_blocks *s, uint64_t max_blocks)
 
 void thin_blocks_exit(struct thin_blocks *s)
 {
-	if (s->bits)
-		munmap((void *)s->bits, bits_bytes(s->max_blocks));
+	sparse_bits_exit(&s->bits);
 	if (s->summary)
 		munmap(s->summary, summary_bytes(s->max_blocks));
 	free(s->list);
@@ -89,7 +82,7 @@ static void list_one(struct thin_blocks *s, uint32_t b)
 
 void thin_blocks_add_word(struct thin_blocks *s, uint64_t word, uint64_t mask)
 {
-	uint64_t added = mask & ~atomic_fetch_or(&s->bits[word], mask);
+	uint64_t added = sparse_bits_set(&s->bits, word, mask);
 
 	if (!added)
 		return;
@@ -126,7 +119,7 @@ bool thin_blocks_next(const struct thin_blocks *s, struct thin_blocks_walk *w,
 			marks &= ~0ull << (w->next % 64);
 		while (marks) {
 			uint64_t bw = sw * 64 + (uint64_t)__builtin_ctzll(marks);
-			uint64_t m = atomic_load_explicit(&s->bits[bw], memory_order_relaxed);
+			uint64_t m = sparse_bits_word(&s->bits, bw);
 
 			marks &= marks - 1;
 			if (!m)
@@ -158,22 +151,19 @@ void thin_blocks_clear(struct thin_blocks *s)
 {
 	if (s->listed) {
 		for (size_t i = 0; i < s->nr_listed; i++)
-			atomic_fetch_and(&s->bits[s->list[i] / 64], ~(1ull << (s->list[i] % 64)));
+			sparse_bits_clear(&s->bits, s->list[i] / 64, 1ull << (s->list[i] % 64));
 	} else {
 		for (uint64_t sw = 0; sw < s->summary_end; sw++) {
 			for (uint64_t marks = s->summary[sw]; marks; marks &= marks - 1)
-				atomic_store(&s->bits[sw * 64 + (uint64_t)__builtin_ctzll(marks)], 0);
+				sparse_bits_clear(&s->bits, sw * 64 + (uint64_t)__builtin_ctzll(marks), ~0ull);
 			s->summary[sw] = 0;
 		}
-		/*
-		 * Every bit is 0 now: the pages a large set touched go back
-		 * (12.5 MB after 1e8 blocks), and read as zeros, as they are.
-		 */
-		(void)madvise((void *)s->bits, s->summary_end * 64 * sizeof(uint64_t), MADV_DONTNEED);
 		(void)madvise(s->summary, s->summary_end * sizeof(uint64_t), MADV_DONTNEED);
 		s->summary_end = 0;
 		s->listed = true;
 	}
+	/* Every bit is 0: the pages the members took go back, and read as zeros. */
+	sparse_bits_trim(&s->bits);
 	s->nr_listed = 0;
 	s->nr = 0;
 }

@@ -12,8 +12,8 @@
  * when a commit failed), so the set keeps a list only while it is small.
  *
  * A member is a bit in @bits, a bit a block, reserved once for the
- * largest pool (MAP_NORESERVE: pages cost memory only where members are;
- * 12.5 MB at 1e8 blocks).  While the set has at most THIN_BLOCKS_LISTED
+ * largest pool (sparse_bits.h: pages cost memory only where members are,
+ * and are given back when the set is emptied; 12.5 MB at 1e8 blocks).  While the set has at most THIN_BLOCKS_LISTED
  * members they are also listed, so that a walk or an emptying touches
  * them alone: a commit that freed 3 blocks in a pool of 1e8 costs 3 steps.
  * Past that the list goes, and a summary, a bit for each 64-bit word of
@@ -33,10 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sparse_bits.h"
+
 #define THIN_BLOCKS_LISTED	65536u	/* members listed at most: 256 KiB */
 
 struct thin_blocks {
-	_Atomic uint64_t *bits;		/* a bit a block: the members */
+	struct sparse_bits bits;	/* a bit a block: the members */
 	uint64_t *summary;		/* a bit a word of bits, unless listed */
 	uint64_t summary_end;		/* summary words past this are 0 */
 	uint32_t *list;			/* every member, while listed */
@@ -53,7 +55,7 @@ void thin_blocks_exit(struct thin_blocks *s);
 /* Is block @b a member?  Lock-free. */
 static inline bool thin_blocks_has(const struct thin_blocks *s, uint32_t b)
 {
-	return (atomic_load(&s->bits[b / 64]) >> (b % 64)) & 1;
+	return sparse_bits_test(&s->bits, b);
 }
 
 /*
@@ -88,9 +90,9 @@ bool thin_blocks_next(const struct thin_blocks *s, struct thin_blocks_walk *w,
 void thin_blocks_sort(struct thin_blocks *s);
 
 /*
- * Drops every member (clears its bit atomically, so lock-free
- * readers see each bit either set or clear); a set that went past its
- * list also gives back the pages its bits took.  O(members), amortised.
+ * Drops every member (clears its bit atomically, so lock-free readers
+ * see each bit either set or clear) and gives back the pages its bits
+ * took.  O(members), amortised, and a madvise a run of pages emptied.
  */
 void thin_blocks_clear(struct thin_blocks *s);
 
