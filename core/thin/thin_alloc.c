@@ -549,6 +549,7 @@ uint64_t thin_alloc_hold_committed(struct thin_alloc *a)
 {
 	thin_blocks_clear(&a->held);
 	thin_blocks_swap(&a->held, &a->committing);
+	a->held_by_trim = false;
 	thin_blocks_sort(&a->held);
 	thin_blocks_clear(&a->unsharing);
 	return a->held.nr;
@@ -559,6 +560,7 @@ uint64_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, uint64_t max
 	uint64_t b;
 
 	thin_blocks_clear(&a->held);
+	a->held_by_trim = true;
 	for (b = *next; b < a->nr_blocks && a->held.nr < max; b++) {
 		if (thin_alloc_field(a, (uint32_t)b) || is_pending(a, (uint32_t)b) || is_discarded(a, (uint32_t)b))
 			continue;
@@ -577,7 +579,8 @@ void thin_alloc_release(struct thin_alloc *a, bool discarded)
 
 	while (thin_blocks_next(&a->held, &w, &word, &mask)) {
 		unpend(a, word, mask);
-		if (discarded)
+		if (discarded && (a->held_by_trim ||
+				  a->discarded_bits.nr_pages_set < THIN_ALLOC_PASSDOWN_MARK_PAGES))
 			sparse_bits_set(&a->discarded_bits, word, mask);
 	}
 	thin_blocks_clear(&a->held);

@@ -71,6 +71,7 @@ struct thin_alloc {
 	struct thin_blocks pending;	/* freed in the open transaction */
 	struct thin_blocks committing;	/* freed in the one gathered, awaiting the COMMIT */
 	struct thin_blocks held;	/* free but being discarded: not allocatable */
+	bool held_by_trim;		/* held by thin_alloc_hold_free, not by a commit */
 	/* The space map: what the next commit writes (thin_meta.h) */
 	struct sparse_bits fresh_bits;	/* new, not published in a leaf yet */
 	uint64_t *dirty_chunks;		/* bitmap: counts changed since gathered */
@@ -224,9 +225,15 @@ uint64_t thin_alloc_hold_committed(struct thin_alloc *a);
 uint64_t thin_alloc_hold_free(struct thin_alloc *a, uint64_t *next, uint64_t max);
 /*
  * The held blocks become free; @discarded: every one of them was
- * discarded, so trim leaves them out until they are used again.
- * O(blocks held).
+ * discarded, so trim leaves them out until they are used again.  Blocks
+ * a commit held (passed down) are marked so only while the marks take
+ * fewer than THIN_ALLOC_PASSDOWN_MARK_PAGES pages: blocks freed here and
+ * there for as long as a pool lives would otherwise mark a page for
+ * each 32768 blocks, 12.5 MB at 1e8; past that a trim discards them
+ * again (a hole punched twice: harmless, and counted twice in
+ * discarded_bytes).  O(blocks held).
  */
+#define THIN_ALLOC_PASSDOWN_MARK_PAGES	256u	/* 1 MiB of 4 KiB pages */
 void thin_alloc_release(struct thin_alloc *a, bool discarded);
 
 #endif

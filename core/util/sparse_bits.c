@@ -50,8 +50,10 @@ uint64_t sparse_bits_set(struct sparse_bits *s, uint64_t word, uint64_t mask)
 
 	if (added) {
 		/* Counted first: a reader that finds the count 0 finds no bit. */
-		atomic_fetch_add_explicit(&s->page_bits[word >> s->page_shift],
-					  (uint32_t)__builtin_popcountll(added), memory_order_relaxed);
+		if (!atomic_fetch_add_explicit(&s->page_bits[word >> s->page_shift],
+					       (uint32_t)__builtin_popcountll(added),
+					       memory_order_relaxed))
+			s->nr_pages_set++;
 		atomic_fetch_or(&s->words[word], added);
 	}
 	return added;
@@ -66,8 +68,10 @@ uint64_t sparse_bits_clear(struct sparse_bits *s, uint64_t word, uint64_t mask)
 		return 0;	/* nothing written: an empty page is not touched */
 	atomic_fetch_and(&s->words[word], ~dropped);
 	if (atomic_fetch_sub_explicit(&s->page_bits[page], (uint32_t)__builtin_popcountll(dropped),
-				      memory_order_relaxed) == (uint32_t)__builtin_popcountll(dropped))
+				      memory_order_relaxed) == (uint32_t)__builtin_popcountll(dropped)) {
 		s->emptied[page / 64] |= 1ull << (page % 64);
+		s->nr_pages_set--;
+	}
 	return dropped;
 }
 

@@ -43,6 +43,7 @@ struct sparse_bits {
 	_Atomic uint32_t *page_bits;	/* bits set on each page */
 	uint64_t *emptied;		/* a bit a page: its count dropped to 0 since the trim */
 	uint64_t nr_words;		/* words reserved */
+	uint64_t nr_pages_set;		/* pages holding a bit */
 	unsigned int page_shift;	/* log2 of the words a page */
 };
 

@@ -501,6 +501,44 @@ START_TEST(huge_free_is_held_for_discard_in_block_order)
 }
 END_TEST
 
+/*
+ * Blocks a commit passed down are marked discarded only while the marks
+ * take fewer than THIN_ALLOC_PASSDOWN_MARK_PAGES pages; past that, trim
+ * discards them (again), and marks what it discards whatever it takes.
+ */
+START_TEST(passdown_marks_are_kept_within_their_pages_and_trim_marks_all)
+{
+	uint32_t pages = THIN_ALLOC_PASSDOWN_MARK_PAGES + 8, per_page, unmarked = 0;
+	uint64_t next;
+
+	per_page = (uint32_t)(64u << a.discarded_bits.page_shift);
+	thin_alloc_exit(&a);
+	ck_assert_int_eq(thin_alloc_init(&a, (uint64_t)pages * per_page), 0);
+	for (uint32_t pg = 0; pg < pages; pg++)
+		thin_alloc_get(&a, pg * per_page);	/* one block a page, as loaded */
+	thin_alloc_loaded(&a);
+	for (uint32_t pg = 0; pg < pages; pg++)
+		thin_alloc_put(&a, pg * per_page);
+	thin_alloc_gather(&a);
+	ck_assert_uint_eq(thin_alloc_hold_committed(&a), pages);
+	thin_alloc_release(&a, true);
+	ck_assert_uint_eq(a.discarded_bits.nr_pages_set, THIN_ALLOC_PASSDOWN_MARK_PAGES);
+	for (uint32_t pg = 0; pg < pages; pg++)
+		unmarked += !sparse_bits_test(&a.discarded_bits, pg * per_page);
+	ck_assert_uint_eq(unmarked, pages - THIN_ALLOC_PASSDOWN_MARK_PAGES);
+	/* A trim of the last page takes its unmarked block, and marks the page. */
+	next = (uint64_t)(pages - 1) * per_page;
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, per_page), per_page);
+	ck_assert(thin_blocks_has(&a.held, (pages - 1) * per_page));
+	thin_alloc_release(&a, true);
+	ck_assert_uint_eq(a.discarded_bits.nr_pages_set, THIN_ALLOC_PASSDOWN_MARK_PAGES + 1);
+	next = (uint64_t)(pages - 1) * per_page;
+	ck_assert_uint_eq(thin_alloc_hold_free(&a, &next, per_page), 0);	/* all marked now */
+	thin_alloc_release(&a, false);
+	ck_assert_uint_eq(a.nr_free, a.nr_blocks);
+}
+END_TEST
+
 static Suite *thin_alloc_suite(void)
 {
 	Suite *suite = suite_create("thin_alloc");
@@ -529,6 +567,7 @@ static Suite *thin_alloc_suite(void)
 	tcase_add_test(tc, pool_grown_between_a_huge_free_and_its_commit_frees_both);
 	tcase_add_test(tc, huge_sharing_broken_is_exclusive_only_once_committed);
 	tcase_add_test(tc, huge_free_is_held_for_discard_in_block_order);
+	tcase_add_test(tc, passdown_marks_are_kept_within_their_pages_and_trim_marks_all);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
