@@ -79,7 +79,7 @@ uint64_t sparse_bits_clear(struct sparse_bits *s, uint64_t word, uint64_t mask)
 static void give_back(struct sparse_bits *s, uint64_t first, uint64_t end)
 {
 	(void)madvise((void *)(s->words + (first << s->page_shift)),
-		      (end - first) << s->page_shift << 3, MADV_DONTNEED);
+		      ((end - first) << s->page_shift) * sizeof(uint64_t), MADV_DONTNEED);
 }
 
 void sparse_bits_trim(struct sparse_bits *s)
