@@ -399,7 +399,7 @@ static int find_holes(struct restore *rs, struct pool_error *err)
 				 rs->name, strerror(-r));
 	if (!rs->holes || rs->spec->force)
 		return 0;
-	return pool_fail(err, -ENODATA, "%llu mapped data blocks are holes in their raw device (discarded since the dump?) and would read zeros; the first is data block %llu, virtual block %llu of volume '%s' (dev_id %llu): give --force to restore them all the same",
+	return pool_fail(err, -ENODATA, "%llu mapped data blocks are holes in their raw device (discarded since the dump?) and would read zeros; the first is data block %llu, virtual block %llu of volume '%s' (the dump's dev_id %llu): give --force to restore them all the same",
 			 (unsigned long long)rs->holes, (unsigned long long)rs->hole_db,
 			 (unsigned long long)rs->hole_vb, rs->recs[rs->hole_dev].name,
 			 (unsigned long long)rs->img.devs[rs->hole_dev].dev_id);
@@ -431,7 +431,7 @@ static void report_plan(struct restore *rs, void (*report)(void *, const char *)
 		const struct thin_image_dev *d = &rs->img.devs[i];
 		const char *origin = d->is_snapshot ? rs->recs[d->origin].name : NULL;
 
-		pool_report_line(report, arg, "%s thin volume '%s' (dev_id %llu): %llu bytes%s, %llu mapped blocks%s%s%s",
+		pool_report_line(report, arg, "%s thin volume '%s' (the dump's dev_id %llu): %llu bytes%s, %llu mapped blocks%s%s%s",
 				 dry_run ? "would create" : "creating", rs->recs[i].name,
 				 (unsigned long long)d->dev_id, (unsigned long long)rs->recs[i].size,
 				 rs->sized_by_mappings[i] ? " (the end of its last mapping: the dump has no size)" : "",

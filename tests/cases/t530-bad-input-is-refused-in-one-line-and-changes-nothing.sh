@@ -181,7 +181,7 @@ refuses 1 "device 1: size 18446744073709547520: $max$" restore etp --from huge.x
 refuses 1 "the restored maps would take 68.00 KiB of metadata \(17 map pages\), past the metadata limit of thin pool 'etp' \(64.00 KiB\): raise it with 'mapperctl change etp --metadata-limit SIZE'$" \
 	restore etp --from many.xml --dry-run
 refuses 1 "the restored maps would take 68.00 KiB of metadata \(17 map pages\)" restore etp --from many.xml
-holes="2 mapped data blocks are holes in their raw device \(discarded since the dump\?\) and would read zeros; the first is data block 4, virtual block 0 of volume 'h' \(dev_id 1\): give --force to restore them all the same$"
+holes="2 mapped data blocks are holes in their raw device \(discarded since the dump\?\) and would read zeros; the first is data block 4, virtual block 0 of volume 'h' \(the dump's dev_id 1\): give --force to restore them all the same$"
 refuses 1 "$holes" restore etp --from hole.xml
 refuses 1 "$holes" restore etp --from hole.xml --dry-run
 refuses 1 "snapshot_of goes round in a cycle: device 1 is a snapshot of 2, which is a snapshot of 1$" restore etp --from cycle.xml

@@ -117,7 +117,7 @@ mapperctl create thin-pool tp --size $(((end + 15) / 16))M >/dev/null
 mapperctl restore tp --from dump.xml >restore.txt || fail "restore of our own dump: $(cat restore.txt)"
 grep -q "^the dump's pool has 1024 data blocks, thin pool 'tp' [0-9]*: every mapping fits$" restore.txt ||
 	fail "restore does not say the pool is smaller: $(cat restore.txt)"
-grep -q "^creating thin volume 's2' (dev_id [0-9]*): 41943040 bytes, [0-9]* mapped blocks, a snapshot of 's1'$" restore.txt ||
+grep -q "^creating thin volume 's2' (the dump's dev_id [0-9]*): 41943040 bytes, [0-9]* mapped blocks, a snapshot of 's1'$" restore.txt ||
 	fail "restore: $(cat restore.txt)"
 mapperctl list --json | jq -e '[.[] | select(.kind == "thin") | "\(.name)<\(.origin // "")"] | sort ==
 	["s1<v1", "s2<s1", "v1<"]' >/dev/null || fail "origins are lost: $(mapperctl list)"

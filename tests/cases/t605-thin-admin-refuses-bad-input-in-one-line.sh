@@ -45,7 +45,7 @@ restore_fails "cannot read the dump: it is JSON: restore reads the XML of 'mappe
 # thin_dump's XML has no sizes: a device that maps nothing needs one given.
 xml '<device dev_id="1"/>'
 restore_fails "device 1 has no size and maps nothing: give its size with --volume 1:NAME:SIZE$"
-mapperctl restore tp --from in.xml --dry-run --volume 1:x:8M | grep -q "would create thin volume 'x' (dev_id 1): 8388608 bytes, 0 mapped blocks$" ||
+mapperctl restore tp --from in.xml --dry-run --volume 1:x:8M | grep -q "would create thin volume 'x' (the dump's dev_id 1): 8388608 bytes, 0 mapped blocks$" ||
 	fail "a size given does not take"
 xml '<device dev_id="1"><single_mapping origin_block="9" data_block="0"/></device>
 <device dev_id="2" snapshot_of="7" size="65536"/>'
@@ -57,7 +57,7 @@ printf '<superblock data_block_size="128" nr_data_blocks="1000">\n<device dev_id
 mapperctl restore tp --from in.xml --dry-run --force >dry.txt || fail "a larger pool's dump whose mappings fit was refused"
 grep -q "^the dump's pool has 1000 data blocks, thin pool 'tp' 256: every mapping fits$" dry.txt ||
 	fail "restore does not say the dump's pool is larger: $(cat dry.txt)"
-grep -q "^would create thin volume 'thin1' (dev_id 1): 655360 bytes (the end of its last mapping: the dump has no size), 1 mapped blocks$" dry.txt ||
+grep -q "^would create thin volume 'thin1' (the dump's dev_id 1): 655360 bytes (the end of its last mapping: the dump has no size), 1 mapped blocks$" dry.txt ||
 	fail "restore does not say where the size comes from: $(cat dry.txt)"
 expect_fail -s 1 -m "--volume: dev_id 1 is given twice$" \
 	mapperctl restore tp --from in.xml --volume 1:x --volume 1:y

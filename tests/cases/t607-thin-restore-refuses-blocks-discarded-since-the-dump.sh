@@ -29,7 +29,7 @@ id=$(sed -n 's/.*dev_id="\([0-9]*\)".* name="v".*/\1/p' tp.xml)
 # Removing v discards its 16 blocks (remove returns once they are).
 mapperctl remove v >/dev/null
 mapperctl list --json >before.json
-holes="16 mapped data blocks are holes in their raw device \(discarded since the dump\?\) and would read zeros; the first is data block 0, virtual block 0 of volume 'v' \(dev_id $id\): give --force to restore them all the same$"
+holes="16 mapped data blocks are holes in their raw device \(discarded since the dump\?\) and would read zeros; the first is data block 0, virtual block 0 of volume 'v' \(the dump's dev_id $id\): give --force to restore them all the same$"
 expect_fail -s 1 -m "$holes" mapperctl restore tp --from tp.xml
 expect_fail -s 1 -m "$holes" mapperctl restore tp --from tp.xml --dry-run
 mapperctl list --json | cmp -s before.json - || fail "a refused restore changed the pool"
