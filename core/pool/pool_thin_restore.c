@@ -444,8 +444,8 @@ static void report_plan(struct restore *rs, void (*report)(void *, const char *)
 			 dry_run ? "would map" : "mapping", (unsigned long long)rs->holes,
 			 (unsigned long long)rs->hole_db, (unsigned long long)rs->hole_vb,
 			 rs->recs[rs->hole_dev].name);
-	if (!dry_run)
-		log_warn("thin pool '%s': restore maps %llu data blocks that are holes in their raw device (--force): they read zeros; the first is data block %llu, virtual block %llu of volume '%s'",
+	if (!dry_run)	/* a record for the log: the report told the user already */
+		log_info("thin pool '%s': restore maps %llu data blocks that are holes in their raw device (--force): they read zeros; the first is data block %llu, virtual block %llu of volume '%s'",
 			 rs->name, (unsigned long long)rs->holes, (unsigned long long)rs->hole_db,
 			 (unsigned long long)rs->hole_vb, rs->recs[rs->hole_dev].name);
 }

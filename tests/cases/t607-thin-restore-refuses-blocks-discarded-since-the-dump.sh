@@ -39,7 +39,7 @@ grep -q "^would map 16 data blocks that are holes in their raw device: they read
 mapperctl list --json | cmp -s before.json - || fail "a dry run changed the pool"
 mapperctl restore tp --from tp.xml --force >force.txt
 grep -q "^mapping 16 data blocks that are holes" force.txt || fail "--force does not say what it maps: $(cat force.txt)"
-grep -q "warning: thin pool 'tp': restore maps 16 data blocks that are holes in their raw device (--force)" \
+grep -q "info: thin pool 'tp': restore maps 16 data blocks that are holes in their raw device (--force)" \
 	"$POOL/mapperfs.log" || fail "the log does not name the holes"
 cmp -s <(head -c $((16 * 65536)) /dev/zero) <(head -c $((16 * 65536)) "$MNT/v") ||
 	fail "the blocks discarded since the dump do not read zeros"
