@@ -2247,9 +2247,9 @@ static int thin_pool_check(struct pool *p, struct pool_volume *tp, struct pool_c
 	if (!w.dangling)
 		compare_counts(c, tp, &w, &counts);
 	report_unreached(c, tp, &w);
-	pool_summary(c, "thin pool '%s': %zu volumes, %llu of %llu blocks used, %zu breaches",
-		     tp->rec.name, nr, (unsigned long long)w.used,
-		     (unsigned long long)w.nr_blocks, c->n - n0);
+	pool_summary(c, "thin pool '%s': %zu volume%s, %llu of %llu blocks used, %zu breach%s",
+		     tp->rec.name, nr, nr == 1 ? "" : "s", (unsigned long long)w.used,
+		     (unsigned long long)w.nr_blocks, c->n - n0, c->n - n0 == 1 ? "" : "es");
 	thin_walk_release(&w);
 out_read:
 	ops->read_end(arg);

@@ -572,8 +572,8 @@ int pool_thin_repair(struct pool *p, const char *name,
 	fclose(rp.losses);
 	rp.losses = NULL;
 	report_lines(report, arg, rp.losses_buf, rp.losses_len);
-	pool_report_line(report, arg, "thin pool '%s' repaired: %zu volumes, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
-		    name, rp.c.nr, (unsigned long long)rp.lost,
+	pool_report_line(report, arg, "thin pool '%s' repaired: %zu volume%s, %llu blocks lost, %llu damaged pages dropped, %zu leaves written",
+		    name, rp.c.nr, rp.c.nr == 1 ? "" : "s", (unsigned long long)rp.lost,
 		    (unsigned long long)(rp.c.w.unreadable + rp.misfit), rp.pages.nr_leaves);
 	if (was_failed)
 		pool_report_line(report, arg, "thin pool '%s' is back in service (it was failed: %s)",

@@ -20,7 +20,7 @@ mapperctl remove a >/dev/null
 
 mapperctl repair tp >repair.out 2>repair.err ||
 	fail "repair after removing a snapshot's origin failed: $(cat repair.err)"
-grep -q "thin pool 'tp' repaired: 1 volumes, 0 blocks lost" repair.out ||
+grep -q "thin pool 'tp' repaired: 1 volume, 0 blocks lost" repair.out ||
 	fail "repair said: $(cat repair.out)"
 [ "$(mapperctl status s --json | jq -r '.origin // "none"')" = none ] ||
 	fail "s still names the removed volume as its origin"

@@ -103,10 +103,10 @@ expect_fail -s 1 -m "^mapperctl: check: 3 breaches found$" mapperctl check
 want="thin pool 'tp': volume 'v2': leaf $v2leaf of its directory $(dir_of v2) is damaged
 thin pool 'tp': volume 'v3': its map (directory $(dir_of v3)) is damaged
 thin pool 'tp': volume 'v4': its map (directory $(dir_of v4)) has 2 slots where its size needs 1: it is damaged"
-[ "$(grep -v -e '^thin pool .*: [0-9]* volumes, ' -e ': [0-9]* breach\(es\)\? found$' \
+[ "$(grep -v -e '^thin pool .*: [0-9]* volumes\?, ' -e ': [0-9]* breach\(es\)\? found$' \
 	"$T_DIR/.stdout" | sort)" = "$want" ] ||
 	fail "check reported: $(cat "$T_DIR/.stdout")"
-grep -q "^thin pool 'good': 1 volumes, .* 0 breaches$" "$T_DIR/.stdout" ||
+grep -q "^thin pool 'good': 1 volume, .* 0 breaches$" "$T_DIR/.stdout" ||
 	fail "check did not go on to the other pool: $(cat "$T_DIR/.stdout")"
 mapperctl repair tp >repair.txt || fail "repair failed: $(cat repair.txt)"
 grep -q "^volume 'v2': lost bytes 0..$MB32 " repair.txt || fail "repair: $(cat repair.txt)"

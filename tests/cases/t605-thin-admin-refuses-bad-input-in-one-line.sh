@@ -101,7 +101,7 @@ start_daemon
 exec 3<"$MNT/v"
 expect_fail -s 1 -m "volume 'v' of thin pool 'tp' is busy \(open\)" mapperctl repair tp
 exec 3<&-
-mapperctl repair tp | grep -q "repaired: 1 volumes, 0 blocks lost" || fail "repair of a sound pool"
+mapperctl repair tp | grep -q "repaired: 1 volume, 0 blocks lost" || fail "repair of a sound pool"
 
 # list --help names every key list --json gives, and docs/cli.md every
 # key a thin pool or thin volume adds.
