@@ -50,9 +50,8 @@ uint64_t sparse_bits_set(struct sparse_bits *s, uint64_t word, uint64_t mask)
 
 	if (added) {
 		/* Counted first: a reader that finds the count 0 finds no bit. */
-		if (!atomic_fetch_add_explicit(&s->page_bits[word >> s->page_shift],
-					       (uint32_t)__builtin_popcountll(added),
-					       memory_order_relaxed))
+		if (!atomic_fetch_add(&s->page_bits[word >> s->page_shift],
+				      (uint32_t)__builtin_popcountll(added)))
 			s->nr_pages_set++;
 		atomic_fetch_or(&s->words[word], added);
 	}
@@ -67,8 +66,8 @@ uint64_t sparse_bits_clear(struct sparse_bits *s, uint64_t word, uint64_t mask)
 	if (!dropped)
 		return 0;	/* nothing written: an empty page is not touched */
 	atomic_fetch_and(&s->words[word], ~dropped);
-	if (atomic_fetch_sub_explicit(&s->page_bits[page], (uint32_t)__builtin_popcountll(dropped),
-				      memory_order_relaxed) == (uint32_t)__builtin_popcountll(dropped)) {
+	if (atomic_fetch_sub(&s->page_bits[page], (uint32_t)__builtin_popcountll(dropped)) ==
+	    (uint32_t)__builtin_popcountll(dropped)) {
 		s->emptied[page / 64] |= 1ull << (page % 64);
 		s->nr_pages_set--;
 	}
@@ -91,7 +90,7 @@ void sparse_bits_trim(struct sparse_bits *s)
 		for (uint64_t marks = s->emptied[ew]; marks; marks &= marks - 1) {
 			uint64_t page = ew * 64 + (uint64_t)__builtin_ctzll(marks);
 
-			if (atomic_load_explicit(&s->page_bits[page], memory_order_relaxed))
+			if (atomic_load(&s->page_bits[page]))
 				continue;	/* set again since */
 			if (end != page) {
 				if (end)

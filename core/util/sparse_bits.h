@@ -25,10 +25,14 @@
  * for the bitmap: a 2 MiB page would make 512 pages resident for one bit.
  *
  * Bits change, and the trim runs, under the owner's lock; reads may come
- * from any thread without it (atomic loads).  A set counts the page's bits
- * before it sets them and a clear clears before it counts, so a reader
- * that finds a count of 0 would have found the bits clear; a page is given
- * back only while its count is 0.
+ * from any thread without it.  Every access to the counts and the words
+ * is a sequentially consistent atomic, as a plain bitmap's were, so that
+ * a lock-free reader of two bitmaps sees their changes in the order the
+ * owner made them (thin_alloc.h: a block set in one set before it is
+ * cleared in the other).  A set counts the page's bits before it sets
+ * them and a clear clears before it counts, so a reader that finds a
+ * count of 0 would have found the bits clear; a page is given back only
+ * while its count is 0.
  */
 #ifndef MAPPERFS_SPARSE_BITS_H
 #define MAPPERFS_SPARSE_BITS_H
@@ -58,19 +62,15 @@ void sparse_bits_exit(struct sparse_bits *s);
 /* Word @word of the bitmap (bits word * 64 + i).  Lock-free. */
 static inline uint64_t sparse_bits_word(const struct sparse_bits *s, uint64_t word)
 {
-	if (!atomic_load_explicit(&s->page_bits[word >> s->page_shift], memory_order_relaxed))
+	if (!atomic_load(&s->page_bits[word >> s->page_shift]))
 		return 0;	/* its page is not read */
-	return atomic_load_explicit(&s->words[word], memory_order_relaxed);
+	return atomic_load(&s->words[word]);
 }
 
-/* Is bit @bit set?  Lock-free (acquire loads). */
+/* Is bit @bit set?  Lock-free. */
 static inline bool sparse_bits_test(const struct sparse_bits *s, uint64_t bit)
 {
-	uint64_t word = bit / 64;
-
-	if (!atomic_load_explicit(&s->page_bits[word >> s->page_shift], memory_order_acquire))
-		return false;
-	return (atomic_load_explicit(&s->words[word], memory_order_acquire) >> (bit % 64)) & 1;
+	return (sparse_bits_word(s, bit / 64) >> (bit % 64)) & 1;
 }
 
 /*
