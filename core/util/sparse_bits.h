@@ -21,15 +21,15 @@
  *
  * Resident memory is then at most the pages holding a bit set, plus those
  * emptied since the last trim.  The counts and marks take 4 bytes and a
- * bit a page (40 KiB for 2^28 bits).  Transparent huge pages are refused
+ * bit a page (33 KiB for 2^28 bits).  Transparent huge pages are refused
  * for the bitmap: a 2 MiB page would make 512 pages resident for one bit.
  *
  * Bits change, and the trim runs, under the owner's lock; reads may come
  * from any thread without it.  Every access to the counts and the words
  * is a sequentially consistent atomic, as a plain bitmap's were, so that
  * a lock-free reader of two bitmaps sees their changes in the order the
- * owner made them (thin_alloc.h: a block set in one set before it is
- * cleared in the other).  A set counts the page's bits before it sets
+ * owner made them (thin_alloc_gather: a block set in one set before it
+ * is cleared in the other).  A set counts the page's bits before it sets
  * them and a clear clears before it counts, so a reader that finds a
  * count of 0 would have found the bits clear; a page is given back only
  * while its count is 0.
