@@ -62,12 +62,13 @@ uint64_t sparse_bits_clear(struct sparse_bits *s, uint64_t word, uint64_t mask)
 {
 	uint64_t dropped = mask & sparse_bits_word(s, word);
 	uint64_t page = word >> s->page_shift;
+	uint32_t n;
 
 	if (!dropped)
 		return 0;	/* nothing written: an empty page is not touched */
+	n = (uint32_t)__builtin_popcountll(dropped);
 	atomic_fetch_and(&s->words[word], ~dropped);
-	if (atomic_fetch_sub(&s->page_bits[page], (uint32_t)__builtin_popcountll(dropped)) ==
-	    (uint32_t)__builtin_popcountll(dropped)) {
+	if (atomic_fetch_sub(&s->page_bits[page], n) == n) {	/* the page's last bits */
 		s->emptied[page / 64] |= 1ull << (page % 64);
 		s->nr_pages_set--;
 	}
