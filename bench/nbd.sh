@@ -25,7 +25,8 @@
 #
 # The figure asked of mapperfs is read64K >= 2 x nbdfuse's; the last
 # column says how far above nbdfuse the FUSE-less client itself is.
-# Environment: BENCH_SECONDS (default 5) per run, BENCH_TRANSPORT.
+# Environment: BENCH_SECONDS (default 5) per run, BENCH_TRANSPORT,
+# BENCH_WORKLOADS (a space-separated subset of the list above).
 # Needs root (FUSE), nbdkit, nbdfuse, fio, jq.  Not run by CI.
 set -euo pipefail
 
@@ -135,7 +136,7 @@ mean() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a + b) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 declare -A res
-workloads=(read64K read64Kx4 write64K seq1M lat4K)
+read -ra workloads <<<"${BENCH_WORKLOADS:-read64K read64Kx4 write64K seq1M lat4K}"
 for w in "${workloads[@]}"; do
 	echo "running $w ..." >&2
 	m1=$($w "$mnt/lin"); f1=$($w "$fuse/disk"); n1=$($w libnbd)
