@@ -58,6 +58,8 @@
 	X(int, nbd_is_read_only, (struct nbd_handle *h), (h))				\
 	X(int, nbd_set_handle_name, (struct nbd_handle *h, const char *name), (h, name)) \
 	X(int, nbd_set_pread_initialize, (struct nbd_handle *h, bool request), (h, request)) \
+	X(int, nbd_set_request_structured_replies, (struct nbd_handle *h, bool request),	\
+	  (h, request))									\
 	X(int, nbd_set_tls_psk_file, (struct nbd_handle *h, const char *file), (h, file))
 
 #define NBD_OWN(X)									\
