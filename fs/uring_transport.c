@@ -782,11 +782,12 @@ static long switched_out(void)
 }
 
 /*
- * Polls the ring for the next request while requests keep arriving
- * (some queue served one within spin_ns) and nothing else wants this
- * CPU: the first yield that lets another task run ends the spin, and
- * the thread does not spin again for SPIN_BACKOFF_NS.  One thread per
- * queue spins.
+ * Submits what the ring holds and polls it for the next request while
+ * requests keep arriving (some queue served one within spin_ns) and
+ * nothing else wants this CPU: the first yield that lets another task run
+ * ends the spin, and the thread does not spin again for SPIN_BACKOFF_NS.
+ * One thread per queue spins; a thread that does not spin submits
+ * nothing (serve()'s wait does, in the same system call).
  */
 #define SPIN_BACKOFF_NS	10000000u
 static void spin(struct ring_thread *rt)
@@ -800,6 +801,7 @@ static void spin(struct ring_thread *rt)
 		return;
 	if (atomic_exchange_explicit(flag, true, memory_order_acquire))
 		return;
+	io_uring_submit(&rt->ring);
 	before = switched_out();
 	while (!io_uring_cq_ready(&rt->ring)) {
 		uint64_t last = atomic_load_explicit(&t->last_served, memory_order_relaxed);
@@ -824,7 +826,8 @@ static void spin(struct ring_thread *rt)
  * completed (the engine's ring, polled on this one, says when), and
  * commits them all (each commit also fetching) with one io_uring_enter,
  * which then sleeps until the next request or completion arrives; with
- * spin on, the commits go first and the thread polls a while (spin()).  A
+ * spin on, the commits go first and the thread polls a while (spin()),
+ * and what the spin found is served without another system call.  A
  * cancel ends the thread after the pass that saw it: what it took is
  * answered, parked ones too.
  */
@@ -884,9 +887,10 @@ static void serve(struct ring_thread *rt)
 			break;
 		if (nr && rt->t->spin_ns) {
 			atomic_store_explicit(&rt->t->last_served, now_ns(), memory_order_relaxed);
-			io_uring_submit(&rt->ring);
 			spin(rt);
 		}
+		if (io_uring_cq_ready(&rt->ring) && !io_uring_sq_ready(&rt->ring))
+			continue;	/* the spin found them: no wait to enter */
 		r = io_uring_submit_and_wait(&rt->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
