@@ -123,6 +123,7 @@ struct nbd_conn *nbd_conn_open(const char *uri, uint64_t deadline, char *why, si
 		return NULL;
 	}
 	nbd_set_pread_initialize(c->h, false);
+	/* A simple reply to a read is two recv calls, a structured one three. */
 	nbd_set_request_structured_replies(c->h, false);
 	nbd_set_handle_name(c->h, "mapperfs");
 	why[0] = '\0';
