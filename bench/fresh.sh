@@ -460,47 +460,32 @@ cp "$tsv" "$out/$name.tsv"
 	printf 'load average before: %s, after: %s\n\n' "$load_before" "$load_after"
 	report_body
 } >"$out/$name.txt"
-# The chart: per workload, each target's median speed relative to raw.
-# Only the workloads and targets this run measured: gnuplot refuses a
-# column with no point.
-charted=()
-for t in naive lin lin-d thin snap switch qsd; do
-	[[ " ${targets[*]} " == *" $t "* ]] && charted+=("$t")
-done
-python3 - "$tsv" "$reps" "${workloads[*]}" "${charted[*]}" >"$dir/chart.dat" <<'PY'
+# The chart: per workload, each target's median speed relative to raw;
+# only what this run measured (gnuplot refuses a column with no point),
+# each column headed by its target's title.
+python3 - "$tsv" "$reps" "${targets[*]}" "${workloads[*]}" >"$dir/chart.dat" <<'PY'
 import statistics, sys
-tsv, reps = sys.argv[1], int(sys.argv[2])
-run, charted = sys.argv[3].split(), sys.argv[4].split()
+tsv, reps, present, measured = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 val = {}
 for line in open(tsv).read().splitlines()[1:]:
     rep, w, t, v = line.split("\t")[:4]
     if v not in ("", "null"):
         val[int(rep), w, t] = float(v)
+titles = [("naive", "naive"), ("lin", "linear io_uring"), ("lin-d", "linear /dev/fuse"),
+          ("thin", "thin"), ("snap", "snapshot"), ("switch", "switch"), ("qsd", "qsd")]
+charted = [(t, title) for t, title in titles if t in present]
+print('"workload" ' + " ".join('"%s"' % title for _, title in charted))
 for w in ("seq1M", "first1M", "rand64K", "rw512", "lat4K", "loop64K", "loop512"):
-    if w not in run:
+    if w not in measured:
         continue
     row = []
-    for t in charted:
+    for t, _ in charted:
         rs = [(val[r, w, "raw"] / val[r, w, t]) if w == "lat4K" else (val[r, w, t] / val[r, w, "raw"])
               for r in range(1, reps + 1)
               if val.get((r, w, t)) and val.get((r, w, "raw"))]
         row.append("%.3f" % statistics.median(rs) if rs else "NaN")
     print('"%s" %s' % (w, " ".join(row)))
 PY
-# gnuplot's plot command: a column of chart.dat per charted target.
-plot_columns()
-{
-	local -A title=([naive]=naive [lin]="linear io_uring" [lin-d]="linear /dev/fuse"
-		[thin]=thin [snap]=snapshot [switch]=switch [qsd]=qsd)
-	local col=2 t sep='plot "'"$dir/chart.dat"'" using 2:xtic(1)'
-
-	for t in "${charted[@]}"; do
-		((col == 2)) || sep='     "" using '$col
-		printf '%s title "%s"' "$sep" "${title[$t]}"
-		((++col > ${#charted[@]} + 1)) || printf ', \\\n'
-	done
-	printf '\n'
-}
 gnuplot <<EOF
 set terminal pngcairo size 1000,500 font "DejaVu Sans,10" noenhanced
 set output "$out/$name.png"
@@ -514,6 +499,6 @@ set yrange [0:*]
 set grid ytics
 set key outside bottom center horizontal
 set xtics nomirror
-$(plot_columns)
+plot for [c=2:*] "$dir/chart.dat" using c:xtic(1) title columnheader(c)
 EOF
 echo "bench: wrote $out/$name.{tsv,txt,png}" >&2
