@@ -890,7 +890,7 @@ static void serve(struct ring_thread *rt)
 			spin(rt);
 		}
 		if (io_uring_cq_ready(&rt->ring) && !io_uring_sq_ready(&rt->ring))
-			continue;	/* the spin found them: no wait to enter */
+			continue;	/* at hand (the spin's, or past the cap): no wait */
 		r = io_uring_submit_and_wait(&rt->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
