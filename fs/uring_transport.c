@@ -32,6 +32,10 @@
 #define CANCEL_TAG		UINT64_MAX	/* user_data of the cancel poll */
 #define ENGINE_TAG		(UINT64_MAX - 1)	/* of the poll of the engine's ring */
 #define LOAD_TAG		(UINT64_MAX - 2)	/* of the poll of load_fd */
+/* Coalesced answers (uring_transport.h): held while so many are in flight, */
+#define COALESCE_DEPTH		8
+#define COALESCE_MAX		4	/* this many at most, */
+#define COALESCE_NS		50000u	/* the first for this long at most */
 
 /*
  * One ring entry.  Memory (ENTRY_SIZE): one page that holds the entry's
@@ -54,6 +58,7 @@ struct ring_entry {
 	bool parked;			/* its READ or WRITE is in flight (io) */
 	struct volume_io io;
 	struct ring_entry *again;	/* answer_parked's list */
+	struct ring_entry *held_next;	/* rt->held's list */
 	bool loading;			/* its READ waits for its pool's loader (wait) */
 	struct volume_wait wait;
 	struct ring_thread *rt;		/* for entry_loaded, on the loader's thread */
@@ -84,6 +89,11 @@ struct ring_thread {
 	unsigned int loading;
 	struct ring_entry *_Atomic loaded;
 	uint64_t no_spin_until;		/* ns: spin() backs off until then */
+	/* Answered parked requests whose commits are held (coalesced). */
+	bool coalesces;			/* the ring can wait with a timeout */
+	struct ring_entry *held;
+	unsigned int nr_held;
+	uint64_t held_since;		/* ns (CLOCK_MONOTONIC): the first's answer */
 	struct ring_entry *e;		/* t->per_thread of them */
 	char *region;			/* their memory */
 };
@@ -283,6 +293,8 @@ static int ring_setup(struct ring_thread *rt)
 	if (r)
 		return r;
 	rt->ring_ok = true;
+	/* A timed wait without a timeout SQE, whose tag would be CANCEL_TAG's. */
+	rt->coalesces = rt->ring.features & IORING_FEAT_EXT_ARG;
 	/* /dev/fuse as fixed file 0: no file lookup per command. */
 	return io_uring_register_files(&rt->ring, &rt->t->fd, 1);
 }
@@ -303,6 +315,14 @@ static void ring_free(struct ring_thread *rt)
 {
 	free(rt->region);
 	free(rt->e);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -465,9 +485,40 @@ static ssize_t serve_blocking(struct ring_thread *rt, struct ring_entry *e, bool
 	}
 }
 
+/* Holds the commit of @e, answered: coalesced answers (uring_transport.h). */
+static void hold(struct ring_thread *rt, struct ring_entry *e)
+{
+	if (!rt->nr_held++)
+		rt->held_since = now_ns();
+	e->held_next = rt->held;
+	rt->held = e;
+}
+
+/* Whether the held answers may wait for more: see COALESCE_DEPTH. */
+static bool keep_holding(const struct ring_thread *rt)
+{
+	return rt->nr_held < COALESCE_MAX && rt->parked >= COALESCE_DEPTH &&
+	       now_ns() - rt->held_since < COALESCE_NS;
+}
+
+/* Queues the held commits.  False if one could not be queued. */
+static bool commit_held(struct ring_thread *rt)
+{
+	bool ok = true;
+
+	while (rt->held) {
+		struct ring_entry *e = rt->held;
+
+		rt->held = e->held_next;
+		ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+	}
+	rt->nr_held = 0;
+	return ok;
+}
+
 /*
  * Answers the parked requests that completed, their commits queued
- * (each also fetching the entry's next request).  Those the devices
+ * (each also fetching the entry's next request) or held.  Those the devices
  * failed go to the target's retry once every parked one has completed
  * and given its token back (volume_finish, volume_retry).  Returns false
  * if a commit could not be queued.
@@ -493,7 +544,10 @@ static bool answer_parked(struct ring_thread *rt)
 			again = e;
 		} else {
 			answer_io(e, n);
-			ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
+			if (rt->coalesces)
+				hold(rt, e);
+			else
+				ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
 		}
 		j = next;
 	}
@@ -579,15 +633,16 @@ static void wait_loads(struct ring_thread *rt)
 
 /*
  * Before a request that may block: every parked one completed and
- * answered, so that the thread holds nothing that what it waits for
- * could wait for (engine.h).
+ * answered, its commit queued, so that the thread holds nothing that what
+ * it waits for could wait for (engine.h).
  */
 static void drain(struct ring_thread *rt)
 {
-	if (!rt->parked)
-		return;
-	engine_drain(&rt->w.engine);
-	answer_parked(rt);
+	if (rt->parked) {
+		engine_drain(&rt->w.engine);
+		answer_parked(rt);
+	}
+	commit_held(rt);
 }
 
 /*
@@ -765,14 +820,6 @@ static bool entry_completed(struct ring_thread *rt, struct ring_entry *e, int re
 	return false;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Times this thread was switched out while runnable (a yield that let another run). */
 static long switched_out(void)
 {
@@ -820,12 +867,32 @@ static void spin(struct ring_thread *rt)
 }
 
 /*
+ * Submits what the ring holds and waits for a completion; while answers
+ * are held, only until the first has waited COALESCE_NS (-ETIME).  0 or
+ * -errno.
+ */
+static int submit_and_wait(struct ring_thread *rt)
+{
+	struct __kernel_timespec ts = { 0 };
+	struct io_uring_cqe *cqe;
+	uint64_t waited;
+
+	if (!rt->held)
+		return io_uring_submit_and_wait(&rt->ring, 1);
+	waited = now_ns() - rt->held_since;
+	if (waited < COALESCE_NS)
+		ts.tv_nsec = (long long)(COALESCE_NS - waited);
+	return io_uring_submit_and_wait_timeout(&rt->ring, &cqe, 1, &ts, NULL);
+}
+
+/*
  * Serves until every entry is gone or the transport is cancelled.  Each
  * pass takes all completions at hand, serves their requests one after the
  * other (parking those the engine carries), answers the parked ones that
  * completed (the engine's ring, polled on this one, says when), and
  * commits them all (each commit also fetching) with one io_uring_enter,
- * which then sleeps until the next request or completion arrives; with
+ * which then sleeps until the next request or completion arrives (those
+ * answers held to coalesce, until the next or the end of their hold); with
  * spin on, the commits go first and the thread polls a while (spin()),
  * and what the spin found is served without another system call.  A
  * cancel ends the thread after the pass that saw it: what it took is
@@ -877,6 +944,8 @@ static void serve(struct ring_thread *rt)
 			log_error("io_uring queue %u: cannot answer a request", rt->qid);
 		if (loads && !answer_loaded(rt))
 			log_error("io_uring queue %u: cannot answer a request", rt->qid);
+		if (rt->held && !keep_holding(rt) && !commit_held(rt))
+			log_error("io_uring queue %u: cannot answer a request", rt->qid);
 		if (cancelled) {
 			drain(rt);
 			wait_loads(rt);
@@ -891,8 +960,8 @@ static void serve(struct ring_thread *rt)
 		}
 		if (io_uring_cq_ready(&rt->ring) && !io_uring_sq_ready(&rt->ring))
 			continue;	/* at hand (the spin's, or past the cap): no wait */
-		r = io_uring_submit_and_wait(&rt->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+		r = submit_and_wait(rt);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			log_error("io_uring queue %u stops: %s", rt->qid, strerror(-r));
 			break;
 		}
