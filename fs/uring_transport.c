@@ -34,7 +34,7 @@
 #define LOAD_TAG		(UINT64_MAX - 2)	/* of the poll of load_fd */
 /* Coalesced answers (uring_transport.h): held while so many are in flight, */
 #define COALESCE_DEPTH		8
-#define COALESCE_MAX		4	/* this many at most, */
+#define COALESCE_MAX		8	/* this many at most, */
 #define COALESCE_NS		50000u	/* the first for this long at most */
 
 /*
