@@ -111,12 +111,15 @@ static bool port_valid(const char *port)
 
 bool nbd_uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen)
 {
-	const char *a = strstr(uri, "://"), *end, *colon;
+	const char *a = strstr(uri, "://"), *end, *colon, *user;
 
 	if (!a)
 		return false;
 	a += 3;
 	end = a + strcspn(a, "/?#");
+	user = memrchr(a, '@', (size_t)(end - a));	/* userinfo (a TLS user name) */
+	if (user)
+		a = user + 1;
 	if (*a == '[') {
 		const char *close = memchr(a, ']', (size_t)(end - a));
 

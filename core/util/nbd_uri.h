@@ -51,8 +51,8 @@ bool nbd_uri_without(const char *uri, const char *name, char *out, size_t len);
 const char *nbd_uri_export(const char *uri, char *out, size_t len);
 
 /*
- * The host and port of nbd://HOST[:PORT]/... (an IPv6 host in brackets,
- * given without them), the port 10809 when none is written.  False if
+ * The host and port of nbd://[USER@]HOST[:PORT]/... (an IPv6 host in
+ * brackets, given without them), the port 10809 when none is written.  False if
  * @uri has no authority, its host is empty, or its port is not a number
  * 1..65535.
  */

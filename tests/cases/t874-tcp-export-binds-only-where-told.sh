@@ -4,7 +4,9 @@
 # given and no other (ss), a client there reads the volume as its file
 # (qemu-img compare) and writes to it; an IPv6 read-only export works
 # beside it; an address another export has, one another program listens
-# on, and one on no interface of the host are refused in one line; an
+# on, and one on no interface of the host are refused in one line, as is
+# the export itself as a raw device of its pool, a user name in its URI
+# or not (the newcomer's replay added one and the label landed); an
 # export whose address was taken while no daemon ran shows failed, with
 # why, and is served once the address is free; once the daemon stops,
 # nothing listens.
@@ -53,6 +55,12 @@ cmp <(head -c 64K /dev/zero | tr '\0' '\167') <(head -c 64K "$MNT/vm") ||
 # Taken by another export, by another program, on no interface.
 expect_fail -s 1 -m "address '127.0.0.1:10809' is taken by the export of volume 'vm'" \
 	mapperctl export other --tcp 127.0.0.1:10809
+(umask 077; printf 'hostb:%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >k.psk)
+for u in "nbd://127.0.0.1:10809/" "nbd://someone@127.0.0.1:10809/" \
+	"nbds://hostb@127.0.0.1:10809/?tls-psk-file=$T_DIR/k.psk"; do
+	expect_fail -s 1 -m "'.*' is this pool's own export of volume 'vm'" \
+		mapperctl device add "$u" --name self
+done
 # squatters: nbdkit servers of the test's own, stopped by pid if still there
 stop_squatter() { kill "$1" 2>/dev/null || true; }
 in_ns nbdkit -P "$T_DIR/squatter.pid" -i 127.0.0.1 -p 10810 memory 1M

@@ -54,6 +54,14 @@ START_TEST(host_and_port_with_the_default_port_and_ipv6)
 	ck_assert(nbd_uri_host("nbd://[fe80::2]:99", host, sizeof(host), port, sizeof(port)));
 	ck_assert_str_eq(host, "fe80::2");
 	ck_assert_str_eq(port, "99");
+	ck_assert(nbd_uri_host("nbds://hostb@192.0.2.1:10810/?tls-psk-file=/k.psk", host,
+			       sizeof(host), port, sizeof(port)));
+	ck_assert_str_eq(host, "192.0.2.1");
+	ck_assert_str_eq(port, "10810");
+	ck_assert(nbd_uri_host("nbd://u:p@[::1]/e", host, sizeof(host), port, sizeof(port)));
+	ck_assert_str_eq(host, "::1");
+	ck_assert_str_eq(port, "10809");
+	ck_assert(!nbd_uri_host("nbd://u@/e", host, sizeof(host), port, sizeof(port)));
 	ck_assert(!nbd_uri_host("nbd://[::1/e", host, sizeof(host), port, sizeof(port)));
 	ck_assert(!nbd_uri_host("nbd://h:99999/e", host, sizeof(host), port, sizeof(port)));
 	ck_assert(!nbd_uri_host("nbd://h:0/e", host, sizeof(host), port, sizeof(port)));
