@@ -463,8 +463,9 @@ static int cut_short(struct pool *p, struct receive *rc, struct pool_error *err)
 	if (r)
 		return r;
 	return pool_fail(err, -ENODATA, "%s: nothing is applied; its first %llu bytes are kept "
-			 "in '%s': the same receive again goes on from there, or of the stream "
-			 "from there on (send --resume-at %llu); receive %s --abort drops them",
+			 "in '%s': the same receive again goes on from there, given the whole "
+			 "stream or the rest of it (send --resume-at %llu); receive %s --abort "
+			 "drops them",
 			 rc->why, (unsigned long long)rc->rd.pos, rc->staging,
 			 (unsigned long long)rc->rd.pos, rc->spec->name);
 }
