@@ -52,9 +52,9 @@ const char *nbd_uri_export(const char *uri, char *out, size_t len);
 
 /*
  * The host and port of nbd://[USER@]HOST[:PORT]/... (an IPv6 host in
- * brackets, given without them), the port 10809 when none is written.  False if
- * @uri has no authority, its host is empty, or its port is not a number
- * 1..65535.
+ * brackets, given without them), the port 10809 when none is written.
+ * False if @uri has no authority, its host is empty, or its port is not
+ * a number 1..65535.
  */
 bool nbd_uri_host(const char *uri, char *host, size_t hlen, char *port, size_t plen);
 
