@@ -90,7 +90,6 @@ struct ring_thread {
 	struct ring_entry *_Atomic loaded;
 	uint64_t no_spin_until;		/* ns: spin() backs off until then */
 	/* Answered parked requests whose commits are held (coalesced). */
-	bool coalesces;			/* the ring can wait with a timeout */
 	struct ring_entry *held;
 	unsigned int nr_held;
 	uint64_t held_since;		/* ns (CLOCK_MONOTONIC): the first's answer */
@@ -293,8 +292,6 @@ static int ring_setup(struct ring_thread *rt)
 	if (r)
 		return r;
 	rt->ring_ok = true;
-	/* A timed wait without a timeout SQE, whose tag would be CANCEL_TAG's. */
-	rt->coalesces = rt->ring.features & IORING_FEAT_EXT_ARG;
 	/* /dev/fuse as fixed file 0: no file lookup per command. */
 	return io_uring_register_files(&rt->ring, &rt->t->fd, 1);
 }
@@ -544,7 +541,9 @@ static bool answer_parked(struct ring_thread *rt)
 			again = e;
 		} else {
 			answer_io(e, n);
-			if (rt->coalesces)
+			/* held only where the wait is timed without a timeout
+			 * SQE, whose tag would be CANCEL_TAG's (EXT_ARG) */
+			if (rt->ring.features & IORING_FEAT_EXT_ARG)
 				hold(rt, e);
 			else
 				ok &= queue_cmd(rt, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH) == 0;
