@@ -53,12 +53,7 @@ taskset -c 0 fio --name=hung --filename="$MNT/v" --size=16M --rw=randread --bs=4
 fio_pid=$!
 cleanup_fn end_pid "$fio_pid"
 # Every one of the sixteen reads reached the server: all are parked.
-exec 6< <(exec timeout 60 tail -c +$((mark + 1)) -F "$T_DIR/nbd/hung/requests.log")
-tail_pid=$!
-n=$(grep -E -m 16 ' Read id=[0-9]+ offset=' <&6 | wc -l)
-kill "$tail_pid" 2>/dev/null || true
-exec 6<&-
-[ "$n" = 16 ] || fail "only $n of fio's 16 reads reached the paused server within 60 s"
+nbd_wait_request hung ' Read id=[0-9]+ offset=' "$mark" 16
 
 # The same CPU's ring thread answers a read of the other server now.
 echo go >go

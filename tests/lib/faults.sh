@@ -91,12 +91,13 @@ nbd_mark()
 	stat -c %s "$T_DIR/nbd/$1/requests.log"
 }
 
-# nbd_wait_request NAME REGEX [MARK]: waits (up to 60 s) until a request
-# matching REGEX (nbdkit's log filter: "Read id=3 offset=0x0 count=...")
-# reached device NAME after MARK: the moment a command is in its I/O.
+# nbd_wait_request NAME REGEX [MARK [COUNT]]: waits (up to 60 s) until a
+# request (COUNT of them) matching REGEX (nbdkit's log filter: "Read id=3
+# offset=0x0 count=...") reached device NAME after MARK: the moment a
+# command is in its I/O.
 nbd_wait_request()
 {
-	wait_line "$T_DIR/nbd/$1/requests.log" "$2" "${3:-0}"
+	wait_line "$T_DIR/nbd/$1/requests.log" "$2" "${3:-0}" "${4:-1}"
 }
 
 _t_undo_nbdfuse()

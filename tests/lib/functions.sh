@@ -518,18 +518,20 @@ wait_log()
 	wait_line "$POOL/mapperfs.log" "$@"
 }
 
-# wait_line FILE REGEX [MARK]: the same for any FILE (which may not exist
-# yet), e.g. one that an event command writes.
+# wait_line FILE REGEX [MARK [COUNT]]: the same for any FILE (which may
+# not exist yet), e.g. one that an event command writes; with COUNT, until
+# that many lines match.
 wait_line()
 {
-	local file=$1 pid found=1
+	local file=$1 count=${4:-1} pid found
 
 	exec 6< <(exec timeout 60 tail -c +$((${3:-0} + 1)) -F "$file" 2>/dev/null)
 	pid=$!
-	grep -E -q -m 1 -- "$2" <&6 && found=0
+	found=$(grep -E -c -m "$count" -- "$2" <&6) || true
 	kill "$pid" 2>/dev/null || true
 	exec 6<&-
-	[ "$found" -eq 0 ] || fail "no line matching /$2/ in $file within 60 s"
+	[ "$found" -eq "$count" ] ||
+		fail "$found of $count lines matching /$2/ in $file within 60 s"
 }
 
 # ---- NBD exports (mapperctl export) ------------------------------------------------
